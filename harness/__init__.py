@@ -1,0 +1,1 @@
+"""kcts harness: clusters, faults, protocol codec, clients, checkers and reports."""

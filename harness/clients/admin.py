@@ -1,0 +1,47 @@
+"""Topic administration with waits on real state, not on futures alone."""
+
+from __future__ import annotations
+
+import re
+from itertools import count
+
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from harness.cluster.base import Cluster
+from harness.errors import KctsError
+
+_seq = count(1)
+QUIET = {"log_level": 3}  # librdkafka logs only errors; tests read state, not log lines
+
+
+def admin_client(cluster: Cluster) -> AdminClient:
+    return AdminClient({**cluster.client_config(), **QUIET})
+
+
+def topic_name(prefix: str, hint: str) -> str:
+    """A unique, valid topic name that says which test made it."""
+    hint = re.sub(r"[^a-zA-Z0-9._-]+", "-", hint).strip("-")[:120]
+    return f"{prefix}-{hint}-{next(_seq)}"
+
+
+def create_topic(
+    cluster: Cluster,
+    admin: AdminClient,
+    name: str,
+    partitions: int = 1,
+    replication_factor: int = 3,
+    config: dict[str, str] | None = None,
+    timeout: float = 30.0,
+) -> str:
+    """Create a topic and wait until every partition has a leader and a full ISR on every broker."""
+    rf = min(replication_factor, len(cluster.broker_ids))
+    future = admin.create_topics([NewTopic(name, partitions, rf, config=config or {})])[name]
+    try:
+        future.result(timeout=timeout)
+    except Exception as exc:
+        raise KctsError(f"the target refused to create topic {name} (rf={rf}, config={config}): {exc}") from exc
+    for p in range(partitions):
+        cluster.wait_for_partition(
+            name, p, lambda s: s.leader >= 0 and len(s.isr) == rf, f"leader and {rf} in-sync replicas", timeout
+        )
+    return name

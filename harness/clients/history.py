@@ -1,0 +1,86 @@
+"""Clients that write down what happened; assertions read these histories, not client internals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+
+from harness.waiting import wait_until
+
+
+@dataclass(frozen=True)
+class Write:
+    """One produce attempt and its outcome, as the delivery report told it."""
+
+    value: bytes
+    acked: bool
+    partition: int
+    offset: int
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Read:
+    partition: int
+    offset: int
+    value: bytes
+    leader_epoch: int | None
+
+
+@dataclass
+class ProduceHistory:
+    writes: list[Write] = field(default_factory=list)
+
+    @property
+    def acked(self) -> list[Write]:
+        return [w for w in self.writes if w.acked]
+
+    @property
+    def failed(self) -> list[Write]:
+        return [w for w in self.writes if not w.acked]
+
+
+def produce(producer: Producer, topic: str, values: list[bytes], partition: int = 0, timeout: float = 60.0) -> ProduceHistory:
+    """Send every value and wait for every delivery report; returns the history of outcomes."""
+    history = ProduceHistory()
+
+    def report(err: KafkaError | None, msg: Message) -> None:
+        if err is None:
+            history.writes.append(Write(msg.value(), True, msg.partition(), msg.offset()))
+        else:
+            history.writes.append(Write(msg.value(), False, partition, -1, str(err)))
+
+    for v in values:
+        while True:
+            try:
+                producer.produce(topic, v, partition=partition, on_delivery=report)
+                break
+            except BufferError:
+                producer.poll(0.1)
+    remaining = producer.flush(timeout)
+    if remaining:
+        raise AssertionError(f"{remaining} of {len(values)} records to {topic} had no delivery report after {timeout}s")
+    return history
+
+
+def read_partition(
+    consumer: Consumer, topic: str, partition: int, start: int, end: int, timeout: float = 30.0
+) -> list[Read]:
+    """Every record of [start, end) on one partition, read with an assignment (no group)."""
+    consumer.assign([TopicPartition(topic, partition, start)])
+    records: list[Read] = []
+
+    def done() -> bool:
+        msg = consumer.poll(0.2)
+        if msg is not None and msg.error() is None:
+            records.append(Read(msg.partition(), msg.offset(), msg.value(), msg.leader_epoch()))
+        elif msg is not None and msg.error().code() != KafkaError._PARTITION_EOF:
+            raise AssertionError(f"consumer error reading {topic}-{partition}: {msg.error()}")
+        return bool(records) and records[-1].offset >= end - 1
+
+    if end > start:
+        wait_until(done, timeout, lambda: f"read {len(records)} records of {topic}-{partition} [{start}, {end}), "
+                   f"last offset {records[-1].offset if records else None}", interval=0)
+    consumer.unassign()
+    return [r for r in records if r.offset < end]

@@ -1,0 +1,185 @@
+"""The one cluster interface that every backend (local, docker, external) implements.
+
+Guarantees, for every backend:
+- Node operations are idempotent: stopping a stopped node, or starting a running one, does nothing.
+- When `start_node` returns, the broker is registered, unfenced and listed by a metadata request.
+- When `stop_node` / `kill_node` return, the process is gone; `pause_node` returns once the
+  process is stopped by the kernel (it keeps its sockets but answers nothing).
+- State queries ask the brokers, never a cache: each call reflects the cluster as it is now.
+- A backend that cannot control nodes raises `FaultControlUnavailable` from the node operations,
+  so that checks needing faults skip with that reason.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from enum import Enum
+
+from harness.cluster import probe
+from harness.errors import KctsError
+from harness.waiting import wait_until
+
+
+class FaultControlUnavailable(KctsError):
+    """The target gives no control over its nodes."""
+
+    def __init__(self, backend: str) -> None:
+        super().__init__(f"needs fault control; the target is {backend}")
+
+
+class NodeState(Enum):
+    STOPPED = "stopped"
+    RUNNING = "running"
+    PAUSED = "paused"
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """One partition as a broker's metadata shows it."""
+
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+class Cluster(abc.ABC):
+    """A Kafka cluster under test: nodes to break, and partition state to read."""
+
+    version: str
+    backend: str
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @abc.abstractmethod
+    def start(self) -> Cluster:
+        """Bring every node up; return once the cluster is ready (see module docstring)."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Stop every node and remove everything the cluster created. Safe to call twice."""
+
+    def __enter__(self) -> Cluster:
+        try:
+            return self.start()
+        except BaseException:
+            self.close()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- addresses ---------------------------------------------------------------------------
+    @property
+    @abc.abstractmethod
+    def bootstrap_servers(self) -> str:
+        """host:port,... of every broker, for clients."""
+
+    @property
+    @abc.abstractmethod
+    def broker_ids(self) -> list[int]:
+        """Node ids of the brokers (never the controllers)."""
+
+    @abc.abstractmethod
+    def broker_address(self, broker_id: int) -> tuple[str, int]:
+        """The client listener of one broker."""
+
+    def client_config(self) -> dict[str, str]:
+        """Settings every client needs to reach this cluster (bootstrap, and SASL if any)."""
+        return {"bootstrap.servers": self.bootstrap_servers}
+
+    # -- node control ------------------------------------------------------------------------
+    @abc.abstractmethod
+    def node_state(self, broker_id: int) -> NodeState: ...
+
+    @abc.abstractmethod
+    def start_node(self, broker_id: int) -> None:
+        """Start a stopped broker and wait until it is registered and unfenced."""
+
+    @abc.abstractmethod
+    def stop_node(self, broker_id: int) -> None:
+        """Clean shutdown (SIGTERM and its controlled shutdown); returns once the process is gone."""
+
+    @abc.abstractmethod
+    def kill_node(self, broker_id: int) -> None:
+        """Crash (SIGKILL); returns once the process is gone."""
+
+    @abc.abstractmethod
+    def pause_node(self, broker_id: int) -> None:
+        """Freeze (SIGSTOP): the process keeps its sockets and answers nothing."""
+
+    @abc.abstractmethod
+    def resume_node(self, broker_id: int) -> None:
+        """Thaw a paused broker (SIGCONT)."""
+
+    def restart_node(self, broker_id: int) -> None:
+        """Clean stop, then start; returns once the broker is registered and unfenced again."""
+        self.stop_node(broker_id)
+        self.start_node(broker_id)
+
+    # -- partition state ---------------------------------------------------------------------
+    def running_brokers(self) -> list[int]:
+        return [b for b in self.broker_ids if self.node_state(b) is NodeState.RUNNING]
+
+    def partition_state(self, topic: str, partition: int = 0) -> PartitionState:
+        """Leader, epoch, replicas and ISR, read from the first running broker that answers."""
+        errors: list[str] = []
+        for broker in self.running_brokers():
+            host, port = self.broker_address(broker)
+            try:
+                md = probe.metadata(host, port, [topic])
+            except OSError as exc:
+                errors.append(f"broker {broker}: {exc!r}")
+                continue
+            p = md.partitions.get((topic, partition))
+            if p is None or p.error_code not in (0, 5, 6):
+                errors.append(f"broker {broker}: {p}")
+                continue
+            return PartitionState(topic, partition, p.leader, p.leader_epoch, p.replicas, p.isr)
+        raise KctsError(f"no running broker describes {topic}-{partition}: {'; '.join(errors) or 'none running'}")
+
+    def leader(self, topic: str, partition: int = 0) -> int:
+        return self.partition_state(topic, partition).leader
+
+    def isr(self, topic: str, partition: int = 0) -> tuple[int, ...]:
+        return self.partition_state(topic, partition).isr
+
+    def leader_epoch(self, topic: str, partition: int = 0) -> int:
+        return self.partition_state(topic, partition).leader_epoch
+
+    def log_end_offset(self, topic: str, partition: int, broker_id: int) -> int:
+        """The log end offset of the replica on `broker_id`, which must be running."""
+        host, port = self.broker_address(broker_id)
+        return probe.log_end_offset(host, port, topic, partition)
+
+    # -- waits -------------------------------------------------------------------------------
+    def wait_for_partition(
+        self,
+        topic: str,
+        partition: int,
+        predicate: object,
+        what: str,
+        timeout: float = 30.0,
+    ) -> PartitionState:
+        """Wait until `predicate(PartitionState)` holds; the timeout shows the last state seen."""
+        assert callable(predicate)
+        seen: list[PartitionState | str] = ["nothing yet"]
+
+        def check() -> PartitionState | None:
+            try:
+                st = self.partition_state(topic, partition)
+            except KctsError as exc:
+                seen[0] = str(exc)
+                return None
+            seen[0] = st
+            return st if predicate(st) else None
+
+        return wait_until(check, timeout, lambda: f"{topic}-{partition} {what}: last seen {seen[0]}")
+
+    def wait_for_isr(self, topic: str, partition: int, isr: set[int], timeout: float = 30.0) -> PartitionState:
+        return self.wait_for_partition(topic, partition, lambda s: set(s.isr) == isr, f"ISR == {sorted(isr)}", timeout)
+
+    def wait_for_leader(self, topic: str, partition: int, leader: int, timeout: float = 30.0) -> PartitionState:
+        return self.wait_for_partition(topic, partition, lambda s: s.leader == leader, f"leader == {leader}", timeout)

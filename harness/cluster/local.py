@@ -1,0 +1,275 @@
+"""The local backend: one dedicated controller and N broker JVMs on loopback."""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness import session
+from harness.cluster import probe
+from harness.cluster.base import Cluster, NodeState
+from harness.cluster.node import KafkaNode, random_kafka_uuid
+from harness.errors import ClusterError
+from harness.kafka.dist import KafkaDistribution, cache_root, check_java, resolve
+from harness.waiting import WaitTimeout, wait_until
+
+CONTROLLER_ID = 1000
+HOST = "127.0.0.1"
+
+
+@dataclass
+class SaslConfig:
+    """SASL/PLAIN on the client listener with the StandardAuthorizer; `admin` is a super user."""
+
+    users: dict[str, str] = field(default_factory=lambda: {"admin": "admin-secret", "alice": "alice-secret"})
+    super_user: str = "admin"
+
+    def jaas(self) -> str:
+        users = " ".join(f'user_{u}="{p}"' for u, p in sorted(self.users.items()))
+        return (
+            "org.apache.kafka.common.security.plain.PlainLoginModule required "
+            f'username="{self.super_user}" password="{self.users[self.super_user]}" {users};'
+        )
+
+    def client_config(self, user: str | None = None) -> dict[str, str]:
+        user = user or self.super_user
+        return {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN",
+            "sasl.username": user,
+            "sasl.password": self.users[user],
+        }
+
+
+@dataclass
+class LocalClusterSpec:
+    """What to build; every field has a test-friendly default."""
+
+    version: str = "4.4.0"
+    brokers: int = 3
+    features: dict[str, int] = field(default_factory=dict)
+    broker_overrides: dict[str, object] = field(default_factory=dict)
+    per_node_overrides: dict[int, dict[str, object]] = field(default_factory=dict)
+    controller_overrides: dict[str, object] = field(default_factory=dict)
+    sasl: SaslConfig | None = None
+    log_dir: Path | None = None
+    start_timeout: float = 120.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+class LocalCluster(Cluster):
+    backend = "local"
+
+    def __init__(self, spec: LocalClusterSpec | None = None, dist: KafkaDistribution | None = None) -> None:
+        self.spec = spec or LocalClusterSpec()
+        self.dist = dist or resolve(self.spec.version)
+        self.version = self.dist.version
+        self.cluster_id = _cluster_id()
+        self.workdir = session.current().scratch(f"cluster-{self.version}")
+        self.log_dir = self.spec.log_dir or (self.workdir / "node-logs")
+        self.controller_port = free_port()
+        self.ports = {i: free_port() for i in range(1, self.spec.brokers + 1)}
+        archive = cache_root() / "cds" / f"{_classpath_digest(self.dist)}.jsa"
+        archive.parent.mkdir(parents=True, exist_ok=True)
+        self.controller = KafkaNode(
+            CONTROLLER_ID, "controller", self._controller_props(), self.dist,
+            self.workdir / "controller", self.log_dir / "controller-1000.log",
+            archive if archive.exists() else None,
+        )
+        # One JVM writes the class-data archive at its exit; the others use it once it exists.
+        self.brokers = {
+            i: KafkaNode(
+                i, "broker", self._broker_props(i), self.dist,
+                self.workdir / f"broker-{i}", self.log_dir / f"broker-{i}.log",
+                archive if (i == 1 or archive.exists()) else None,
+            )
+            for i in self.ports
+        }
+        self._closed = False
+
+    # -- configuration -----------------------------------------------------------------------
+    def _common_props(self) -> dict[str, object]:
+        return {
+            "controller.quorum.voters": f"{CONTROLLER_ID}@{HOST}:{self.controller_port}",
+            "controller.listener.names": "CONTROLLER",
+        }
+
+    def _controller_props(self) -> dict[str, object]:
+        props: dict[str, object] = {
+            **self._common_props(),
+            "process.roles": "controller",
+            "node.id": CONTROLLER_ID,
+            "listeners": f"CONTROLLER://{HOST}:{self.controller_port}",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT",
+            "log.dirs": self.workdir / "controller" / "data",
+            # A crashed broker is fenced, and its partitions re-elected, within seconds.
+            "broker.session.timeout.ms": 3000,
+        }
+        if self.spec.sasl:
+            props["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+            props["super.users"] = f"User:{self.spec.sasl.super_user};User:ANONYMOUS"
+        props.update(self.spec.controller_overrides)
+        return props
+
+    def _broker_props(self, node_id: int) -> dict[str, object]:
+        n = self.spec.brokers
+        port = self.ports[node_id]
+        proto = "SASL_PLAINTEXT" if self.spec.sasl else "PLAINTEXT"
+        props: dict[str, object] = {
+            **self._common_props(),
+            "process.roles": "broker",
+            "node.id": node_id,
+            "listeners": f"CLIENT://{HOST}:{port}",
+            "advertised.listeners": f"CLIENT://{HOST}:{port}",
+            "listener.security.protocol.map": f"CLIENT:{proto},CONTROLLER:PLAINTEXT",
+            "inter.broker.listener.name": "CLIENT",
+            "log.dirs": self.workdir / f"broker-{node_id}" / "data",
+            "broker.heartbeat.interval.ms": 500,
+            "replica.lag.time.max.ms": 10000,
+            "auto.create.topics.enable": "false",
+            "group.initial.rebalance.delay.ms": 0,
+            "offsets.topic.num.partitions": 3,
+            "offsets.topic.replication.factor": min(3, n),
+            "transaction.state.log.num.partitions": 3,
+            "transaction.state.log.replication.factor": min(3, n),
+            "transaction.state.log.min.isr": min(2, n),
+            "num.network.threads": 2,
+            "num.io.threads": 4,
+            "num.replica.fetchers": 1,
+            "log.segment.bytes": 16 * 1024 * 1024,
+        }
+        if self.spec.sasl:
+            props.update({
+                "sasl.enabled.mechanisms": "PLAIN",
+                "sasl.mechanism.inter.broker.protocol": "PLAIN",
+                "listener.name.client.plain.sasl.jaas.config": self.spec.sasl.jaas(),
+                "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                "super.users": f"User:{self.spec.sasl.super_user}",
+                "allow.everyone.if.no.acl.found": "false",
+            })
+        props.update(self.spec.broker_overrides)
+        props.update(self.spec.per_node_overrides.get(node_id, {}))
+        return props
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> LocalCluster:
+        check_java()
+        # Broker JVMs warm up while the controller is formatted; they retry until it listens.
+        formatting = self.controller.start_format(self.cluster_id, self.spec.features)
+        for broker in self.brokers.values():
+            broker.write_meta_properties(self.cluster_id)
+            broker.spawn()
+        self.controller.finish_format(formatting)
+        self.controller.spawn()
+        self._wait_ready(list(self.brokers), self.spec.start_timeout)
+        return self
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        # Brokers first, controller last: a broker's controlled shutdown needs the controller.
+        errors = []
+        for node in self.brokers.values():
+            node.resume()
+        for node in [*self.brokers.values(), self.controller]:
+            try:
+                node.stop(timeout=20)
+            except Exception as exc:  # noqa: BLE001 - keep stopping the rest, report at the end
+                errors.append(f"{node.name}: {exc!r}")
+                node.kill()
+        session.remove_tree(self.workdir)
+        if errors:
+            raise ClusterError("errors while stopping nodes: " + "; ".join(errors))
+
+    def _wait_ready(self, broker_ids: list[int], timeout: float) -> None:
+        """Ready: every broker's own metadata lists all of `broker_ids` as registered and unfenced."""
+        seen: dict[int, object] = {}
+
+        def ready() -> bool:
+            self.controller.check_alive()
+            ok = True
+            for b in broker_ids:
+                self.brokers[b].check_alive()
+                try:
+                    md = probe.metadata(HOST, self.ports[b], topics=[], timeout=2)
+                    seen[b] = md.broker_ids
+                    ok &= set(broker_ids) <= set(md.broker_ids)
+                except OSError as exc:
+                    seen[b] = f"not answering ({exc.__class__.__name__})"
+                    ok = False
+            return ok
+
+        try:
+            wait_until(ready, timeout, lambda: f"brokers' metadata (broker -> ids listed): {seen}", interval=0.1)
+        except WaitTimeout as exc:
+            tails = "\n".join(f"--- {n.name} ---\n{n.log_tail(15)}" for n in [self.controller, *self.brokers.values()])
+            raise ClusterError(f"Kafka {self.version} cluster not ready: {exc}\n{tails}") from exc
+
+    # -- addresses ---------------------------------------------------------------------------
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{HOST}:{p}" for p in self.ports.values())
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return list(self.brokers)
+
+    def broker_address(self, broker_id: int) -> tuple[str, int]:
+        return HOST, self.ports[broker_id]
+
+    def client_config(self) -> dict[str, str]:
+        cfg = super().client_config()
+        if self.spec.sasl:
+            cfg.update(self.spec.sasl.client_config())
+        return cfg
+
+    def node(self, broker_id: int) -> KafkaNode:
+        try:
+            return self.brokers[broker_id]
+        except KeyError:
+            raise ClusterError(f"no broker {broker_id}; brokers are {self.broker_ids}") from None
+
+    def log_paths(self) -> list[Path]:
+        return [n.log_path for n in [self.controller, *self.brokers.values()]]
+
+    # -- node control ------------------------------------------------------------------------
+    def node_state(self, broker_id: int) -> NodeState:
+        return self.node(broker_id).state
+
+    def start_node(self, broker_id: int) -> None:
+        node = self.node(broker_id)
+        if node.state is NodeState.PAUSED:
+            node.resume()
+        if node.state is NodeState.RUNNING:
+            return
+        node.spawn()
+        self._wait_ready([b for b in self.broker_ids if self.node_state(b) is NodeState.RUNNING], 60)
+
+    def stop_node(self, broker_id: int) -> None:
+        self.node(broker_id).stop()
+
+    def kill_node(self, broker_id: int) -> None:
+        self.node(broker_id).kill()
+
+    def pause_node(self, broker_id: int) -> None:
+        self.node(broker_id).pause()
+
+    def resume_node(self, broker_id: int) -> None:
+        self.node(broker_id).resume()
+
+
+def _cluster_id() -> str:
+    return random_kafka_uuid()
+
+
+def _classpath_digest(dist: KafkaDistribution) -> str:
+    h = hashlib.sha256(dist.classpath.encode())
+    return f"{dist.version}-{h.hexdigest()[:12]}"

@@ -1,0 +1,233 @@
+"""One Kafka JVM (broker or controller) as a small service: start, stop, kill, pause, resume."""
+
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from harness import session
+from harness.cluster.base import NodeState
+from harness.errors import ClusterError
+from harness.kafka.dist import KafkaDistribution
+
+_LOG4J2 = """\
+status = warn
+appender.out.type = Console
+appender.out.name = OUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = OUT
+logger.kafka.name = org.apache.kafka
+logger.kafka.level = INFO
+logger.state.name = state.change.logger
+logger.state.level = INFO
+"""
+
+# Start-up dominates short scenarios on 2 cores: a small heap, the C1 compiler only, and the
+# serial collector start a broker markedly faster and are plenty for test traffic.
+JVM_OPTS = (
+    "-Xms128m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k",
+    "-XX:-UsePerfData", "-Djava.awt.headless=true", "-Dlog4j2.shutdownHookEnabled=false",
+)
+
+
+def render_properties(props: dict[str, object]) -> str:
+    return "".join(f"{k}={v}\n" for k, v in sorted(props.items()))
+
+
+class KafkaNode:
+    """A KRaft node process. `props` is its server.properties; its data lives under `workdir`."""
+
+    def __init__(
+        self,
+        node_id: int,
+        roles: str,
+        props: dict[str, object],
+        dist: KafkaDistribution,
+        workdir: Path,
+        log_path: Path,
+        cds_archive: Path | None = None,
+    ) -> None:
+        self.node_id = node_id
+        self.roles = roles
+        self.props = props
+        self.dist = dist
+        self.workdir = workdir
+        self.log_path = log_path
+        self.cds_archive = cds_archive
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.paused = False
+        self.config_path = workdir / "server.properties"
+        self.log4j_path = workdir / "log4j2.properties"
+
+    @property
+    def name(self) -> str:
+        return f"{self.roles}-{self.node_id}"
+
+    def write_config(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.config_path.write_text(render_properties(self.props))
+        self.log4j_path.write_text(_LOG4J2)
+
+    def cds_archive_ready(self) -> bool:
+        return self.cds_archive is not None and self.cds_archive.exists()
+
+    def java_command(self, main_class: str, *args: str, archive: bool = True) -> list[str]:
+        cmd = ["java", *JVM_OPTS, session.current().marker]
+        if archive and self.cds_archive is not None:
+            if self.cds_archive.exists():
+                cmd.append(f"-XX:SharedArchiveFile={self.cds_archive}")
+            else:
+                cmd.append(f"-XX:ArchiveClassesAtExit={self.cds_archive}")
+        cmd += [
+            f"-Dlog4j2.configurationFile={self.log4j_path}",
+            f"-Dkafka.logs.dir={self.workdir / 'logs'}",
+            "-cp", self.dist.classpath, main_class, *args,
+        ]
+        return cmd
+
+    def write_meta_properties(self, cluster_id: str) -> None:
+        """What `kafka-storage format` writes for a broker-only node, without a JVM start.
+
+        Feature levels live in the controller's bootstrap checkpoint, so brokers need nothing else.
+        """
+        self.write_config()
+        data = Path(str(self.props["log.dirs"]))
+        data.mkdir(parents=True, exist_ok=True)
+        (data / "meta.properties").write_text(
+            f"node.id={self.node_id}\ndirectory.id={random_kafka_uuid()}\nversion=1\ncluster.id={cluster_id}\n"
+        )
+
+    def start_format(self, cluster_id: str, features: dict[str, int]) -> subprocess.Popen[str]:
+        """Launch kafka-storage format (meta.properties and bootstrap feature levels)."""
+        self.write_config()
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        args = ["format", f"--cluster-id={cluster_id}", "-c", str(self.config_path), "--ignore-formatted"]
+        for name, level in sorted(features.items()):
+            args += ["--feature", f"{name}={level}"]
+        cmd = self.java_command("kafka.tools.StorageTool", *args, archive=self.cds_archive_ready())
+        return subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=session.die_with_parent
+        )
+
+    def finish_format(self, proc: subprocess.Popen[str]) -> None:
+        out, _ = proc.communicate(timeout=120)
+        with open(self.log_path, "a") as log:
+            log.write(f"$ kafka-storage {' '.join(proc.args[-8:])}\n{out}\n")  # type: ignore[index]
+        if proc.returncode != 0:
+            raise ClusterError(f"formatting {self.name} failed (exit {proc.returncode}): {out.strip()[-800:]}")
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    @property
+    def state(self) -> NodeState:
+        if self.proc is None or self.proc.poll() is not None:
+            return NodeState.STOPPED
+        return NodeState.PAUSED if self.paused else NodeState.RUNNING
+
+    def spawn(self) -> None:
+        """Launch the JVM and return at once; readiness is the cluster's to judge."""
+        if self.state is not NodeState.STOPPED:
+            return
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child for its whole life
+        try:
+            log.write(f"\n===== start {self.name} at {time.strftime('%H:%M:%S')} =====\n".encode())
+            log.flush()
+            self.proc = subprocess.Popen(
+                self.java_command("kafka.Kafka", str(self.config_path)),
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                preexec_fn=session.die_with_parent, cwd=self.workdir,
+            )
+        finally:
+            log.close()
+        self.paused = False
+
+    def check_alive(self) -> None:
+        if self.proc is not None and self.proc.poll() is not None:
+            raise ClusterError(
+                f"{self.name} exited with code {self.proc.returncode} during start-up; "
+                f"last log lines:\n{self.log_tail()}"
+            )
+
+    def stop(self, timeout: float = 60.0) -> None:
+        """SIGTERM and wait (a broker runs its controlled shutdown); SIGKILL past the timeout."""
+        if self.state is NodeState.STOPPED:
+            return
+        assert self.proc is not None
+        if self.paused:
+            self.resume()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+    def kill(self) -> None:
+        if self.state is NodeState.STOPPED:
+            return
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait(30)
+        self.paused = False
+
+    def pause(self) -> None:
+        if self.state is NodeState.RUNNING:
+            assert self.proc is not None
+            self.proc.send_signal(signal.SIGSTOP)
+            _wait_stopped(self.proc.pid)
+            self.paused = True
+
+    def resume(self) -> None:
+        if self.state is NodeState.PAUSED:
+            assert self.proc is not None
+            self.proc.send_signal(signal.SIGCONT)
+            self.paused = False
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 64 * 1024))
+                return b"\n".join(f.read().splitlines()[-lines:]).decode(errors="replace")
+        except OSError as exc:
+            return f"<no log: {exc}>"
+
+    def log_contains(self, text: str, since: int = 0) -> bool:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(since)
+                return text.encode() in f.read()
+        except OSError:
+            return False
+
+    def log_size(self) -> int:
+        try:
+            return self.log_path.stat().st_size
+        except OSError:
+            return 0
+
+
+def random_kafka_uuid() -> str:
+    """A Kafka Uuid string: URL-safe base64 of 16 random bytes; Kafka avoids a leading '-'."""
+    while True:
+        text = base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
+
+
+def _wait_stopped(pid: int, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return
+        if state in ("T", "t"):
+            return
+        time.sleep(0.01)
+    raise ClusterError(f"process {pid} did not stop within {timeout}s of SIGSTOP")

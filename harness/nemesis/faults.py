@@ -1,0 +1,113 @@
+"""Faults as objects: aim at a target, inject, heal; a final heal undoes whatever is left.
+
+Targets are resolved when the fault is injected, against the partition's state at that moment:
+`"leader"`, `"follower"` (one in-sync follower), or a broker id.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+
+from harness.cluster.base import Cluster, NodeState
+from harness.errors import KctsError
+
+Target = str | int
+
+
+def resolve_target(cluster: Cluster, target: Target, topic: str | None, partition: int = 0) -> int:
+    if isinstance(target, int):
+        return target
+    if topic is None:
+        raise KctsError(f"target {target!r} needs a topic to be resolved against")
+    state = cluster.partition_state(topic, partition)
+    if target == "leader":
+        return state.leader
+    if target == "follower":
+        followers = [b for b in state.isr if b != state.leader]
+        if not followers:
+            raise KctsError(f"{topic}-{partition} has no in-sync follower: {state}")
+        return followers[0]
+    raise KctsError(f"unknown fault target {target!r}; use 'leader', 'follower' or a broker id")
+
+
+@dataclass
+class Fault(abc.ABC):
+    """One fault on one broker. `inject` returns the broker hit; `heal` undoes it."""
+
+    cluster: Cluster
+    target: Target
+    topic: str | None = None
+    partition: int = 0
+    hit: list[int] = field(default_factory=list)
+
+    name: str = "fault"
+
+    def inject(self) -> int:
+        broker = resolve_target(self.cluster, self.target, self.topic, self.partition)
+        self._inject(broker)
+        self.hit.append(broker)
+        return broker
+
+    def heal(self) -> None:
+        while self.hit:
+            self._heal(self.hit.pop())
+
+    @abc.abstractmethod
+    def _inject(self, broker: int) -> None: ...
+
+    def _heal(self, broker: int) -> None:
+        if self.cluster.node_state(broker) is not NodeState.RUNNING:
+            self.cluster.start_node(broker)
+
+
+class CleanStop(Fault):
+    """SIGTERM: controlled shutdown, the broker leaves every ISR at once."""
+
+    name = "clean-stop"
+
+    def _inject(self, broker: int) -> None:
+        self.cluster.stop_node(broker)
+
+
+class Crash(Fault):
+    """SIGKILL: an unclean shutdown; the controller fences the broker after its session times out."""
+
+    name = "crash"
+
+    def _inject(self, broker: int) -> None:
+        self.cluster.kill_node(broker)
+
+
+class Pause(Fault):
+    """SIGSTOP: the broker hangs with its sockets open, like a long GC pause or a frozen VM."""
+
+    name = "pause"
+
+    def _inject(self, broker: int) -> None:
+        self.cluster.pause_node(broker)
+
+    def _heal(self, broker: int) -> None:
+        self.cluster.resume_node(broker)
+
+
+@dataclass
+class LeaderFailover:
+    """Move leadership off the current leader with a clean stop, and wait for the new leader."""
+
+    cluster: Cluster
+    topic: str
+    partition: int = 0
+    timeout: float = 30.0
+
+    def run(self) -> tuple[int, int, int, int]:
+        """Return (old leader, old epoch, new leader, new epoch); the old leader stays stopped."""
+        before = self.cluster.partition_state(self.topic, self.partition)
+        self.cluster.stop_node(before.leader)
+        after = self.cluster.wait_for_partition(
+            self.topic, self.partition,
+            lambda s: s.leader not in (-1, before.leader) and s.leader_epoch > before.leader_epoch,
+            f"a new leader other than {before.leader} with epoch > {before.leader_epoch}",
+            self.timeout,
+        )
+        return before.leader, before.leader_epoch, after.leader, after.leader_epoch

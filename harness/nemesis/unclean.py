@@ -1,0 +1,130 @@
+"""Force an unclean leader election that really diverges the logs, and report what it cost.
+
+Recipe (shared/KAFKA-NOTES.md): with the controller always up and the topic created with
+unclean.leader.election.enable=true and min.insync.replicas=1,
+1. stop every follower cleanly, so the ISR shrinks to the leader A alone;
+2. the caller writes records that only A has (acks=1): they are the divergent suffix;
+3. stop A; start one former follower B and elect it uncleanly: B leads a log without the suffix;
+4. start A again: it truncates the suffix to follow B.
+The result is verified, not assumed: A's log end offset is read before it stops and after it
+rejoins, and the truncated range is exactly the records A had beyond B's log end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from confluent_kafka import ElectionType, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from harness.cluster.base import Cluster, NodeState
+from harness.errors import ClusterError
+from harness.waiting import wait_until
+
+
+@dataclass(frozen=True)
+class UncleanElection:
+    """What one forced unclean election did to a partition."""
+
+    topic: str
+    partition: int
+    old_leader: int
+    new_leader: int
+    epoch_before: int
+    epoch_after: int
+    divergence_offset: int  # the new leader's log end at election: the first offset rewritten
+    old_leader_leo_before: int
+    old_leader_leo_after: int
+    truncation_logged: bool
+
+    @property
+    def truncated(self) -> range:
+        """Offsets the old leader held and lost: [divergence, old leader's former log end)."""
+        return range(self.divergence_offset, self.old_leader_leo_before)
+
+
+def force_unclean_election(
+    cluster: Cluster,
+    topic: str,
+    partition: int = 0,
+    write_divergent: Callable[[], None] | None = None,
+    timeout: float = 60.0,
+) -> UncleanElection:
+    """Run the recipe on `topic`-`partition`; `write_divergent` writes to the lone leader (acks=1).
+
+    Every broker stopped here is running again on return, and the old leader is back in the ISR.
+    """
+    before = cluster.wait_for_partition(
+        topic, partition, lambda s: len(s.isr) >= 2 and s.leader >= 0, "a leader and at least one in-sync follower"
+    )
+    old_leader = before.leader
+    followers = [b for b in before.replicas if b != old_leader]
+    new_leader = next(b for b in followers if b in before.isr)
+    for b in followers:
+        cluster.stop_node(b)
+    cluster.wait_for_isr(topic, partition, {old_leader})
+    if write_divergent is not None:
+        write_divergent()
+    leo_before = cluster.log_end_offset(topic, partition, old_leader)
+    log_mark = _log_mark(cluster, old_leader)
+
+    cluster.stop_node(old_leader)
+    cluster.start_node(new_leader)
+    state = _elect_unclean(cluster, topic, partition, new_leader, before.leader_epoch, timeout)
+    divergence = cluster.log_end_offset(topic, partition, new_leader)
+
+    cluster.start_node(old_leader)
+    cluster.wait_for_partition(
+        topic, partition, lambda s: old_leader in s.isr, f"old leader {old_leader} back in the ISR", timeout
+    )
+    leo_after = cluster.log_end_offset(topic, partition, old_leader)
+    leader_leo = cluster.log_end_offset(topic, partition, new_leader)
+    for b in followers:
+        if cluster.node_state(b) is not NodeState.RUNNING:
+            cluster.start_node(b)
+    if leo_after != leader_leo:
+        raise ClusterError(
+            f"old leader {old_leader} rejoined {topic}-{partition} with log end {leo_after}, "
+            f"but the leader {new_leader} has {leader_leo}"
+        )
+    return UncleanElection(
+        topic, partition, old_leader, new_leader, before.leader_epoch, state.leader_epoch,
+        divergence, leo_before, leo_after, _truncation_logged(cluster, old_leader, topic, partition, log_mark),
+    )
+
+
+def _elect_unclean(cluster: Cluster, topic: str, partition: int, candidate: int, epoch: int, timeout: float):  # noqa: ANN202
+    admin = AdminClient(cluster.client_config())
+    attempts: list[str] = []
+
+    def elected():  # noqa: ANN202
+        state = cluster.partition_state(topic, partition)
+        if state.leader == candidate and state.leader_epoch > epoch:
+            return state
+        try:
+            admin.elect_leaders(ElectionType.UNCLEAN, [TopicPartition(topic, partition)]).result(timeout=10)
+            attempts.append("elect_leaders(UNCLEAN) accepted")
+        except Exception as exc:  # noqa: BLE001 - ELECTION_NOT_NEEDED etc. are retried, kept as evidence
+            attempts.append(repr(exc)[:200])
+        return None
+
+    return wait_until(
+        elected, timeout,
+        lambda: f"{topic}-{partition}: {cluster.partition_state(topic, partition)}; election attempts: {attempts[-3:]}",
+        interval=0.5,
+    )
+
+
+def _log_mark(cluster: Cluster, broker: int) -> int:
+    node = getattr(cluster, "node", None)
+    return node(broker).log_size() if node else 0
+
+
+def _truncation_logged(cluster: Cluster, broker: int, topic: str, partition: int, since: int) -> bool:
+    node = getattr(cluster, "node", None)
+    if node is None:
+        return False
+    return node(broker).log_contains(f"Truncating partition {topic}-{partition}", since) or node(
+        broker
+    ).log_contains("Truncating", since)

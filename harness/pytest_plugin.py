@@ -1,0 +1,152 @@
+"""The kcts pytest plugin: options, markers, the run's report folder, Allure labels and evidence.
+
+Loaded through the `pytest11` entry point (and by the root conftest.py when not installed).
+Every run writes `reports/<run-id>/` with junit.xml, allure-results/ and nodes/ (broker logs),
+and points `reports/latest` at it.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.kafka.dist import DEFAULT_VERSION
+from harness.reports.evidence import Evidence
+
+MARKERS = {
+    "smoke": "basic produce/consume, failover and unclean-election behaviour of the target",
+    "kip320": "KIP-320: leader epoch fencing and truncation detection",
+    "kip359": "KIP-359: leader epoch in Produce",
+    "kip1094": "KIP-1094: next offset and leader epoch after poll",
+    "kip1319": "KIP-1319: TxnOffsetCommit v6 with topic IDs",
+    "integrity": "record-level integrity of transactional pipelines under faults",
+    "live": "a harness test that needs a real cluster",
+    "needs_fault_control": "needs to stop, kill or pause nodes of the target",
+}
+
+EPICS = {"kip320": "KIP-320", "kip359": "KIP-359", "kip1094": "KIP-1094", "kip1319": "KIP-1319",
+         "integrity": "Record integrity", "smoke": "Smoke"}
+
+RUN_DIR_KEY = pytest.StashKey[Path]()
+EVIDENCE_KEY = pytest.StashKey[Evidence]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kcts", "Kafka conformance target")
+    group.addoption("--kafka-version", default=os.environ.get("KCTS_KAFKA_VERSION", DEFAULT_VERSION),
+                    help=f"Apache Kafka version of the local cluster (default {DEFAULT_VERSION})")
+    group.addoption("--brokers", type=int, default=3, help="broker processes in the local cluster (default 3)")
+    group.addoption("--backend", choices=("local", "external"), default="local",
+                    help="local: start a cluster here; external: use --bootstrap-servers")
+    group.addoption("--bootstrap-servers", default=None, help="host:port[,...] of an external target")
+    group.addoption("--reports-dir", default=os.environ.get("KCTS_REPORTS", "reports"),
+                    help="where reports/<run-id>/ is written (default ./reports)")
+    group.addoption("--run-id", default=os.environ.get("KCTS_RUN_ID"), help="name of this run's report folder")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+    if config.option.backend == "external" and not config.option.bootstrap_servers:
+        raise pytest.UsageError("--backend external needs --bootstrap-servers host:port[,...]")
+    if hasattr(config, "workerinput"):
+        return
+    run_id = config.option.run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+    base = Path(config.option.reports_dir)
+    run_dir = base / run_id
+    (run_dir / "nodes").mkdir(parents=True, exist_ok=True)
+    latest = base / "latest"
+    try:
+        if latest.is_symlink() or latest.exists():
+            latest.unlink()
+        latest.symlink_to(run_id)
+    except OSError:
+        pass
+    config.stash[RUN_DIR_KEY] = run_dir.resolve()
+    config.stash[EVIDENCE_KEY] = Evidence()
+    if not getattr(config.option, "xmlpath", None):
+        config.option.xmlpath = str(run_dir / "junit.xml")
+    if hasattr(config.option, "allure_report_dir") and not config.option.allure_report_dir:
+        config.option.allure_report_dir = str(run_dir / "allure-results")
+
+
+def run_dir(config: pytest.Config) -> Path:
+    return config.stash[RUN_DIR_KEY]
+
+
+def evidence(config: pytest.Config) -> Evidence:
+    return config.stash[EVIDENCE_KEY]
+
+
+@pytest.fixture(autouse=True)
+def _allure_labels(request: pytest.FixtureRequest) -> None:
+    """epic = the KIP (from the marker), feature = the module's first docstring line, story = the test."""
+    try:
+        import allure
+    except ImportError:
+        return
+    for marker, epic in EPICS.items():
+        if request.node.get_closest_marker(marker):
+            allure.dynamic.epic(epic)
+            break
+    module_doc = (request.module.__doc__ or "").strip().splitlines()
+    if module_doc:
+        allure.dynamic.feature(module_doc[0])
+    allure.dynamic.story(re.sub(r"^test_", "", request.node.originalname).replace("_", " "))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if EVIDENCE_KEY in item.config.stash:
+        evidence(item.config).mark(item.nodeid)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # noqa: ANN201
+    report = yield
+    if report.failed and EVIDENCE_KEY in item.config.stash:
+        for title, text in evidence(item.config).collect(item):
+            report.sections.append((title, text))
+            _attach(title, text)
+    return report
+
+
+def _attach(title: str, text: str) -> None:
+    try:
+        import allure
+    except ImportError:
+        return
+    allure.attach(text, name=title, attachment_type=allure.attachment_type.TEXT)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    if RUN_DIR_KEY not in config.stash:
+        return
+    env = evidence(config).environment
+    env.setdefault("python", platform.python_version())
+    try:
+        import confluent_kafka
+
+        env.setdefault("confluent_kafka", confluent_kafka.version()[0])
+        env.setdefault("librdkafka", confluent_kafka.libversion()[0])
+    except ImportError:
+        pass
+    env.setdefault("backend", config.option.backend)
+    allure_dir = getattr(config.option, "allure_report_dir", None)
+    if allure_dir:
+        Path(allure_dir).mkdir(parents=True, exist_ok=True)
+        lines = "".join(f"{k}={v}\n" for k, v in sorted(env.items()))
+        (Path(allure_dir) / "environment.properties").write_text(lines)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    if RUN_DIR_KEY not in config.stash:
+        return []
+    return [f"kcts: backend={config.option.backend} kafka={config.option.kafka_version} reports={run_dir(config)}"]

@@ -1,0 +1,81 @@
+"""The reaper: `python -m harness.reaper SESSION_ID ROOT FD`.
+
+Blocks on FD until the harness process that holds its other end is gone, then kills every
+process whose command line carries the session marker, removes the session's containers, and
+deletes the session root. Runs no longer than that.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def tagged_pids(session_id: str) -> list[int]:
+    marker = f"kcts.session={session_id}".encode()
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker in cmdline and b"harness.reaper" not in cmdline:
+            pids.append(int(entry.name))
+    return pids
+
+
+def kill_tagged(session_id: str, grace: float = 0.0) -> list[int]:
+    pids = tagged_pids(session_id)
+    for sig in ([signal.SIGTERM] if grace else []) + [signal.SIGCONT, signal.SIGKILL]:
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        if sig is signal.SIGTERM:
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline and tagged_pids(session_id):
+                time.sleep(0.2)
+    return pids
+
+
+def remove_containers(session_id: str) -> None:
+    if shutil.which("docker") is None:
+        return
+    try:
+        ids = subprocess.run(
+            ["docker", "ps", "-aq", "--filter", f"label=kcts.session={session_id}"],
+            capture_output=True, text=True, timeout=30,
+        ).stdout.split()
+        if ids:
+            subprocess.run(["docker", "rm", "-f", *ids], capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        pass
+
+
+def main(argv: list[str]) -> int:
+    session_id, root, fd = argv[0], Path(argv[1]), int(argv[2])
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            if not os.read(fd, 1):
+                break
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+    kill_tagged(session_id)
+    remove_containers(session_id)
+    shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
