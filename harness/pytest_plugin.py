@@ -11,6 +11,7 @@ import os
 import platform
 import re
 import time
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -108,7 +109,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # noqa: ANN201
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if report.failed and EVIDENCE_KEY in item.config.stash:
         for title, text in evidence(item.config).collect(item):

@@ -41,7 +41,9 @@ class ProduceHistory:
         return [w for w in self.writes if not w.acked]
 
 
-def produce(producer: Producer, topic: str, values: list[bytes], partition: int = 0, timeout: float = 60.0) -> ProduceHistory:
+def produce(
+    producer: Producer, topic: str, values: list[bytes], partition: int = 0, timeout: float = 60.0
+) -> ProduceHistory:
     """Send every value and wait for every delivery report; returns the history of outcomes."""
     history = ProduceHistory()
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 from harness import session
 from harness.cluster import probe
 from harness.cluster.base import Cluster, NodeState
+from harness.cluster.combined import cds_archive_path, ensure_cds_archive
 from harness.cluster.node import KafkaNode, random_kafka_uuid
 from harness.errors import ClusterError
 from harness.kafka.dist import KafkaDistribution, cache_root, check_java, resolve
@@ -76,19 +76,15 @@ class LocalCluster(Cluster):
         self.log_dir = self.spec.log_dir or (self.workdir / "node-logs")
         self.controller_port = free_port()
         self.ports = {i: free_port() for i in range(1, self.spec.brokers + 1)}
-        archive = cache_root() / "cds" / f"{_classpath_digest(self.dist)}.jsa"
-        archive.parent.mkdir(parents=True, exist_ok=True)
+        archive = cds_archive_path(self.dist)
         self.controller = KafkaNode(
             CONTROLLER_ID, "controller", self._controller_props(), self.dist,
-            self.workdir / "controller", self.log_dir / "controller-1000.log",
-            archive if archive.exists() else None,
+            self.workdir / "controller", self.log_dir / "controller-1000.log", archive,
         )
-        # One JVM writes the class-data archive at its exit; the others use it once it exists.
         self.brokers = {
             i: KafkaNode(
                 i, "broker", self._broker_props(i), self.dist,
-                self.workdir / f"broker-{i}", self.log_dir / f"broker-{i}.log",
-                archive if (i == 1 or archive.exists()) else None,
+                self.workdir / f"broker-{i}", self.log_dir / f"broker-{i}.log", archive,
             )
             for i in self.ports
         }
@@ -131,7 +127,7 @@ class LocalCluster(Cluster):
             "listener.security.protocol.map": f"CLIENT:{proto},CONTROLLER:PLAINTEXT",
             "inter.broker.listener.name": "CLIENT",
             "log.dirs": self.workdir / f"broker-{node_id}" / "data",
-            "broker.heartbeat.interval.ms": 500,
+            "broker.heartbeat.interval.ms": 250,
             "replica.lag.time.max.ms": 10000,
             "auto.create.topics.enable": "false",
             "group.initial.rebalance.delay.ms": 0,
@@ -140,9 +136,12 @@ class LocalCluster(Cluster):
             "transaction.state.log.num.partitions": 3,
             "transaction.state.log.replication.factor": min(3, n),
             "transaction.state.log.min.isr": min(2, n),
-            "num.network.threads": 2,
-            "num.io.threads": 4,
+            # Fewer threads start faster on 2 cores and carry test traffic easily.
+            "num.network.threads": 1,
+            "num.io.threads": 2,
+            "background.threads": 2,
             "num.replica.fetchers": 1,
+            "num.recovery.threads.per.data.dir": 1,
             "log.segment.bytes": 16 * 1024 * 1024,
         }
         if self.spec.sasl:
@@ -161,13 +160,14 @@ class LocalCluster(Cluster):
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> LocalCluster:
         check_java()
-        # Broker JVMs warm up while the controller is formatted; they retry until it listens.
-        formatting = self.controller.start_format(self.cluster_id, self.spec.features)
+        ensure_cds_archive(self.dist)
+        self.controller.format_from_template(
+            self.cluster_id, self.spec.features, cache_root() / "formats" / self.dist.version
+        )
+        self.controller.spawn()
         for broker in self.brokers.values():
             broker.write_meta_properties(self.cluster_id)
             broker.spawn()
-        self.controller.finish_format(formatting)
-        self.controller.spawn()
         self._wait_ready(list(self.brokers), self.spec.start_timeout)
         return self
 
@@ -268,8 +268,3 @@ class LocalCluster(Cluster):
 
 def _cluster_id() -> str:
     return random_kafka_uuid()
-
-
-def _classpath_digest(dist: KafkaDistribution) -> str:
-    h = hashlib.sha256(dist.classpath.encode())
-    return f"{dist.version}-{h.hexdigest()[:12]}"

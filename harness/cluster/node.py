@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
+import re
+import shutil
 import signal
 import subprocess
 import time
@@ -28,12 +31,25 @@ logger.state.name = state.change.logger
 logger.state.level = INFO
 """
 
+# Kafka 3.9 logs through reload4j (log4j 1.x); the same layout, to the same stdout.
+_LOG4J1 = """\
+log4j.rootLogger=INFO, out
+log4j.appender.out=org.apache.log4j.ConsoleAppender
+log4j.appender.out.layout=org.apache.log4j.PatternLayout
+log4j.appender.out.layout.ConversionPattern=[%d] %p %m (%c)%n
+"""
+
 # Start-up dominates short scenarios on 2 cores: a small heap, the C1 compiler only, and the
 # serial collector start a broker markedly faster and are plenty for test traffic.
 JVM_OPTS = (
     "-Xms128m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k",
     "-XX:-UsePerfData", "-Djava.awt.headless=true", "-Dlog4j2.shutdownHookEnabled=false",
+    "-Dlog4j2.disable.jmx=true",
 )
+
+# Every node: no JMX metrics reporter. Nothing here reads JMX, and registering thousands of
+# MBeans costs each JVM about a fifth of its start-up CPU.
+COMMON_PROPS: dict[str, object] = {"metric.reporters": ""}
 
 
 def render_properties(props: dict[str, object]) -> str:
@@ -52,18 +68,21 @@ class KafkaNode:
         workdir: Path,
         log_path: Path,
         cds_archive: Path | None = None,
+        archive_out: Path | None = None,
     ) -> None:
         self.node_id = node_id
         self.roles = roles
-        self.props = props
+        self.props = {**COMMON_PROPS, **props}
         self.dist = dist
         self.workdir = workdir
         self.log_path = log_path
         self.cds_archive = cds_archive
+        self.archive_out = archive_out
         self.proc: subprocess.Popen[bytes] | None = None
         self.paused = False
         self.config_path = workdir / "server.properties"
         self.log4j_path = workdir / "log4j2.properties"
+        self.log4j1_path = workdir / "log4j.properties"
 
     @property
     def name(self) -> str:
@@ -73,23 +92,28 @@ class KafkaNode:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.config_path.write_text(render_properties(self.props))
         self.log4j_path.write_text(_LOG4J2)
+        self.log4j1_path.write_text(_LOG4J1)
 
     def cds_archive_ready(self) -> bool:
         return self.cds_archive is not None and self.cds_archive.exists()
 
     def java_command(self, main_class: str, *args: str, archive: bool = True) -> list[str]:
         cmd = ["java", *JVM_OPTS, session.current().marker]
-        if archive and self.cds_archive is not None:
-            if self.cds_archive.exists():
-                cmd.append(f"-XX:SharedArchiveFile={self.cds_archive}")
-            else:
-                cmd.append(f"-XX:ArchiveClassesAtExit={self.cds_archive}")
+        if archive and self.archive_out is not None:
+            cmd.append(f"-XX:ArchiveClassesAtExit={self.archive_out}")
+        elif archive and self.cds_archive_ready():
+            cmd.append(f"-XX:SharedArchiveFile={self.cds_archive}")
         cmd += [
             f"-Dlog4j2.configurationFile={self.log4j_path}",
+            f"-Dlog4j.configuration=file:{self.log4j1_path}",
             f"-Dkafka.logs.dir={self.workdir / 'logs'}",
             "-cp", self.dist.classpath, main_class, *args,
         ]
         return cmd
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(str(self.props["log.dirs"]))
 
     def write_meta_properties(self, cluster_id: str) -> None:
         """What `kafka-storage format` writes for a broker-only node, without a JVM start.
@@ -97,11 +121,32 @@ class KafkaNode:
         Feature levels live in the controller's bootstrap checkpoint, so brokers need nothing else.
         """
         self.write_config()
-        data = Path(str(self.props["log.dirs"]))
-        data.mkdir(parents=True, exist_ok=True)
-        (data / "meta.properties").write_text(
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        (self.data_dir / "meta.properties").write_text(
             f"node.id={self.node_id}\ndirectory.id={random_kafka_uuid()}\nversion=1\ncluster.id={cluster_id}\n"
         )
+
+    def format_from_template(self, cluster_id: str, features: dict[str, int], cache: Path) -> None:
+        """Format a controller: run kafka-storage once per (version, features), then copy its output.
+
+        Besides meta.properties, format writes only the bootstrap checkpoint (`bootstrap.checkpoint`
+        before 4.1, a `__cluster_metadata-0` snapshot after), which holds feature levels and nothing
+        of the cluster id or the node: one formatted template serves every later cluster.
+        """
+        key = ",".join(f"{k}={v}" for k, v in sorted(features.items())) or "defaults"
+        template = cache / hashlib.sha256(key.encode()).hexdigest()[:12]
+        if not template.is_dir():
+            self.finish_format(self.start_format(random_kafka_uuid(), features))
+            (self.data_dir / "meta.properties").unlink()
+            staging = template.with_name(f"{template.name}.tmp{os.getpid()}")
+            shutil.copytree(self.data_dir, staging)
+            try:
+                staging.rename(template)
+            except OSError:  # another process made it first; theirs is as good
+                shutil.rmtree(staging, ignore_errors=True)
+            shutil.rmtree(self.data_dir)
+        shutil.copytree(template, self.data_dir, dirs_exist_ok=True)
+        self.write_meta_properties(cluster_id)
 
     def start_format(self, cluster_id: str, features: dict[str, int]) -> subprocess.Popen[str]:
         """Launch kafka-storage format (meta.properties and bootstrap feature levels)."""
@@ -134,7 +179,7 @@ class KafkaNode:
         if self.state is not NodeState.STOPPED:
             return
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child for its whole life
+        log = open(self.log_path, "ab")  # the child writes to it for its whole life
         try:
             log.write(f"\n===== start {self.name} at {time.strftime('%H:%M:%S')} =====\n".encode())
             log.flush()
@@ -149,6 +194,13 @@ class KafkaNode:
 
     def check_alive(self) -> None:
         if self.proc is not None and self.proc.poll() is not None:
+            tail = self.log_tail()
+            busy = re.search(r"bind to ([\w.\-]+:\d+): Address already in use", tail)
+            if busy:
+                raise ClusterError(
+                    f"{self.name} could not start: port {busy.group(1)} is in use by another process; "
+                    "stop that process, or leave the ports to kcts (it picks free ones)"
+                )
             raise ClusterError(
                 f"{self.name} exited with code {self.proc.returncode} during start-up; "
                 f"last log lines:\n{self.log_tail()}"

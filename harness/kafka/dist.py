@@ -1,5 +1,7 @@
 """Apache Kafka from Maven Central: a runtime classpath per version, cached per user.
 
+`KCTS_MAVEN_ARGS` adds arguments to every Maven call (a settings file, a local repository).
+
 `resolve("4.4.0")` returns a `KafkaDistribution` whose jars are copied from the local Maven
 repository into `$KCTS_CACHE/kafka/<version>/libs` (default `~/.cache/kcts`). A second call, in
 this process or a later one, reads the cache and runs no Maven at all.
@@ -11,6 +13,7 @@ import fcntl
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -161,7 +164,7 @@ def _resolve_into(home: Path, version: str) -> str:
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         last_error = output
-        if f"kafka_2.13:jar:{version}" in output or "kafka_2.13:" + version in output and "not find" in output:
+        if f"kafka_2.13:jar:{version}" in output:
             raise SetupError(
                 f"Apache Kafka {version} is not on Maven Central (org.apache.kafka:kafka_2.13:{version} not found); "
                 f"known versions: {', '.join(KNOWN_VERSIONS)}"
@@ -198,7 +201,7 @@ def _run_maven(workdir: Path, version: str, tools_version: str) -> tuple[bool, s
 """
     (workdir / "pom.xml").write_text(pom)
     cmd = [
-        "mvn", "-B", "-q", "-f", str(workdir / "pom.xml"),
+        "mvn", "-B", "-q", "-f", str(workdir / "pom.xml"), *shlex.split(os.environ.get("KCTS_MAVEN_ARGS", "")),
         "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
         f"-DoutputDirectory={workdir / 'libs'}", "-DincludeScope=runtime",
     ]
@@ -230,5 +233,7 @@ def _unreachable(output: str) -> bool:
 
 
 def _maven_errors(output: str) -> str:
-    lines = [ln for ln in output.splitlines() if "[ERROR]" in ln and ln.strip() != "[ERROR]"]
+    output = re.sub(r"\x1b\[[0-9;]*m", "", output)
+    lines = [ln for ln in output.splitlines() if "[ERROR]" in ln and ln.strip() != "[ERROR]" and "-e switch" not in ln
+             and "-X switch" not in ln]
     return " | ".join(lines[:3]) or output.strip()[-500:]

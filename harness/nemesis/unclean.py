@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from confluent_kafka import ElectionType, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from harness.cluster.base import Cluster, NodeState
+from harness.cluster.base import Cluster, NodeState, PartitionState
 from harness.errors import ClusterError
 from harness.waiting import wait_until
 
@@ -94,11 +94,13 @@ def force_unclean_election(
     )
 
 
-def _elect_unclean(cluster: Cluster, topic: str, partition: int, candidate: int, epoch: int, timeout: float):  # noqa: ANN202
+def _elect_unclean(
+    cluster: Cluster, topic: str, partition: int, candidate: int, epoch: int, timeout: float
+) -> PartitionState:
     admin = AdminClient(cluster.client_config())
     attempts: list[str] = []
 
-    def elected():  # noqa: ANN202
+    def elected() -> PartitionState | None:
         state = cluster.partition_state(topic, partition)
         if state.leader == candidate and state.leader_epoch > epoch:
             return state

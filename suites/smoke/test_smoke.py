@@ -1,4 +1,4 @@
-"""Smoke: a real cluster keeps acknowledged records through clean failover, and an unclean election loses only the truncated range."""
+"""Smoke: acknowledged records survive a clean failover; an unclean election loses only the truncated range."""
 
 from __future__ import annotations
 
@@ -79,14 +79,16 @@ def test_unclean_election_loses_exactly_the_truncated_range(
     divergent_writer = producer_factory(acks="1", **{"enable.idempotence": False})
     divergent = []
     election = force_unclean_election(
-        fault_cluster, topic, write_divergent=lambda: divergent.append(produce(divergent_writer, topic, values("divergent", 50)))
+        fault_cluster, topic,
+        write_divergent=lambda: divergent.append(produce(divergent_writer, topic, values("divergent", 50))),
     )
     after = produce(producer_factory(acks="all"), topic, values("new-leader", 100))
 
     lost_acked = divergent[0].acked
     assert len(lost_acked) == 50 and election.truncation_logged, f"the recipe did not diverge the logs: {election}"
     assert [w.offset for w in lost_acked] == list(election.truncated), (
-        f"acked divergent offsets {lost_acked[0].offset}..{lost_acked[-1].offset} != truncated range {election.truncated}"
+        f"acked divergent offsets {lost_acked[0].offset}..{lost_acked[-1].offset} "
+        f"!= truncated range {election.truncated}"
     )
     log = read_partition(consumer_factory(), topic, 0, 0, after.acked[-1].offset + 1)
     expected = [w.value for w in safe.acked] + [w.value for w in after.acked]

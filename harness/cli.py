@@ -1,0 +1,90 @@
+"""The `kcts` command: `kcts run [pytest args]`, `kcts bench NAME --json`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from harness.errors import KctsError
+
+REPO = Path(__file__).resolve().parent.parent
+BENCHES = ("startup", "unclean", "codec")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__ or "", "\nusage: kcts run [--kafka-version V] [pytest args...] | kcts bench {"
+              + ",".join(BENCHES) + "} [--json]")
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    try:
+        if command == "run":
+            return run(rest)
+        if command == "bench":
+            return bench(rest)
+    except KctsError as exc:
+        print(f"kcts: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("kcts: interrupted", file=sys.stderr)
+        return 130
+    print(f"kcts: unknown command {command!r}; use run or bench", file=sys.stderr)
+    return 2
+
+
+def run(args: list[str]) -> int:
+    """Resolve the broker first (clear errors before any test), then hand everything to pytest."""
+    import pytest
+
+    from harness.kafka.dist import DEFAULT_VERSION, check_java, resolve
+
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--kafka-version", default=os.environ.get("KCTS_KAFKA_VERSION", DEFAULT_VERSION))
+    parser.add_argument("--backend", default="local")
+    known, _ = parser.parse_known_args(args)
+    if known.backend == "local":
+        check_java()
+        dist = resolve(known.kafka_version)
+        print(f"kcts: Apache Kafka {dist.version} ({len(dist.jars)} jars, tools {dist.tools_version})", flush=True)
+    suites = REPO / "suites"
+    if not suites.is_dir():
+        raise KctsError(f"no suites/ beside the harness at {REPO}; run kcts from a kcts checkout")
+    if not any(Path(a.split("::")[0]).exists() for a in args if not a.startswith("-")):
+        args = [str(suites), *args]
+    os.chdir(REPO)
+    return int(pytest.main(["-p", "no:cacheprovider", *args]))
+
+
+def bench(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="kcts bench")
+    parser.add_argument("name", choices=BENCHES)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--kafka-version", default="4.4.0")
+    parser.add_argument("--rounds", type=int, default=3)
+    opts = parser.parse_args(args)
+    if opts.name == "startup":
+        from harness.bench import startup
+
+        result = startup.run(opts.kafka_version, rounds=opts.rounds)
+    elif opts.name == "unclean":
+        from harness.bench import unclean
+
+        result = unclean.run(opts.kafka_version, rounds=opts.rounds)
+    else:
+        from harness.bench import codec
+
+        result = codec.run(opts)
+    if opts.json:
+        print(json.dumps(result))
+    else:
+        for k, v in result.items():
+            print(f"{k}: {v}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

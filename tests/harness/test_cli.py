@@ -1,0 +1,34 @@
+"""`kcts` exits non-zero with one clear line on bad input, and never hangs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def kcts(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_unknown_kafka_version_fails_before_any_test() -> None:
+    proc = kcts("run", "--kafka-version", "4.4")
+    assert proc.returncode == 2, proc
+    assert "kcts: error: '4.4' is not a Kafka version; pass --kafka-version like 4.4.0" in proc.stderr
+
+
+def test_unknown_bench_is_a_usage_error() -> None:
+    proc = kcts("bench", "nosuch")
+    assert proc.returncode == 2 and "invalid choice: 'nosuch'" in proc.stderr
+
+
+def test_unknown_command_names_the_commands() -> None:
+    proc = kcts("frobnicate")
+    assert proc.returncode == 2 and "use run or bench" in proc.stderr
+
+
+def test_external_backend_without_bootstrap_is_a_usage_error() -> None:
+    proc = kcts("run", "--backend", "external", "-m", "smoke")
+    assert proc.returncode == 4, proc.stdout[-500:] + proc.stderr[-500:]
+    assert "--backend external needs --bootstrap-servers" in proc.stderr

@@ -1,0 +1,71 @@
+"""Nothing outlives a session: not on SIGKILL of pytest itself, not on Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.reaper import tagged_pids
+from harness.waiting import wait_until
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.live
+
+
+def start_holder(tmp_path: Path) -> tuple[subprocess.Popen[bytes], dict]:
+    hold = tmp_path / "hold.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--brokers", "1",
+         "--reports-dir", str(tmp_path / "reports"), str(REPO / "tests" / "sessions" / "hold_cluster.py")],
+        cwd=REPO, env={**os.environ, "KCTS_HOLD_FILE": str(hold)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_until(hold.exists, 120, lambda: f"holder pytest (pid {proc.pid}, exit {proc.poll()}) has not reported")
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, json.loads(hold.read_text())
+
+
+def alive(pids: list[int]) -> list[int]:
+    out = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            out.append(pid)
+    return out
+
+
+def test_sigkill_of_pytest_leaves_no_broker_jvm_after_15_seconds(tmp_path: Path) -> None:
+    """SIGKILL the pytest process that holds a cluster: within 15 s no JVM of its session runs, and
+    its scratch directory is gone (PR_SET_PDEATHSIG, then the reaper)."""
+    proc, info = start_holder(tmp_path)
+    assert alive(info["pids"]), f"the holder's JVMs were not running: {info}"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    wait_until(
+        lambda: not alive(info["pids"]) and not tagged_pids(info["session"]) and not Path(info["root"]).exists(),
+        15,
+        lambda: f"alive JVMs {alive(info['pids'])}, tagged {tagged_pids(info['session'])}, "
+        f"root exists {Path(info['root']).exists()}",
+    )
+
+
+def test_ctrl_c_stops_the_cluster_and_exits(tmp_path: Path) -> None:
+    """SIGINT (Ctrl-C) to pytest: it tears the cluster down through its fixtures and exits non-zero."""
+    proc, info = start_holder(tmp_path)
+    os.kill(proc.pid, signal.SIGINT)
+    code = proc.wait(60)
+    assert code != 0
+    wait_until(lambda: not alive(info["pids"]) and not Path(info["root"]).exists(), 15,
+               lambda: f"alive JVMs {alive(info['pids'])}, root exists {Path(info['root']).exists()}")

@@ -1,0 +1,16 @@
+"""Run by tests/harness/test_no_leaks.py in a child pytest: start a cluster, report, then hold it."""
+
+import json
+import os
+import threading
+from pathlib import Path
+
+from harness import session
+from harness.cluster.base import Cluster
+
+
+def test_hold_cluster(cluster: Cluster) -> None:
+    pids = [n.proc.pid for n in [cluster.controller, *cluster.brokers.values()]]  # type: ignore[attr-defined]
+    info = {"session": session.current().id, "root": str(session.current().root), "pids": pids}
+    Path(os.environ["KCTS_HOLD_FILE"]).write_text(json.dumps(info))
+    threading.Event().wait(600)  # held until the parent kills or interrupts this process
