@@ -24,6 +24,9 @@ from pathlib import Path
 _PR_SET_PDEATHSIG = 1
 _lock = threading.Lock()
 _session: Session | None = None
+# The write end of each reaper's pipe: kept open, never written. Its closing at our exit is the
+# reaper's signal; O_CLOEXEC (Python's default) keeps it out of every child, so only we hold it.
+_reaper_pipes: list[int] = []
 
 
 class Session:
@@ -69,13 +72,8 @@ def _start_reaper(session_id: str, root: Path) -> subprocess.Popen[bytes]:
         cwd=str(Path(__file__).resolve().parent.parent),
     )
     os.close(read_fd)
-    # Kept open, never written: its closing at our exit is the reaper's signal. Not inherited by
-    # later children (O_CLOEXEC is Python's default), so only this process holds it.
-    _holder.append(write_fd)
+    _reaper_pipes.append(write_fd)
     return proc
-
-
-_holder: list[int] = []
 
 
 def remove_tree(path: Path) -> None:

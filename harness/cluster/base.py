@@ -86,6 +86,10 @@ class Cluster(abc.ABC):
     def broker_address(self, broker_id: int) -> tuple[str, int]:
         """The client listener of one broker."""
 
+    def probe_address(self, broker_id: int) -> tuple[str, int]:
+        """Where the harness reads state (metadata, log end offsets) without client credentials."""
+        return self.broker_address(broker_id)
+
     def client_config(self) -> dict[str, str]:
         """Settings every client needs to reach this cluster (bootstrap, and SASL if any)."""
         return {"bootstrap.servers": self.bootstrap_servers}
@@ -127,7 +131,7 @@ class Cluster(abc.ABC):
         """Leader, epoch, replicas and ISR, read from the first running broker that answers."""
         errors: list[str] = []
         for broker in self.running_brokers():
-            host, port = self.broker_address(broker)
+            host, port = self.probe_address(broker)
             try:
                 md = probe.metadata(host, port, [topic])
             except OSError as exc:
@@ -151,8 +155,17 @@ class Cluster(abc.ABC):
 
     def log_end_offset(self, topic: str, partition: int, broker_id: int) -> int:
         """The log end offset of the replica on `broker_id`, which must be running."""
-        host, port = self.broker_address(broker_id)
+        host, port = self.probe_address(broker_id)
         return probe.log_end_offset(host, port, topic, partition)
+
+    # -- evidence ----------------------------------------------------------------------------
+    def node_log_size(self, broker_id: int) -> int:
+        """A mark in the broker's log, for `node_log` later; 0 where the backend has no logs."""
+        return 0
+
+    def node_log(self, broker_id: int, since: int = 0) -> str | None:
+        """The broker's log from `since` on; None where the backend cannot read it."""
+        return None
 
     # -- waits -------------------------------------------------------------------------------
     def wait_for_partition(

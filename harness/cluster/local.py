@@ -76,6 +76,9 @@ class LocalCluster(Cluster):
         self.log_dir = self.spec.log_dir or (self.workdir / "node-logs")
         self.controller_port = free_port()
         self.ports = {i: free_port() for i in range(1, self.spec.brokers + 1)}
+        # With SASL on the client listener, the harness reads state on a PLAINTEXT listener of its
+        # own, so that its probes need no credentials and the client listener stays as configured.
+        self.probe_ports = {i: free_port() for i in self.ports} if self.spec.sasl else dict(self.ports)
         archive = cds_archive_path(self.dist)
         self.controller = KafkaNode(
             CONTROLLER_ID, "controller", self._controller_props(), self.dist,
@@ -145,12 +148,16 @@ class LocalCluster(Cluster):
             "log.segment.bytes": 16 * 1024 * 1024,
         }
         if self.spec.sasl:
+            probe = f"HARNESS://{HOST}:{self.probe_ports[node_id]}"
             props.update({
+                "listeners": f"{props['listeners']},{probe}",
+                "advertised.listeners": f"{props['advertised.listeners']},{probe}",
+                "listener.security.protocol.map": f"CLIENT:{proto},CONTROLLER:PLAINTEXT,HARNESS:PLAINTEXT",
                 "sasl.enabled.mechanisms": "PLAIN",
                 "sasl.mechanism.inter.broker.protocol": "PLAIN",
                 "listener.name.client.plain.sasl.jaas.config": self.spec.sasl.jaas(),
                 "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-                "super.users": f"User:{self.spec.sasl.super_user}",
+                "super.users": f"User:{self.spec.sasl.super_user};User:ANONYMOUS",
                 "allow.everyone.if.no.acl.found": "false",
             })
         props.update(self.spec.broker_overrides)
@@ -199,7 +206,7 @@ class LocalCluster(Cluster):
             for b in broker_ids:
                 self.brokers[b].check_alive()
                 try:
-                    md = probe.metadata(HOST, self.ports[b], topics=[], timeout=2)
+                    md = probe.metadata(HOST, self.probe_ports[b], topics=[], timeout=2)
                     seen[b] = md.broker_ids
                     ok &= set(broker_ids) <= set(md.broker_ids)
                 except OSError as exc:
@@ -225,6 +232,9 @@ class LocalCluster(Cluster):
     def broker_address(self, broker_id: int) -> tuple[str, int]:
         return HOST, self.ports[broker_id]
 
+    def probe_address(self, broker_id: int) -> tuple[str, int]:
+        return HOST, self.probe_ports[broker_id]
+
     def client_config(self) -> dict[str, str]:
         cfg = super().client_config()
         if self.spec.sasl:
@@ -239,6 +249,12 @@ class LocalCluster(Cluster):
 
     def log_paths(self) -> list[Path]:
         return [n.log_path for n in [self.controller, *self.brokers.values()]]
+
+    def node_log_size(self, broker_id: int) -> int:
+        return self.node(broker_id).log_size()
+
+    def node_log(self, broker_id: int, since: int = 0) -> str | None:
+        return self.node(broker_id).log_text(since)
 
     # -- node control ------------------------------------------------------------------------
     def node_state(self, broker_id: int) -> NodeState:

@@ -12,6 +12,7 @@ rejoins, and the truncated range is exactly the records A had beyond B's log end
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -36,7 +37,11 @@ class UncleanElection:
     divergence_offset: int  # the new leader's log end at election: the first offset rewritten
     old_leader_leo_before: int
     old_leader_leo_after: int
-    truncation_logged: bool
+    logged_truncation_offset: int | None  # from the old leader's log; None where logs are not ours
+
+    @property
+    def truncation_logged(self) -> bool:
+        return self.logged_truncation_offset == self.divergence_offset
 
     @property
     def truncated(self) -> range:
@@ -67,7 +72,7 @@ def force_unclean_election(
     if write_divergent is not None:
         write_divergent()
     leo_before = cluster.log_end_offset(topic, partition, old_leader)
-    log_mark = _log_mark(cluster, old_leader)
+    log_mark = cluster.node_log_size(old_leader)
 
     cluster.stop_node(old_leader)
     cluster.start_node(new_leader)
@@ -90,7 +95,7 @@ def force_unclean_election(
         )
     return UncleanElection(
         topic, partition, old_leader, new_leader, before.leader_epoch, state.leader_epoch,
-        divergence, leo_before, leo_after, _truncation_logged(cluster, old_leader, topic, partition, log_mark),
+        divergence, leo_before, leo_after, _logged_truncation(cluster, old_leader, topic, partition, log_mark),
     )
 
 
@@ -118,15 +123,12 @@ def _elect_unclean(
     )
 
 
-def _log_mark(cluster: Cluster, broker: int) -> int:
-    node = getattr(cluster, "node", None)
-    return node(broker).log_size() if node else 0
-
-
-def _truncation_logged(cluster: Cluster, broker: int, topic: str, partition: int, since: int) -> bool:
-    node = getattr(cluster, "node", None)
-    if node is None:
-        return False
-    return node(broker).log_contains(f"Truncating partition {topic}-{partition}", since) or node(
-        broker
-    ).log_contains("Truncating", since)
+def _logged_truncation(cluster: Cluster, broker: int, topic: str, partition: int, since: int) -> int | None:
+    """The offset the broker's replica fetcher says it truncated to, "due to leader epoch"."""
+    text = cluster.node_log(broker, since)
+    pattern = (
+        rf"Truncating partition {re.escape(topic)}-{partition} with TruncationState\(offset=(\d+), "
+        r"completed=true\) due to leader epoch"
+    )
+    found = re.findall(pattern, text or "")
+    return int(found[-1]) if found else None
