@@ -11,3 +11,11 @@ class SetupError(KctsError):
 
 class ClusterError(KctsError):
     """A cluster or node did not reach the state asked of it."""
+
+
+class Unrecoverable(KctsError):
+    """No amount of waiting fixes this (a process exited): waits stop at once and raise it."""
+
+
+class NodeExited(ClusterError, Unrecoverable):
+    """A node's process ended while the harness was waiting on it."""

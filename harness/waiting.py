@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from harness.errors import Unrecoverable
+
 T = TypeVar("T")
 
 
@@ -22,7 +24,8 @@ def wait_until(
     """Return the first truthy value of `condition()` before `timeout` seconds.
 
     Exceptions raised by `condition` count as "not yet" but are kept: the last one is
-    shown with `describe()` when the deadline passes, so no evidence is lost.
+    shown with `describe()` when the deadline passes, so no evidence is lost. An `Unrecoverable`
+    one (a process that exited) ends the wait at once.
     """
     deadline = time.monotonic() + timeout
     last_error: BaseException | None = None
@@ -31,6 +34,8 @@ def wait_until(
             value = condition()
             if value:
                 return value
+        except Unrecoverable:
+            raise
         except Exception as exc:  # noqa: BLE001 - kept as evidence, re-raised at the deadline
             last_error = exc
         if time.monotonic() >= deadline:

@@ -11,7 +11,7 @@ from harness.cluster import probe
 from harness.cluster.base import Cluster, NodeState
 from harness.cluster.combined import cds_archive_path, ensure_cds_archive
 from harness.cluster.node import KafkaNode, random_kafka_uuid
-from harness.errors import ClusterError
+from harness.errors import ClusterError, NodeExited
 from harness.kafka.dist import KafkaDistribution, cache_root, check_java, resolve
 from harness.waiting import WaitTimeout, wait_until
 
@@ -216,6 +216,8 @@ class LocalCluster(Cluster):
 
         try:
             wait_until(ready, timeout, lambda: f"brokers' metadata (broker -> ids listed): {seen}", interval=0.1)
+        except NodeExited as exc:
+            raise ClusterError(f"Kafka {self.version} cluster did not start: {exc}") from exc
         except WaitTimeout as exc:
             tails = "\n".join(f"--- {n.name} ---\n{n.log_tail(15)}" for n in [self.controller, *self.brokers.values()])
             raise ClusterError(f"Kafka {self.version} cluster not ready: {exc}\n{tails}") from exc

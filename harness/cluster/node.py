@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness import session
 from harness.cluster.base import NodeState
-from harness.errors import ClusterError
+from harness.errors import ClusterError, NodeExited
 from harness.kafka.dist import KafkaDistribution
 from harness.waiting import wait_until
 
@@ -198,11 +198,11 @@ class KafkaNode:
             tail = self.log_tail()
             busy = re.search(r"bind to ([\w.\-]+:\d+): Address already in use", tail)
             if busy:
-                raise ClusterError(
+                raise NodeExited(
                     f"{self.name} could not start: port {busy.group(1)} is in use by another process; "
                     "stop that process, or leave the ports to kcts (it picks free ones)"
                 )
-            raise ClusterError(
+            raise NodeExited(
                 f"{self.name} exited with code {self.proc.returncode} during start-up; "
                 f"last log lines:\n{self.log_tail()}"
             )

@@ -16,3 +16,17 @@ def test_timeout_message_shows_described_state_and_last_error() -> None:
 
     with pytest.raises(WaitTimeout, match=r"last state: isr=\[1\].*ConnectionError\('refused'\)"):
         wait_until(boom, 0.2, lambda: "isr=[1]", interval=0.05)
+
+
+def test_unrecoverable_error_ends_the_wait_at_once() -> None:
+    import time
+
+    from harness.errors import NodeExited
+
+    def exited() -> bool:
+        raise NodeExited("broker-1 exited with code 1")
+
+    t0 = time.monotonic()
+    with pytest.raises(NodeExited):
+        wait_until(exited, 30, lambda: "n/a")
+    assert time.monotonic() - t0 < 1

@@ -1,0 +1,176 @@
+"""Java clients of the Kafka version under test: kafka-tools' verifiable clients and small drivers.
+
+Both speak JSON lines on stdout. `JavaClient` runs one such program as a service (start, events,
+stop) and keeps every event it printed, so that assertions read the history. Drivers are the
+`.java` files in harness/clients/java/, compiled once per (Kafka classpath, source) with the JDK
+against the resolved jars and cached under $KCTS_CACHE/drivers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness import session
+from harness.errors import ClusterError, SetupError
+from harness.kafka.dist import KafkaDistribution, cache_root
+from harness.waiting import wait_until
+
+DRIVER_SOURCES = Path(__file__).resolve().parent / "java"
+VERIFIABLE_PRODUCER = "org.apache.kafka.tools.VerifiableProducer"
+VERIFIABLE_CONSUMER = "org.apache.kafka.tools.VerifiableConsumer"
+TRANSACTIONAL_COPIER = "org.apache.kafka.tools.TransactionalMessageCopier"
+JVM_OPTS = ("-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData")
+
+
+def compile_driver(dist: KafkaDistribution, name: str) -> Path:
+    """Compile harness/clients/java/<name>.java against `dist`; return the class directory."""
+    source = DRIVER_SOURCES / f"{name}.java"
+    if not source.exists():
+        raise SetupError(f"no Java driver {name}: {source} is missing")
+    digest = hashlib.sha256(source.read_bytes() + dist.classpath.encode()).hexdigest()[:12]
+    out = cache_root() / "drivers" / f"{name}-{dist.version}-{digest}"
+    if (out / f"{name}.class").exists():
+        return out
+    javac = shutil.which("javac")
+    if javac is None:
+        raise SetupError("javac not found; install a JDK 17+ (apt-get install openjdk-17-jdk-headless)")
+    staging = out.with_name(out.name + ".tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    proc = subprocess.run(
+        [javac, "-nowarn", "-d", str(staging), "-cp", dist.classpath, str(source)],
+        capture_output=True, text=True, timeout=300,
+    )
+    if proc.returncode != 0:
+        raise SetupError(f"compiling Java driver {name} against Kafka {dist.version} failed:\n{proc.stderr[-2000:]}")
+    shutil.rmtree(out, ignore_errors=True)
+    staging.rename(out)
+    return out
+
+
+class JavaClient:
+    """One Java client process printing JSON lines; every event is kept in `events`.
+
+    Non-JSON lines (logs) are kept in `output`. The process carries the session marker and dies
+    with its parent; `stop()` (SIGTERM, then SIGKILL) is idempotent and also runs on `__exit__`.
+    """
+
+    def __init__(
+        self,
+        dist: KafkaDistribution,
+        main_class: str,
+        args: list[str],
+        extra_classpath: Path | None = None,
+        log_path: Path | None = None,
+    ) -> None:
+        cp = dist.classpath if extra_classpath is None else f"{extra_classpath}:{dist.classpath}"
+        self.command = ["java", *JVM_OPTS, session.current().marker, "-cp", cp, main_class, *args]
+        self.main_class = main_class
+        self.log_path = log_path
+        self.events: list[dict[str, Any]] = []
+        self.output: list[str] = []
+        self._queue: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.proc: subprocess.Popen[str] | None = None
+        self._reader: threading.Thread | None = None
+
+    @classmethod
+    def driver(cls, dist: KafkaDistribution, name: str, args: list[str], **kw: Any) -> JavaClient:
+        return cls(dist, name, args, extra_classpath=compile_driver(dist, name), **kw)
+
+    def start(self) -> JavaClient:
+        self.proc = subprocess.Popen(
+            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, bufsize=1, preexec_fn=session.die_with_parent,
+        )
+        self._reader = threading.Thread(target=self._read, name=f"{self.main_class}-reader", daemon=True)
+        self._reader.start()
+        return self
+
+    def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        log = open(self.log_path, "a") if self.log_path else None
+        try:
+            for line in self.proc.stdout:
+                if log:
+                    log.write(line)
+                text = line.strip()
+                if text.startswith("{"):
+                    try:
+                        event = json.loads(text)
+                    except ValueError:
+                        self.output.append(text)
+                        continue
+                    self.events.append(event)
+                    self._queue.put(event)
+                elif text:
+                    self.output.append(text)
+        finally:
+            if log:
+                log.close()
+
+    def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout: float, what: str) -> dict[str, Any]:
+        """The first event (already seen or to come) that satisfies `predicate`."""
+        seen = 0
+
+        def find() -> dict[str, Any] | None:
+            nonlocal seen
+            self.check_running_or_done()
+            for event in self.events[seen:]:
+                seen += 1
+                if predicate(event):
+                    return event
+            return None
+
+        return wait_until(find, timeout, lambda: f"{self.main_class} {what}: {self.describe()}", interval=0.05)
+
+    def send_line(self, line: str) -> None:
+        """Write a command line to the driver's stdin (drivers that take commands)."""
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def check_running_or_done(self) -> None:
+        if self.proc is None:
+            raise ClusterError(f"{self.main_class} was never started")
+
+    def wait_exit(self, timeout: float) -> int:
+        assert self.proc is not None
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise ClusterError(f"{self.main_class} still running after {timeout}s: {self.describe()}") from None
+        if self._reader:
+            self._reader.join(10)
+        return code
+
+    def stop(self, timeout: float = 20.0) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+        if self._reader:
+            self._reader.join(10)
+
+    def describe(self) -> str:
+        code = None if self.proc is None else self.proc.poll()
+        last = self.events[-3:]
+        return f"exit={code}, {len(self.events)} events, last {last}, output tail {self.output[-5:]}"
+
+    def __enter__(self) -> JavaClient:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

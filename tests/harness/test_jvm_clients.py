@@ -1,0 +1,35 @@
+"""Java clients: drivers compile against the resolved jars, and their JSON events are recorded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from confluent_kafka import Consumer
+
+from harness.clients.history import read_partition
+from harness.clients.jvm import VERIFIABLE_PRODUCER, JavaClient
+from harness.cluster.base import Cluster
+from harness.kafka.dist import resolve
+
+
+def test_driver_runs_on_the_kafka_clients_of_the_version_under_test() -> None:
+    dist = resolve("4.4.0")
+    with JavaClient.driver(dist, "KctsEcho", []) as echo:
+        assert echo.wait_exit(60) == 0, echo.describe()
+    assert echo.events == [{"name": "version", "kafka_clients": "4.4.0"}], echo.describe()
+
+
+@pytest.mark.live
+def test_verifiable_producer_acks_are_recorded_and_readable(
+    cluster: Cluster, topic: str, consumer_factory: Callable[..., Consumer]
+) -> None:
+    """VerifiableProducer's producer_send_success events give the offsets; a consumer reads the same values."""
+    dist = resolve(cluster.version)
+    args = ["--bootstrap-server", cluster.bootstrap_servers, "--topic", topic, "--max-messages", "50", "--acks", "-1"]
+    with JavaClient(dist, VERIFIABLE_PRODUCER, args) as producer:
+        assert producer.wait_exit(120) == 0, producer.describe()
+    acks = [e for e in producer.events if e.get("name") == "producer_send_success"]
+    assert len(acks) == 50, producer.describe()
+    got = read_partition(consumer_factory(), topic, 0, 0, 50)
+    assert [r.value.decode() for r in got] == [e["value"] for e in sorted(acks, key=lambda e: e["offset"])]
