@@ -1,0 +1,50 @@
+"""The verdicts besides pass and fail, one way each, so that reports and the matrix can tell them apart.
+
+- not supported by this target: the target lacks the feature (an API version, a schema field);
+  a skip whose reason starts with NOT_SUPPORTED and carries the advertised versions as evidence.
+- known client gap: a strict xfail that names the upstream issue; it turns into a failure the day
+  the gap is fixed, so the allow-list cannot rot.
+- skip: anything else, always with a reason (e.g. "needs fault control; the target is external").
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import pytest
+
+NOT_SUPPORTED = "NOT_SUPPORTED"
+KNOWN_CLIENT_GAP = "KNOWN_CLIENT_GAP"
+
+
+def not_supported(what: str, evidence: str) -> NoReturn:
+    """End the check with "not supported by this target"; `evidence` shows what the target advertised."""
+    _label("not-supported")
+    pytest.skip(f"{NOT_SUPPORTED}: {what} is not supported by this target ({evidence})")
+
+
+def known_client_gap(client: str, upstream: str, summary: str) -> pytest.MarkDecorator:
+    """Mark a check that a client is known to fail: strict xfail naming the upstream issue."""
+    return pytest.mark.xfail(strict=True, reason=f"{KNOWN_CLIENT_GAP}: {client}: {summary} ({upstream})")
+
+
+def _label(verdict: str) -> None:
+    try:
+        import allure
+    except ImportError:
+        return
+    allure.dynamic.tag(verdict)
+
+
+def classify(outcome: str, reason: str | None) -> str:
+    """Map a pytest outcome and its reason to a matrix cell: pass, fail, not-supported, client-gap, skipped."""
+    reason = reason or ""
+    if outcome == "passed":
+        return "pass"
+    if outcome == "failed":
+        return "fail"
+    if NOT_SUPPORTED in reason:
+        return "not-supported"
+    if KNOWN_CLIENT_GAP in reason:
+        return "client-gap" if outcome in ("xfailed", "skipped") else "fail"
+    return "skipped"
