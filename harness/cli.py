@@ -1,4 +1,4 @@
-"""The `kcts` command: `kcts run [pytest args]`, `kcts bench NAME --json`."""
+"""The `kcts` command: `kcts run [pytest args]`, `kcts matrix --targets ...`, `kcts bench NAME --json`."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ BENCHES = ("startup", "unclean", "codec")
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__ or "", "\nusage: kcts run [--kafka-version V] [pytest args...] | kcts bench {"
-              + ",".join(BENCHES) + "} [--json]")
+        print(__doc__ or "", "\nusage: kcts run [--kafka-version V] [pytest args...] | "
+              "kcts matrix --targets 4.4.0,4.3.1,kfake [pytest args...] | "
+              "kcts bench {" + ",".join(BENCHES) + "} [--json]")
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     try:
@@ -26,13 +27,15 @@ def main(argv: list[str] | None = None) -> int:
             return run(rest)
         if command == "bench":
             return bench(rest)
+        if command == "matrix":
+            return matrix(rest)
     except KctsError as exc:
         print(f"kcts: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kcts: interrupted", file=sys.stderr)
         return 130
-    print(f"kcts: unknown command {command!r}; use run or bench", file=sys.stderr)
+    print(f"kcts: unknown command {command!r}; use run, matrix or bench", file=sys.stderr)
     return 2
 
 
@@ -50,6 +53,10 @@ def run(args: list[str]) -> int:
         check_java()
         dist = resolve(known.kafka_version)
         print(f"kcts: Apache Kafka {dist.version} ({len(dist.jars)} jars, tools {dist.tools_version})", flush=True)
+    elif known.backend == "kfake":
+        from harness.cluster.kfake import ensure_binary
+
+        print(f"kcts: kfake at {ensure_binary()}", flush=True)
     suites = REPO / "suites"
     if not suites.is_dir():
         raise KctsError(f"no suites/ beside the harness at {REPO}; run kcts from a kcts checkout")
@@ -57,6 +64,18 @@ def run(args: list[str]) -> int:
         args = [str(suites), *args]
     os.chdir(REPO)
     return int(pytest.main(["-p", "no:cacheprovider", *args]))
+
+
+def matrix(args: list[str]) -> int:
+    """Run the suites against several targets; the exit code is 0 when the matrix was written."""
+    from harness.reports.matrix_run import run_matrix
+
+    parser = argparse.ArgumentParser(prog="kcts matrix")
+    parser.add_argument("--targets", required=True, help="comma-separated: 4.4.0,4.3.1,kfake,external:HOST:PORT")
+    opts, pytest_args = parser.parse_known_args(args)
+    os.chdir(REPO)
+    run_matrix([t.strip() for t in opts.targets.split(",") if t.strip()], pytest_args)
+    return 0
 
 
 def bench(args: list[str]) -> int:

@@ -18,6 +18,7 @@ import pytest
 
 from harness.kafka.dist import DEFAULT_VERSION
 from harness.reports.evidence import Evidence
+from harness.reports.results import RunResults
 
 MARKERS = {
     "smoke": "basic produce/consume, failover and unclean-election behaviour of the target",
@@ -35,6 +36,7 @@ EPICS = {"kip320": "KIP-320", "kip359": "KIP-359", "kip1094": "KIP-1094", "kip13
 
 RUN_DIR_KEY = pytest.StashKey[Path]()
 EVIDENCE_KEY = pytest.StashKey[Evidence]()
+RESULTS_KEY = pytest.StashKey[RunResults]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,8 +44,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--kafka-version", default=os.environ.get("KCTS_KAFKA_VERSION", DEFAULT_VERSION),
                     help=f"Apache Kafka version of the local cluster (default {DEFAULT_VERSION})")
     group.addoption("--brokers", type=int, default=3, help="broker processes in the local cluster (default 3)")
-    group.addoption("--backend", choices=("local", "external"), default="local",
-                    help="local: start a cluster here; external: use --bootstrap-servers")
+    group.addoption("--backend", choices=("local", "external", "kfake"), default="local",
+                    help="local: start a Kafka cluster here; external: use --bootstrap-servers; "
+                    "kfake: build and start franz-go's kfake here")
     group.addoption("--bootstrap-servers", default=None, help="host:port[,...] of an external target")
     group.addoption("--reports-dir", default=os.environ.get("KCTS_REPORTS", "reports"),
                     help="where reports/<run-id>/ is written (default ./reports)")
@@ -64,6 +67,8 @@ def pytest_configure(config: pytest.Config) -> None:
     (run_dir / "nodes").mkdir(parents=True, exist_ok=True)
     latest = base / "latest"
     try:
+        if os.environ.get("KCTS_NO_LATEST"):  # a matrix run points latest at the matrix itself
+            raise OSError
         if latest.is_symlink() or latest.exists():
             latest.unlink()
         latest.symlink_to(run_id)
@@ -71,6 +76,7 @@ def pytest_configure(config: pytest.Config) -> None:
         pass
     config.stash[RUN_DIR_KEY] = run_dir.resolve()
     config.stash[EVIDENCE_KEY] = Evidence()
+    config.stash[RESULTS_KEY] = RunResults(target=config.option.backend)
     if not getattr(config.option, "xmlpath", None):
         config.option.xmlpath = str(run_dir / "junit.xml")
     if hasattr(config.option, "allure_report_dir") and not config.option.allure_report_dir:
@@ -113,10 +119,13 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    if report.failed and EVIDENCE_KEY in item.config.stash:
+    if EVIDENCE_KEY not in item.config.stash:
+        return report
+    if report.failed:
         for title, text in evidence(item.config).collect(item):
             report.sections.append((title, text))
             _attach(title, text)
+    item.config.stash[RESULTS_KEY].record(item, report, run_dir(item.config))
     return report
 
 
@@ -137,11 +146,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     try:
         import confluent_kafka
 
-        env.setdefault("confluent_kafka", confluent_kafka.version()[0])
+        env.setdefault("confluent_kafka", confluent_kafka.__version__)
         env.setdefault("librdkafka", confluent_kafka.libversion()[0])
     except ImportError:
         pass
     env.setdefault("backend", config.option.backend)
+    results = config.stash[RESULTS_KEY]
+    results.environment = dict(env)
+    results.target = env.get("broker_version", config.option.backend)
+    results.write(run_dir(config) / "results.json")
     allure_dir = getattr(config.option, "allure_report_dir", None)
     if allure_dir:
         Path(allure_dir).mkdir(parents=True, exist_ok=True)

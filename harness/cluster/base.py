@@ -51,6 +51,7 @@ class Cluster(abc.ABC):
 
     version: str
     backend: str
+    has_fault_control: bool = False
 
     # -- lifecycle -------------------------------------------------------------------------
     @abc.abstractmethod

@@ -66,6 +66,7 @@ def free_port() -> int:
 
 class LocalCluster(Cluster):
     backend = "local"
+    has_fault_control = True
 
     def __init__(self, spec: LocalClusterSpec | None = None, dist: KafkaDistribution | None = None) -> None:
         self.spec = spec or LocalClusterSpec()
