@@ -48,6 +48,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="local: start a Kafka cluster here; external: use --bootstrap-servers; "
                     "kfake: build and start franz-go's kfake here")
     group.addoption("--bootstrap-servers", default=None, help="host:port[,...] of an external target")
+    group.addoption("--security-protocol", default=None, help="external target: SASL_PLAINTEXT, SASL_SSL, ...")
+    group.addoption("--sasl-mechanism", default=None, help="external target: PLAIN, SCRAM-SHA-256, ...")
+    group.addoption("--sasl-username", default=os.environ.get("KCTS_SASL_USERNAME"), help="external target user")
+    group.addoption("--sasl-password", default=os.environ.get("KCTS_SASL_PASSWORD"),
+                    help="external target password (or KCTS_SASL_PASSWORD)")
     group.addoption("--reports-dir", default=os.environ.get("KCTS_REPORTS", "reports"),
                     help="where reports/<run-id>/ is written (default ./reports)")
     group.addoption("--run-id", default=os.environ.get("KCTS_RUN_ID"), help="name of this run's report folder")

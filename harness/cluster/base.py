@@ -52,6 +52,7 @@ class Cluster(abc.ABC):
     version: str
     backend: str
     has_fault_control: bool = False
+    owned: bool = True  # the harness started it, and throws it away; False: clean up after the run
 
     # -- lifecycle -------------------------------------------------------------------------
     @abc.abstractmethod

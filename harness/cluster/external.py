@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from harness.cluster import probe
 from harness.cluster.base import Cluster, FaultControlUnavailable, NodeState
 from harness.errors import SetupError
 
 
 class ExternalCluster(Cluster):
     backend = "external"
+    owned = False
 
     def __init__(self, bootstrap_servers: str, extra_config: dict[str, str] | None = None) -> None:
         self._bootstrap = bootstrap_servers
@@ -17,27 +17,19 @@ class ExternalCluster(Cluster):
         self._brokers: dict[int, tuple[str, int]] = {}
 
     def start(self) -> ExternalCluster:
-        errors = []
-        for hostport in self._bootstrap.split(","):
-            host, _, port = hostport.strip().rpartition(":")
-            try:
-                md = probe.metadata(host, int(port), topics=[])
-            except (OSError, ValueError) as exc:
-                errors.append(f"{hostport}: {exc!r}")
-                continue
-            self._brokers = {b: (host, int(port)) for b in md.broker_ids}
-            self._discover(host, int(port))
-            return self
-        raise SetupError(
-            f"no broker answers at --bootstrap-servers {self._bootstrap}: {'; '.join(errors)}; "
-            "check the address and that the target is running"
-        )
-
-    def _discover(self, host: str, port: int) -> None:
+        """Reach the target with the client settings given; learn its brokers from its metadata."""
         from confluent_kafka.admin import AdminClient
 
-        md = AdminClient(self.client_config()).list_topics(timeout=10)
+        admin = AdminClient({**self.client_config(), "log_level": 0, "socket.connection.setup.timeout.ms": 5000})
+        try:
+            md = admin.list_topics(timeout=6)
+        except Exception as exc:  # noqa: BLE001 - librdkafka's transport/auth errors: all one message
+            raise SetupError(
+                f"no broker answers at --bootstrap-servers {self._bootstrap}: {exc}; "
+                "check the address, the SASL settings and that the target is running"
+            ) from None
         self._brokers = {b.id: (b.host, b.port) for b in md.brokers.values()}
+        return self
 
     def close(self) -> None:
         pass

@@ -1,0 +1,49 @@
+"""An external target: checks without node control run, the others skip saying why, and the run
+leaves nothing behind on a cluster that is not its own."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.clients.admin import admin_client
+from harness.cluster.local import LocalCluster, LocalClusterSpec
+
+pytestmark = pytest.mark.live
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def target() -> Iterator[LocalCluster]:
+    with LocalCluster(LocalClusterSpec()) as c:
+        yield c  # type: ignore[misc]
+
+
+def names_on(cluster: LocalCluster) -> tuple[set[str], set[str]]:
+    admin = admin_client(cluster)
+    topics = {t for t in admin.list_topics(timeout=10).topics if not t.startswith("__")}
+    groups = {g.group_id for g in admin.list_consumer_groups().result(timeout=10).valid}
+    return topics, groups
+
+
+def test_external_run_skips_fault_checks_and_leaves_no_topic_or_group(target: LocalCluster, tmp_path: Path) -> None:
+    before = names_on(target)
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", "--backend", "external", "--bootstrap-servers",
+         target.bootstrap_servers, "-m", "smoke", "--reports-dir", str(tmp_path), "--run-id", "ext"],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    checks = json.loads((tmp_path / "ext" / "results.json").read_text())["checks"]
+    results = {c["nodeid"].split("::")[1]: c for c in checks}
+    assert results["test_every_acknowledged_record_is_read_back_in_order"]["cell"] == "pass", results
+    for name in ("test_clean_leader_failover_loses_no_acknowledged_record",
+                 "test_unclean_election_loses_exactly_the_truncated_range"):
+        assert results[name]["reason"] == "needs fault control; the target is external", results[name]
+    after = names_on(target)
+    assert after == before, f"the run left behind topics {after[0] - before[0]} and groups {after[1] - before[1]}"
