@@ -22,8 +22,9 @@ def run(version: str = "4.4.0", rounds: int = 3) -> dict[str, object]:
                 cluster, admin, f"bench-unclean-{i}", replication_factor=2,
                 config={"min.insync.replicas": "1", "unclean.leader.election.enable": "true"},
             )
+            replicated = Producer({**cluster.client_config(), **QUIET, "acks": "all"})
+            produce(replicated, topic, [b"x"] * 100)
             producer = Producer({**cluster.client_config(), **QUIET, "acks": "1", "enable.idempotence": False})
-            produce(producer, topic, [b"x"] * 100)
             t0 = time.monotonic()
             result = force_unclean_election(
                 cluster, topic, write_divergent=lambda p=producer, t=topic: produce(p, t, [b"y"] * 50)

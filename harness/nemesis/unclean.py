@@ -66,6 +66,15 @@ def force_unclean_election(
     old_leader = before.leader
     followers = [b for b in before.replicas if b != old_leader]
     new_leader = next(b for b in followers if b in before.isr)
+    # In the ISR is not the same as caught up: wait until the future leader holds everything the
+    # leader has, so that only what is written from here on can diverge.
+    wait_until(
+        lambda: cluster.log_end_offset(topic, partition, new_leader)
+        == cluster.log_end_offset(topic, partition, old_leader),
+        timeout,
+        lambda: f"{topic}-{partition} follower {new_leader} catching up with leader {old_leader}: log ends "
+        f"{cluster.log_end_offset(topic, partition, new_leader)} vs {cluster.log_end_offset(topic, partition, old_leader)}",
+    )
     for b in followers:
         cluster.stop_node(b)
     cluster.wait_for_isr(topic, partition, {old_leader})
