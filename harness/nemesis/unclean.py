@@ -68,12 +68,13 @@ def force_unclean_election(
     new_leader = next(b for b in followers if b in before.isr)
     # In the ISR is not the same as caught up: wait until the future leader holds everything the
     # leader has, so that only what is written from here on can diverge.
+    def log_ends() -> tuple[int, int]:
+        return tuple(cluster.log_end_offset(topic, partition, b) for b in (new_leader, old_leader))  # type: ignore[return-value]
+
     wait_until(
-        lambda: cluster.log_end_offset(topic, partition, new_leader)
-        == cluster.log_end_offset(topic, partition, old_leader),
+        lambda: len(set(log_ends())) == 1,
         timeout,
-        lambda: f"{topic}-{partition} follower {new_leader} catching up with leader {old_leader}: log ends "
-        f"{cluster.log_end_offset(topic, partition, new_leader)} vs {cluster.log_end_offset(topic, partition, old_leader)}",
+        lambda: f"{topic}-{partition}: follower {new_leader} and leader {old_leader} log ends {log_ends()}",
     )
     for b in followers:
         cluster.stop_node(b)
