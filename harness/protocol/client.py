@@ -1,0 +1,334 @@
+"""A raw Kafka client: one TCP connection, exact request versions, every response field.
+
+    with RawClient.connect("127.0.0.1", 9092, spec="4.4.0", timeout=10) as c:
+        v = c.max_version("Metadata")
+        md = c.send("Metadata", v, {"Topics": None})
+
+It does nothing behind the caller's back (no retries, no metadata, no routing): conformance checks
+need to see exactly what a broker answers to exactly what was sent. One request is in flight at a
+time; every call has a deadline, and a timeout closes the connection (a late answer would
+otherwise be taken for the next call's).
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import struct
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from harness.protocol.codec import decode, decode_response, encode, encode_request_header
+from harness.protocol.dump import dump
+from harness.protocol.errors import describe
+from harness.protocol.exceptions import (
+    AuthenticationFailed,
+    ConnectionFailed,
+    DecodeError,
+    ProtocolError,
+    RequestTimeout,
+)
+from harness.protocol.spec import ApiSpec, SpecSet, load_specs
+
+_SIZE = struct.Struct(">i")
+_UNSUPPORTED_VERSION = 35
+CLIENT_SOFTWARE_NAME = "kcts"
+CLIENT_SOFTWARE_VERSION = "0.1.0"
+MAX_RESPONSE_BYTES = 512 * 1024 * 1024
+
+
+@dataclass
+class Exchange:
+    """One request and its response, raw and decoded, for assertions and attachments."""
+
+    api: ApiSpec
+    version: int
+    correlation_id: int
+    request: dict[str, Any]
+    request_bytes: bytes
+    response_header: dict[str, Any] = field(default_factory=dict)
+    response: dict[str, Any] = field(default_factory=dict)
+    response_bytes: bytes = b""
+    elapsed: float = 0.0
+
+    def dump(self) -> str:
+        parts = [f"-> {dump(self.api, self.version, self.request, direction='request')}"]
+        if self.response_bytes:
+            parts.append(f"<- {dump(self.api, self.version, self.response, direction='response')}")
+            parts.append(f"   ({len(self.response_bytes)} bytes in {self.elapsed * 1000:.1f} ms)")
+        else:
+            parts.append("<- (no response expected)")
+        return "\n".join(parts)
+
+
+class RawClient:
+    """A connection to one broker. Use `RawClient.connect(...)`."""
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        host: str,
+        port: int,
+        specs: SpecSet,
+        *,
+        timeout: float,
+        client_id: str | None,
+    ) -> None:
+        self._sock: socket.socket | None = sock
+        self.host = host
+        self.port = port
+        self.specs = specs
+        self.timeout = timeout
+        self.client_id = client_id
+        self._correlation = itertools.count(1)
+        self._lock = threading.Lock()
+        self.broker_versions: dict[int, tuple[int, int]] = {}
+        self.api_versions_response: dict[str, Any] = {}
+        self.last: Exchange | None = None
+
+    # --- life cycle -------------------------------------------------------------------------
+
+    @classmethod
+    def connect(
+        cls,
+        host: str,
+        port: int,
+        *,
+        spec: SpecSet | str = "4.4.0",
+        timeout: float = 10.0,
+        client_id: str | None = "kcts",
+        sasl_plain: tuple[str, str] | None = None,
+        negotiate: bool = True,
+    ) -> RawClient:
+        """Open a connection; by default ask ApiVersions and, if given, authenticate with SASL/PLAIN."""
+        specs = load_specs(spec)
+        try:
+            sock = socket.create_connection((host, port), timeout=timeout)
+        except OSError as e:
+            raise ConnectionFailed(f"cannot connect to {host}:{port}: {e}") from e
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        client = cls(sock, host, port, specs, timeout=timeout, client_id=client_id)
+        try:
+            if negotiate:
+                client.negotiate()
+            if sasl_plain is not None:
+                client.authenticate_plain(*sasl_plain)
+        except BaseException:
+            client.close()
+            raise
+        return client
+
+    def close(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+    @property
+    def closed(self) -> bool:
+        return self._sock is None
+
+    def __enter__(self) -> RawClient:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<RawClient {self.host}:{self.port}{' closed' if self.closed else ''}>"
+
+    # --- versions ---------------------------------------------------------------------------
+
+    def negotiate(self) -> dict[str, Any]:
+        """ApiVersions at our highest version, falling back to what the broker says it supports."""
+        api = self.specs.api("ApiVersions")
+        version = api.valid_versions.high
+        body = {"ClientSoftwareName": CLIENT_SOFTWARE_NAME, "ClientSoftwareVersion": CLIENT_SOFTWARE_VERSION}
+        resp = self.send(api, version, body)
+        if resp.get("ErrorCode") == _UNSUPPORTED_VERSION:
+            # KIP-511: the broker lists its own ApiVersions range; retry within it.
+            theirs = {k["ApiKey"]: k["MaxVersion"] for k in resp.get("ApiKeys", [])}
+            version = min(version, theirs.get(api.key, 0))
+            resp = self.send(api, version, body)
+        if resp.get("ErrorCode"):
+            raise ProtocolError(f"{self.host}:{self.port}: ApiVersions failed with {describe(resp['ErrorCode'])}")
+        self.api_versions_response = resp
+        self.broker_versions = {k["ApiKey"]: (k["MinVersion"], k["MaxVersion"]) for k in resp["ApiKeys"]}
+        return resp
+
+    def max_version(self, api: str | int | ApiSpec) -> int:
+        """The highest version both our spec and the broker support."""
+        a = self.specs.api(api)
+        if not self.broker_versions:
+            self.negotiate()
+        if a.key not in self.broker_versions:
+            raise ProtocolError(f"{self.host}:{self.port} does not support {a.name} (api {a.key}) at all")
+        lo, hi = self.broker_versions[a.key]
+        top = min(hi, a.valid_versions.high)
+        if top < max(lo, a.valid_versions.low):
+            raise ProtocolError(
+                f"{a.name}: broker {self.host}:{self.port} supports v{lo}-{hi}, "
+                f"our spec v{a.valid_versions}; no overlap"
+            )
+        return top
+
+    def supports(self, api: str | int | ApiSpec, version: int) -> bool:
+        a = self.specs.api(api)
+        if not self.broker_versions:
+            self.negotiate()
+        lo, hi = self.broker_versions.get(a.key, (0, -1))
+        return lo <= version <= hi
+
+    # --- SASL -------------------------------------------------------------------------------
+
+    def authenticate_plain(self, username: str, password: str) -> None:
+        """SaslHandshake (mechanism PLAIN) then SaslAuthenticate with `\\0user\\0password`."""
+        hs = self.specs.api("SaslHandshake")
+        hs_version = min(1, hs.valid_versions.high)
+        if self.broker_versions:
+            hs_version = min(hs_version, self.broker_versions.get(hs.key, (0, hs_version))[1])
+        if hs_version < 1:
+            raise AuthenticationFailed("SaslHandshake v1 (followed by SaslAuthenticate) is required")
+        resp = self.send(hs, hs_version, {"Mechanism": "PLAIN"})
+        if resp["ErrorCode"]:
+            raise AuthenticationFailed(
+                f"{self.host}:{self.port}: SASL handshake refused: {describe(resp['ErrorCode'])}; "
+                f"broker offers {resp.get('Mechanisms')}"
+            )
+        auth = self.specs.api("SaslAuthenticate")
+        version = self.max_version(auth) if self.broker_versions else auth.valid_versions.high
+        token = b"\0" + username.encode() + b"\0" + password.encode()
+        resp = self.send(auth, version, {"AuthBytes": token})
+        if resp["ErrorCode"]:
+            raise AuthenticationFailed(
+                f"{self.host}:{self.port}: SASL/PLAIN authentication of {username!r} failed: "
+                f"{describe(resp['ErrorCode'])} {resp.get('ErrorMessage') or ''}".rstrip()
+            )
+
+    # --- requests ---------------------------------------------------------------------------
+
+    def send(
+        self,
+        api: str | int | ApiSpec,
+        version: int,
+        body: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        records: str = "bytes",
+    ) -> dict[str, Any]:
+        """Send one request and return the decoded response body ({} for Produce with acks=0)."""
+        return self.exchange(api, version, body, timeout=timeout, records=records).response
+
+    def exchange(
+        self,
+        api: str | int | ApiSpec,
+        version: int,
+        body: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        records: str = "bytes",
+    ) -> Exchange:
+        """Like send, but return the whole exchange (both sides, raw bytes, timing)."""
+        a = self.specs.api(api)
+        body = dict(body or {})
+        payload = encode(a.request, version, body)
+        ex = Exchange(a, version, 0, decode(a.request, version, payload), b"")
+        # Produce with acks=0 (also the spec default when Acks is left out) gets no response.
+        expect_response = not (a.key == 0 and ex.request.get("Acks") == 0)
+        with self._lock:
+            cid = next(self._correlation) & 0x7FFFFFFF
+            ex.correlation_id = cid
+            frame = encode_request_header(a, version, {"CorrelationId": cid, "ClientId": self.client_id}) + payload
+            ex.request_bytes = frame
+            start = time.monotonic()
+            raw = self._roundtrip(frame, a, version, cid, timeout, expect_response)
+            ex.elapsed = time.monotonic() - start
+        if raw is None:
+            self.last = ex
+            return ex
+        ex.response_bytes = raw
+        try:
+            ex.response_header, ex.response = decode_response(a, version, raw, records=records)
+        except DecodeError:
+            if a.key != 18:
+                raise
+            # An ApiVersions error response is written at v0 whatever version was asked (KIP-511).
+            ex.response_header, ex.response = decode_response(a, 0, raw, records=records)
+        if ex.response_header.get("CorrelationId") != cid:
+            self.close()
+            raise ProtocolError(
+                f"{self.host}:{self.port}: response to {a.name} v{version} has correlation id "
+                f"{ex.response_header.get('CorrelationId')}, expected {cid}; connection closed"
+            )
+        self.last = ex
+        return ex
+
+    def send_raw(
+        self, api: str | int | ApiSpec, version: int, body_bytes: bytes, *, timeout: float | None = None
+    ) -> bytes:
+        """Send a hand-made body after a proper header; return the response frame (header included)."""
+        a = self.specs.api(api)
+        with self._lock:
+            cid = next(self._correlation) & 0x7FFFFFFF
+            frame = encode_request_header(a, version, {"CorrelationId": cid, "ClientId": self.client_id}) + body_bytes
+            raw = self._roundtrip(frame, a, version, cid, timeout, True)
+        assert raw is not None
+        return raw
+
+    # --- socket -----------------------------------------------------------------------------
+
+    def _roundtrip(
+        self, frame: bytes, a: ApiSpec, version: int, cid: int, timeout: float | None, expect_response: bool
+    ) -> bytes | None:
+        sock = self._sock
+        what = f"{a.name} v{version} (correlation id {cid})"
+        if sock is None:
+            raise ConnectionFailed(f"{self.host}:{self.port}: connection is closed; cannot send {what}")
+        limit = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        try:
+            self._set_deadline(sock, deadline)
+            sock.sendall(_SIZE.pack(len(frame)) + frame)
+            if not expect_response:
+                return None
+            (size,) = _SIZE.unpack(self._read(sock, 4, deadline, limit, what))
+            if size < 4 or size > MAX_RESPONSE_BYTES:
+                self.close()
+                raise ProtocolError(f"{self.host}:{self.port}: response to {what} has impossible size {size}")
+            return self._read(sock, size, deadline, limit, what)
+        except TimeoutError:
+            self.close()
+            raise RequestTimeout(
+                f"{self.host}:{self.port}: no response to {what} within {limit:g}s; connection closed"
+            ) from None
+        except OSError as e:
+            self.close()
+            raise ConnectionFailed(f"{self.host}:{self.port}: connection failed during {what}: {e}") from e
+
+    def _set_deadline(self, sock: socket.socket, deadline: float) -> None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        sock.settimeout(left)
+
+    def _read(self, sock: socket.socket, n: int, deadline: float, limit: float, what: str) -> bytes:
+        buf = bytearray(n)
+        view = memoryview(buf)
+        got = 0
+        while got < n:
+            self._set_deadline(sock, deadline)
+            k = sock.recv_into(view[got:], n - got)
+            if k == 0:
+                self.close()
+                raise ConnectionFailed(
+                    f"{self.host}:{self.port}: broker closed the connection while answering {what} "
+                    f"({got} of {n} bytes read); a broker closes on requests it cannot parse"
+                )
+            got += k
+        return bytes(buf)

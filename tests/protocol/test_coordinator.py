@@ -1,0 +1,47 @@
+"""Coordinator records (__consumer_offsets, __transaction_state) with the coordinator jars' specs."""
+
+from __future__ import annotations
+
+import struct
+import uuid
+
+import pytest
+
+from harness.protocol.codec import decode_versioned, encode, encode_versioned
+from harness.protocol.coordinator import decode_coordinator_record
+from harness.protocol.exceptions import DecodeError
+from harness.protocol.spec import load_specs
+
+SPECS = load_specs("4.4.0")
+
+
+def test_offset_commit_record_with_topic_id() -> None:
+    key_spec, value_spec = SPECS.message("OffsetCommitKey"), SPECS.message("OffsetCommitValue")
+    key = struct.pack(">h", key_spec.api_key) + encode(key_spec, 0, {"group": "g", "topic": "t", "partition": 2})
+    topic_id = uuid.uuid4()
+    value = encode_versioned(
+        value_spec, 4, {"offset": 42, "leaderEpoch": 7, "metadata": "", "commitTimestamp": 1, "topicId": topic_id}
+    )
+    rec = decode_coordinator_record(SPECS, "__consumer_offsets", key, value)
+    assert (rec.record_type, rec.key_schema, rec.value_schema, rec.value_version) == (
+        1,
+        "OffsetCommitKey",
+        "OffsetCommitValue",
+        4,
+    )
+    assert rec.key == {"group": "g", "topic": "t", "partition": 2}
+    assert rec.value is not None and rec.value["topicId"] == topic_id and rec.value["leaderEpoch"] == 7
+    # v3 has no topicId at all; a tombstone has no value.
+    v3 = encode_versioned(value_spec, 3, {"offset": 1, "leaderEpoch": 2, "metadata": "", "commitTimestamp": 1})
+    assert "topicId" not in decode_coordinator_record(SPECS, "group", key, v3).value  # type: ignore[operator]
+    assert decode_coordinator_record(SPECS, "__consumer_offsets", key, None).value is None
+    assert decode_versioned(value_spec, v3)[0] == 3
+
+
+def test_transaction_log_family_and_unknown_types() -> None:
+    key_spec = SPECS.message("TransactionLogKey")
+    key = struct.pack(">h", 0) + encode(key_spec, 0, {"TransactionalId": "tx"})
+    rec = decode_coordinator_record(SPECS, "__transaction_state", key, None)
+    assert rec.key_schema == "TransactionLogKey" and rec.key == {"TransactionalId": "tx"}
+    with pytest.raises(DecodeError, match="record type 99"):
+        decode_coordinator_record(SPECS, "__consumer_offsets", struct.pack(">h", 99), None)
