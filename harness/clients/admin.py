@@ -33,7 +33,11 @@ def create_topic(
     config: dict[str, str] | None = None,
     timeout: float = 30.0,
 ) -> str:
-    """Create a topic and wait until every partition has a leader and a full ISR on every broker."""
+    """Create a topic; wait until every partition has a leader and a full ISR, as every broker sees it.
+
+    Each broker learns of a new topic from the controller on its own time; a request by topic ID
+    sent to one that has not yet gets UNKNOWN_TOPIC_ID, so all of them must agree first.
+    """
     rf = min(replication_factor, len(cluster.broker_ids))
     future = admin.create_topics([NewTopic(name, partitions, rf, config=config or {})])[name]
     try:
@@ -44,4 +48,7 @@ def create_topic(
         cluster.wait_for_partition(
             name, p, lambda s: s.leader >= 0 and len(s.isr) == rf, f"leader and {rf} in-sync replicas", timeout
         )
+        for broker in cluster.running_brokers():
+            cluster.wait_for_partition(name, p, lambda s: s.leader >= 0, f"a leader, as broker {broker} sees it",
+                                       timeout, broker=broker)
     return name

@@ -129,19 +129,19 @@ class Cluster(abc.ABC):
     def running_brokers(self) -> list[int]:
         return [b for b in self.broker_ids if self.node_state(b) is NodeState.RUNNING]
 
-    def partition_state(self, topic: str, partition: int = 0) -> PartitionState:
-        """Leader, epoch, replicas and ISR, read from the first running broker that answers."""
+    def partition_state(self, topic: str, partition: int = 0, broker: int | None = None) -> PartitionState:
+        """Leader, epoch, replicas and ISR, as `broker` sees them (default: the first running one that answers)."""
         errors: list[str] = []
-        for broker in self.running_brokers():
-            host, port = self.probe_address(broker)
+        for b in self.running_brokers() if broker is None else [broker]:
+            host, port = self.probe_address(b)
             try:
                 md = probe.metadata(host, port, [topic])
             except OSError as exc:
-                errors.append(f"broker {broker}: {exc!r}")
+                errors.append(f"broker {b}: {exc!r}")
                 continue
             p = md.partitions.get((topic, partition))
             if p is None or p.error_code not in (0, 5, 6):
-                errors.append(f"broker {broker}: {p}")
+                errors.append(f"broker {b}: {p}")
                 continue
             return PartitionState(topic, partition, p.leader, p.leader_epoch, p.replicas, p.isr)
         raise KctsError(f"no running broker describes {topic}-{partition}: {'; '.join(errors) or 'none running'}")
@@ -177,14 +177,18 @@ class Cluster(abc.ABC):
         predicate: object,
         what: str,
         timeout: float = 30.0,
+        broker: int | None = None,
     ) -> PartitionState:
-        """Wait until `predicate(PartitionState)` holds; the timeout shows the last state seen."""
+        """Wait until `predicate(PartitionState)` holds, as `broker` sees it if given.
+
+        The timeout shows the last state seen.
+        """
         assert callable(predicate)
         seen: list[PartitionState | str] = ["nothing yet"]
 
         def check() -> PartitionState | None:
             try:
-                st = self.partition_state(topic, partition)
+                st = self.partition_state(topic, partition, broker)
             except KctsError as exc:
                 seen[0] = str(exc)
                 return None

@@ -1,0 +1,129 @@
+// Consume-transform-produce by the Java clients under test: what kafka-tools' TransactionalMessageCopier
+// does (a group member copies records and commits its consumed offsets inside each transaction with
+// sendOffsetsToTransaction(offsets, consumer.groupMetadata())), compiled against the version under
+// test. The 4.3.1 copier borrowed for 4.4.0 (see harness/kafka/dist.py) cannot run there: it calls
+// org.apache.kafka.common.utils.Exit, which kafka-clients 4.4.0 no longer has.
+// Prints JSON lines: initialized, transaction_committed (per transaction), transaction_failed, done.
+//
+// args: --bootstrap-server HOST:PORT --input-topic T --output-topic T --group G --transactional-id ID
+//       --messages N [--transaction-size K] [--group-protocol classic|consumer] [--timeout-ms MS]
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+public class Kip1319Copier {
+    public static void main(String[] args) {
+        Map<String, String> opts = new HashMap<>();
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            opts.put(args[i], args[i + 1]);
+        }
+        String bootstrap = opts.get("--bootstrap-server");
+        String output = opts.get("--output-topic");
+        long wanted = Long.parseLong(opts.get("--messages"));
+        long deadline = System.currentTimeMillis() + Long.parseLong(opts.getOrDefault("--timeout-ms", "60000"));
+
+        Properties c = new Properties();
+        c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        c.put(ConsumerConfig.GROUP_ID_CONFIG, opts.get("--group"));
+        c.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, opts.getOrDefault("--group-protocol", "classic"));
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, opts.getOrDefault("--transaction-size", "5"));
+        c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, opts.get("--transactional-id"));
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+
+        long copied = 0;
+        String outcome = "copied";
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c);
+             KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            producer.initTransactions();
+            consumer.subscribe(List.of(opts.get("--input-topic")));
+            emit("initialized", "");
+            while (copied < wanted) {
+                if (System.currentTimeMillis() > deadline) {
+                    outcome = "timeout";
+                    break;
+                }
+                ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(200));
+                if (records.isEmpty()) {
+                    continue;
+                }
+                producer.beginTransaction();
+                Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+                for (ConsumerRecord<String, String> r : records) {
+                    producer.send(new ProducerRecord<>(output, r.partition(), r.key(), r.value()));
+                    offsets.put(new TopicPartition(r.topic(), r.partition()),
+                        new OffsetAndMetadata(r.offset() + 1, r.leaderEpoch(), ""));
+                }
+                try {
+                    producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
+                    producer.commitTransaction();
+                } catch (RuntimeException e) {
+                    emit("transaction_failed", error(e));
+                    producer.abortTransaction();
+                    outcome = "aborted";
+                    break;
+                }
+                copied += records.count();
+                List<String> committed = new ArrayList<>();
+                for (Map.Entry<TopicPartition, OffsetAndMetadata> e : offsets.entrySet()) {
+                    committed.add(q(e.getKey().toString()) + ":" + e.getValue().offset());
+                }
+                emit("transaction_committed", ",\"records\":" + records.count() + ",\"copied\":" + copied
+                    + ",\"offsets\":{" + String.join(",", committed) + "}");
+            }
+        }
+        emit("done", ",\"outcome\":" + q(outcome) + ",\"copied\":" + copied);
+        System.exit(outcome.equals("copied") ? 0 : 1);
+    }
+
+    // Each driver compiles on its own (see harness/clients/jvm.py), so these JSON helpers are repeated.
+    static String error(Throwable e) {
+        List<String> chain = new ArrayList<>();
+        for (Throwable t = e; t != null && chain.size() < 5; t = t.getCause()) {
+            chain.add(q(t.getClass().getName()));
+        }
+        return ",\"error\":" + q(e.getClass().getName()) + ",\"message\":" + q(String.valueOf(e.getMessage()))
+            + ",\"causes\":[" + String.join(",", chain) + "]";
+    }
+
+    static void emit(String name, String fields) {
+        System.out.println("{\"name\":" + q(name) + fields + "}");
+        System.out.flush();
+    }
+
+    static String q(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char ch : s.toCharArray()) {
+            if (ch == '"' || ch == '\\') {
+                b.append('\\').append(ch);
+            } else if (ch < 0x20) {
+                b.append(String.format("\\u%04x", (int) ch));
+            } else {
+                b.append(ch);
+            }
+        }
+        return b.append('"').toString();
+    }
+}
