@@ -40,7 +40,9 @@ UNKNOWN_TAGS = "_unknown_tagged_fields"
 Decoder = Callable[[bytes, int], tuple[dict[str, Any], int]]
 Encoder = Callable[[Mapping[str, Any], Callable[[bytes], Any]], None]
 
-RECORDS_MODES = ("bytes", "parse")
+# bytes: records as a bytes copy; view: a zero-copy memoryview of the response buffer (valid as
+# long as the caller keeps it, which the view itself ensures); parse: decoded record batches.
+RECORDS_MODES = ("bytes", "view", "parse")
 
 # Messages smaller than this decode too quickly for a collection to matter.
 _GC_PAUSE_BYTES = 16 * 1024
@@ -193,6 +195,7 @@ _BASE_NS: dict[str, Any] = {
     "_toolong": _string_too_long,
     "_recbytes": _records_bytes,
     "_recparse": _parse_records,
+    "_mv": memoryview,
     "_write_tags": _write_tags,
     "_no_tags": _no_tags_allowed,
     "DecodeError": DecodeError,
@@ -321,7 +324,8 @@ def _gen_decode_value(src: _Source, ind: int, f: FieldSpec, ctx: VersionCtx, tar
         else:
             _gen_decode_struct(src, ind, f.struct, ctx, target, where)
     elif t.text in ("string", "bytes", "records"):
-        _gen_decode_lenprefixed(src, ind, t.text, ctx.field_flexible(f), nullable, target, f"{where}.{f.name}")
+        kind = "view" if t.text == "records" and ctx.records == "view" else t.text
+        _gen_decode_lenprefixed(src, ind, kind, ctx.field_flexible(f), nullable, target, f"{where}.{f.name}")
         if t.text == "records" and ctx.records == "parse":
             src.line(ind, f"{target} = _recparse({target})")
     else:
@@ -354,14 +358,15 @@ def _gen_decode_lenprefixed(
         _gen_read_length(src, ind, compact, n, "_i32", 4)
     w = src.const(where, "W")
     conv = ".decode()" if kind == "string" else ""
+    source = "_mv(buf)" if kind == "view" else "buf"
     if nullable:
         src.line(ind, f"if {n} < 0: {target} = None")
         src.line(ind, "else:")
-        src.line(ind + 1, f"{target} = buf[pos:pos + {n}]{conv}")
+        src.line(ind + 1, f"{target} = {source}[pos:pos + {n}]{conv}")
         src.line(ind + 1, f"pos += {n}")
     else:
         src.line(ind, f"if {n} < 0: _null({w})")
-        src.line(ind, f"{target} = buf[pos:pos + {n}]{conv}")
+        src.line(ind, f"{target} = {source}[pos:pos + {n}]{conv}")
         src.line(ind, f"pos += {n}")
 
 

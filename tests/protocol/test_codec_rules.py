@@ -177,6 +177,16 @@ def test_records_as_bytes_or_parsed() -> None:
     assert parse_batches(decode(spec, 12, encode(spec, 12, again))["TopicData"][0]["PartitionData"][0]["Records"])
 
 
+def test_records_as_zero_copy_view() -> None:
+    spec = SPECS.request("Produce")
+    batch = encode_batch([b"a", b"b"], partition_leader_epoch=4)
+    body = {"Acks": 1, "TimeoutMs": 1, "TopicData": [{"Name": "t", "PartitionData": [{"Index": 0, "Records": batch}]}]}
+    raw = encode(spec, 12, body)
+    view = decode(spec, 12, raw, records="view")["TopicData"][0]["PartitionData"][0]["Records"]
+    assert isinstance(view, memoryview) and view.obj is raw and bytes(view) == batch
+    assert parse_batches(bytes(view))[0].partition_leader_epoch == 4
+
+
 def test_generated_source_is_inspectable() -> None:
     src = generated_source(METADATA.response, 13)
     assert src.startswith("def decode(buf, pos):") and "'TopicId'" in src
