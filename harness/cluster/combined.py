@@ -51,10 +51,18 @@ def start_and_wait(node: KafkaNode, dist: KafkaDistribution, port: int, timeout:
 
 
 def cds_archive_path(dist: KafkaDistribution) -> Path:
-    """One class-data-sharing archive per classpath, shared by every node that runs it."""
+    """One class-data-sharing archive per classpath, shared by every node that runs it.
+
+    The JVM refuses an archive whose jars changed since it was dumped, so their sizes and times
+    are part of the key: a re-resolved classpath gets a new archive instead of a silent slow start.
+    """
     import hashlib
 
-    digest = hashlib.sha256(dist.classpath.encode()).hexdigest()[:12]
+    h = hashlib.sha256(dist.classpath.encode())
+    for jar in dist.jars:
+        st = jar.stat()
+        h.update(f"{st.st_size}:{st.st_mtime_ns}".encode())
+    digest = h.hexdigest()[:12]
     path = cache_root() / "cds" / f"{dist.version}-{digest}.jsa"
     path.parent.mkdir(parents=True, exist_ok=True)
     return path

@@ -1,7 +1,5 @@
 """Apache Kafka from Maven Central: a runtime classpath per version, cached per user.
 
-`KCTS_MAVEN_ARGS` adds arguments to every Maven call (a settings file, a local repository).
-
 `resolve("4.4.0")` returns a `KafkaDistribution` whose jars are copied from the local Maven
 repository into `$KCTS_CACHE/kafka/<version>/libs` (default `~/.cache/kcts`). A second call, in
 this process or a later one, reads the cache and runs no Maven at all.
@@ -9,18 +7,17 @@ this process or a later one, reads the cache and runs no Maven at all.
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.errors import SetupError
+from harness.kafka import maven
+from harness.kafka.maven import Coordinate
 
 DEFAULT_VERSION = "4.4.0"
 
@@ -36,7 +33,7 @@ KNOWN_VERSIONS: tuple[str, ...] = (
 )
 
 _VERSION_RE = re.compile(r"^\d+\.\d+\.(\d+|x)$")
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3
 
 
 def cache_root() -> Path:
@@ -109,131 +106,57 @@ def resolve(requested: str = DEFAULT_VERSION) -> KafkaDistribution:
     """Return the cached distribution of `requested`, resolving it with Maven on first use."""
     version = normalize_version(requested)
     home = cache_root() / "kafka" / version
-    manifest = home / "dist.json"
-    if (cached := _read_manifest(manifest, home)) is not None:
-        return cached
-    home.mkdir(parents=True, exist_ok=True)
-    with open(home / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (cached := _read_manifest(manifest, home)) is not None:
-            return cached
-        tools_version = _resolve_into(home, version)
-        jars = sorted(p.name for p in (home / "libs").glob("*.jar"))
-        manifest.write_text(
-            json.dumps({"format": _CACHE_FORMAT, "version": version, "tools_version": tools_version, "jars": jars})
-        )
-    result = _read_manifest(manifest, home)
-    assert result is not None
-    return result
+    data = maven.cached(home, _CACHE_FORMAT, lambda h: _resolve_into(h, version))
+    jars = tuple(home / "libs" / name for name in data["jars"])
+    return KafkaDistribution(version, home, jars, data["tools_version"])
 
 
-def _read_manifest(manifest: Path, home: Path) -> KafkaDistribution | None:
-    try:
-        data = json.loads(manifest.read_text())
-    except (OSError, ValueError):
-        return None
-    jars = tuple(home / "libs" / name for name in data.get("jars", []))
-    if data.get("format") != _CACHE_FORMAT or not jars or not all(j.exists() for j in jars):
-        return None
-    return KafkaDistribution(data["version"], home, jars, data["tools_version"])
-
-
-def _resolve_into(home: Path, version: str) -> str:
-    """Copy kafka_2.13 + kafka-tools of `version` into home/libs; return the tools version used.
+def _resolve_into(home: Path, version: str) -> dict[str, Any]:
+    """Copy kafka_2.13 + kafka-tools of `version` into home/libs; the manifest names the tools version.
 
     Some releases reach Maven Central without `kafka-tools` (4.4.0 here). The verifiable clients
     then come from the newest earlier release of the same major that has it, running on this
-    version's kafka-clients, and the manifest records which tools version that was.
+    version's kafka-clients (pinned), and the manifest records which tools version that was.
     """
-    if shutil.which("mvn") is None:
-        raise SetupError("mvn not found on PATH; install Maven (apt-get install maven) to fetch Kafka jars")
+    maven.require_maven("Kafka jars")
+    broker = Coordinate("org.apache.kafka", "kafka_2.13", version)
+    clients = Coordinate("org.apache.kafka", "kafka-clients", version)
     candidates = [version] + [
         v for v in KNOWN_VERSIONS if v.split(".")[0] == version.split(".")[0] and _key(v) < _key(version)
     ]
-    last_error = ""
+    result = maven.MavenResult(False, "")
     for tools_version in candidates:
-        staging = Path(tempfile.mkdtemp(prefix="resolve-", dir=home))
-        try:
-            ok, output = _run_maven(staging, version, tools_version)
-            if ok:
-                libs = home / "libs"
-                if libs.exists():
-                    shutil.rmtree(libs)
-                (staging / "libs").rename(libs)
-                return tools_version
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        last_error = output
-        if f"kafka_2.13:jar:{version}" in output:
+        tools = Coordinate("org.apache.kafka", "kafka-tools", tools_version)
+        staging = home / f"libs.tmp{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        result = maven.copy_dependencies(staging, [broker, tools, _logging_binding(version)], managed=[clients])
+        if result.ok:
+            shutil.rmtree(home / "libs", ignore_errors=True)
+            staging.rename(home / "libs")
+            return {"version": version, "tools_version": tools_version,
+                    "jars": sorted(p.name for p in (home / "libs").glob("*.jar"))}
+        shutil.rmtree(staging, ignore_errors=True)
+        if result.missing(broker):
             raise SetupError(
                 f"Apache Kafka {version} is not on Maven Central (org.apache.kafka:kafka_2.13:{version} not found); "
                 f"known versions: {', '.join(KNOWN_VERSIONS)}"
             )
-        if _unreachable(output):
+        if result.unreachable:
             raise SetupError(
                 "cannot reach Maven Central to fetch Kafka jars; check the network or set a mirror in "
-                f"~/.m2/settings.xml, or pre-fill {home}/libs. Maven said: {_maven_errors(output)}"
+                f"~/.m2/settings.xml, or pre-fill {home}/libs. Maven said: {result.errors}"
             )
-        if f"kafka-tools:jar:{tools_version}" not in output:
+        if not result.missing(tools):
             break
-    raise SetupError(f"Maven could not resolve Kafka {version}: {_maven_errors(last_error)}")
+    raise SetupError(f"Maven could not resolve Kafka {version}: {result.errors}")
 
 
 def _key(v: str) -> tuple[int, ...]:
     return tuple(int(p) for p in v.split("."))
 
 
-def _run_maven(workdir: Path, version: str, tools_version: str) -> tuple[bool, str]:
-    # kafka-clients is pinned so that tools borrowed from an older release run on this version's client.
-    pom = f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>kcts</groupId><artifactId>kafka-runtime</artifactId><version>{version}</version>
-  <packaging>pom</packaging>
-  <dependencyManagement><dependencies>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-clients</artifactId><version>{version}</version></dependency>
-  </dependencies></dependencyManagement>
-  <dependencies>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>{version}</version></dependency>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>{tools_version}</version></dependency>
-    {_logging_binding(version)}
-  </dependencies>
-</project>
-"""
-    (workdir / "pom.xml").write_text(pom)
-    cmd = [
-        "mvn", "-B", "-q", "-f", str(workdir / "pom.xml"), *shlex.split(os.environ.get("KCTS_MAVEN_ARGS", "")),
-        "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies",
-        f"-DoutputDirectory={workdir / 'libs'}", "-DincludeScope=runtime",
-    ]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    except subprocess.TimeoutExpired:
-        return False, "Maven timed out after 900 s (Could not transfer artifact: timeout)"
-    return proc.returncode == 0, proc.stdout + proc.stderr
-
-
-def _logging_binding(version: str) -> str:
+def _logging_binding(version: str) -> Coordinate:
     """The slf4j binding that Kafka's tarball ships but its POMs leave out: without it, no logs."""
     if _key(version) < (4, 0, 0):
-        return (
-            "<dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId>"
-            "<version>1.7.36</version></dependency>"
-        )
-    return (
-        "<dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j-impl</artifactId>"
-        "<version>2.25.5</version></dependency>"
-    )
-
-
-def _unreachable(output: str) -> bool:
-    return any(
-        s in output
-        for s in ("Could not transfer", "UnknownHost", "Connection refused", "Network is unreachable", "timed out")
-    )
-
-
-def _maven_errors(output: str) -> str:
-    output = re.sub(r"\x1b\[[0-9;]*m", "", output)
-    lines = [ln for ln in output.splitlines() if "[ERROR]" in ln and ln.strip() != "[ERROR]" and "-e switch" not in ln
-             and "-X switch" not in ln]
-    return " | ".join(lines[:3]) or output.strip()[-500:]
+        return Coordinate("org.slf4j", "slf4j-reload4j", "1.7.36")
+    return Coordinate("org.apache.logging.log4j", "log4j-slf4j-impl", "2.25.5")
