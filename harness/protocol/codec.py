@@ -306,11 +306,24 @@ def _default_expr(src: _Source, f: FieldSpec, ctx: VersionCtx) -> str:
 # Decoder generation.
 
 
-def _gen_decode_value(src: _Source, ind: int, f: FieldSpec, ctx: VersionCtx, target: str, where: str) -> None:
+def _gen_decode_value(
+    src: _Source, ind: int, f: FieldSpec, ctx: VersionCtx, target: str, where: str, tagged: bool = False
+) -> None:
     t = f.type
     nullable = ctx.version in f.nullable_versions
     if t.is_array:
         _gen_decode_array(src, ind, f, ctx, target, where, nullable)
+    elif t.is_struct and nullable and tagged:
+        # A tagged nullable struct carries an unsigned varint marker, 0 for null (as Kafka's
+        # generated readers do), not the int8 -1 of an untagged one.
+        assert f.struct is not None
+        m = src.tmp("m")
+        src.line(ind, f"{m} = buf[pos]")
+        src.line(ind, "pos += 1")
+        src.line(ind, f"if {m} > 127: {m}, pos = _uvt(buf, pos, {m})")
+        src.line(ind, f"if {m} == 0: {target} = None")
+        src.line(ind, "else:")
+        _gen_decode_struct(src, ind + 1, f.struct, ctx, target, where)
     elif t.is_struct:
         assert f.struct is not None
         if nullable:
@@ -644,7 +657,7 @@ class _FlatSite:
 def _compile_value_decoder(f: FieldSpec, ctx: VersionCtx, where: str) -> Decoder:
     src = _Source()
     src.line(0, "def tagged_value(buf, pos):")
-    _gen_decode_value(src, 1, f, ctx, "x", where)
+    _gen_decode_value(src, 1, f, ctx, "x", where, tagged=True)
     src.line(1, "return x, pos")
     return src.build("tagged_value")  # type: ignore[return-value]
 
@@ -708,7 +721,9 @@ def struct_is_default(s: StructSpec, value: Any) -> bool:
     return not value.get(UNKNOWN_TAGS)
 
 
-def _gen_encode_value(src: _Source, ind: int, f: FieldSpec, ctx: VersionCtx, x: str, where: str) -> None:
+def _gen_encode_value(
+    src: _Source, ind: int, f: FieldSpec, ctx: VersionCtx, x: str, where: str, tagged: bool = False
+) -> None:
     t = f.type
     nullable = ctx.version in f.nullable_versions
     w = src.const(f"{where}.{f.name}", "W")
@@ -739,7 +754,8 @@ def _gen_encode_value(src: _Source, ind: int, f: FieldSpec, ctx: VersionCtx, x: 
     elif t.is_struct:
         assert f.struct is not None
         if nullable:
-            src.line(ind, f"if {x} is None: w(b'\\xff')")
+            null_marker = "b'\\x00'" if tagged else "b'\\xff'"  # tagged: varint 0; untagged: int8 -1
+            src.line(ind, f"if {x} is None: w({null_marker})")
             src.line(ind, "else:")
             src.line(ind + 1, "w(b'\\x01')")
             _gen_encode_struct(src, ind + 1, f.struct, ctx, x, f"{where}.{f.name}")
@@ -845,7 +861,7 @@ def _compile_value_encoder(f: FieldSpec, ctx: VersionCtx, where: str) -> Callabl
     src.line(0, "def tagged_value(x):")
     src.line(1, "parts = []")
     src.line(1, "w = parts.append")
-    _gen_encode_value(src, 1, f, ctx, "x", where)
+    _gen_encode_value(src, 1, f, ctx, "x", where, tagged=True)
     src.line(1, "return b''.join(parts)")
     return src.build("tagged_value")  # type: ignore[return-value]
 

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from harness.protocol.codec import decode_versioned, encode, encode_versioned
+from harness.protocol.codec import decode, decode_versioned, encode, encode_versioned
 from harness.protocol.coordinator import decode_coordinator_record
 from harness.protocol.exceptions import DecodeError
 from harness.protocol.spec import load_specs
@@ -45,3 +45,19 @@ def test_transaction_log_family_and_unknown_types() -> None:
     assert rec.key_schema == "TransactionLogKey" and rec.key == {"TransactionalId": "tx"}
     with pytest.raises(DecodeError, match="record type 99"):
         decode_coordinator_record(SPECS, "__consumer_offsets", struct.pack(">h", 99), None)
+
+
+def test_tagged_null_struct_decodes_like_kafka_does() -> None:
+    """A 4.4.0 ConsumerGroupMemberMetadataValue for a consumer-protocol member ends with tag 0 of one
+    byte 0x00: Kafka reads that varint marker as null ClassicMemberMetadata (recorded from a real broker)."""
+    specs = load_specs("4.4.0")
+    spec = specs.messages["ConsumerGroupMemberMetadataValue"]
+    value = bytes.fromhex(
+        "00000000056b6374730b2f3132372e302e302e31020f7265636f726465642d746f70696301000075300001000100"
+    )
+    body = decode(spec, 0, value, offset=2)
+    assert body["ClassicMemberMetadata"] is None and body["RebalanceTimeoutMs"] == 30000
+    # And back: a null tagged struct is simply absent; a present one round-trips.
+    present = {**body, "ClassicMemberMetadata": {"SessionTimeoutMs": 45000, "SupportedProtocols": []}}
+    again = decode(spec, 0, encode(spec, 0, present))
+    assert again["ClassicMemberMetadata"]["SessionTimeoutMs"] == 45000
