@@ -11,7 +11,7 @@ from pathlib import Path
 from harness.errors import KctsError
 
 REPO = Path(__file__).resolve().parent.parent
-BENCHES = ("startup", "unclean", "codec")
+BENCHES = ("startup", "unclean", "codec", "proxy")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,6 +93,10 @@ def bench(args: list[str]) -> int:
         from harness.bench import unclean
 
         result = unclean.run(opts.kafka_version, rounds=opts.rounds)
+    elif opts.name == "proxy":
+        from harness.bench import proxy
+
+        result = proxy.run(opts.kafka_version, rounds=opts.rounds)
     else:
         from harness.bench import codec
 

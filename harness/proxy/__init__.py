@@ -1,0 +1,18 @@
+"""A Kafka protocol proxy for tests: observe every exchange, inject faults, keep clients behind it."""
+
+from harness.proxy.recorder import Exchange, Recording
+from harness.proxy.rules import CapVersion, CloseConnection, Delay, ReplaceErrors, Rule, StripTopicIds
+from harness.proxy.server import Proxy, ProxyError
+
+__all__ = [
+    "CapVersion",
+    "CloseConnection",
+    "Delay",
+    "Exchange",
+    "Proxy",
+    "ProxyError",
+    "Recording",
+    "ReplaceErrors",
+    "Rule",
+    "StripTopicIds",
+]

@@ -1,0 +1,196 @@
+"""One client connection through the proxy and its connection to the broker behind it.
+
+Two pumps run per link: requests (client -> broker) and responses (broker -> client). A request
+costs a header parse; a response costs a 4-byte read of its correlation id, unless the address
+rewriter or a rule needs its body (see `Link._edit`). Kafka answers requests in order on a
+connection, so holding a response back (a Delay rule) holds back those behind it, as a slow
+broker would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from harness.protocol.codec import decode_response, encode_response
+from harness.protocol.exceptions import ProtocolError
+from harness.proxy.frames import (
+    SIZE,
+    FrameError,
+    parse_request_header,
+    produce_expects_response,
+    response_correlation_id,
+)
+from harness.proxy.recorder import ANSWERED, CLOSED_BY_PROXY, LOST, NO_RESPONSE, Exchange
+from harness.proxy.rewrite import address_fields, endpoints, is_real_endpoint, rewrite_addresses
+
+if TYPE_CHECKING:
+    from harness.proxy.server import Proxy
+
+SASL_HANDSHAKE = 17
+SASL_AUTHENTICATE = 36
+API_VERSIONS = 18
+# Frames of up to this size are read in one go; larger ones still work (readexactly grows).
+STREAM_LIMIT = 4 * 1024 * 1024
+
+
+class _ClosedByRule(Exception):
+    pass
+
+
+@dataclass
+class Link:
+    proxy: Proxy
+    label: str
+    upstream: tuple[str, int]
+    client_reader: asyncio.StreamReader
+    client_writer: asyncio.StreamWriter
+    pending: dict[int, Exchange] = field(default_factory=dict)
+    _raw_sasl_token: bool = False
+
+    async def run(self) -> None:
+        try:
+            broker_reader, broker_writer = await asyncio.open_connection(*self.upstream, limit=STREAM_LIMIT)
+        except OSError as exc:
+            # A stopped broker is a state tests create on purpose, not a proxy error.
+            self.proxy.unreachable.append(f"{self.label}: {exc!r}")
+            self.client_writer.close()
+            return
+        pumps = [
+            asyncio.create_task(self._requests(broker_writer), name=f"{self.label} requests"),
+            asyncio.create_task(self._responses(broker_reader), name=f"{self.label} responses"),
+        ]
+        try:
+            done, _ = await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                self._check(task)
+        finally:
+            for task in pumps:
+                task.cancel()
+            await asyncio.gather(*pumps, return_exceptions=True)
+            for writer in (self.client_writer, broker_writer):
+                writer.close()
+            for ex in self.pending.values():
+                ex.outcome = LOST
+            self.pending.clear()
+
+    def _check(self, task: asyncio.Task[None]) -> None:
+        exc = task.exception()
+        if exc is None or isinstance(exc, _ClosedByRule | asyncio.IncompleteReadError | ConnectionError):
+            return
+        self.proxy.note_error(f"{self.label}: {task.get_name()} failed: {exc!r}")
+
+    # -- client -> broker ------------------------------------------------------------------
+    async def _requests(self, broker: asyncio.StreamWriter) -> None:
+        reader = self.client_reader
+        specs = self.proxy.specs
+        recording = self.proxy.recording
+        while True:
+            size_bytes = await reader.readexactly(4)
+            frame = await reader.readexactly(SIZE.unpack(size_bytes)[0])
+            started = time.monotonic()
+            if self._raw_sasl_token:
+                # After SaslHandshake v0 the next frame is a bare SASL token, not a request.
+                self._raw_sasl_token = False
+                broker.write(size_bytes + frame)
+                await broker.drain()
+                continue
+            try:
+                header = parse_request_header(frame)
+            except FrameError as exc:
+                self.proxy.note_error(f"{self.label}: unparseable request passed through: {exc}")
+                broker.write(size_bytes + frame)
+                await broker.drain()
+                continue
+            ex = Exchange(
+                specs, self.label, header.api_key, header.api_version, header.correlation_id,
+                header.client_id, started,
+                # SaslAuthenticate carries credentials: recorded as a header fact only.
+                request_bytes=None if header.api_key == SASL_AUTHENTICATE else frame,
+            )
+            recording.add(ex)
+            delay, close = 0.0, False
+            for rule in self.proxy.rules:
+                if rule.matches(header.api_key, header.api_version):
+                    action = rule.on_request(header.api_key, header.api_version)
+                    if action is not None:
+                        ex.rules.append(rule.describe())
+                        delay += action.delay
+                        close = close or action.close
+            if close:
+                ex.outcome = CLOSED_BY_PROXY
+                raise _ClosedByRule
+            if delay:
+                await asyncio.sleep(delay)
+            if produce_expects_response(frame, header):
+                self.pending[header.correlation_id] = ex
+            else:
+                ex.outcome = NO_RESPONSE
+                recording.trim(ex)
+            if header.api_key == SASL_HANDSHAKE and header.api_version == 0:
+                self._raw_sasl_token = True
+            broker.write(size_bytes + frame)
+            await broker.drain()
+
+    # -- broker -> client ------------------------------------------------------------------
+    async def _responses(self, reader: asyncio.StreamReader) -> None:
+        client = self.client_writer
+        recording = self.proxy.recording
+        while True:
+            size_bytes = await reader.readexactly(4)
+            frame = await reader.readexactly(SIZE.unpack(size_bytes)[0])
+            received = time.monotonic()
+            ex = self.pending.pop(response_correlation_id(frame), None)
+            if ex is None:
+                # SASL v0 tokens, or answers to requests the proxy could not parse.
+                client.write(size_bytes + frame)
+                await client.drain()
+                continue
+            ex.latency = received - ex.started
+            edited = await self._edit(ex, frame)
+            if edited is not frame:
+                frame, size_bytes = edited, SIZE.pack(len(edited))
+            delay = sum(r.response_delay(ex.api_key, ex.version) for r in self._matching(ex))
+            if delay:
+                ex.rules.append(f"Delay({delay:g}s)")
+                await asyncio.sleep(delay)
+            ex.response_bytes = frame
+            ex.outcome = ANSWERED
+            recording.trim(ex)
+            client.write(size_bytes + frame)
+            await client.drain()
+
+    def _matching(self, ex: Exchange) -> list[Any]:
+        return [r for r in self.proxy.rules if r.matches(ex.api_key, ex.version)]
+
+    async def _edit(self, ex: Exchange, frame: bytes) -> bytes:
+        """The response as the client should see it: addresses rewritten, rules applied."""
+        specs = self.proxy.specs
+        try:
+            api = specs.api(ex.api_key)
+        except ProtocolError:
+            return frame
+        acting = [r for r in self.proxy.rules if r.acts_on_response(ex.api_key, ex.version)]
+        if not acting and not address_fields(api, ex.version):
+            return frame
+        version = ex.version
+        try:
+            header, body = decode_response(api, version, frame)
+        except ProtocolError as exc:
+            if ex.api_key != API_VERSIONS:
+                self.proxy.note_error(f"{self.label}: {api.name} v{version} response passed through undecoded: {exc}")
+                return frame
+            # KIP-511: an ApiVersions request at a version the broker lacks is answered at v0.
+            version = 0
+            header, body = decode_response(api, version, frame)
+        for entry in endpoints(api, version, body):
+            if is_real_endpoint(entry):
+                await self.proxy.ensure_listener(entry["Host"], entry["Port"])
+        changed = rewrite_addresses(api, version, body, self.proxy.proxied_address) > 0
+        for rule in acting:
+            if rule.edit_response(api, version, body):
+                ex.rules.append(rule.describe())
+                changed = True
+        return encode_response(api, version, header, body) if changed else frame

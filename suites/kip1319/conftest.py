@@ -1,0 +1,152 @@
+"""Fixtures of the KIP-1319 checks: raw connections, the proxy, and the extra clusters some checks need.
+
+The extra clusters (SASL + StandardAuthorizer, transaction.version=1, a broker without KIP-1319)
+are one-broker local clusters of their own, started once per module that asks for them and
+closed at the module's end. Their node logs go to the run's `nodes/<name>/` and into the
+evidence of failing tests.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from harness import verdicts
+from harness.clients.admin import admin_client, create_topic, topic_name
+from harness.cluster.base import Cluster
+from harness.cluster.local import LocalCluster, LocalClusterSpec, SaslConfig
+from harness.kafka.dist import KNOWN_VERSIONS, KafkaDistribution, resolve
+from harness.protocol.client import RawClient
+from harness.proxy import Proxy
+from harness.pytest_plugin import evidence, run_dir
+
+# The Java client under test: the first release with the KIP-1319 producer.
+CLIENT_VERSION = "4.4.0"
+# A release without KIP-1319 (TxnOffsetCommit v5 max), for the checks that compare against one.
+PRE_KIP_VERSION = "4.3.1"
+TRANSACTION_VERSION = "transaction.version"
+
+
+class RawConnector:
+    """`connect(broker_id=None)` -> a RawClient to that broker (default: the first), closed at teardown."""
+
+    def __init__(self, cluster: Cluster, user: str | None = None) -> None:
+        self.cluster = cluster
+        self.user = user
+        self.spec = spec_version(cluster)
+        self._made: list[RawClient] = []
+
+    def __call__(self, broker_id: int | None = None, **kwargs: Any) -> RawClient:
+        broker = self.cluster.broker_ids[0] if broker_id is None else broker_id
+        kwargs.setdefault("timeout", 20.0)
+        sasl = getattr(getattr(self.cluster, "spec", None), "sasl", None)
+        if sasl is not None and self.user is not None:
+            kwargs.setdefault("sasl_plain", (self.user, sasl.users[self.user]))
+            host, port = self.cluster.broker_address(broker)
+        else:
+            # A SASL cluster's harness listener takes raw requests without credentials (super user).
+            host, port = self.cluster.probe_address(broker)
+        client = RawClient.connect(host, port, spec=self.spec, **kwargs)
+        self._made.append(client)
+        return client
+
+    def close(self) -> None:
+        for c in self._made:
+            c.close()
+        self._made.clear()
+
+
+def spec_version(cluster: Cluster) -> str:
+    version = str(getattr(cluster, "version", ""))
+    return version if version in KNOWN_VERSIONS else CLIENT_VERSION
+
+
+@pytest.fixture
+def raw(cluster: Cluster) -> Iterator[RawConnector]:
+    connector = RawConnector(cluster)
+    yield connector
+    connector.close()
+
+
+@pytest.fixture
+def unique() -> Callable[[str], str]:
+    """`unique("txn")` -> a fresh name for a transactional id or group of this test."""
+    return lambda prefix: f"kcts-{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def proxy_for() -> Iterator[Callable[[Cluster], Proxy]]:
+    """`proxy_for(cluster)` -> a started proxy in front of it; stopped at teardown, its errors raised."""
+    made: list[Proxy] = []
+
+    def make(cluster: Cluster) -> Proxy:
+        proxy = Proxy.for_cluster(cluster, spec_version(cluster)).start()
+        made.append(proxy)
+        return proxy
+
+    yield make
+    for proxy in made:
+        proxy.stop()
+    for proxy in made:
+        proxy.check()
+
+
+@pytest.fixture(scope="session")
+def client_dist() -> KafkaDistribution:
+    """The Kafka jars whose Java client is under test (kafka-tools may be older, see dist.py)."""
+    return resolve(CLIENT_VERSION)
+
+
+def make_topic(cluster: Cluster, hint: str, partitions: int = 1) -> str:
+    """A ready topic on `cluster` (any of the fixtures' clusters), replicated on every broker up to 3."""
+    name = topic_name("kcts", hint)
+    return create_topic(cluster, admin_client(cluster), name, partitions, min(3, len(cluster.broker_ids)))
+
+
+def _module_cluster(
+    request: pytest.FixtureRequest, cluster: Cluster, name: str, **spec: Any
+) -> Iterator[LocalCluster]:
+    if cluster.backend != "local":
+        pytest.skip(f"needs a local {name} cluster beside the target; the target is {cluster.backend}")
+    config = request.config
+    spec.setdefault("version", cluster.version)
+    local = LocalCluster(LocalClusterSpec(brokers=1, log_dir=run_dir(config) / "nodes" / name, **spec))
+    with local:
+        evidence(config).add_logs(local.log_paths)
+        yield local
+
+
+@pytest.fixture(scope="module")
+def sasl_cluster(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[LocalCluster]:
+    """The target's version with SASL/PLAIN and the StandardAuthorizer (admin: super user, alice: no ACLs)."""
+    yield from _module_cluster(request, cluster, "sasl", sasl=SaslConfig())
+
+
+@pytest.fixture(scope="module")
+def tv1_cluster(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[LocalCluster]:
+    """The target's version, formatted with transaction.version=1 (no Transaction V2)."""
+    target = RawConnector(cluster)
+    try:
+        client = target()
+        supported = {f["Name"]: f for f in client.api_versions_response.get("SupportedFeatures") or []}
+    finally:
+        target.close()
+    feature = supported.get(TRANSACTION_VERSION)
+    if feature is None or feature["MaxVersion"] < 1:
+        verdicts.not_supported(
+            f"the {TRANSACTION_VERSION} feature (KIP-890)",
+            f"{client.host}:{client.port} supports features {sorted(supported)}",
+        )
+    yield from _module_cluster(request, cluster, "tv1", features={TRANSACTION_VERSION: 1})
+
+
+@pytest.fixture(scope="module")
+def pre_kip_cluster(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[Cluster]:
+    """A broker of a release without KIP-1319: the session's own when it is that release already."""
+    if cluster.backend == "local" and cluster.version == PRE_KIP_VERSION:
+        yield cluster
+        return
+    yield from _module_cluster(request, cluster, f"kafka-{PRE_KIP_VERSION}", version=PRE_KIP_VERSION)
