@@ -1,0 +1,90 @@
+"""Committed offsets and their leader epoch: kept by the coordinator, and the right epoch to commit.
+
+KIP-320 (seed 000, "OffsetCommit"/"OffsetFetch") adds the leader epoch to commits, "the epoch of
+the previously fetched record", so that a group restarted from it can check for truncation.
+KIP-1094 (seed 004) makes the next offset and that epoch available after poll, including when
+control records (transaction markers) follow the last data record.
+
+The record before a committed offset decides its epoch, control records included: after a
+transaction whose COMMIT marker was written in a later epoch than its data, the marker's epoch is
+the one that validates. A consumer checks a committed (offset, epoch) by asking
+OffsetsForLeaderEpoch(epoch) and calls it truncated when the end offset is below the committed
+offset; the data record's older epoch would end at the marker, below the commit, and the next
+restart would report a truncation that never happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.checks.epoch_history import describe_log, epoch_of_offset
+from harness.protocol.errors import describe
+from harness.protocol.records import RecordBatch
+
+
+def assert_commits_kept(rounds: Sequence[Mapping[str, Any]]) -> None:
+    """Each round ({commit, read, sent: {offset, epoch}, got: {offset, epoch, error}}) reads back, with
+    the API and version named in `read`, the offset and leader epoch committed with `commit`."""
+    assert rounds, "nothing was committed"
+    wrong = []
+    for r in rounds:
+        sent, got = r["sent"], r["got"]
+        if got["error"] != 0 or (got["offset"], got["epoch"]) != (sent["offset"], sent["epoch"]):
+            wrong.append(
+                f"{r['commit']} of (offset {sent['offset']}, epoch {sent['epoch']}) read back by {r['read']} as "
+                f"{describe(got['error'])} (offset {got['offset']}, epoch {got['epoch']})"
+            )
+    listing = "\n  ".join(wrong[:12])
+    assert not wrong, f"{len(wrong)} of {len(rounds)} committed leader epochs are not kept:\n  {listing}"
+
+
+def assert_commit_epochs_follow_consumption(
+    commits: Sequence[Mapping[str, int]], batches: Sequence[RecordBatch], client: str
+) -> None:
+    """Each commit ({offset, epoch, last_offset, last_epoch}) made right after consuming the record at
+    `last_offset` (whose epoch the client reported as `last_epoch`) names the next offset and the
+    epoch that record was appended in."""
+    assert commits, f"{client} made no commit"
+    wrong = []
+    for c in commits:
+        appended = epoch_of_offset(batches, c["last_offset"])
+        if c["offset"] != c["last_offset"] + 1:
+            wrong.append(f"after offset {c['last_offset']} committed offset {c['offset']}, not {c['last_offset'] + 1}")
+        if not c["epoch"] == c["last_epoch"] == appended:
+            wrong.append(
+                f"after offset {c['last_offset']} (appended in epoch {appended}, reported as {c['last_epoch']}) "
+                f"committed epoch {c['epoch']}"
+            )
+    assert not wrong, (
+        f"{client}: the committed leader epoch is not the epoch of the last consumed record: {wrong[:6]}; "
+        f"log {describe_log(batches)}"
+    )
+
+
+def assert_commit_past_control_records(
+    position: int, committed: Mapping[str, int], batches: Sequence[RecordBatch], end: int, client: str
+) -> None:
+    """After reading every transaction: position() and the committed offset are the log end (lag 0),
+    and the committed epoch is the epoch of the last record before it, the COMMIT marker included."""
+    last = epoch_of_offset(batches, end - 1)
+    trouble = []
+    if position != end:
+        trouble.append(f"position() is {position}, not the log end {end}")
+    if committed["offset"] != end:
+        trouble.append(f"committed offset {committed['offset']} leaves lag {end - committed['offset']}")
+    if committed["epoch"] != last:
+        trouble.append(f"committed epoch {committed['epoch']}, the last record (offset {end - 1}) is in epoch {last}")
+    assert not trouble, f"{client}: " + "; ".join(trouble) + f"; log {describe_log(batches)}"
+
+
+def assert_commit_validates(committed: Mapping[str, int], answer: Mapping[str, Any]) -> None:
+    """OffsetsForLeaderEpoch(committed epoch) ends at or after the committed offset: a consumer
+    restarting from this commit finds no truncation, as none happened."""
+    ok = answer["ErrorCode"] == 0 and answer["LeaderEpoch"] == committed["epoch"] and answer["EndOffset"] >= committed[
+        "offset"]
+    assert ok, (
+        f"committed (offset {committed['offset']}, epoch {committed['epoch']}) does not validate: "
+        f"OffsetsForLeaderEpoch({committed['epoch']}) answers {describe(answer['ErrorCode'])} epoch "
+        f"{answer['LeaderEpoch']} end offset {answer['EndOffset']}, so a restart would report a false truncation"
+    )

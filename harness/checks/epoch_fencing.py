@@ -1,0 +1,111 @@
+"""KIP-320 epoch validation: which error a replica owes a request carrying a CurrentLeaderEpoch.
+
+The rule (seed 000, "Leader Fetch Handling"; OffsetsForLeaderEpoch and ListOffsets "validate it
+similarly"): an epoch older than the replica's is FENCED_LEADER_EPOCH, a newer one
+UNKNOWN_LEADER_EPOCH, and -1 skips the check. Only then does the replica's role count. The KIP
+says a follower answers a fetch with one of the epoch errors where it used to say
+NOT_LEADER_FOR_PARTITION; KIP-392 (fetch from follower, Kafka 2.4) later let a follower serve
+consumer fetches of version 11 and up, so a follower with a matching epoch serves those, and
+answers NOT_LEADER_OR_FOLLOWER below v11 and to every OffsetsForLeaderEpoch and ListOffsets.
+
+An answer here is one request's outcome as a mapping: `api`, `version`, `broker`, `role`
+("leader" or "follower"), `requested_epoch` (the CurrentLeaderEpoch sent), `current_epoch` (the
+partition's epoch in Metadata at the time) and `partition` (the decoded partition response).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.protocol.errors import error_name
+from harness.protocol.records import parse_batches
+
+NO_EPOCH = -1
+FETCH_FROM_FOLLOWER_VERSION = 11  # KIP-392: a follower serves consumer fetches from this version on
+SERVED = "NONE"
+FENCED = "FENCED_LEADER_EPOCH"
+UNKNOWN = "UNKNOWN_LEADER_EPOCH"
+NOT_LEADER = "NOT_LEADER_OR_FOLLOWER"
+
+Answer = Mapping[str, Any]
+
+
+def expected_epoch_error(requested: int, current: int) -> str:
+    """The epoch check alone: FENCED for older, UNKNOWN for newer, NONE for equal or -1."""
+    if requested == NO_EPOCH or requested == current:
+        return SERVED
+    return FENCED if requested < current else UNKNOWN
+
+
+def expected_answer(api: str, role: str, version: int, requested: int, current: int) -> str:
+    """The error name a replica in `role` owes `api` at `version` for CurrentLeaderEpoch `requested`."""
+    epoch_error = expected_epoch_error(requested, current)
+    if epoch_error != SERVED or role == "leader":
+        return epoch_error
+    if api == "Fetch" and version >= FETCH_FROM_FOLLOWER_VERSION:
+        return SERVED
+    return NOT_LEADER
+
+
+def _served_problem(api: str, p: Mapping[str, Any]) -> str | None:
+    """Why a served answer carries no data, or why an error answer carries some (None if consistent)."""
+    ok = p["ErrorCode"] == 0
+    if api == "Fetch":
+        batches = parse_batches(p.get("Records"))
+        if ok and not batches:
+            return f"served but returned no record batch (HighWatermark {p['HighWatermark']})"
+        if not ok and (batches or p["HighWatermark"] != -1):
+            return f"refused but returned {len(batches)} batch(es), HighWatermark {p['HighWatermark']}"
+    elif api == "ListOffsets":
+        if ok and p["Offset"] < 0:
+            return f"served but returned offset {p['Offset']}"
+        if not ok and (p["Offset"], p["LeaderEpoch"]) != (-1, -1):
+            return f"refused but returned offset {p['Offset']} epoch {p['LeaderEpoch']}"
+    elif api == "OffsetForLeaderEpoch":
+        if ok and p["EndOffset"] < 0:
+            return f"served but returned end offset {p['EndOffset']}"
+        if not ok and (p["LeaderEpoch"], p["EndOffset"]) != (-1, -1):
+            return f"refused but returned epoch {p['LeaderEpoch']} end offset {p['EndOffset']}"
+    elif api == "Produce":
+        if ok and p["BaseOffset"] < 0:
+            return f"accepted but returned base offset {p['BaseOffset']}"
+        if not ok and p["BaseOffset"] != -1:
+            return f"refused but appended at {p['BaseOffset']}"
+    return None
+
+
+def describe_answer(a: Answer) -> str:
+    return (
+        f"{a['api']} v{a['version']} to {a['role']} {a['broker']} with CurrentLeaderEpoch {a['requested_epoch']} "
+        f"(partition epoch {a['current_epoch']}): {error_name(a['partition']['ErrorCode'])}"
+        f"({a['partition']['ErrorCode']})"
+    )
+
+
+def assert_epoch_validation(answers: Sequence[Answer], context: str = "") -> None:
+    """Every answer is the one `expected_answer` gives, and carries data exactly when it is served."""
+    assert answers, f"no answers to judge {context}".rstrip()
+    wrong = []
+    for a in answers:
+        want = expected_answer(a["api"], a["role"], a["version"], a["requested_epoch"], a["current_epoch"])
+        got = error_name(a["partition"]["ErrorCode"])
+        if got != want:
+            wrong.append(f"{describe_answer(a)}, expected {want}")
+            continue
+        problem = _served_problem(a["api"], a["partition"])
+        if problem:
+            wrong.append(f"{describe_answer(a)}: {problem}")
+    assert not wrong, (
+        f"{len(wrong)} of {len(answers)} answers break the KIP-320 epoch rule {context}:\n  " + "\n  ".join(wrong[:12])
+    )
+
+
+def assert_covers(answers: Sequence[Answer], needed: set[str]) -> None:
+    """The probe reached each case it is meant to judge (stale, newer, current, -1)."""
+    seen = set()
+    for a in answers:
+        r, c = a["requested_epoch"], a["current_epoch"]
+        seen.add("unset" if r == NO_EPOCH else "current" if r == c else "older" if r < c else "newer")
+    missing = needed - seen
+    assert not missing, f"the probe never sent a CurrentLeaderEpoch that is {sorted(missing)}; sent {sorted(seen)}"

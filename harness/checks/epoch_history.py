@@ -1,0 +1,179 @@
+"""KIP-320 answers that depend on a partition's epoch history: end offsets, offset epochs, batch stamps.
+
+The history is read from the log itself: every record batch carries the PartitionLeaderEpoch its
+leader stamped at append, so the start offset of each epoch is the first offset of its first
+batch. A broker answers OffsetsForLeaderEpoch from its leader-epoch cache (LeaderEpochFileCache):
+for a past epoch E, the end offset is the start offset of the first later epoch; for the current
+epoch, the log end offset; for an epoch above every known one, the sentinel (-1, -1).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.protocol.errors import describe
+from harness.protocol.records import RecordBatch
+
+UNDEFINED = (-1, -1)  # OffsetsForLeaderEpoch's answer for an epoch no replica knows
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+
+
+def epoch_starts(batches: Sequence[RecordBatch]) -> dict[int, int]:
+    """First offset of each epoch in the log, from the batches' PartitionLeaderEpoch."""
+    starts: dict[int, int] = {}
+    for b in sorted(batches, key=lambda b: b.base_offset):
+        starts.setdefault(b.partition_leader_epoch, b.base_offset)
+    return starts
+
+
+def describe_log(batches: Sequence[RecordBatch]) -> str:
+    """`[0..4]@0 [5..9]@1 ...`: each batch's offsets and epoch, control batches marked."""
+    parts = []
+    for b in sorted(batches, key=lambda b: b.base_offset):
+        mark = f" {b.control_type()}" if b.is_control else ""
+        parts.append(f"[{b.base_offset}..{b.last_offset}]@{b.partition_leader_epoch}{mark}")
+    return " ".join(parts) or "(empty log)"
+
+
+def epoch_of_offset(batches: Sequence[RecordBatch], offset: int) -> int | None:
+    for b in batches:
+        if b.base_offset <= offset <= b.last_offset:
+            return b.partition_leader_epoch
+    return None
+
+
+def assert_epochs_never_decrease(batches: Sequence[RecordBatch]) -> None:
+    ordered = sorted(batches, key=lambda b: b.base_offset)
+    drops = [
+        f"offset {b.base_offset} has epoch {b.partition_leader_epoch} after epoch {a.partition_leader_epoch}"
+        for a, b in itertools.pairwise(ordered)
+        if b.partition_leader_epoch < a.partition_leader_epoch
+    ]
+    assert not drops, f"batch epochs go down along the log: {drops[:5]}; log {describe_log(batches)}"
+
+
+def expected_end_offset(
+    batches: Sequence[RecordBatch], epoch: int, current_epoch: int, log_end: int
+) -> tuple[int, int]:
+    """(LeaderEpoch, EndOffset) owed for `epoch` that appears in the log or is the current one."""
+    if epoch > current_epoch:
+        return UNDEFINED
+    if epoch == current_epoch:
+        return epoch, log_end
+    later = [b.base_offset for b in batches if b.partition_leader_epoch > epoch]
+    return epoch, min(later, default=log_end)
+
+
+def assert_end_offsets(
+    batches: Sequence[RecordBatch], current_epoch: int, log_end: int, answers: Mapping[int, Mapping[str, Any]]
+) -> None:
+    """OffsetsForLeaderEpoch answers, keyed by the LeaderEpoch asked, match the log's epoch history.
+
+    Every epoch present in the log and the current epoch get (epoch, start of the next epoch or
+    the log end); an epoch above the current one gets (-1, -1). Epochs asked are what the caller
+    chose; at least one past epoch and one unknown epoch must be among them.
+    """
+    asked = sorted(answers)
+    past = [e for e in asked if e < current_epoch]
+    assert past and any(e > current_epoch for e in asked), (
+        f"the probe must ask a past and an unknown epoch; asked {asked}, current {current_epoch}"
+    )
+    wrong = []
+    for epoch in asked:
+        p = answers[epoch]
+        want = expected_end_offset(batches, epoch, current_epoch, log_end)
+        got = (p["LeaderEpoch"], p["EndOffset"])
+        if p["ErrorCode"] != 0 or got != want:
+            wrong.append(f"epoch {epoch}: got {describe(p['ErrorCode'])} {got}, expected NONE {want}")
+    assert not wrong, (
+        f"OffsetsForLeaderEpoch disagrees with the log's epoch history (current epoch {current_epoch}, "
+        f"log end {log_end}, epoch starts {epoch_starts(batches)}):\n  " + "\n  ".join(wrong)
+        + f"\n  log: {describe_log(batches)}"
+    )
+
+
+def assert_batches_carry_append_epochs(
+    batches: Sequence[RecordBatch], appends: Sequence[Mapping[str, int]], replica: str = "the leader"
+) -> None:
+    """Each acknowledged write ({first, last, epoch}) sits in batches stamped with its append epoch."""
+    assert appends, "no acknowledged writes to compare the batches with"
+    assert_epochs_never_decrease(batches)
+    wrong = []
+    for w in appends:
+        for offset in (w["first"], w["last"]):
+            got = epoch_of_offset(batches, offset)
+            if got is None:
+                wrong.append(f"offset {offset} written in epoch {w['epoch']} is missing")
+            elif got != w["epoch"]:
+                wrong.append(f"offset {offset} written in epoch {w['epoch']} is in a batch stamped {got}")
+    assert not wrong, (
+        f"record batches fetched from {replica} do not carry the epoch of their append: {wrong[:6]}; "
+        f"log {describe_log(batches)}"
+    )
+
+
+def expected_list_offset(
+    batches: Sequence[RecordBatch], timestamp: int, current_epoch: int, log_end: int
+) -> tuple[int, int]:
+    """(Offset, LeaderEpoch) owed by ListOffsets for a timestamp, from the log.
+
+    EARLIEST: the first offset and the epoch of its batch; LATEST: the log end and the current
+    epoch (the log end belongs to no batch yet); a time: the first record with a timestamp at or
+    after it, and its batch's epoch.
+    """
+    ordered = sorted(batches, key=lambda b: b.base_offset)
+    data = [b for b in ordered if not b.is_control]
+    if timestamp == LATEST_TIMESTAMP:
+        return log_end, current_epoch
+    if timestamp == EARLIEST_TIMESTAMP:
+        first = ordered[0]
+        return first.base_offset, first.partition_leader_epoch
+    for b in data:
+        for r in b.records:
+            if r.timestamp is not None and r.timestamp >= timestamp:
+                assert r.offset is not None
+                return r.offset, b.partition_leader_epoch
+    return -1, -1
+
+
+def assert_list_offsets_epochs(
+    batches: Sequence[RecordBatch], current_epoch: int, log_end: int, answers: Sequence[Mapping[str, Any]]
+) -> None:
+    """ListOffsets answers ({timestamp, partition}) return the offset owed and the epoch of that offset."""
+    assert answers, "no ListOffsets answers to judge"
+    wrong = []
+    for a in answers:
+        p = a["partition"]
+        want = expected_list_offset(batches, a["timestamp"], current_epoch, log_end)
+        got = (p["Offset"], p["LeaderEpoch"])
+        if p["ErrorCode"] != 0 or got != want:
+            wrong.append(f"timestamp {a['timestamp']}: got {describe(p['ErrorCode'])} (offset, epoch) {got}, "
+                         f"expected {want}")
+    assert not wrong, (
+        f"ListOffsets does not return the epoch of the offset it returns (current epoch {current_epoch}, "
+        f"log end {log_end}):\n  " + "\n  ".join(wrong) + f"\n  log: {describe_log(batches)}"
+    )
+
+
+def assert_epochs_rise(steps: Sequence[Mapping[str, Any]]) -> None:
+    """Metadata after each election step ({step, leader, epochs: {broker: epoch}}): every broker agrees,
+    and the epoch rises strictly from step to step."""
+    assert len(steps) >= 2, f"need an epoch before and after at least one election: {steps}"
+    wrong = []
+    previous: tuple[str, int] | None = None
+    for s in steps:
+        seen = set(s["epochs"].values())
+        if len(seen) != 1:
+            wrong.append(f"after {s['step']} brokers disagree on the epoch: {s['epochs']}")
+            continue
+        (epoch,) = seen
+        if previous is not None and epoch <= previous[1]:
+            wrong.append(f"{s['step']} (leader {s['leader']}) left the epoch at {epoch}, after {previous[0]} at "
+                         f"{previous[1]}")
+        previous = (s["step"], epoch)
+    trail = " -> ".join(f"{s['step']}:{sorted(set(s['epochs'].values()))}" for s in steps)
+    problems = "; ".join(wrong)
+    assert not wrong, f"the Metadata leader epoch does not rise with every election: {problems}\n  {trail}"

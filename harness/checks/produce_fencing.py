@@ -1,0 +1,75 @@
+"""KIP-359 (seed 002): the leader epoch in Produce, and the fencing a broker does without it.
+
+KIP-359 adds CurrentLeaderEpoch to each partition of a Produce request. Whether a target has it
+is read from the Produce schema of each version it speaks. What every target does is the leader
+check: a Produce to a replica that does not lead the partition is NOT_LEADER_OR_FOLLOWER, and
+from Produce v10 on (KIP-951) the refusal names the current leader and its epoch (CurrentLeader)
+and where to reach it (NodeEndpoints).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from harness.protocol.errors import describe
+from harness.protocol.spec import SpecSet
+
+EPOCH_FIELD = "CurrentLeaderEpoch"
+LEADER_HINT_VERSION = 10  # KIP-951: CurrentLeader and NodeEndpoints in Produce responses
+
+
+def partition_fields(specs: SpecSet, versions: Iterable[int]) -> dict[int, list[str]]:
+    """The fields of one partition of a Produce request at each version, per the target's own schema."""
+    topic = specs.api("Produce").request.struct.field("TopicData")
+    assert topic.struct is not None
+    partition = topic.struct.field("PartitionData")
+    assert partition.struct is not None
+    return {v: [f.name for f in partition.struct.fields if f.present_in(v)] for v in versions}
+
+
+def versions_with_epoch(fields: Mapping[int, Sequence[str]]) -> list[int]:
+    """The Produce versions whose partitions carry CurrentLeaderEpoch."""
+    return sorted(v for v, names in fields.items() if EPOCH_FIELD in names)
+
+
+def schema_evidence(fields: Mapping[int, Sequence[str]], advertised: tuple[int, int]) -> str:
+    """`Produce v3-13 partition fields ['Index', 'Records']; the broker advertises Produce v0-13`."""
+    groups: list[tuple[int, int, list[str]]] = []
+    for v in sorted(fields):
+        names = list(fields[v])
+        if groups and groups[-1][2] == names and groups[-1][1] == v - 1:
+            groups[-1] = (groups[-1][0], v, names)
+        else:
+            groups.append((v, v, names))
+    parts = [f"Produce v{lo}-{hi} partition fields {names}" for lo, hi, names in groups]
+    return "; ".join(parts) + f"; the broker advertises Produce v{advertised[0]}-{advertised[1]}"
+
+
+def assert_refused_with_leader_hint(
+    answers: Sequence[Mapping[str, Any]], leader: int, epoch: int, endpoint: tuple[str, int]
+) -> None:
+    """Produce answers from a replica that no longer leads ({version, broker, partition, node_endpoints})
+    are NOT_LEADER_OR_FOLLOWER with nothing appended, and from v10 on name `leader` at `epoch`
+    (the Metadata view) and its endpoint."""
+    assert answers, "no Produce answers to judge"
+    wrong = []
+    for a in answers:
+        p, v = a["partition"], a["version"]
+        where = f"Produce v{v} to former leader {a['broker']}"
+        if p["ErrorCode"] != 6 or p["BaseOffset"] != -1:
+            wrong.append(f"{where}: {describe(p['ErrorCode'])} base offset {p['BaseOffset']}, "
+                         "expected NOT_LEADER_OR_FOLLOWER(6) and nothing appended")
+            continue
+        if v < LEADER_HINT_VERSION:
+            continue
+        hint = p.get("CurrentLeader") or {}
+        got = (hint.get("LeaderId"), hint.get("LeaderEpoch"))
+        if got != (leader, epoch):
+            wrong.append(f"{where}: CurrentLeader (id, epoch) {got}, Metadata says ({leader}, {epoch})")
+        nodes = {n["NodeId"]: (n["Host"], n["Port"]) for n in a.get("node_endpoints") or []}
+        if nodes.get(leader) != tuple(endpoint):
+            wrong.append(f"{where}: NodeEndpoints {nodes} do not give leader {leader} at {endpoint[0]}:{endpoint[1]}")
+    assert not wrong, "a Produce to a former leader is not refused with the current leader's hint:\n  " + "\n  ".join(
+        wrong[:12]
+    )

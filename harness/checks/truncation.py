@@ -1,0 +1,74 @@
+"""KIP-320 "Consumer Handling" (seed 000): what a consumer does when its position was truncated away.
+
+After an unclean election the new leader's log diverges from what a consumer already read. A
+consumer positioned beyond the divergence point must find it (OffsetsForLeaderEpoch with the epoch
+of its last record) and then either, with an auto reset policy, resume exactly at the divergence
+offset, reading everything the new leader wrote from there; or, without one, surface the
+truncation to the application: LogTruncationException in Java, an _AUTO_OFFSET_RESET error saying
+"truncation" in librdkafka. What a client did is its recorded reads ({offset, epoch, value}) and
+errors after the election.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+JAVA_TRUNCATION = "org.apache.kafka.clients.consumer.LogTruncationException"
+LIBRDKAFKA_RESET = "_AUTO_OFFSET_RESET"
+
+
+def _reads(reads: Sequence[Mapping[str, Any]], n: int = 4) -> str:
+    if not reads:
+        return "nothing"
+    head = ", ".join(f"{r['offset']}@{r['epoch']}={r['value']}" for r in reads[:n])
+    return f"{len(reads)} records, first {head}, last {reads[-1]['offset']}"
+
+
+def assert_resumed_at_divergence(
+    client: str,
+    reads: Sequence[Mapping[str, Any]],
+    errors: Sequence[Mapping[str, Any]],
+    divergence: int,
+    position_before: int,
+    new_leader_writes: Sequence[Mapping[str, Any]],
+) -> None:
+    """The first record read after the election is at the divergence offset, and the reads are
+    exactly the new leader's writes ({offset, value}) in order: neither the log start, nor the
+    position it had (`position_before`), nor the log end."""
+    expected = [(w["offset"], w["value"]) for w in new_leader_writes]
+    assert expected and expected[0][0] == divergence < position_before, (
+        f"premise: the new leader's first write is at {expected[0][0] if expected else None}, the divergence "
+        f"offset is {divergence} and the consumer was at {position_before}"
+    )
+    got = [(r["offset"], r["value"]) for r in reads]
+    where = "nothing" if not reads else f"offset {reads[0]['offset']}"
+    assert got == expected, (
+        f"{client} positioned at {position_before}, beyond the divergence offset {divergence}, resumed at {where}; "
+        f"read {_reads(reads)}; expected the {len(expected)} records the new leader wrote from offset "
+        f"{expected[0][0]}; errors {list(errors)[:3]}"
+    )
+
+
+def assert_truncation_surfaced(
+    client: str, reads: Sequence[Mapping[str, Any]], errors: Sequence[Mapping[str, Any]], divergence: int
+) -> None:
+    """With no reset policy the client reports the truncation, and reads nothing past it.
+
+    librdkafka: an error with code _AUTO_OFFSET_RESET whose text names the truncation. Java: a
+    LogTruncationException whose divergent offset is the divergence offset.
+    """
+    if client == "java":
+        hits = [e for e in errors if e.get("exception") == JAVA_TRUNCATION]
+        named = [e for e in hits if any(d["offset"] == divergence for d in e.get("divergent", []))]
+        surfaced = bool(named)
+        want = f"{JAVA_TRUNCATION} with divergent offset {divergence}"
+    else:
+        named = [e for e in errors if e.get("code") == LIBRDKAFKA_RESET and "truncat" in str(e.get("message")).lower()]
+        surfaced = bool(named)
+        want = f"{LIBRDKAFKA_RESET} naming the truncation"
+    assert surfaced, (
+        f"{client} did not surface the truncation at {divergence}: expected {want}; errors {list(errors)[:3]}; "
+        f"read {_reads(reads)}"
+    )
+    assert not reads, f"{client} surfaced the truncation but also read {_reads(reads)}"

@@ -1,0 +1,235 @@
+"""Raw requests of the leader-epoch checks (KIP-320, KIP-359, KIP-1094), at exact versions.
+
+Each builder sends one request through a `RawClient` and returns the partition-level answer (or
+the whole exchange where the check needs more), so that checks see exactly what the broker said
+to exactly what was sent. The KIP-359 and KIP-1094 suites use these too.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from harness.cluster.base import Cluster
+from harness.errors import Unrecoverable
+from harness.kafka.dist import KNOWN_VERSIONS
+from harness.protocol import errors
+from harness.protocol.client import Exchange, RawClient
+from harness.protocol.records import RecordBatch, parse_batches
+from harness.waiting import wait_until
+
+NO_EPOCH = -1
+CONSUMER_REPLICA_ID = -1
+COORDINATOR_BUSY = {errors.COORDINATOR_LOAD_IN_PROGRESS, errors.COORDINATOR_NOT_AVAILABLE, errors.NOT_COORDINATOR}
+
+
+def spec_version(cluster: Cluster) -> str:
+    """The specs to speak to the cluster with: its own version, or 4.4.0 for an external target."""
+    version = str(getattr(cluster, "version", ""))
+    return version if version in KNOWN_VERSIONS else "4.4.0"
+
+
+class RawConnector:
+    """`raw(broker_id)` -> a RawClient to that broker, kept open until `close()`."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._made: list[RawClient] = []
+
+    def __call__(self, broker_id: int) -> RawClient:
+        host, port = self.cluster.probe_address(broker_id)
+        config = self.cluster.client_config()
+        sasl = None
+        # A local SASL cluster has a credential-free harness listener; an external one only its own.
+        if (host, port) == self.cluster.broker_address(broker_id) and config.get("sasl.mechanism") == "PLAIN":
+            sasl = (config["sasl.username"], config["sasl.password"])
+        client = RawClient.connect(host, port, spec=spec_version(self.cluster), timeout=20.0, sasl_plain=sasl)
+        self._made.append(client)
+        return client
+
+    def close(self) -> None:
+        for c in self._made:
+            c.close()
+        self._made.clear()
+
+
+
+def versions(client: RawClient, api: str, lowest: int = 0) -> list[int]:
+    """Every version of `api` from `lowest` that both the broker and our spec speak."""
+    a = client.specs.api(api)
+    lo, hi = client.broker_versions[a.key]
+    return [v for v in range(max(lo, lowest, a.valid_versions.low), client.max_version(api) + 1) if v <= hi]
+
+
+def metadata(client: RawClient, topic: str, version: int | None = None) -> dict[str, Any]:
+    """The topic's entry of a Metadata answer (TopicId, Partitions with LeaderId and LeaderEpoch)."""
+    v = client.max_version("Metadata") if version is None else version
+    resp = client.send("Metadata", v, {"Topics": [{"Name": topic}], "AllowAutoTopicCreation": False})
+    (t,) = resp["Topics"]
+    assert t["ErrorCode"] == 0, f"Metadata for {topic} at {client.port}: {errors.describe(t['ErrorCode'])}"
+    return t
+
+
+def partition_metadata(client: RawClient, topic: str, partition: int = 0) -> dict[str, Any]:
+    return next(p for p in metadata(client, topic)["Partitions"] if p["PartitionIndex"] == partition)
+
+
+def topic_id(client: RawClient, topic: str) -> uuid.UUID:
+    return metadata(client, topic)["TopicId"]
+
+
+def fetch(
+    client: RawClient,
+    version: int,
+    topic: str,
+    tid: uuid.UUID,
+    partition: int,
+    offset: int,
+    current_epoch: int = NO_EPOCH,
+    isolation: int = 0,
+) -> dict[str, Any]:
+    """One consumer Fetch of one partition; returns its partition answer (Records as bytes)."""
+    key = {"TopicId": tid} if version >= 13 else {"Topic": topic}
+    part = {"Partition": partition, "FetchOffset": offset, "PartitionMaxBytes": 1 << 20}
+    if version >= 9:
+        part["CurrentLeaderEpoch"] = current_epoch
+    body = {
+        "ReplicaId": CONSUMER_REPLICA_ID,
+        "MaxWaitMs": 0,
+        "MinBytes": 0,
+        "MaxBytes": 4 << 20,
+        "IsolationLevel": isolation,
+        "SessionId": 0,
+        "SessionEpoch": -1,
+        "Topics": [{**key, "Partitions": [part]}],
+        "ForgottenTopicsData": [],
+        "RackId": "",
+    }
+    resp = client.send("Fetch", version, body)
+    assert resp.get("ErrorCode", 0) == 0, f"Fetch v{version}: top-level {errors.describe(resp['ErrorCode'])}"
+    return resp["Responses"][0]["Partitions"][0]
+
+
+def read_log(client: RawClient, topic: str, tid: uuid.UUID, partition: int = 0) -> tuple[list[RecordBatch], int]:
+    """Every batch of the partition from offset 0 up to the high watermark, and the high watermark."""
+    version = client.max_version("Fetch")
+    batches: list[RecordBatch] = []
+    offset, hw = 0, None
+    while hw is None or offset < hw:
+        p = fetch(client, version, topic, tid, partition, offset)
+        assert p["ErrorCode"] == 0, f"reading {topic}-{partition} at {offset}: {errors.describe(p['ErrorCode'])}"
+        hw = p["HighWatermark"]
+        got = [b for b in parse_batches(p["Records"]) if b.last_offset >= offset]
+        if not got:
+            break
+        batches.extend(got)
+        offset = got[-1].next_offset
+    return batches, hw or 0
+
+
+def list_offsets(
+    client: RawClient, version: int, topic: str, partition: int, timestamp: int, current_epoch: int = NO_EPOCH
+) -> dict[str, Any]:
+    part = {"PartitionIndex": partition, "CurrentLeaderEpoch": current_epoch, "Timestamp": timestamp}
+    body = {
+        "ReplicaId": CONSUMER_REPLICA_ID,
+        "IsolationLevel": 0,
+        "Topics": [{"Name": topic, "Partitions": [part]}],
+        "TimeoutMs": 5000,
+    }
+    return client.send("ListOffsets", version, body)["Topics"][0]["Partitions"][0]
+
+
+def offsets_for_leader_epoch(
+    client: RawClient, version: int, topic: str, partition: int, leader_epoch: int, current_epoch: int = NO_EPOCH
+) -> dict[str, Any]:
+    part = {"Partition": partition, "CurrentLeaderEpoch": current_epoch, "LeaderEpoch": leader_epoch}
+    body = {"ReplicaId": CONSUMER_REPLICA_ID, "Topics": [{"Topic": topic, "Partitions": [part]}]}
+    return client.send("OffsetForLeaderEpoch", version, body)["Topics"][0]["Partitions"][0]
+
+
+def produce(
+    client: RawClient, version: int, topic: str, tid: uuid.UUID, partition: int, records: bytes
+) -> Exchange:
+    key = {"TopicId": tid} if version >= 13 else {"Name": topic}
+    body = {
+        "TransactionalId": None,
+        "Acks": -1,
+        "TimeoutMs": 10000,
+        "TopicData": [{**key, "PartitionData": [{"Index": partition, "Records": records}]}],
+    }
+    return client.exchange("Produce", version, body)
+
+
+def retry_while(
+    call: Callable[[], dict[str, Any]], codes: set[int], what: str, timeout: float = 30.0
+) -> dict[str, Any]:
+    """Repeat a coordinator call while it answers a transient error (loading, moving); its first other answer."""
+    last: list[dict[str, Any]] = [{}]
+
+    def settled() -> dict[str, Any] | None:
+        try:
+            last[0] = call()
+        except Exception as exc:  # a request that cannot be sent or read will not get better by waiting
+            raise Unrecoverable(f"{what}: {exc}") from exc
+        return last[0] if last[0].get("ErrorCode", 0) not in codes else None
+
+    return wait_until(settled, timeout, lambda: f"{what} still answers {last[0]}", interval=0.2)
+
+
+def coordinator(client: RawClient, key: str, key_type: int) -> int:
+    """The node id coordinating a group (key_type 0) or a transactional id (1)."""
+    v = client.max_version("FindCoordinator")
+
+    def ask() -> dict[str, Any]:
+        keys = {"CoordinatorKeys": [key]} if v >= 4 else {"Key": key}
+        resp = client.send("FindCoordinator", v, {"KeyType": key_type, **keys})
+        return resp["Coordinators"][0] if v >= 4 else resp
+
+    found = retry_while(ask, COORDINATOR_BUSY, f"FindCoordinator {key}")
+    assert found["ErrorCode"] == 0, f"FindCoordinator {key}: {errors.describe(found['ErrorCode'])}"
+    return int(found["NodeId"])
+
+
+def offset_commit(
+    client: RawClient, version: int, group: str, topic: str, tid: uuid.UUID, partition: int, offset: int, epoch: int
+) -> int:
+    """A commit outside any generation (a standalone group, as admin tools do); the partition's error code."""
+    key = {"TopicId": tid} if version >= 10 else {"Name": topic}
+    part = {"PartitionIndex": partition, "CommittedOffset": offset, "CommittedLeaderEpoch": epoch,
+            "CommittedMetadata": None}
+    body = {"GroupId": group, "GenerationIdOrMemberEpoch": -1, "MemberId": "", "GroupInstanceId": None,
+            "Topics": [{**key, "Partitions": [part]}]}
+
+    def send() -> dict[str, Any]:
+        return {"ErrorCode": client.send("OffsetCommit", version, body)["Topics"][0]["Partitions"][0]["ErrorCode"]}
+
+    return retry_while(send, COORDINATOR_BUSY, f"OffsetCommit v{version}")["ErrorCode"]
+
+
+def offset_fetch(
+    client: RawClient, version: int, group: str, topic: str, tid: uuid.UUID, partition: int
+) -> dict[str, Any]:
+    """The committed {offset, epoch, error} of one partition, asked with OffsetFetch `version` (v5+).
+
+    From v7 it asks for stable offsets (RequireStable); the callers read a transactional commit
+    only after its transaction is complete, so older versions see the same.
+    """
+    if version >= 8:
+        key = {"TopicId": tid} if version >= 10 else {"Name": topic}
+        body: dict[str, Any] = {"Groups": [{"GroupId": group, "Topics": [{**key, "PartitionIndexes": [partition]}]}]}
+    else:
+        body = {"GroupId": group, "Topics": [{"Name": topic, "PartitionIndexes": [partition]}]}
+    if version >= 7:
+        body["RequireStable"] = True
+
+    def send() -> dict[str, Any]:
+        resp = client.send("OffsetFetch", version, body)
+        top = resp["Groups"][0] if version >= 8 else resp
+        p = top["Topics"][0]["Partitions"][0] if top["Topics"] else {"ErrorCode": top["ErrorCode"]}
+        return {"ErrorCode": p["ErrorCode"] or top["ErrorCode"], "offset": p.get("CommittedOffset"),
+                "epoch": p.get("CommittedLeaderEpoch")}
+
+    got = retry_while(send, COORDINATOR_BUSY | {errors.UNSTABLE_OFFSET_COMMIT}, f"OffsetFetch v{version}")
+    return {"offset": got["offset"], "epoch": got["epoch"], "error": got["ErrorCode"]}

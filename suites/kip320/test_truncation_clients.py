@@ -1,0 +1,75 @@
+"""KIP-320 consumer truncation detection after a forced unclean election (confluent-kafka and Java)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.checks import recorded
+from harness.checks.truncation import assert_resumed_at_divergence, assert_truncation_surfaced
+from harness.verdicts import known_client_gap
+from suites.kip320.truncation_scenario import NO_RESET, TruncationScenario
+
+pytestmark = [pytest.mark.kip320, pytest.mark.needs_fault_control]
+
+LIBRDKAFKA_GROUP_GAP = known_client_gap(
+    "librdkafka",
+    "https://github.com/confluentinc/librdkafka/issues/5158",
+    "an offset and epoch fetched from the group's commit are not validated, so a restarted group skips truncation",
+)
+
+
+def _judged(truncation: TruncationScenario, name: str) -> tuple[list[dict], list[dict]]:
+    o = truncation.observed[name]
+    recorded.save(f"kip320-truncation-{name.replace('/', '-')}", {
+        "reads": o.reads, "errors": o.errors, "divergence": truncation.divergence,
+        "position_before": truncation.position_before, "new_leader_writes": truncation.new_leader_writes,
+    })
+    return o.reads, o.errors
+
+
+@pytest.mark.parametrize("reset", ["earliest", "latest"])
+@pytest.mark.parametrize("client", ["librdkafka", "java"])
+def test_consumer_beyond_the_divergence_point_resumes_exactly_there(
+    truncation: TruncationScenario, client: str, reset: str
+) -> None:
+    """Seed 000, "Consumer Handling": a consumer positioned beyond the divergence point when the
+    unclean election truncates its records, with auto.offset.reset earliest or latest, resets "as
+    precisely as possible": it resumes at the divergence offset, not at the log start nor at the
+    end, and reads every record the new leader wrote, in order."""
+    reads, errors = _judged(truncation, f"{client}/{reset}")
+    try:
+        assert_resumed_at_divergence(
+            client, reads, errors, truncation.divergence, truncation.position_before, truncation.new_leader_writes
+        )
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n  {truncation.evidence()}") from None
+
+
+@pytest.mark.parametrize("client", ["librdkafka", "java"])
+def test_consumer_without_reset_policy_surfaces_the_truncation(truncation: TruncationScenario, client: str) -> None:
+    """Seed 000, "Consumer Handling": with no auto reset policy, poll raises the truncation
+    (LogTruncationException with the divergent offset; in librdkafka an _AUTO_OFFSET_RESET error
+    naming the truncation) instead of reading on."""
+    reads, errors = _judged(truncation, f"{client}/{NO_RESET[client]}")
+    try:
+        assert_truncation_surfaced(client, reads, errors, truncation.divergence)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n  {truncation.evidence()}") from None
+
+
+@pytest.mark.parametrize("client", [pytest.param("librdkafka", marks=LIBRDKAFKA_GROUP_GAP), "java"])
+def test_restarted_group_detects_truncation_from_its_committed_epoch(
+    truncation: TruncationScenario, client: str
+) -> None:
+    """Seed 000, "For consumers ... 2.": the leader epoch in the offset commit "allows consumer groups
+    to detect truncation across rebalances or restarts". A group committed (50, epoch before the
+    election); a new member started after it, with no reset policy, must report the truncation
+    rather than read on from offset 50 and skip the new leader's records 20..49."""
+    committed = truncation.committed_before[client]
+    expected = {"offset": truncation.position_before, "epoch": truncation.election.epoch_before}
+    assert committed == expected, f"premise: the group committed {committed} before the election, expected {expected}"
+    reads, errors = _judged(truncation, f"{client}/group-restart")
+    try:
+        assert_truncation_surfaced(client, reads, errors, truncation.divergence)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n  group committed {committed}; {truncation.evidence()}") from None

@@ -1,0 +1,33 @@
+"""Fixtures of the KIP-359 checks: raw connections, and one run of idempotent producers through failovers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from confluent_kafka.admin import AdminClient
+
+from fixtures.topics import RunNames
+from harness.cluster.base import Cluster
+from suites.kip320 import raw_requests as rr
+from suites.kip320.shared_setup import fault_control, module_topic
+from suites.kip359.failover_writes import FailoverWrites, run_failover_writes
+
+
+@pytest.fixture
+def raw(cluster: Cluster) -> Iterator[rr.RawConnector]:
+    """`raw(broker_id)` -> a RawClient to that broker, closed after the test."""
+    connector = rr.RawConnector(cluster)
+    yield connector
+    connector.close()
+
+
+@pytest.fixture(scope="module")
+def failover_writes(
+    request: pytest.FixtureRequest, cluster: Cluster, admin: AdminClient, run_names: RunNames
+) -> Iterator[FailoverWrites]:
+    """Idempotent confluent-kafka and Java producers writing one partition through a crash, a clean
+    stop and a pause of its leader (see failover_writes)."""
+    with fault_control(cluster):
+        topic = module_topic(request, cluster, admin, run_names, "failovers", 3, {"min.insync.replicas": "2"})
+        yield run_failover_writes(cluster, topic)

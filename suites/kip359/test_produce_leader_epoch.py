@@ -1,0 +1,117 @@
+"""KIP-359 leader epoch in Produce: the field, and the fencing a broker does without it."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka.admin import AdminClient
+
+from fixtures.topics import TopicFactory
+from harness.checks import recorded
+from harness.checks.delivery import assert_exactly_once_in_order
+from harness.checks.epoch_fencing import assert_covers, assert_epoch_validation
+from harness.checks.produce_fencing import (
+    LEADER_HINT_VERSION,
+    assert_refused_with_leader_hint,
+    partition_fields,
+    schema_evidence,
+    versions_with_epoch,
+)
+from harness.cluster.base import Cluster
+from harness.protocol.records import encode_batch
+from harness.verdicts import not_supported
+from suites.kip320 import raw_requests as rr
+from suites.kip320.leadership import move_leader
+from suites.kip320.probes import CASES, requested_epochs
+from suites.kip359.failover_writes import FailoverWrites
+
+pytestmark = pytest.mark.kip359
+RECORDED_WRITES = 300
+
+
+def test_produce_carries_current_leader_epoch(
+    cluster: Cluster, topic_factory: TopicFactory, raw: rr.RawConnector, admin: AdminClient
+) -> None:
+    """Seed 002, "Public Interfaces": a new Produce version adds CurrentLeaderEpoch to each
+    partition, and the leader answers a mismatch with FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH
+    as KIP-320 does for Fetch. The verdict comes from the target's own Produce schema at every
+    version it speaks: without the field anywhere, "not supported by this target", with the
+    schema as evidence; with it, the fencing is checked at each version that has it."""
+    client = raw(cluster.running_brokers()[0])
+    spoken = rr.versions(client, "Produce")
+    fields = partition_fields(client.specs, spoken)
+    advertised = client.broker_versions[client.specs.api("Produce").key]
+    recorded.save("kip359-produce-schema", {"fields": fields, "advertised": list(advertised)})
+    with_epoch = versions_with_epoch(fields)
+    if not with_epoch:
+        not_supported("KIP-359 CurrentLeaderEpoch in Produce", schema_evidence(fields, advertised))
+
+    topic = topic_factory()
+    state = move_leader(cluster, client, admin, topic)  # an epoch above 0, so that an older one exists
+    leader = raw(state.leader)
+    tid = rr.topic_id(leader, topic)
+    answers = []
+    for version in with_epoch:
+        for epoch in requested_epochs(state.leader_epoch):
+            body = {"TransactionalId": None, "Acks": -1, "TimeoutMs": 10000, "TopicData": [{
+                **({"TopicId": tid} if version >= 13 else {"Name": topic}),
+                "PartitionData": [{"Index": 0, "CurrentLeaderEpoch": epoch, "Records": encode_batch([b"kip359"])}],
+            }]}
+            p = leader.send("Produce", version, body)["Responses"][0]["PartitionResponses"][0]
+            answers.append({"api": "Produce", "version": version, "broker": state.leader, "role": "leader",
+                            "requested_epoch": epoch, "current_epoch": state.leader_epoch, "partition": p})
+    assert_covers(answers, set(CASES))
+    assert_epoch_validation(answers, f"on {topic}")
+
+
+def test_produce_to_a_former_leader_is_refused_with_the_current_leader(
+    cluster: Cluster, topic_factory: TopicFactory, raw: rr.RawConnector, admin: AdminClient
+) -> None:
+    """Seed 002 ("Proposed Changes": the producer must learn when its metadata is stale) as Apache
+    Kafka implements it: a Produce sent to the replica that led before a leader change is refused
+    with NOT_LEADER_OR_FOLLOWER and nothing appended, at every version; from v10 the refusal
+    carries the KIP-951 CurrentLeader (leader id and epoch, equal to what Metadata says) and the
+    leader's endpoint."""
+    topic = topic_factory()
+    former = cluster.partition_state(topic).leader
+    state = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+    # The former leader must know it no longer leads, or it would take the write.
+    cluster.wait_for_partition(topic, 0, lambda s: s.leader == state.leader, f"broker {former} sees the move",
+                               broker=former)
+    truth = rr.partition_metadata(raw(state.leader), topic)
+    client = raw(former)
+    tid = rr.topic_id(client, topic)
+    answers = []
+    for version in rr.versions(client, "Produce"):
+        ex = rr.produce(client, version, topic, tid, 0, encode_batch([f"to-former-v{version}".encode()]))
+        answers.append({"version": version, "broker": former, "partition": ex.response["Responses"][0][
+            "PartitionResponses"][0], "node_endpoints": ex.response.get("NodeEndpoints")})
+    endpoint = cluster.probe_address(truth["LeaderId"])
+    recorded.save("kip359-former-leader", {"answers": answers, "leader": truth["LeaderId"],
+                                           "epoch": truth["LeaderEpoch"], "endpoint": list(endpoint)})
+    assert any(a["version"] >= LEADER_HINT_VERSION for a in answers), (
+        f"premise: the target speaks no Produce version with the KIP-951 hint: {[a['version'] for a in answers]}"
+    )
+    assert_refused_with_leader_hint(answers, truth["LeaderId"], truth["LeaderEpoch"], endpoint)
+
+
+@pytest.mark.needs_fault_control
+@pytest.mark.parametrize("client", ["librdkafka", "java"])
+def test_idempotent_producer_across_leader_failovers_writes_no_duplicate_and_no_gap(
+    failover_writes: FailoverWrites, client: str
+) -> None:
+    """Seed 002, "Motivation" (a write must not be accepted twice or by a stale leader across
+    consecutive leader elections), with what brokers implement: an idempotent producer
+    (enable.idempotence, acks=all) writing while its partition's leader is crashed, stopped and
+    paused in turn has every write acknowledged and in the log exactly once, in send order, at its
+    acknowledged offset: no duplicate, no gap."""
+    w = failover_writes.writes[client]
+    # Recorded: the first writes only (a prefix of a history is a history), to keep the file small.
+    head = set(w.sent[:RECORDED_WRITES])
+    recorded.save(f"kip359-failover-writes-{client}", {
+        "sent": w.sent[:RECORDED_WRITES], "acks": [a for a in w.acks if a["value"] in head], "failures": w.failures,
+        "log": [r for r in failover_writes.log if r["value"] in head],
+    })
+    try:
+        assert_exactly_once_in_order(client, w.sent, w.acks, w.failures, failover_writes.log)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n  faults: {failover_writes.faults}") from None

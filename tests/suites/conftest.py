@@ -1,0 +1,29 @@
+"""The check tests' recorded answers: real answers from a live 4.4.0 run, in tests/suites/data/.
+
+Refresh them with one recording run of the suites (it rewrites every file):
+
+    KCTS_RECORD_CHECKS=$PWD/tests/suites/data python -m pytest suites/kip320 suites/kip359 suites/kip1094
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from recordings import DATA, Recording
+
+from harness.checks.recorded import load
+
+
+@pytest.fixture
+def recording() -> Recording:
+    """`recording(name)` -> a fresh copy of tests/suites/data/<name>.json, free to alter."""
+
+    def read(name: str) -> dict[str, Any]:
+        path = DATA / f"{name}.json"
+        if not path.exists():
+            pytest.fail(f"no recorded answer {path.name}; refresh tests/suites/data (see tests/suites/conftest.py)")
+        return copy.deepcopy(load(path))
+
+    return read

@@ -1,0 +1,89 @@
+"""The committed-offset checks (KIP-320 commits, KIP-1094 next offsets) reject broken answers (recorded, altered)."""
+
+from __future__ import annotations
+
+import pytest
+from recordings import Recording, batches
+
+from harness.checks.committed_offsets import (
+    assert_commit_epochs_follow_consumption,
+    assert_commit_past_control_records,
+    assert_commit_validates,
+    assert_commits_kept,
+)
+from harness.checks.epoch_history import epoch_of_offset
+
+CLIENTS = ["librdkafka", "java"]
+
+
+def test_recorded_commit_rounds_pass(recording: Recording) -> None:
+    assert_commits_kept(recording("kip320-committed-epoch")["rounds"])
+
+
+@pytest.mark.parametrize("api", ["OffsetCommit", "TxnOffsetCommit"])
+def test_a_lost_committed_epoch_fails(recording: Recording, api: str) -> None:
+    rounds = recording("kip320-committed-epoch")["rounds"]
+    r = next(r for r in rounds if r["commit"].startswith(api))
+    r["got"]["epoch"] = -1
+    with pytest.raises(AssertionError, match=rf"{r['commit']} of \(offset \d+, epoch \d+\) read back by "
+                                             rf"{r['read']} as NONE\(0\) \(offset \d+, epoch -1\)"):
+        assert_commits_kept(rounds)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_recorded_commits_follow_consumption(recording: Recording, client: str) -> None:
+    r = recording(f"kip1094-last-epoch-{client}")
+    assert_commit_epochs_follow_consumption(r["commits"], batches(r["log"]), client)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_committing_the_leaders_current_epoch_instead_of_the_records_fails(recording: Recording, client: str) -> None:
+    r = recording(f"kip1094-last-epoch-{client}")
+    first, last = r["commits"][0], r["commits"][-1]
+    first["epoch"] = last["epoch"]  # what a client reading the epoch off its metadata would commit
+    with pytest.raises(AssertionError, match=rf"after offset {first['last_offset']} \(appended in epoch \d+, "
+                                             rf"reported as \d+\) committed epoch {last['epoch']}"):
+        assert_commit_epochs_follow_consumption(r["commits"], batches(r["log"]), client)
+
+
+def test_committing_the_last_records_own_offset_fails(recording: Recording) -> None:
+    r = recording("kip1094-last-epoch-java")
+    r["commits"][0]["offset"] -= 1
+    with pytest.raises(AssertionError, match=r"after offset 19 committed offset 19, not 20"):
+        assert_commit_epochs_follow_consumption(r["commits"], batches(r["log"]), "java")
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_recorded_transaction_reads_pass(recording: Recording, client: str) -> None:
+    r = recording(f"kip1094-markers-{client}")
+    assert_commit_past_control_records(r["position"], r["committed"], batches(r["log"]), r["end"], client)
+
+
+def test_a_position_stuck_before_the_last_marker_fails(recording: Recording) -> None:
+    r = recording("kip1094-markers-librdkafka")
+    with pytest.raises(AssertionError, match=rf"position\(\) is {r['end'] - 1}, not the log end {r['end']}"):
+        assert_commit_past_control_records(r["end"] - 1, r["committed"], batches(r["log"]), r["end"], "librdkafka")
+
+
+def test_a_commit_that_leaves_lag_fails(recording: Recording) -> None:
+    r = recording("kip1094-markers-java")
+    r["committed"]["offset"] = r["end"] - 1  # the last data record + 1: the marker's offset
+    with pytest.raises(AssertionError, match=r"leaves lag 1"):
+        assert_commit_past_control_records(r["position"], r["committed"], batches(r["log"]), r["end"], "java")
+
+
+def test_committing_the_data_records_epoch_before_a_later_marker_fails(recording: Recording) -> None:
+    r = recording("kip1094-markers-java")
+    log = batches(r["log"])
+    data_epoch = epoch_of_offset(log, r["end"] - 2)
+    r["committed"]["epoch"] = data_epoch
+    last = r["end"] - 1
+    with pytest.raises(AssertionError, match=rf"committed epoch {data_epoch}, the last record \(offset {last}\)"):
+        assert_commit_past_control_records(r["position"], r["committed"], log, r["end"], "java")
+
+
+def test_a_commit_that_would_not_validate_fails() -> None:
+    """OffsetsForLeaderEpoch(data epoch) ends at the marker, below the commit: a false truncation."""
+    assert_commit_validates({"offset": 33, "epoch": 2}, {"ErrorCode": 0, "LeaderEpoch": 2, "EndOffset": 33})
+    with pytest.raises(AssertionError, match="restart would report a false truncation"):
+        assert_commit_validates({"offset": 33, "epoch": 1}, {"ErrorCode": 0, "LeaderEpoch": 1, "EndOffset": 32})

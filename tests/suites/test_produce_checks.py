@@ -1,0 +1,123 @@
+"""The KIP-359 checks: the schema verdict flips with the field, and broken Produce answers or write histories fail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from recordings import Recording
+
+from harness.checks.delivery import assert_exactly_once_in_order
+from harness.checks.epoch_fencing import assert_epoch_validation
+from harness.checks.produce_fencing import (
+    assert_refused_with_leader_hint,
+    partition_fields,
+    schema_evidence,
+    versions_with_epoch,
+)
+from harness.protocol.spec import load_specs
+
+CLIENTS = ["librdkafka", "java"]
+
+
+def _fields(recorded: dict[str, Any]) -> dict[int, list[str]]:
+    return {int(v): names for v, names in recorded["fields"].items()}  # JSON keys are strings
+
+
+def test_recorded_schema_has_no_epoch_field_and_says_so(recording: Recording) -> None:
+    r = recording("kip359-produce-schema")
+    fields = _fields(r)
+    assert versions_with_epoch(fields) == []
+    assert "Produce v3-13 partition fields ['Index', 'Records']" in schema_evidence(fields, tuple(r["advertised"]))
+
+
+def test_the_schema_is_read_from_the_specs_of_the_version() -> None:
+    assert partition_fields(load_specs("4.4.0"), [13]) == {13: ["Index", "Records"]}
+
+
+def test_a_schema_with_the_field_turns_the_verdict_into_a_check(recording: Recording) -> None:
+    fields = _fields(recording("kip359-produce-schema"))
+    fields[13] = ["Index", "CurrentLeaderEpoch", "Records"]
+    assert versions_with_epoch(fields) == [13]
+
+
+def _hint(recorded: dict[str, Any]) -> tuple[list[dict[str, Any]], int, int, tuple[str, int]]:
+    return recorded["answers"], recorded["leader"], recorded["epoch"], tuple(recorded["endpoint"])
+
+
+def test_recorded_former_leader_answers_pass(recording: Recording) -> None:
+    assert_refused_with_leader_hint(*_hint(recording("kip359-former-leader")))
+
+
+def test_a_former_leader_that_appends_fails(recording: Recording) -> None:
+    answers, leader, epoch, endpoint = _hint(recording("kip359-former-leader"))
+    answers[0]["partition"].update(ErrorCode=0, BaseOffset=42)
+    with pytest.raises(AssertionError, match=r"Produce v3 to former leader \d+: NONE\(0\) base offset 42"):
+        assert_refused_with_leader_hint(answers, leader, epoch, endpoint)
+
+
+def test_a_stale_leader_hint_fails(recording: Recording) -> None:
+    answers, leader, epoch, endpoint = _hint(recording("kip359-former-leader"))
+    a = next(a for a in answers if a["version"] >= 10)
+    a["partition"]["CurrentLeader"]["LeaderEpoch"] = epoch - 1
+    with pytest.raises(AssertionError, match=rf"CurrentLeader \(id, epoch\) \({leader}, {epoch - 1}\), Metadata says"):
+        assert_refused_with_leader_hint(answers, leader, epoch, endpoint)
+
+
+def test_a_hint_without_the_leaders_endpoint_fails(recording: Recording) -> None:
+    answers, leader, epoch, endpoint = _hint(recording("kip359-former-leader"))
+    next(a for a in answers if a["version"] == 13)["node_endpoints"] = []
+    with pytest.raises(AssertionError, match=rf"Produce v13 .*NodeEndpoints \{{\}} do not give leader {leader}"):
+        assert_refused_with_leader_hint(answers, leader, epoch, endpoint)
+
+
+def _writes(recorded: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], list[str], list[dict[str, Any]]]:
+    return recorded["sent"], recorded["acks"], recorded["failures"], recorded["log"]
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_recorded_failover_writes_pass(recording: Recording, client: str) -> None:
+    assert_exactly_once_in_order(client, *_writes(recording(f"kip359-failover-writes-{client}")))
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_duplicate_fails(recording: Recording, client: str) -> None:
+    sent, acks, failures, log = _writes(recording(f"kip359-failover-writes-{client}"))
+    log.append({"offset": log[-1]["offset"] + 1, "value": log[100]["value"]})
+    with pytest.raises(AssertionError, match=rf"duplicate x1 \(first \['{log[100]['value']}'\]\)"):
+        assert_exactly_once_in_order(client, sent, acks, failures, log)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_gap_fails(recording: Recording, client: str) -> None:
+    sent, acks, failures, log = _writes(recording(f"kip359-failover-writes-{client}"))
+    missing = log.pop(150)
+    with pytest.raises(AssertionError, match=rf"lost x1 .*gap x1 \(first \['{missing['value']}'\]\)"):
+        assert_exactly_once_in_order(client, sent, acks, failures, log)
+
+
+def test_a_reorder_fails(recording: Recording) -> None:
+    sent, acks, failures, log = _writes(recording("kip359-failover-writes-librdkafka"))
+    log[10]["value"], log[11]["value"] = log[11]["value"], log[10]["value"]
+    with pytest.raises(AssertionError, match=r"reorder x1 .*inconsistent_offset x2"):
+        assert_exactly_once_in_order("librdkafka", sent, acks, failures, log)
+
+
+def test_a_failed_send_fails(recording: Recording) -> None:
+    sent, acks, failures, log = _writes(recording("kip359-failover-writes-java"))
+    failed = acks.pop()
+    failures.append(f"{failed['value']}: NotEnoughReplicasException")
+    with pytest.raises(AssertionError, match=r"failed_send x1"):
+        assert_exactly_once_in_order("java", sent, acks, failures, log)
+
+
+def test_a_target_with_the_field_that_does_not_fence_fails(recording: Recording) -> None:
+    """Where a Produce schema has CurrentLeaderEpoch, the suite judges the answers with the KIP-320
+    rule: a recorded refusal (nothing appended) stands in for the answer to a stale epoch."""
+    refused = recording("kip359-former-leader")["answers"][-1]["partition"]
+    stale = {"api": "Produce", "version": 13, "broker": 1, "role": "leader", "requested_epoch": 2,
+             "current_epoch": 3, "partition": refused}
+    with pytest.raises(AssertionError, match=r"Produce v13 .*NOT_LEADER_OR_FOLLOWER\(6\), expected FENCED"):
+        assert_epoch_validation([stale])
+    refused["ErrorCode"] = 74
+    assert_epoch_validation([stale])

@@ -1,0 +1,85 @@
+"""The KIP-320 consumer truncation checks reject clients that miss the divergence (recorded 4.4.0 runs, altered)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from recordings import Recording
+
+from harness.checks.truncation import assert_resumed_at_divergence, assert_truncation_surfaced
+
+RESUMED = [f"kip320-truncation-{c}-{r}" for c in ("librdkafka", "java") for r in ("earliest", "latest")]
+SURFACED = ["kip320-truncation-librdkafka-error", "kip320-truncation-java-none", "kip320-truncation-java-group-restart"]
+
+
+def _client(name: str) -> str:
+    return "java" if "-java-" in name else "librdkafka"
+
+
+def _resumed(r: dict[str, Any], client: str) -> None:
+    assert_resumed_at_divergence(client, r["reads"], r["errors"], r["divergence"], r["position_before"],
+                                 r["new_leader_writes"])
+
+
+@pytest.mark.parametrize("name", RESUMED)
+def test_recorded_resets_pass(recording: Recording, name: str) -> None:
+    _resumed(recording(name), _client(name))
+
+
+@pytest.mark.parametrize("name", RESUMED)
+def test_resuming_at_the_old_position_fails(recording: Recording, name: str) -> None:
+    """KIP-320's motivation: a consumer whose offset became valid again silently skips 20..49."""
+    r = recording(name)
+    r["reads"] = [x for x in r["reads"] if x["offset"] >= r["position_before"]]
+    with pytest.raises(AssertionError, match=rf"resumed at offset {r['position_before']}"):
+        _resumed(r, _client(name))
+
+
+def test_resetting_to_the_log_start_fails(recording: Recording) -> None:
+    r = recording("kip320-truncation-librdkafka-earliest")
+    replicated = [{"offset": i, "epoch": 0, "value": f"replicated-{i}"} for i in range(r["divergence"])]
+    r["reads"] = replicated + r["reads"]
+    with pytest.raises(AssertionError, match=r"resumed at offset 0"):
+        _resumed(r, "librdkafka")
+
+
+def test_resetting_to_the_log_end_fails(recording: Recording) -> None:
+    r = recording("kip320-truncation-java-latest")
+    r["reads"] = []
+    with pytest.raises(AssertionError, match=r"resumed at nothing"):
+        _resumed(r, "java")
+
+
+@pytest.mark.parametrize("name", SURFACED)
+def test_recorded_truncation_errors_pass(recording: Recording, name: str) -> None:
+    r = recording(name)
+    assert_truncation_surfaced(_client(name), r["reads"], r["errors"], r["divergence"])
+
+
+def test_the_librdkafka_group_restart_recorded_on_4_4_0_fails(recording: Recording) -> None:
+    """The known gap (librdkafka #5158) as recorded: the restarted member read on from 50."""
+    r = recording("kip320-truncation-librdkafka-group-restart")
+    with pytest.raises(AssertionError, match=r"did not surface the truncation at 20.*first 50@"):
+        assert_truncation_surfaced("librdkafka", r["reads"], r["errors"], r["divergence"])
+
+
+def test_a_reset_error_that_does_not_name_truncation_fails(recording: Recording) -> None:
+    r = recording("kip320-truncation-librdkafka-error")
+    r["errors"][0]["message"] = "Broker: Offset out of range"
+    with pytest.raises(AssertionError, match=r"expected _AUTO_OFFSET_RESET naming the truncation"):
+        assert_truncation_surfaced("librdkafka", r["reads"], r["errors"], r["divergence"])
+
+
+def test_a_log_truncation_exception_with_the_wrong_offset_fails(recording: Recording) -> None:
+    r = recording("kip320-truncation-java-none")
+    r["errors"][0]["divergent"][0]["offset"] = r["position_before"]
+    with pytest.raises(AssertionError, match=r"LogTruncationException with divergent offset 20"):
+        assert_truncation_surfaced("java", r["reads"], r["errors"], r["divergence"])
+
+
+def test_reading_on_after_surfacing_fails(recording: Recording) -> None:
+    r = recording("kip320-truncation-java-group-restart")
+    r["reads"] = [{"offset": 50, "epoch": 2, "value": "new-leader-30"}]
+    with pytest.raises(AssertionError, match=r"surfaced the truncation but also read 1 records"):
+        assert_truncation_surfaced("java", r["reads"], r["errors"], r["divergence"])
