@@ -120,6 +120,13 @@ class Cluster(abc.ABC):
     def resume_node(self, broker_id: int) -> None:
         """Thaw a paused broker (SIGCONT)."""
 
+    def pause_controller(self) -> None:
+        """Freeze the controller quorum (SIGSTOP): brokers keep running but learn nothing new."""
+        raise FaultControlUnavailable(self.backend)
+
+    def resume_controller(self) -> None:
+        raise FaultControlUnavailable(self.backend)
+
     def restart_node(self, broker_id: int) -> None:
         """Clean stop, then start; returns once the broker is registered and unfenced again."""
         self.stop_node(broker_id)

@@ -111,6 +111,9 @@ class LocalCluster(Cluster):
             "log.dirs": self.workdir / "controller" / "data",
             # A crashed broker is fenced, and its partitions re-elected, within seconds.
             "broker.session.timeout.ms": 3000,
+            # Leaders move only when a check moves them: the periodic preferred-leader election
+            # would otherwise move one in the middle of a scenario.
+            "auto.leader.rebalance.enable": "false",
         }
         if self.spec.sasl:
             props["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
@@ -134,6 +137,7 @@ class LocalCluster(Cluster):
             "broker.heartbeat.interval.ms": 250,
             "replica.lag.time.max.ms": 10000,
             "auto.create.topics.enable": "false",
+            "auto.leader.rebalance.enable": "false",
             "group.initial.rebalance.delay.ms": 0,
             "offsets.topic.num.partitions": 3,
             "offsets.topic.replication.factor": min(3, n),
@@ -185,7 +189,7 @@ class LocalCluster(Cluster):
         self._closed = True
         # Brokers first, controller last: a broker's controlled shutdown needs the controller.
         errors = []
-        for node in self.brokers.values():
+        for node in [self.controller, *self.brokers.values()]:
             node.resume()
         for node in [*self.brokers.values(), self.controller]:
             try:
@@ -283,6 +287,12 @@ class LocalCluster(Cluster):
 
     def resume_node(self, broker_id: int) -> None:
         self.node(broker_id).resume()
+
+    def pause_controller(self) -> None:
+        self.controller.pause()
+
+    def resume_controller(self) -> None:
+        self.controller.resume()
 
 
 def _cluster_id() -> str:
