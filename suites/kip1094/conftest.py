@@ -15,12 +15,12 @@ from confluent_kafka.admin import AdminClient
 
 from fixtures.topics import RunNames
 from harness.checks.epoch_history import describe_log
+from harness.clients import raw as rr
 from harness.clients.admin import QUIET
 from harness.clients.history import produce
 from harness.cluster.base import Cluster
+from harness.nemesis.leadership import move_leader
 from harness.waiting import wait_until
-from suites.kip320 import raw_requests as rr
-from suites.kip320.leadership import move_leader
 from suites.kip320.shared_setup import module_topic
 from suites.kip1094.logs import Log, read_log, with_commits
 

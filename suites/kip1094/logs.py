@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.clients import raw as rr
 from harness.cluster.base import Cluster
 from harness.protocol.records import RecordBatch
-from suites.kip320 import raw_requests as rr
 
 
 @dataclass

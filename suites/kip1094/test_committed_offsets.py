@@ -16,11 +16,11 @@ from harness.checks.committed_offsets import (
     assert_commit_validates,
 )
 from harness.checks.epoch_history import describe_log
+from harness.clients import raw as rr
 from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster
 from harness.kafka.dist import resolve
 from harness.waiting import WaitTimeout, wait_until
-from suites.kip320 import raw_requests as rr
 from suites.kip1094.logs import Log
 
 pytestmark = pytest.mark.kip1094

@@ -10,12 +10,12 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from fixtures.topics import RunNames, TopicFactory
 from harness.checks import recorded
 from harness.checks.epoch_fencing import assert_epoch_validation
+from harness.clients import raw as rr
 from harness.clients.admin import QUIET
 from harness.clients.history import produce
 from harness.cluster.base import Cluster
 from harness.nemesis.faults import Pause
 from harness.protocol.errors import OFFSET_OUT_OF_RANGE, describe
-from suites.kip320 import raw_requests as rr
 
 pytestmark = [pytest.mark.kip1094, pytest.mark.needs_fault_control]
 # A frozen broker accepts connections and answers nothing: clients give up on it after 10 s, not 60.

@@ -13,9 +13,9 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
 from fixtures.topics import RunNames
+from harness.clients import raw as rr
 from harness.clients.admin import QUIET
 from harness.cluster.base import Cluster
-from suites.kip320 import raw_requests as rr
 from suites.kip320.histories import EpochHistory, build_leader_moves, build_nemesis_history
 from suites.kip320.shared_setup import fault_control, module_topic
 from suites.kip320.truncation_scenario import TruncationScenario, run_truncation_scenario

@@ -16,15 +16,15 @@ from typing import Any
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
+from harness.clients import raw as rr
 from harness.clients.history import produce
 from harness.cluster.base import Cluster, NodeState
 from harness.errors import ClusterError
 from harness.nemesis.faults import Crash, LeaderFailover
+from harness.nemesis.leadership import elect_preferred, move_leader
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
 from harness.protocol.client import RawClient
 from harness.waiting import WaitTimeout, wait_until
-from suites.kip320 import raw_requests as rr
-from suites.kip320.leadership import elect_preferred, move_leader
 
 RECORDS_PER_EPOCH = 5
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from harness.clients import raw as rr
 from harness.protocol.client import RawClient
-from suites.kip320 import raw_requests as rr
 from suites.kip320.histories import EpochHistory
 
 # Every case the KIP names: no epoch (-1), the current one, an older one, a newer one.

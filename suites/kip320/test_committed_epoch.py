@@ -10,9 +10,9 @@ import pytest
 from fixtures.topics import RunNames, TopicFactory
 from harness.checks import recorded
 from harness.checks.committed_offsets import assert_commits_kept
+from harness.clients import raw as rr
 from harness.protocol import errors
 from harness.protocol.client import RawClient
-from suites.kip320 import raw_requests as rr
 
 pytestmark = pytest.mark.kip320
 

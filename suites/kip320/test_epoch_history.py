@@ -14,9 +14,9 @@ from harness.checks.epoch_history import (
     assert_list_offsets_epochs,
     epoch_starts,
 )
+from harness.clients import raw as rr
 from harness.protocol.records import RecordBatch
 from harness.waiting import wait_until
-from suites.kip320 import raw_requests as rr
 from suites.kip320.histories import EpochHistory
 from suites.kip320.probes import epoch_seen_by, leader_and_follower
 

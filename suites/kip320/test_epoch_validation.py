@@ -6,7 +6,7 @@ import pytest
 
 from harness.checks import recorded
 from harness.checks.epoch_fencing import assert_covers, assert_epoch_validation
-from suites.kip320 import raw_requests as rr
+from harness.clients import raw as rr
 from suites.kip320.histories import EpochHistory
 from suites.kip320.probes import (
     CASES,

@@ -8,8 +8,8 @@ import pytest
 from confluent_kafka.admin import AdminClient
 
 from fixtures.topics import RunNames
+from harness.clients import raw as rr
 from harness.cluster.base import Cluster
-from suites.kip320 import raw_requests as rr
 from suites.kip320.shared_setup import fault_control, module_topic
 from suites.kip359.failover_writes import FailoverWrites, run_failover_writes
 

@@ -16,13 +16,13 @@ from typing import Any
 from confluent_kafka import KafkaError, Message, Producer
 
 from harness import session
+from harness.clients import raw as rr
 from harness.clients.admin import QUIET
 from harness.clients.jvm import VERIFIABLE_PRODUCER, JavaClient
 from harness.cluster.base import Cluster
 from harness.kafka.dist import resolve
 from harness.nemesis.faults import CleanStop, Crash, Fault, Pause
 from harness.waiting import wait_until
-from suites.kip320 import raw_requests as rr
 
 PROGRESS = 100  # acknowledged writes each producer must add between two faults
 JAVA_PREFIX = 7  # VerifiableProducer values are "<prefix>.<n>"

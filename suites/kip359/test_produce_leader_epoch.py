@@ -16,11 +16,11 @@ from harness.checks.produce_fencing import (
     schema_evidence,
     versions_with_epoch,
 )
+from harness.clients import raw as rr
 from harness.cluster.base import Cluster
+from harness.nemesis.leadership import move_leader
 from harness.protocol.records import encode_batch
 from harness.verdicts import not_supported
-from suites.kip320 import raw_requests as rr
-from suites.kip320.leadership import move_leader
 from suites.kip320.probes import CASES, requested_epochs
 from suites.kip359.failover_writes import FailoverWrites
 
