@@ -12,6 +12,9 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
+from harness.protocol import errors
 from harness.protocol.client import RawClient
 from harness.protocol.coordinator import decode_coordinator_record
 from harness.protocol.records import parse_batches
@@ -51,7 +54,12 @@ def persisted_offsets(connect: Connect, group: str, topic: str) -> dict[int, Per
     v = client.max_version("Metadata")
     md = client.send("Metadata", v, {"Topics": [{"Name": OFFSETS_TOPIC}], "AllowAutoTopicCreation": False})
     (t,) = md["Topics"]
-    assert t["ErrorCode"] == 0, f"Metadata of {OFFSETS_TOPIC}: error {t['ErrorCode']}"
+    if t["ErrorCode"] == errors.UNKNOWN_TOPIC_OR_PARTITION:
+        # Apache Kafka keeps group state in this topic; a target that keeps it elsewhere (kfake:
+        # in memory) offers nothing to read, so the persisted form cannot be checked there.
+        pytest.skip(f"the target has no {OFFSETS_TOPIC} topic to read what it persisted "
+                    f"(Metadata: {errors.describe(t['ErrorCode'])})")
+    assert t["ErrorCode"] == 0, f"Metadata of {OFFSETS_TOPIC}: error {errors.describe(t['ErrorCode'])}"
     index = group_partition(group, len(t["Partitions"]))
     leader = next(p["LeaderId"] for p in t["Partitions"] if p["PartitionIndex"] == index)
     owner = connect(leader)

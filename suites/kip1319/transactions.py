@@ -166,6 +166,10 @@ def committed_offsets(
         f"OffsetFetch {group}",
     )
     (g,) = ex.response["Groups"]
+    if g["ErrorCode"] == errors.GROUP_ID_NOT_FOUND:
+        # A group that never committed may not exist at all (kfake says so; Kafka answers with
+        # no offsets): either way nothing is committed for it.
+        return {}
     assert g["ErrorCode"] == 0, f"OffsetFetch failed:\n{ex.dump()}"
     return {p["PartitionIndex"]: p for t in g["Topics"] for p in t["Partitions"]}
 
