@@ -121,3 +121,14 @@ def test_a_target_with_the_field_that_does_not_fence_fails(recording: Recording)
         assert_epoch_validation([stale])
     refused["ErrorCode"] = 74
     assert_epoch_validation([stale])
+
+
+def test_an_ack_without_an_offset_claims_none_but_a_wrong_one_is_caught() -> None:
+    """librdkafka acks a batch the broker already had (DUPLICATE_SEQUENCE_NUMBER) with no offset:
+    that is no anomaly; an ack naming an offset that holds another record still is."""
+    from harness.checks.delivery import anomalies
+
+    log = [{"offset": 0, "value": "a"}, {"offset": 1, "value": "b"}]
+    assert anomalies(["a", "b"], [{"value": "a", "offset": 0}, {"value": "b", "offset": None}], [], log) == {}
+    wrong = anomalies(["a", "b"], [{"value": "a", "offset": 0}, {"value": "b", "offset": 0}], [], log)
+    assert wrong == {"inconsistent_offset": [("b", 0, "a")]}
