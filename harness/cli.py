@@ -11,7 +11,7 @@ from pathlib import Path
 from harness.errors import KctsError
 
 REPO = Path(__file__).resolve().parent.parent
-BENCHES = ("startup", "unclean", "codec", "proxy")
+BENCHES = ("startup", "unclean", "codec", "proxy", "integrity")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,7 +60,7 @@ def run(args: list[str]) -> int:
     suites = REPO / "suites"
     if not suites.is_dir():
         raise KctsError(f"no suites/ beside the harness at {REPO}; run kcts from a kcts checkout")
-    if not any(Path(a.split("::")[0]).exists() for a in args if not a.startswith("-")):
+    if not any(_selects_tests(a) for a in args):
         args = [str(suites), *args]
     os.chdir(REPO)
     return int(pytest.main(["-p", "no:cacheprovider", *args]))
@@ -78,12 +78,27 @@ def matrix(args: list[str]) -> int:
     return 0
 
 
+def _selects_tests(arg: str) -> bool:
+    """A test file or folder named on the command line (not an option's value such as a report folder)."""
+    if arg.startswith("-"):
+        return False
+    path = Path(arg.split("::")[0])
+    if not path.exists():
+        return False
+    if path.suffix == ".py":
+        return True
+    resolved = path.resolve()
+    return any(resolved == REPO / d or REPO / d in resolved.parents for d in ("suites", "tests"))
+
+
 def bench(args: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="kcts bench")
     parser.add_argument("name", choices=BENCHES)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--kafka-version", default="4.4.0")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--records", type=int, default=1_000_000, help="integrity: records generated")
+    parser.add_argument("--spark-master", default="local[2]", help="integrity: Spark master of the checker")
     opts = parser.parse_args(args)
     if opts.name == "startup":
         from harness.bench import startup
@@ -93,6 +108,10 @@ def bench(args: list[str]) -> int:
         from harness.bench import unclean
 
         result = unclean.run(opts.kafka_version, rounds=opts.rounds)
+    elif opts.name == "integrity":
+        from harness.bench import integrity
+
+        result = integrity.run(opts.records, opts.kafka_version, opts.spark_master)
     elif opts.name == "proxy":
         from harness.bench import proxy
 

@@ -32,3 +32,12 @@ def test_external_backend_without_bootstrap_is_a_usage_error() -> None:
     proc = kcts("run", "--backend", "external", "-m", "smoke")
     assert proc.returncode == 4, proc.stdout[-500:] + proc.stderr[-500:]
     assert "--backend external needs --bootstrap-servers" in proc.stderr
+
+
+def test_option_values_that_are_folders_do_not_replace_the_suites(tmp_path: object) -> None:
+    from harness.cli import REPO, _selects_tests
+
+    assert not _selects_tests(str(REPO / "reports"))
+    assert _selects_tests(str(REPO / "suites" / "smoke"))
+    assert _selects_tests("suites/smoke/test_smoke.py::test_every_acknowledged_record_is_read_back_in_order")
+    assert not _selects_tests("smoke")
