@@ -7,6 +7,7 @@ import pytest
 from harness.checks import recorded
 from harness.checks.epoch_fencing import assert_covers, assert_epoch_validation
 from harness.clients import raw as rr
+from harness.waiting import wait_until
 from suites.kip320.histories import EpochHistory
 from suites.kip320.probes import (
     CASES,
@@ -41,9 +42,26 @@ def test_fetch_on_a_follower_answers_per_kip_320_then_kip_392(leader_moves: Epoc
     epoch, KIP-392 (fetch from follower, Kafka 2.4) decides: from Fetch v11 a follower serves
     consumer fetches; below v11 it answers NOT_LEADER_OR_FOLLOWER. Every version the broker
     speaks (v4 up) is probed."""
-    _, follower, epoch = leader_and_follower(raw, leader_moves.topic)
+    leader, follower, epoch = leader_and_follower(raw, leader_moves.topic)
+    _wait_for_follower_high_watermark(raw, leader_moves, leader, follower, epoch)
     answers = fetch_answers(raw(follower), follower, "follower", leader_moves, epoch)
     _judge("kip320-fetch-follower", answers, f"on {leader_moves.topic}")
+
+
+def _wait_for_follower_high_watermark(
+    raw: rr.RawConnector, h: EpochHistory, leader: int, follower: int, epoch: int
+) -> None:
+    """A follower serves up to its own high watermark, which trails the leader's by a fetch round:
+    the probes start once it has caught up, so that "served" means records came back."""
+
+    def high_watermarks() -> tuple[int, int]:
+        return tuple(  # type: ignore[return-value]
+            rr.fetch(raw(b), 11, h.topic, h.topic_id, 0, 0, current_epoch=epoch)["HighWatermark"]
+            for b in (leader, follower)
+        )
+
+    wait_until(lambda: len(set(high_watermarks())) == 1 and high_watermarks()[0] > 0, 30,
+               lambda: f"leader {leader} and follower {follower} high watermarks {high_watermarks()}")
 
 
 def test_offsets_for_leader_epoch_validates_current_leader_epoch(
