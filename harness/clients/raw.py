@@ -192,6 +192,16 @@ def coordinator(client: RawClient, key: str, key_type: int) -> int:
     return int(found["NodeId"])
 
 
+def generation_field(client: RawClient, api: str) -> str:
+    """The name of the generation / member epoch field in this spec set's request of `api`.
+
+    KIP-848 and KIP-1319 renamed GenerationId to GenerationIdOrMemberEpoch (the same wire
+    field); the specs of older releases still use the old name.
+    """
+    fields = client.specs.api(api).request.struct.field_names()
+    return "GenerationIdOrMemberEpoch" if "GenerationIdOrMemberEpoch" in fields else "GenerationId"
+
+
 def offset_commit(
     client: RawClient, version: int, group: str, topic: str, tid: uuid.UUID, partition: int, offset: int, epoch: int
 ) -> int:
@@ -199,7 +209,7 @@ def offset_commit(
     key = {"TopicId": tid} if version >= 10 else {"Name": topic}
     part = {"PartitionIndex": partition, "CommittedOffset": offset, "CommittedLeaderEpoch": epoch,
             "CommittedMetadata": None}
-    body = {"GroupId": group, "GenerationIdOrMemberEpoch": -1, "MemberId": "", "GroupInstanceId": None,
+    body = {"GroupId": group, generation_field(client, "OffsetCommit"): -1, "MemberId": "", "GroupInstanceId": None,
             "Topics": [{**key, "Partitions": [part]}]}
 
     def send() -> dict[str, Any]:

@@ -199,5 +199,5 @@ def test_java_client_aborts_on_group_error(
     assert visible == [], f"aborted records visible to read_committed: {visible}; client said {failure}"
     coordinator = raw(tx.find_coordinator(raw(), group, tx.GROUP_KEY))
     topic_id = tx.topic_ids(raw(), [source])[source]
-    committed = tx.committed_offsets(coordinator, group, source, topic_id, [0])[0]
+    committed = tx.committed_offsets(coordinator, group, source, topic_id, [0]).get(0, {"CommittedOffset": -1})
     assert committed["CommittedOffset"] == -1, f"aborted offset commit visible: {committed}; client said {failure}"

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.clients.raw import generation_field
 from harness.errors import Unrecoverable
 from harness.protocol import errors
 from harness.protocol.client import Exchange, RawClient
@@ -124,9 +125,7 @@ def txn_offset_commit(
     member_id: str = "",
 ) -> Exchange:
     """One TxnOffsetCommit; `topics` are keyed by TopicId (v6) or Name (v0-5) as the caller chose."""
-    fields = group_coordinator.specs.api("TxnOffsetCommit").request.struct.field_names()
-    # KIP-1319 renamed GenerationId (same wire field); the specs of older releases use the old name.
-    generation = "GenerationIdOrMemberEpoch" if "GenerationIdOrMemberEpoch" in fields else "GenerationId"
+    generation = generation_field(group_coordinator, "TxnOffsetCommit")
     body = {
         "TransactionalId": txn.transactional_id,
         "GroupId": group,

@@ -46,8 +46,8 @@ def _txn_commit(
         assert added["ErrorCode"] == 0, f"AddOffsetsToTxn: {errors.describe(added['ErrorCode'])}"
     key = {"TopicId": tid} if version >= 6 else {"Name": topic}
     part = {"PartitionIndex": 0, "CommittedOffset": offset, "CommittedLeaderEpoch": epoch, "CommittedMetadata": None}
-    body = {**producer, "GroupId": group, "GenerationIdOrMemberEpoch": -1, "MemberId": "", "GroupInstanceId": None,
-            "Topics": [{**key, "Partitions": [part]}]}
+    body = {**producer, "GroupId": group, rr.generation_field(gcoord, "TxnOffsetCommit"): -1, "MemberId": "",
+            "GroupInstanceId": None, "Topics": [{**key, "Partitions": [part]}]}
     code = rr.retry_while(
         lambda: {"ErrorCode": gcoord.send("TxnOffsetCommit", version, body)["Topics"][0]["Partitions"][0]["ErrorCode"]},
         rr.COORDINATOR_BUSY | {errors.CONCURRENT_TRANSACTIONS}, f"TxnOffsetCommit v{version}",
