@@ -52,6 +52,7 @@ class Cluster(abc.ABC):
     version: str
     backend: str
     has_fault_control: bool = False
+    client_version: str = "4.4.0"  # the Apache Kafka version whose Java clients run against the target
     owned: bool = True  # the harness started it, and throws it away; False: clean up after the run
 
     # -- lifecycle -------------------------------------------------------------------------

@@ -10,7 +10,10 @@ class ExternalCluster(Cluster):
     backend = "external"
     owned = False
 
-    def __init__(self, bootstrap_servers: str, extra_config: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, bootstrap_servers: str, extra_config: dict[str, str] | None = None, client_version: str = "4.4.0"
+    ) -> None:
+        self.client_version = client_version
         self._bootstrap = bootstrap_servers
         self.extra_config = extra_config or {}
         self.version = "external"

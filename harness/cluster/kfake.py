@@ -51,7 +51,8 @@ def ensure_binary() -> Path:
 class KfakeCluster(Cluster):
     backend = "kfake"
 
-    def __init__(self, brokers: int = 3) -> None:
+    def __init__(self, brokers: int = 3, client_version: str = "4.4.0") -> None:
+        self.client_version = client_version
         self.version = f"kfake {kfake_module_version()}"
         self.brokers = brokers
         self.proc: subprocess.Popen[str] | None = None

@@ -71,7 +71,7 @@ class LocalCluster(Cluster):
     def __init__(self, spec: LocalClusterSpec | None = None, dist: KafkaDistribution | None = None) -> None:
         self.spec = spec or LocalClusterSpec()
         self.dist = dist or resolve(self.spec.version)
-        self.version = self.dist.version
+        self.version = self.client_version = self.dist.version
         self.cluster_id = _cluster_id()
         self.workdir = session.current().scratch(f"cluster-{self.version}")
         self.log_dir = self.spec.log_dir or (self.workdir / "node-logs")

@@ -30,7 +30,7 @@ CLIENTS = ["librdkafka", "java"]
 def _java(cluster: Cluster, log: Log, group: str, isolation: str, max_poll_records: int) -> list[dict[str, Any]]:
     """Run the KIP-1094 driver (commit nextOffsets() after each poll) to the log end; its events."""
     args = [cluster.bootstrap_servers, log.topic, "0", group, isolation, str(max_poll_records), str(log.end)]
-    with JavaClient.driver(resolve(cluster.version), "Kip1094NextOffsets", args) as driver:
+    with JavaClient.driver(resolve(cluster.client_version), "Kip1094NextOffsets", args) as driver:
         code = driver.wait_exit(90)
     assert code == 0, f"Kip1094NextOffsets exited {code}: {driver.describe()}"
     return driver.events

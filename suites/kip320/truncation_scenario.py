@@ -103,7 +103,9 @@ def run_truncation_scenario(cluster: Cluster, topic: str, groups: dict[str, str]
     writer = Producer({**config, "acks": "all"})
     produce(writer, topic, [f"replicated-{i}".encode() for i in range(REPLICATED)])
     lib: dict[str, Consumer] = {}
-    java = JavaClient.driver(resolve(cluster.version), "Kip320Consumers", [cluster.bootstrap_servers, topic, "0"])
+    java = JavaClient.driver(
+        resolve(cluster.client_version), "Kip320Consumers", [cluster.bootstrap_servers, topic, "0"]
+    )
     try:
         java.start()
         java.wait_for(lambda e: e.get("event") == "ready", 60, "start")

@@ -111,7 +111,7 @@ def run_failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
     config = session.current().scratch("kip359") / "producer.properties"
     # VerifiableProducer sets retries=0, which idempotence refuses; the file overrides it.
     config.write_text("enable.idempotence=true\nacks=all\nretries=2147483647\nlinger.ms=5\nrequest.timeout.ms=10000\n")
-    java = JavaClient(resolve(cluster.version), VERIFIABLE_PRODUCER, [
+    java = JavaClient(resolve(cluster.client_version), VERIFIABLE_PRODUCER, [
         "--bootstrap-server", cluster.bootstrap_servers, "--topic", topic, "--throughput", "200",
         "--value-prefix", str(JAVA_PREFIX), "--command-config", str(config),
     ])

@@ -25,7 +25,7 @@ def test_verifiable_producer_acks_are_recorded_and_readable(
     cluster: Cluster, topic: str, consumer_factory: Callable[..., Consumer]
 ) -> None:
     """VerifiableProducer's producer_send_success events give the offsets; a consumer reads the same values."""
-    dist = resolve(cluster.version)
+    dist = resolve(cluster.client_version)
     args = ["--bootstrap-server", cluster.bootstrap_servers, "--topic", topic, "--max-messages", "50", "--acks", "-1"]
     with JavaClient(dist, VERIFIABLE_PRODUCER, args) as producer:
         assert producer.wait_exit(120) == 0, producer.describe()
