@@ -1,0 +1,315 @@
+"""The checker: pure functions from record DataFrames and an expectation to named anomalies.
+
+Nothing here talks to Kafka: `check` takes the records as read (see `read.py`), so unit tests feed
+it a few hand-built rows. Each anomaly is one row of the `anomalies` DataFrame:
+(kind, topic, partition, offset, id, key, seq, detail).
+
+Definitions (per topic, under read_committed):
+- checksum_mismatch: the value does not parse, or crc32(payload) differs from its `crc` field;
+- aborted_visible: flag `A`, or an id of a generator transaction that was aborted;
+- unexpected: any other id the generator never wrote in a committed or unknown transaction;
+- duplicate: a valid id read more than once (one row per id, at its first offset);
+- order_violation: along the offsets of one partition, a key's `seq` is lower than the one before
+  it (later copies of duplicated ids are left to `duplicate`);
+- lost / lost_in_truncation: an expected id that is absent; it is `lost_in_truncation` when its
+  last acknowledged write lies inside a reported truncation window, else `lost`.
+
+Cost: the records are read once, annotated through one shuffle (see `annotate`) and cached; every
+check is then a filter over that cache, and the missing-id join runs only when a topic is short.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import reduce
+from typing import TYPE_CHECKING, TypeAlias
+
+from harness.integrity.model import Anomaly, Expectation, Findings, TopicTotals, TruncationWindow
+from harness.workload.history import IdRange, TxnOutcome
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+    Writes: TypeAlias = DataFrame | Callable[[], DataFrame] | None
+
+ANOMALY_COLUMNS = ("kind", "topic", "partition", "offset", "id", "key", "seq", "detail")
+WRITE_COLUMNS = ("id", "topic", "partition", "offset")
+SAMPLES = 20
+
+
+def in_ranges(ranges: list[IdRange], column: str = "id") -> Column:
+    from pyspark.sql import functions as F
+
+    conditions = [(F.col(column) >= r.first) & (F.col(column) < r.end) for r in ranges]
+    return reduce(lambda a, b: a | b, conditions, F.lit(False))
+
+
+def in_windows(windows: tuple[TruncationWindow, ...]) -> Column:
+    from pyspark.sql import functions as F
+
+    conditions = [
+        (F.col("topic") == w.topic) & (F.col("partition") == w.partition)
+        & (F.col("offset") >= w.start) & (F.col("offset") < w.end)
+        for w in windows
+    ]
+    return reduce(lambda a, b: a | b, conditions, F.lit(False))
+
+
+def _rows(df: DataFrame, kind: Anomaly, detail: Column) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    return df.select(
+        F.lit(kind.value).alias("kind"), F.col("topic").cast("string"), F.col("partition").cast("int"),
+        F.col("offset").cast("bigint"), F.col("id").cast("bigint"), F.col("key").cast("string"),
+        F.col("seq").cast("bigint"), detail.cast("string").alias("detail"),
+    )
+
+
+def annotate(records: DataFrame, expect: Expectation) -> DataFrame:
+    """One row per record read, with everything the checks need and nothing else.
+
+    The payload is reduced to its CRC-32, the raw text is kept only where the value did not parse,
+    and window columns come from one shuffle and one sort by (topic, key, valid), along
+    (partition, offset). A key's sequence numbers only grow, so any copy of a record read before
+    shows as `seq <= max_before`: duplicates and per-key order need no second pass over the data.
+    `valid` records (intact, flagged C, id of a committed or unknown transaction) are windowed
+    apart from the rest.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    known = in_ranges(expect.of(TxnOutcome.COMMITTED)) | in_ranges(expect.of(TxnOutcome.UNKNOWN))
+    rows = records.select(
+        "topic", "partition", "offset", F.when(F.col("parsed"), F.lit(None)).otherwise(F.col("raw")).alias("raw"),
+        "id", "key", "seq", "crc", F.crc32(F.col("payload").cast("binary")).alias("actual_crc"), "flag", "stage",
+        "parsed",
+    ).withColumn("intact", F.col("parsed") & (F.col("actual_crc") == F.col("crc"))).withColumn(
+        "aborted", F.col("intact") & ((F.col("flag") == "A") | in_ranges(expect.of(TxnOutcome.ABORTED)))
+    ).withColumn("valid", F.col("intact") & ~F.col("aborted") & known)
+    along_key = Window.partitionBy("topic", "key", "valid").orderBy("partition", "offset")
+    return rows.select(
+        "*",
+        F.lag("seq").over(along_key).alias("prev_seq"),
+        F.lag("offset").over(along_key).alias("prev_offset"),
+        F.lag("partition").over(along_key).alias("prev_partition"),
+        F.max("seq").over(along_key.rowsBetween(Window.unboundedPreceding, -1)).alias("max_before"),
+    )
+
+
+def suspect_copies(annotated: DataFrame) -> DataFrame:
+    """Every copy of every id that may have been read twice, numbered in log order (`copy`, `n`).
+
+    Small by construction: empty when no key's sequence ever stalls or goes back.
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    valid = annotated.where(F.col("valid"))
+    suspects = valid.where(F.col("seq") <= F.col("max_before")).select("topic", "id").distinct()
+    same_id = Window.partitionBy("topic", "id")
+    return valid.join(F.broadcast(suspects), ["topic", "id"]).select(
+        "topic", "partition", "offset", "id", "key", "seq",
+        F.row_number().over(same_id.orderBy("partition", "offset")).alias("copy"),
+        F.count(F.lit(1)).over(same_id).alias("n"),
+        F.max("offset").over(same_id).alias("last_offset"),
+    )
+
+
+def topic_counts(annotated: DataFrame, copies: DataFrame, expect: Expectation) -> dict[str, tuple[int, int]]:
+    """Per topic: records read, and distinct valid ids of committed transactions."""
+    from pyspark.sql import functions as F
+
+    committed = in_ranges(expect.of(TxnOutcome.COMMITTED))
+    rows = annotated.groupBy("topic").agg(
+        F.count(F.lit(1)).alias("records"), F.count(F.when(F.col("valid") & committed, 1)).alias("valid")
+    ).collect()
+    extra = {
+        r["topic"]: r["n"]
+        for r in copies.where((F.col("copy") > 1) & committed).groupBy("topic").agg(F.count(F.lit(1)).alias("n"))
+        .collect()
+    }
+    return {r["topic"]: (r["records"], r["valid"] - extra.get(r["topic"], 0)) for r in rows}
+
+
+def find_anomalies(
+    annotated: DataFrame, copies: DataFrame, expect: Expectation, present: dict[str, int], writes: Writes = None
+) -> DataFrame:
+    """Every anomaly row (lazy), from annotated records, their suspect copies and the present counts."""
+    from pyspark.sql import functions as F
+
+    committed = expect.of(TxnOutcome.COMMITTED)
+    unknown = expect.of(TxnOutcome.UNKNOWN)
+    intact, valid = F.col("intact"), F.col("valid")
+    checksum_rows = _rows(annotated.where(~intact), Anomaly.CHECKSUM_MISMATCH, F.when(
+        ~F.col("parsed"), F.concat(F.lit("unparseable value: "), F.substring("raw", 1, 80))
+    ).otherwise(F.concat(F.lit("crc field "), F.col("crc"), F.lit(" but crc32(payload) = "), F.col("actual_crc"))))
+    aborted_rows = _rows(annotated.where(F.col("aborted")), Anomaly.ABORTED_VISIBLE, F.when(
+        F.col("flag") == "A", F.concat(F.lit("written by "), F.col("stage"), F.lit(" into a transaction it aborted"))
+    ).otherwise(F.lit("id of a generator transaction that was aborted")))
+    unexpected_rows = _rows(
+        annotated.where(intact & ~F.col("aborted") & ~valid), Anomaly.UNEXPECTED,
+        F.concat(F.lit("id never written by the generator; stage "), F.col("stage")),
+    )
+    duplicate_rows = _rows(
+        copies.where((F.col("copy") == 1) & (F.col("n") > 1)), Anomaly.DUPLICATE,
+        F.concat(F.col("n"), F.lit(" copies, offsets "), F.col("offset"), F.lit(" .. "), F.col("last_offset")),
+    )
+    # Later copies of a duplicated id are the duplicate's evidence, not an order violation too.
+    later = F.broadcast(copies.where(F.col("copy") > 1).select("topic", "partition", "offset"))
+    violations = annotated.where(
+        valid & (F.col("prev_partition") == F.col("partition")) & (F.col("seq") < F.col("prev_seq"))
+    ).join(later, ["topic", "partition", "offset"], "left_anti")
+    order_rows = _rows(violations, Anomaly.ORDER_VIOLATION, F.concat(
+        F.lit("seq "), F.col("seq"), F.lit(" after seq "), F.col("prev_seq"), F.lit(" at offset "), F.col("prev_offset")
+    ))
+    parts = [checksum_rows, aborted_rows, unexpected_rows, duplicate_rows, order_rows]
+    short = [t for t in expect.topics if present.get(t, 0) < expect.expected_per_topic]
+    firsts = annotated.where(valid).join(later, ["topic", "partition", "offset"], "left_anti")
+    missing = _missing(annotated.sparkSession, firsts.select("topic", "id"), expect, short, committed, unknown)
+    if missing is not None:
+        parts.append(_attribute(missing, firsts, expect, writes))
+    return reduce(lambda a, b: a.unionByName(b), parts)
+
+
+def _missing(
+    spark: object, per_id: DataFrame, expect: Expectation, short: list[str],
+    committed: list[IdRange], unknown: list[IdRange],
+) -> DataFrame | None:
+    """(topic, id) of expected records absent from a topic; None when none can be."""
+    from pyspark.sql import functions as F
+
+    expected: list[DataFrame] = []
+    if short and committed:
+        ids = reduce(lambda a, b: a.union(b), [spark.range(r.first, r.end) for r in committed])  # type: ignore[attr-defined]
+        topics = spark.createDataFrame([(t,) for t in short], "topic string")  # type: ignore[attr-defined]
+        expected.append(topics.crossJoin(ids))
+    if unknown and expect.outputs:
+        # An unknown transaction's records are owed to every output once an input holds them.
+        seen = per_id.where(F.col("topic").isin(list(expect.inputs)) & in_ranges(unknown)).select("id").distinct()
+        topics = spark.createDataFrame([(t,) for t in expect.outputs], "topic string")  # type: ignore[attr-defined]
+        expected.append(topics.crossJoin(seen))
+    if not expected:
+        return None
+    wanted = reduce(lambda a, b: a.unionByName(b), expected)
+    return wanted.join(per_id.select("topic", "id"), ["topic", "id"], "left_anti")
+
+
+def _attribute(missing: DataFrame, valid: DataFrame, expect: Expectation, writes: Writes) -> DataFrame:
+    """Name each missing record lost or lost_in_truncation, with where it was last written.
+
+    `writes` (id, topic, partition, offset) may be a callable: building a write log of millions of
+    rows costs seconds, and it is needed only when a record is missing.
+    """
+    from pyspark.sql import functions as F
+
+    if callable(writes):
+        writes = writes()
+
+    source = valid.where(F.col("topic").isin(list(expect.inputs))).groupBy("id").agg(
+        F.first("key").alias("key"), F.first("seq").alias("seq"), F.first("partition").alias("in_partition"),
+        F.first("offset").alias("in_offset"),
+    )
+    rows = missing.join(source, "id", "left")
+    if writes is not None:
+        last = writes.groupBy("topic", "id").agg(F.max_by("partition", "offset").alias("partition"),
+                                                 F.max("offset").alias("offset"))
+        rows = rows.join(last, ["topic", "id"], "left")
+    else:
+        rows = rows.withColumn("partition", F.lit(None).cast("int")).withColumn("offset", F.lit(None).cast("bigint"))
+    rows = rows.withColumn("partition", F.coalesce(F.col("partition"), F.col("in_partition")))
+    explained = F.col("offset").isNotNull() & in_windows(expect.windows)
+    where = F.concat(F.col("topic"), F.lit("-"), F.col("partition"), F.lit("@"), F.col("offset"))
+    detail = (
+        F.when(explained, F.concat(F.lit("last written at "), where, F.lit(", inside a reported truncation window")))
+        .when(F.col("offset").isNotNull(),
+              F.concat(F.lit("last written at "), where, F.lit(", outside every reported truncation window")))
+        .otherwise(F.concat(F.lit("no acknowledged write in this topic; input record at "),
+                            F.coalesce(F.col("in_partition").cast("string"), F.lit("?")), F.lit("@"),
+                            F.coalesce(F.col("in_offset").cast("string"), F.lit("?"))))
+    )
+    return _rows(rows, Anomaly.LOST, detail).withColumn(
+        "kind", F.when(explained, F.lit(Anomaly.LOST_IN_TRUNCATION.value)).otherwise(F.lit(Anomaly.LOST.value))
+    )
+
+
+def check(
+    records: DataFrame,
+    expect: Expectation,
+    writes: Writes = None,
+    uncommitted: DataFrame | None = None,
+) -> tuple[Findings, DataFrame]:
+    """Run every check; return the findings (counts, samples, totals) and the cached anomaly rows."""
+    timings: dict[str, float] = {}
+    t0 = time.monotonic()
+    # The evidence read shares nothing with the main one: run as a concurrent Spark job, it fills
+    # the cores while the main read waits on fetches and the driver plans the next stage.
+    with ThreadPoolExecutor(1) as pool:
+        in_log_future = pool.submit(_in_log, uncommitted, expect) if uncommitted is not None else None
+        annotated = annotate(records, expect).persist()
+        copies = suspect_copies(annotated).persist()
+        counts_by_topic = topic_counts(annotated, copies, expect)
+        timings["read_and_annotate_s"] = round(time.monotonic() - t0, 3)
+        present = {t: n for t, (_, n) in counts_by_topic.items()}
+
+        t1 = time.monotonic()
+        anomalies = find_anomalies(annotated, copies, expect, present, writes).persist()
+        counts, per_topic, samples = _summarize(anomalies)
+        timings["anomalies_s"] = round(time.monotonic() - t1, 3)
+        t2 = time.monotonic()
+        in_log = in_log_future.result() if in_log_future is not None else {}
+        timings["read_uncommitted_wait_s"] = round(time.monotonic() - t2, 3)
+    totals = [
+        TopicTotals(
+            topic=t,
+            role="input" if t in expect.inputs else "output",
+            records=counts_by_topic.get(t, (0, 0))[0],
+            distinct_valid=present.get(t, 0),
+            expected=expect.expected_per_topic,
+            aborted_in_log=in_log.get(t, (0, 0))[1] if uncommitted is not None else None,
+            uncommitted_records=in_log.get(t, (0, 0))[0] if uncommitted is not None else None,
+            anomalies=per_topic.get(t, {}),
+        )
+        for t in expect.topics
+    ]
+    copies.unpersist()
+    annotated.unpersist()
+    timings["check_s"] = round(time.monotonic() - t0, 3)
+    return Findings(counts, samples, totals, expect.windows, timings), anomalies
+
+
+def _in_log(uncommitted: DataFrame, expect: Expectation) -> dict[str, tuple[int, int]]:
+    """Per topic, under read_uncommitted: records, and records of aborted transactions."""
+    from pyspark.sql import functions as F
+
+    marked = (F.col("flag") == "A") | in_ranges(expect.of(TxnOutcome.ABORTED))
+    return {
+        r["topic"]: (r["n"], r["marked"])
+        for r in uncommitted.groupBy("topic").agg(
+            F.count(F.lit(1)).alias("n"), F.count(F.when(marked, 1)).alias("marked")
+        ).collect()
+    }
+
+
+def _summarize(
+    anomalies: DataFrame,
+) -> tuple[dict[Anomaly, int], dict[str, dict[Anomaly, int]], dict[Anomaly, list[dict[str, object]]]]:
+    """Counts per kind, per topic and kind, and the first SAMPLES rows of each kind."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    counts: dict[Anomaly, int] = {}
+    per_topic: dict[str, dict[Anomaly, int]] = {}
+    for r in anomalies.groupBy("kind", "topic").agg(F.count(F.lit(1)).alias("n")).collect():
+        kind = Anomaly(r["kind"])
+        counts[kind] = counts.get(kind, 0) + r["n"]
+        per_topic.setdefault(r["topic"], {})[kind] = r["n"]
+    samples: dict[Anomaly, list[dict[str, object]]] = {}
+    if not counts:
+        return counts, per_topic, samples
+    first = Window.partitionBy("kind").orderBy("topic", "partition", "offset", "id")
+    rows = anomalies.withColumn("rank", F.row_number().over(first)).where(F.col("rank") <= SAMPLES).drop("rank")
+    for row in sorted(rows.collect(), key=lambda r: (r["kind"], r["topic"], r["partition"] or 0, r["offset"] or 0)):
+        samples.setdefault(Anomaly(row["kind"]), []).append(row.asDict())
+    return counts, per_topic, samples

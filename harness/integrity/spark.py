@@ -1,0 +1,95 @@
+"""A SparkSession for the integrity checker: the Kafka connector on its classpath, tagged and on loopback.
+
+The driver JVM is started by pyspark (spark-submit), not by the harness, so it cannot get
+PR_SET_PDEATHSIG; it carries the session marker instead, so the reaper finds it, and it exits on
+its own when its stdin (a pipe held by this process) closes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from harness import session
+from harness.integrity.connector import connector_jars
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[2]"
+LOOPBACK = "127.0.0.1"
+
+
+def session_config(master: str) -> dict[str, str]:
+    """Every setting the session starts with; each is one the driver JVM reads at launch."""
+    marker = session.current().marker
+    scratch = session.current().scratch("spark")
+    conf = {
+        "spark.master": master,
+        "spark.app.name": "kcts-integrity",
+        "spark.jars": ",".join(str(j) for j in connector_jars()),
+        "spark.driver.extraJavaOptions": f"{marker} -XX:+UseParallelGC -XX:-UsePerfData",
+        "spark.executor.extraJavaOptions": marker,
+        "spark.driver.memory": os.environ.get("KCTS_SPARK_DRIVER_MEMORY", "3g"),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.local.dir": str(scratch),
+        "spark.sql.warehouse.dir": str(scratch / "warehouse"),
+        "spark.sql.session.timeZone": "UTC",
+        # A few thousand to a few million rows: 200 shuffle partitions would be mostly scheduling.
+        "spark.sql.shuffle.partitions": os.environ.get("KCTS_SPARK_SHUFFLE_PARTITIONS", "4"),
+        "spark.sql.adaptive.enabled": "true",
+        # The checker caches one narrow row per record for a few seconds: compressing it costs
+        # more CPU than the memory it saves.
+        "spark.sql.inMemoryColumnarStorage.compressed": "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "false",
+    }
+    if master.startswith("local"):
+        # Nothing of a local checker should listen beyond loopback.
+        conf["spark.driver.host"] = LOOPBACK
+        conf["spark.driver.bindAddress"] = LOOPBACK
+    elif host := os.environ.get("KCTS_SPARK_DRIVER_HOST"):
+        conf["spark.driver.host"] = host
+    return conf
+
+
+def start(master: str = DEFAULT_MASTER) -> SparkSession:
+    from pyspark.sql import SparkSession
+
+    if master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
+    builder = SparkSession.builder
+    for key, value in session_config(master).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+@contextmanager
+def spark_session(master: str = DEFAULT_MASTER) -> Iterator[SparkSession]:
+    """A started session that is stopped (driver JVM gone) when the block ends, however it ends."""
+    spark = start(master)
+    try:
+        yield spark
+    finally:
+        stop(spark)
+
+
+def stop(spark: SparkSession) -> None:
+    """Stop the session and wait for its driver JVM to exit, so nothing outlives the caller."""
+    from pyspark import SparkContext
+
+    gateway = spark.sparkContext._gateway
+    proc = getattr(gateway, "proc", None)
+    spark.stop()
+    if gateway is not None:
+        gateway.shutdown()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    if proc is not None:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait(30)

@@ -1,0 +1,205 @@
+"""The generator: seeds input topics with checkable records, in transactions, some aborted on purpose.
+
+Ids are consecutive from 0; id `i` belongs to key `i % keys`, and key `k` to partition `k % partitions`.
+Every `abort_every`-th transaction is written with flag `A` and aborted, so the log holds records
+that read_committed must hide. A transaction that fails is aborted (its per-key sequence numbers
+are reused) or, when the client cannot tell how it ended, recorded as `unknown`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
+
+from harness.workload import records
+from harness.workload.history import EventLog, IdRange, TxnOutcome, WriteLog
+from harness.workload.logs import client_logging
+
+TXN_TIMEOUT_MS = 20000
+
+
+@dataclass
+class GeneratorHistory:
+    topic: str
+    ranges: list[IdRange] = field(default_factory=list)
+    writes: WriteLog = field(default_factory=WriteLog)
+    # Highest offset of a committed record per partition: processors are done once past it.
+    last_committed_offset: dict[int, int] = field(default_factory=dict)
+    events: EventLog = field(default_factory=EventLog)
+
+    def ids(self, outcome: TxnOutcome) -> int:
+        return sum(len(r) for r in self.ranges if r.outcome is outcome)
+
+
+class Generator:
+    """Writes `n` more records per `write(n)` call; one instance owns its id space and its history."""
+
+    def __init__(
+        self,
+        client_config: dict[str, str],
+        topic: str,
+        partitions: int,
+        keys: int = 64,
+        txn_size: int = 200,
+        abort_every: int = 7,
+        transactional_id: str | None = None,
+        log_writes: bool = True,
+        timeout: float = 60.0,
+    ) -> None:
+        self.config = {
+            **client_config, **client_logging(),
+            "transactional.id": transactional_id or f"{topic}-generator",
+            "acks": "all",
+            "linger.ms": 5,
+            "transaction.timeout.ms": TXN_TIMEOUT_MS,
+            "queue.buffering.max.messages": 1_000_000,
+            "queue.buffering.max.kbytes": 1_048_576,
+            "batch.num.messages": 10_000,
+        }
+        self.topic = topic
+        self.partitions = partitions
+        self.keys = keys
+        self.txn_size = txn_size
+        self.abort_every = abort_every
+        self.log_writes = log_writes
+        self.timeout = timeout
+        self.history = GeneratorHistory(topic)
+        self.next_id = 0
+        self.next_seq = [0] * keys
+        self.txns = 0
+        self.stop = threading.Event()
+        self._producer = self._new_producer()
+
+    def _new_producer(self) -> Producer:
+        producer = Producer(self.config)
+        _retrying(lambda: producer.init_transactions(self.timeout), self.timeout * 2)
+        return producer
+
+    def close(self) -> None:
+        self._producer.close()
+
+    def write(self, n: int, rate: float | None = None) -> None:
+        """Write `n` records in transactions; `rate` (records/s) spreads them over time, stop() ends early."""
+        t0 = time.monotonic()
+        written = 0
+        while written < n and not self.stop.is_set():
+            size = min(self.txn_size, n - written)
+            self._transaction(size)
+            written += size
+            if rate:
+                self.stop.wait(max(0.0, t0 + written / rate - time.monotonic()))
+
+    def write_tail(self) -> None:
+        """One committed record per partition, written last, so that "processed past the last
+        committed offset of every partition" is an exact end-of-input condition."""
+        keys = [next(k for k in range(self.keys) if k % self.partitions == p) for p in range(self.partitions)]
+        self._transaction(len(keys), key_indexes=keys, deliberate_abort=False)
+
+    def _transaction(
+        self, size: int, key_indexes: list[int] | None = None, deliberate_abort: bool | None = None
+    ) -> None:
+        self.txns += 1
+        abort = deliberate_abort if deliberate_abort is not None else (
+            self.abort_every > 0 and self.txns % self.abort_every == 0
+        )
+        first = self.next_id
+        self.next_id += size
+        seq_before = list(self.next_seq)
+        delivered: list[tuple[int, str, int, int]] = []
+        failures: list[str] = []
+        report = _delivery_recorder(delivered, failures, self.log_writes)
+        producer = self._producer
+        try:
+            producer.begin_transaction()
+            for j in range(size):
+                rid = first + j
+                k = key_indexes[j] if key_indexes is not None else rid % self.keys
+                if abort:
+                    seq, flag = -1, records.ABORT
+                else:
+                    seq, flag = self.next_seq[k], records.COMMIT
+                    self.next_seq[k] += 1
+                key = f"k{k:04d}"
+                value = records.make(rid, key, seq, flag).encode()
+                _produce(producer, self.topic, value, key.encode(), k % self.partitions, report)
+            if abort:
+                # abort_transaction purges what is still queued; flushed first, the aborted records
+                # really are in the log, where read_committed must hide them.
+                producer.flush(self.timeout)
+                _retrying(lambda: producer.abort_transaction(self.timeout), self.timeout)
+                self._end(first, size, TxnOutcome.ABORTED, seq_before)
+                return
+            _retrying(lambda: producer.commit_transaction(self.timeout), self.timeout)
+        except KafkaException as exc:
+            self._failed(first, size, exc.args[0], seq_before)
+            return
+        if failures:
+            raise AssertionError(f"generator: transaction committed although deliveries failed: {failures[:3]}")
+        self.history.writes.extend(delivered)
+        for _, _, partition, offset in delivered:
+            if offset > self.history.last_committed_offset.get(partition, -1):
+                self.history.last_committed_offset[partition] = offset
+        self.history.ranges.append(IdRange(first, first + size, TxnOutcome.COMMITTED))
+
+    def _end(self, first: int, size: int, outcome: TxnOutcome, seq_before: list[int]) -> None:
+        if outcome is TxnOutcome.ABORTED:
+            self.next_seq = seq_before
+        self.history.ranges.append(IdRange(first, first + size, outcome))
+
+    def _failed(self, first: int, size: int, err: KafkaError, seq_before: list[int]) -> None:
+        self.history.events.add("generator", "txn-failed", error=str(err), first=first, size=size)
+        if err.txn_requires_abort():
+            try:
+                _retrying(lambda: self._producer.abort_transaction(self.timeout), self.timeout)
+                self._end(first, size, TxnOutcome.ABORTED, seq_before)
+                return
+            except KafkaException as exc:
+                err = exc.args[0]
+        # Fatal, or the abort itself failed: a new producer with the same transactional id fences
+        # the old one and lets the coordinator finish its transaction one way or the other.
+        self._end(first, size, TxnOutcome.UNKNOWN, seq_before)
+        self.history.events.add("generator", "producer-restart", error=str(err))
+        self._producer = self._new_producer()
+
+
+def _delivery_recorder(
+    delivered: list[tuple[int, str, int, int]], failures: list[str], log_writes: bool
+) -> Callable[[KafkaError | None, Message], None]:
+    def report(err: KafkaError | None, msg: Message) -> None:
+        if err is not None:
+            failures.append(str(err))
+        elif log_writes:
+            delivered.append((records.record_id(msg.value()), msg.topic(), msg.partition(), msg.offset()))
+        else:
+            delivered.append((0, msg.topic(), msg.partition(), msg.offset()))
+
+    return report
+
+
+def _produce(
+    producer: Producer, topic: str, value: bytes, key: bytes, partition: int,
+    report: Callable[[KafkaError | None, Message], None],
+) -> None:
+    while True:
+        try:
+            producer.produce(topic, value, key, partition=partition, on_delivery=report)
+            return
+        except BufferError:
+            producer.poll(0.05)
+
+
+def _retrying(op: Callable[[], None], timeout: float) -> None:
+    """Run a commit or abort again while the client calls its error retriable, up to `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            op()
+            return
+        except KafkaException as exc:
+            err: KafkaError = exc.args[0]
+            if not err.retriable() or time.monotonic() > deadline:
+                raise

@@ -1,0 +1,173 @@
+"""One transactional pipeline: generator -> processors (a group) -> several output topics.
+
+`Pipeline` wires the pieces and waits on broker state: done means every group has committed past
+the generator's last committed record on every input partition, and no output partition has an
+open transaction (last stable offset == high watermark).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from confluent_kafka.admin import AdminClient
+
+from harness.cluster.base import Cluster
+from harness.kafka.dist import resolve
+from harness.waiting import wait_until
+from harness.workload import progress
+from harness.workload.copier import CopierGroup
+from harness.workload.generator import Generator
+from harness.workload.history import merge_ranges
+from harness.workload.logs import client_logging
+from harness.workload.processor import ProcessorHistory, TxnProcessor
+
+
+class ProcessorKind(StrEnum):
+    CONFLUENT = "confluent"  # confluent-kafka (librdkafka), harness.workload.processor
+    JAVA = "java"  # kafka-tools TransactionalMessageCopier on the cluster version's kafka-clients
+
+
+@dataclass(frozen=True)
+class PipelineSpec:
+    processor: ProcessorKind = ProcessorKind.CONFLUENT
+    partitions: int = 3
+    instances: int = 2
+    keys: int = 30
+    generator_txn: int = 100
+    generator_aborts_every: int = 6
+    processor_batch: int = 100
+    processor_aborts_every: int = 5
+    processor_pace: float = 0.0
+
+
+class Pipeline:
+    def __init__(
+        self, cluster: Cluster, input_topic: str, outputs: list[str], group: str,
+        spec: PipelineSpec | None = None, log_writes: bool = True,
+    ) -> None:
+        self.cluster = cluster
+        # Its own admin client, refreshing metadata every second: a default one keeps asking a
+        # stopped broker for minutes after the nemesis moved leadership away from it.
+        self.admin = AdminClient(
+            {**cluster.client_config(), **client_logging(), "topic.metadata.refresh.interval.ms": 1000}
+        )
+        self.input_topic = input_topic
+        self.outputs = outputs
+        self.spec = spec or PipelineSpec()
+        self.group = group
+        self.generator = Generator(
+            cluster.client_config(), input_topic, self.spec.partitions, keys=self.spec.keys,
+            txn_size=self.spec.generator_txn, abort_every=self.spec.generator_aborts_every,
+            transactional_id=f"{group}-generator", log_writes=log_writes,
+        )
+        self.history = ProcessorHistory()
+        self.processors: list[TxnProcessor] = []
+        self.copiers: CopierGroup | None = None
+
+    # -- processors ------------------------------------------------------------------------
+    @property
+    def groups(self) -> list[str]:
+        return self.copiers.groups if self.copiers is not None else [self.group]
+
+    def start(self) -> Pipeline:
+        if self.spec.processor is ProcessorKind.JAVA:
+            self.copiers = CopierGroup(
+                resolve(self.cluster.version), self.cluster.bootstrap_servers, self.group, self.input_topic,
+                self.outputs, instances=self.spec.instances, transaction_size=self.spec.processor_batch,
+                work_left=self._work_left,
+            ).start()
+            return self
+        for i in range(self.spec.instances):
+            p = TxnProcessor(
+                f"py{i}", self.cluster.client_config(), self.group, self.input_topic, self.outputs, self.history,
+                abort_every=self.spec.processor_aborts_every, max_batch=self.spec.processor_batch,
+                pace=self.spec.processor_pace,
+            )
+            p.start()
+            self.processors.append(p)
+        for p in self.processors:
+            p.ready.wait(60)
+        self.check_processors()
+        return self
+
+    def check_processors(self) -> None:
+        for p in self.processors:
+            if p.error is not None:
+                raise AssertionError(
+                    f"processor {p.name} died: {p.error!r}; events: {self.history.events.events[-10:]}"
+                )
+        if self.copiers is not None:
+            self.copiers.check()
+
+    def stop(self) -> None:
+        for p in self.processors:
+            p.stop()
+        if self.copiers is not None:
+            self.copiers.stop()
+        self.generator.close()
+
+    # -- progress --------------------------------------------------------------------------
+    def committed_progress(self) -> dict[str, dict[int, int]]:
+        return {
+            g: progress.committed_offsets(self.admin, g, self.input_topic, self.spec.partitions) for g in self.groups
+        }
+
+    def _work_left(self) -> bool:
+        """Whether some group has not yet committed past the input's last stable offset."""
+        try:
+            lso = progress.end_offsets(self.admin, self.input_topic, self.spec.partitions, committed=True)
+            return any(
+                offsets.get(p, -1) < end - 1 for offsets in self.committed_progress().values() for p, end in lso.items()
+            )
+        except Exception:  # noqa: BLE001 - unknown counts as work left: a spare start costs little
+            return True
+
+    def caught_up(self) -> bool:
+        self.check_processors()
+        last = self.generator.history.last_committed_offset
+        for offsets in self.committed_progress().values():
+            if any(offsets.get(p, -1) <= last_offset for p, last_offset in last.items()):
+                return False
+        return not progress.open_transactions(self.admin, {t: self.spec.partitions for t in self.outputs})
+
+    def finish(self, timeout: float = 120.0) -> None:
+        """Write the tail, then wait until every group has processed it and no transaction is open."""
+        self.generator.write_tail()
+        wait_until(self.caught_up, timeout, self.describe, interval=0.25)
+
+    def describe(self) -> str:
+        copiers = f"; copiers: {self.copiers.describe()}" if self.copiers is not None else ""
+        try:
+            opened = progress.open_transactions(self.admin, {t: self.spec.partitions for t in self.outputs})
+            committed = self.committed_progress()
+        except Exception as exc:  # noqa: BLE001 - describing must not hide the timeout it explains
+            opened, committed = {"error": repr(exc)}, {}  # type: ignore[dict-item]
+        return (
+            f"generator last committed offsets {self.generator.history.last_committed_offset}; "
+            f"group committed offsets {committed}; open transactions (partition, LSO, HW) {opened}; "
+            f"processor events {self.events()[-8:]}{copiers}"
+        )
+
+    def events(self) -> list[dict[str, object]]:
+        evs = list(self.history.events.events) + list(self.generator.history.events.events)
+        if self.copiers is not None:
+            evs += self.copiers.events.events
+        return sorted(evs, key=lambda e: float(e["t"]))  # type: ignore[arg-type]
+
+    def summary(self) -> dict[str, object]:
+        gen = self.generator.history
+        return {
+            "processor": self.spec.processor.value,
+            "instances": self.spec.instances,
+            "input": self.input_topic,
+            "outputs": self.outputs,
+            "generator_ranges": [(r.first, r.end, r.outcome.value) for r in merge_ranges(gen.ranges)],
+            "processor_committed_txns": self.history.committed_txns,
+            "processor_deliberate_aborts": self.history.deliberate_aborts,
+            "processor_error_aborts": self.history.error_aborts,
+            "processor_aborted_records": self.history.aborted_records,
+            "processor_client_hangs": self.history.client_hangs,
+            "copier_restarts": self.copiers.restarts() if self.copiers is not None else None,
+            "copier_crashes": self.copiers.crashes() if self.copiers is not None else None,
+        }

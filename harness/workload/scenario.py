@@ -1,0 +1,62 @@
+"""Drive a pipeline: the generator writes at a steady rate while the nemesis works through its steps.
+
+The nemesis runs in the calling thread (brokers it restarts are children of that thread, see
+`schedule.py`), the generator in a worker thread. The generator keeps writing past `records` for
+as long as the schedule runs, so that every fault lands on a moving pipeline; then the pipeline is
+finished: every group past the last committed input record, no open transaction.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from harness.workload.pipeline import Pipeline
+from harness.workload.schedule import FaultSchedule, Step
+
+
+def drive(
+    pipeline: Pipeline,
+    records: int,
+    rate: float,
+    steps: list[Step] | None = None,
+    deadline: float = 180.0,
+    chunk: int = 100,
+) -> FaultSchedule:
+    """Generate at least `records` at `rate` records/s with the fault `steps` running; return the schedule."""
+    watched = {t: pipeline.spec.partitions for t in [pipeline.input_topic, *pipeline.outputs]}
+    schedule = FaultSchedule(
+        pipeline.cluster, steps or [], lambda: pipeline.generator.next_id / records, watched, pipeline.history.events,
+    )
+    nemesis_done = threading.Event()
+    failure: list[BaseException] = []
+
+    def generate() -> None:
+        try:
+            while not pipeline.generator.stop.is_set():
+                if pipeline.generator.next_id >= records and nemesis_done.is_set():
+                    return
+                pipeline.check_processors()
+                pipeline.generator.write(chunk, rate)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread below
+            failure.append(exc)
+            schedule.halt.set()
+
+    writer = threading.Thread(target=generate, name="generator", daemon=True)
+    writer.start()
+    try:
+        schedule.run()
+    finally:
+        nemesis_done.set()
+        writer.join(deadline)
+        pipeline.history.events.add("generator", "done", records=pipeline.generator.next_id)
+        if writer.is_alive():
+            pipeline.generator.stop.set()
+            writer.join(30)
+    if failure:
+        raise AssertionError(
+            f"the workload failed: {failure[0]!r}; nemesis did {schedule.done}; {pipeline.describe()}"
+        ) from failure[0]
+    if writer.is_alive():
+        raise AssertionError(f"the generator did not finish within {deadline}s; {pipeline.describe()}")
+    pipeline.finish()
+    return schedule

@@ -1,0 +1,46 @@
+"""The workload's record format and histories, without Spark or a broker."""
+
+from __future__ import annotations
+
+import zlib
+
+import pytest
+
+from harness.integrity.model import TruncationWindow
+from harness.workload import records
+from harness.workload.history import IdRange, TxnOutcome, WriteLog, merge_ranges
+
+
+def test_a_record_survives_encoding_and_a_processor_changes_only_stage_and_flag() -> None:
+    rec = records.make(42, "k0007", 3)
+    assert records.decode(rec.encode()) == rec
+    assert rec.crc == zlib.crc32(rec.payload.encode())
+    copied = records.decode(records.rewrite_stage(rec.encode(), "py0>1", records.ABORT))
+    assert copied == rec.restage("py0>1", records.ABORT)
+    assert (copied.id, copied.key, copied.seq, copied.crc, copied.payload) == (42, "k0007", 3, rec.crc, rec.payload)
+    assert records.record_id(rec.encode()) == 42
+
+
+@pytest.mark.parametrize("value", [b"", b"1,k,2", b"x,k,0,1,C,gen,p"])
+def test_malformed_values_do_not_decode(value: bytes) -> None:
+    with pytest.raises(ValueError):
+        records.decode(value)
+
+
+def test_adjacent_ranges_of_one_outcome_merge_and_others_do_not() -> None:
+    c, a = TxnOutcome.COMMITTED, TxnOutcome.ABORTED
+    ranges = [IdRange(10, 20, c), IdRange(0, 10, c), IdRange(20, 25, a), IdRange(25, 30, c), IdRange(31, 40, c)]
+    assert merge_ranges(ranges) == [IdRange(0, 20, c), IdRange(20, 25, a), IdRange(25, 30, c), IdRange(31, 40, c)]
+
+
+def test_write_log_keeps_rows_in_order() -> None:
+    log = WriteLog()
+    log.extend([(1, "a", 0, 5), (2, "b", 1, 7)])
+    log.extend([(3, "a", 2, 9)])
+    assert log.rows() == [(1, "a", 0, 5), (2, "b", 1, 7), (3, "a", 2, 9)] and len(log) == 3
+
+
+def test_a_truncation_window_is_half_open_and_per_partition() -> None:
+    w = TruncationWindow("t", 1, 10, 20)
+    assert ("t", 1, 10) in w and ("t", 1, 19) in w
+    assert ("t", 1, 20) not in w and ("t", 0, 15) not in w and ("u", 1, 15) not in w
