@@ -53,6 +53,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--sasl-username", default=os.environ.get("KCTS_SASL_USERNAME"), help="external target user")
     group.addoption("--sasl-password", default=os.environ.get("KCTS_SASL_PASSWORD"),
                     help="external target password (or KCTS_SASL_PASSWORD)")
+    group.addoption("--spark-master", default=None,
+                    help="Spark master of the integrity checker (default $KCTS_SPARK_MASTER or local[2])")
     group.addoption("--reports-dir", default=os.environ.get("KCTS_REPORTS", "reports"),
                     help="where reports/<run-id>/ is written (default ./reports)")
     group.addoption("--run-id", default=os.environ.get("KCTS_RUN_ID"), help="name of this run's report folder")

@@ -20,7 +20,7 @@ _shared: list[SparkSession] = []
 
 
 def spark_master(config: pytest.Config) -> str:
-    """--spark-master (suites/integrity), else $KCTS_SPARK_MASTER, else local[2]."""
+    """--spark-master, else $KCTS_SPARK_MASTER, else local[2]."""
     return (
         config.getoption("spark_master", default=None) or os.environ.get("KCTS_SPARK_MASTER") or DEFAULT_MASTER
     )

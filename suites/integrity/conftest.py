@@ -1,4 +1,4 @@
-"""Integrity suites: the Spark master option, the shared SparkSession, and a report folder per test."""
+"""Integrity suites: the shared SparkSession (on --spark-master), and a report folder per test."""
 
 from __future__ import annotations
 
@@ -11,14 +11,6 @@ from harness.integrity.fixtures import spark
 from harness.pytest_plugin import run_dir
 
 __all__ = ["spark"]
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("kcts-integrity", "record integrity checker")
-    group.addoption(
-        "--spark-master", default=None,
-        help="Spark master the integrity checker runs on (default $KCTS_SPARK_MASTER or local[2])",
-    )
 
 
 @pytest.fixture

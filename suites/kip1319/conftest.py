@@ -8,12 +8,12 @@ evidence of failing tests.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+from fixtures.topics import RunNames
 from harness import verdicts
 from harness.clients.admin import admin_client, create_topic, topic_name
 from harness.cluster.base import Cluster
@@ -72,9 +72,13 @@ def raw(cluster: Cluster) -> Iterator[RawConnector]:
 
 
 @pytest.fixture
-def unique() -> Callable[[str], str]:
-    """`unique("txn")` -> a fresh name for a transactional id or group of this test."""
-    return lambda prefix: f"kcts-{prefix}-{uuid.uuid4().hex[:10]}"
+def unique(run_names: RunNames) -> Callable[[str], str]:
+    """`unique("txn")` -> a fresh name for a transactional id or group of this test.
+
+    Names carry the run prefix and are deleted as groups at the end of a run on an external
+    target (a transactional id that is no group is simply not found there).
+    """
+    return run_names.group
 
 
 @pytest.fixture

@@ -46,6 +46,7 @@ KNOWN_GAP = pytest.mark.xfail(raises=ClientGap, **_gap.mark.kwargs)
 def test_librdkafka_sends_txn_offset_commit_v6(
     cluster: Cluster, raw: RawConnector, topic_factory: TopicFactory, proxy_for: Callable[[Cluster], Proxy],
     record_testsuite_property: Callable[[str, object], None], request: pytest.FixtureRequest,
+    unique: Callable[[str], str],
 ) -> None:
     """KIP-1319 "Proposed Changes > Producer-Side" and "Compatibility > Version negotiation": a
     transactional librdkafka producer calling send_offsets_to_transaction against a broker that
@@ -58,7 +59,7 @@ def test_librdkafka_sends_txn_offset_commit_v6(
     proxy = proxy_for(cluster)
     config = {**proxy.client_config(), **QUIET}
     producer = Producer({**config, "transactional.id": f"kcts-rdkafka-{sink}"})
-    group_member = Consumer({**config, "group.id": f"kcts-rdkafka-{sink}"})
+    group_member = Consumer({**config, "group.id": unique("rdkafka")})
     try:
         producer.init_transactions(30)
         producer.begin_transaction()
