@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from harness import session
 from harness.errors import KctsError
 from harness.kafka.dist import normalize_version
 from harness.reports.matrix import Target, build, write_all
@@ -43,7 +44,8 @@ def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path(
         cmd = [sys.executable, "-m", "harness.cli", "run", *args,
                "--reports-dir", str(folder / "targets"), "--run-id", name, *pytest_args]
         print(f"kcts matrix: {spec}: {' '.join(cmd[3:])}", flush=True)
-        code = subprocess.call(cmd, env={**os.environ, "KCTS_NO_LATEST": "1"})
+        # Each target's run dies with the matrix run (and takes its brokers with it: it has its own reaper).
+        code = subprocess.call(cmd, env={**os.environ, "KCTS_NO_LATEST": "1"}, preexec_fn=session.die_with_parent)
         results = folder / "targets" / name / "results.json"
         if not results.exists():
             print(f"kcts matrix: {spec}: no results (exit {code}); its column shows nothing ran", flush=True)
