@@ -25,14 +25,6 @@ from suites.kip320.shared_setup import module_topic
 from suites.kip1094.logs import Log, read_log, with_commits
 
 
-@pytest.fixture
-def raw(cluster: Cluster) -> Iterator[rr.RawConnector]:
-    """`raw(broker_id)` -> a RawClient to that broker, closed after the test."""
-    connector = rr.RawConnector(cluster)
-    yield connector
-    connector.close()
-
-
 @pytest.fixture(scope="module")
 def two_epochs(
     request: pytest.FixtureRequest, cluster: Cluster, admin: AdminClient, run_names: RunNames

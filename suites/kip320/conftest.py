@@ -23,14 +23,6 @@ from suites.kip320.truncation_scenario import TruncationScenario, run_truncation
 UNCLEAN_TOPIC = {"min.insync.replicas": "1", "unclean.leader.election.enable": "true"}
 
 
-@pytest.fixture
-def raw(cluster: Cluster) -> Iterator[rr.RawConnector]:
-    """`raw(broker_id)` -> a RawClient to that broker, closed after the test."""
-    connector = rr.RawConnector(cluster)
-    yield connector
-    connector.close()
-
-
 @pytest.fixture(scope="module")
 def leader_moves(
     request: pytest.FixtureRequest, cluster: Cluster, admin: AdminClient, run_names: RunNames

@@ -8,18 +8,9 @@ import pytest
 from confluent_kafka.admin import AdminClient
 
 from fixtures.topics import RunNames
-from harness.clients import raw as rr
 from harness.cluster.base import Cluster
 from suites.kip320.shared_setup import fault_control, module_topic
 from suites.kip359.failover_writes import FailoverWrites, run_failover_writes
-
-
-@pytest.fixture
-def raw(cluster: Cluster) -> Iterator[rr.RawConnector]:
-    """`raw(broker_id)` -> a RawClient to that broker, closed after the test."""
-    connector = rr.RawConnector(cluster)
-    yield connector
-    connector.close()
 
 
 @pytest.fixture(scope="module")
