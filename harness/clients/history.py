@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from harness.waiting import wait_until
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,31 @@ class ProduceHistory:
         return [w for w in self.writes if not w.acked]
 
 
+def produce_one(
+    producer: Producer, topic: str, value: bytes, partition: int,
+    report: Callable[[KafkaError | None, Message], None], key: bytes | None = None,
+) -> None:
+    """Hand one record to the client, serving delivery reports while its local queue is full."""
+    while True:
+        try:
+            producer.produce(topic, value, key, partition=partition, on_delivery=report)
+            return
+        except BufferError:
+            producer.poll(0.05)
+
+
+def retry_retriable(op: Callable[[], T], timeout: float) -> T:
+    """Run a client call again while its error is retriable, until `timeout` has passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return op()
+        except KafkaException as exc:
+            err: KafkaError = exc.args[0]
+            if not err.retriable() or time.monotonic() > deadline:
+                raise
+
+
 def produce(
     producer: Producer, topic: str, values: list[bytes], partition: int = 0, timeout: float = 60.0
 ) -> ProduceHistory:
@@ -54,12 +84,7 @@ def produce(
             history.writes.append(Write(msg.value(), False, partition, -1, str(err)))
 
     for v in values:
-        while True:
-            try:
-                producer.produce(topic, v, partition=partition, on_delivery=report)
-                break
-            except BufferError:
-                producer.poll(0.1)
+        produce_one(producer, topic, v, partition, report)
     remaining = producer.flush(timeout)
     if remaining:
         raise AssertionError(f"{remaining} of {len(values)} records to {topic} had no delivery report after {timeout}s")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
+from harness.clients.history import produce_one, retry_retriable
 from harness.workload import records
 from harness.workload.history import EventLog, IdRange, TxnOutcome, WriteLog
 from harness.workload.logs import client_logging
@@ -76,7 +77,7 @@ class Generator:
 
     def _new_producer(self) -> Producer:
         producer = Producer(self.config)
-        _retrying(lambda: producer.init_transactions(self.timeout), self.timeout * 2)
+        retry_retriable(lambda: producer.init_transactions(self.timeout), self.timeout * 2)
         return producer
 
     def close(self) -> None:
@@ -125,15 +126,15 @@ class Generator:
                     self.next_seq[k] += 1
                 key = f"k{k:04d}"
                 value = records.make(rid, key, seq, flag).encode()
-                _produce(producer, self.topic, value, key.encode(), k % self.partitions, report)
+                produce_one(producer, self.topic, value, k % self.partitions, report, key.encode())
             if abort:
                 # abort_transaction purges what is still queued; flushed first, the aborted records
                 # really are in the log, where read_committed must hide them.
                 producer.flush(self.timeout)
-                _retrying(lambda: producer.abort_transaction(self.timeout), self.timeout)
+                retry_retriable(lambda: producer.abort_transaction(self.timeout), self.timeout)
                 self._end(first, size, TxnOutcome.ABORTED, seq_before)
                 return
-            _retrying(lambda: producer.commit_transaction(self.timeout), self.timeout)
+            retry_retriable(lambda: producer.commit_transaction(self.timeout), self.timeout)
         except KafkaException as exc:
             self._failed(first, size, exc.args[0], seq_before)
             return
@@ -154,7 +155,7 @@ class Generator:
         self.history.events.add("generator", "txn-failed", error=str(err), first=first, size=size)
         if err.txn_requires_abort():
             try:
-                _retrying(lambda: self._producer.abort_transaction(self.timeout), self.timeout)
+                retry_retriable(lambda: self._producer.abort_transaction(self.timeout), self.timeout)
                 self._end(first, size, TxnOutcome.ABORTED, seq_before)
                 return
             except KafkaException as exc:
@@ -180,26 +181,3 @@ def _delivery_recorder(
     return report
 
 
-def _produce(
-    producer: Producer, topic: str, value: bytes, key: bytes, partition: int,
-    report: Callable[[KafkaError | None, Message], None],
-) -> None:
-    while True:
-        try:
-            producer.produce(topic, value, key, partition=partition, on_delivery=report)
-            return
-        except BufferError:
-            producer.poll(0.05)
-
-
-def _retrying(op: Callable[[], None], timeout: float) -> None:
-    """Run a commit or abort again while the client calls its error retriable, up to `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            op()
-            return
-        except KafkaException as exc:
-            err: KafkaError = exc.args[0]
-            if not err.retriable() or time.monotonic() > deadline:
-                raise

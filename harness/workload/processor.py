@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
+from harness.clients.history import produce_one, retry_retriable
 from harness.workload import records
 from harness.workload.history import EventLog, WriteLog
 from harness.workload.logs import client_logging
@@ -30,7 +29,6 @@ HANG_GRACE_S = 10.0
 class ClientHang(Exception):
     """A client call blocked well past its own timeout."""
 
-T = TypeVar("T")
 
 
 @dataclass
@@ -138,7 +136,7 @@ class TxnProcessor(threading.Thread):
             "queue.buffering.max.messages": 1_000_000,
             "batch.num.messages": 10_000,
         })
-        _retrying(lambda: producer.init_transactions(self.timeout), self.timeout * 3)
+        retry_retriable(lambda: producer.init_transactions(self.timeout), self.timeout * 3)
         return producer
 
     def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -175,7 +173,7 @@ class TxnProcessor(threading.Thread):
             for msg in batch:
                 value, key, partition = msg.value(), msg.key(), msg.partition()
                 for topic, stage in zip(self.outputs, stages, strict=True):
-                    _produce(producer, topic, records.rewrite_stage(value, stage, flag), key, partition, report)
+                    produce_one(producer, topic, records.rewrite_stage(value, stage, flag), partition, report, key)
             positions = [tp for tp in consumer.position(consumer.assignment()) if tp.offset >= 0]
             metadata = consumer.consumer_group_metadata()
             self._bounded(
@@ -185,11 +183,11 @@ class TxnProcessor(threading.Thread):
             if abort:
                 # Flushed first, so that the aborted records are in the log rather than purged.
                 producer.flush(self.timeout)
-                _retrying(lambda: producer.abort_transaction(self.timeout), self.timeout)
+                retry_retriable(lambda: producer.abort_transaction(self.timeout), self.timeout)
                 self.history.bump(deliberate_aborts=1, aborted_records=len(batch) * len(self.outputs))
                 self._rewind(consumer)
                 return producer
-            _retrying(lambda: producer.commit_transaction(self.timeout), self.timeout)
+            retry_retriable(lambda: producer.commit_transaction(self.timeout), self.timeout)
         except KafkaException as exc:
             return self._recover(consumer, producer, exc.args[0])
         except ClientHang as hang:
@@ -234,7 +232,7 @@ class TxnProcessor(threading.Thread):
         self.history.bump(error_aborts=1)
         if not err.fatal():
             try:
-                _retrying(lambda: producer.abort_transaction(self.timeout), self.timeout)
+                retry_retriable(lambda: producer.abort_transaction(self.timeout), self.timeout)
                 self._rewind(consumer)
                 return producer
             except KafkaException as exc:
@@ -249,34 +247,9 @@ class TxnProcessor(threading.Thread):
         assignment = consumer.assignment()
         if not assignment:
             return
-        committed = _retrying_value(lambda: consumer.committed(assignment, timeout=self.timeout), self.timeout)
+        committed = retry_retriable(lambda: consumer.committed(assignment, timeout=self.timeout), self.timeout)
         for tp in committed:
             target = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
             consumer.seek(TopicPartition(tp.topic, tp.partition, target))
 
 
-def _produce(
-    producer: Producer, topic: str, value: bytes, key: bytes | None, partition: int,
-    report: Callable[[KafkaError | None, Message], None],
-) -> None:
-    while True:
-        try:
-            producer.produce(topic, value, key, partition=partition, on_delivery=report)
-            return
-        except BufferError:
-            producer.poll(0.05)
-
-
-def _retrying(op: Callable[[], None], timeout: float) -> None:
-    _retrying_value(op, timeout)
-
-
-def _retrying_value(op: Callable[[], T], timeout: float) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return op()
-        except KafkaException as exc:
-            err: KafkaError = exc.args[0]
-            if not err.retriable() or time.monotonic() > deadline:
-                raise
