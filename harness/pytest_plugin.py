@@ -7,6 +7,7 @@ and points `reports/latest` at it.
 
 from __future__ import annotations
 
+import gc
 import os
 import platform
 import re
@@ -119,6 +120,14 @@ def _allure_labels(request: pytest.FixtureRequest) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if EVIDENCE_KEY in item.config.stash:
         evidence(item.config).mark(item.nodeid)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """Collect the test's cyclic garbage here, on the main thread, once its fixtures are torn down:
+    a client in that garbage, collected later on one of librdkafka's threads, is destroyed there and
+    takes the process with it (confluent-kafka-python #1761, #2129)."""
+    gc.collect()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -64,8 +64,7 @@ def plain_read(client_config: dict[str, str], topics: list[str], partitions: int
 
 
 def run(records: int = 1_000_000, version: str = "4.4.0", master: str = DEFAULT_MASTER) -> dict[str, object]:
-    with LocalCluster(LocalClusterSpec(version=version)) as cluster:
-        admin = admin_client(cluster)
+    with LocalCluster(LocalClusterSpec(version=version)) as cluster, admin_client(cluster) as admin:
         safe = {"min.insync.replicas": "2"}
         inp = create_topic(cluster, admin, "bench-integrity-in", PARTITIONS, 3, safe)
         outs = [create_topic(cluster, admin, f"bench-integrity-out{i}", PARTITIONS, 3, safe) for i in range(2)]

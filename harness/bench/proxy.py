@@ -124,8 +124,10 @@ def run(
     dist = resolve(version)
     spec = LocalClusterSpec(version=dist.version, brokers=1)
     worker = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
-    with worker, LocalCluster(spec, dist) as cluster, Proxy.for_cluster(cluster) as proxy:
-        admin = admin_client(cluster)
+    with (
+        worker, LocalCluster(spec, dist) as cluster, Proxy.for_cluster(cluster) as proxy,
+        admin_client(cluster) as admin,
+    ):
         sides = {"direct": cluster.client_config(), "proxied": proxy.client_config()}
         samples: dict[str, list[tuple[float, float]]] = {"direct": [], "proxied": []}
         topic_no = 0

@@ -15,8 +15,7 @@ from harness.nemesis.unclean import force_unclean_election
 
 def run(version: str = "4.4.0", rounds: int = 3) -> dict[str, object]:
     elections, restarts = [], []
-    with LocalCluster(LocalClusterSpec(version=version)) as cluster:
-        admin = admin_client(cluster)
+    with LocalCluster(LocalClusterSpec(version=version)) as cluster, admin_client(cluster) as admin:
         for i in range(rounds):
             topic = create_topic(
                 cluster, admin, f"bench-unclean-{i}", replication_factor=2,

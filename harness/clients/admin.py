@@ -15,6 +15,9 @@ QUIET = {"log_level": 3}  # librdkafka logs only errors; tests read state, not l
 
 
 def admin_client(cluster: Cluster) -> AdminClient:
+    """Use it as a context manager (or call __exit__): a client left to the garbage collector may be
+    destroyed on one of librdkafka's own threads, which aborts the process (confluent-kafka-python
+    #1761, #2129)."""
     return AdminClient({**cluster.client_config(), **QUIET})
 
 

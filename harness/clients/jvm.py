@@ -8,35 +8,87 @@ against the resolved jars and cached under $KCTS_CACHE/drivers.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
 import queue
 import shutil
 import signal
 import subprocess
 import threading
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from harness import session
+from harness.cluster.combined import cds_archive_path
 from harness.errors import ClusterError, SetupError
 from harness.kafka.dist import KafkaDistribution, cache_root
 from harness.waiting import wait_until
 
 DRIVER_SOURCES = Path(__file__).resolve().parent / "java"
+SHARED_SOURCES = ("KctsJson",)  # compiled with every driver
 VERIFIABLE_PRODUCER = "org.apache.kafka.tools.VerifiableProducer"
 VERIFIABLE_CONSUMER = "org.apache.kafka.tools.VerifiableConsumer"
 TRANSACTIONAL_COPIER = "org.apache.kafka.tools.TransactionalMessageCopier"
 JVM_OPTS = ("-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData")
 
 
+# kafka-clients 4.4.0 moved o.a.k.common.utils.Exit to ...utils.internals.Exit; the newest
+# kafka-tools on Maven Central (4.3.1) still calls the old class, and a tool that exits through it
+# (TransactionalMessageCopier does) dies with NoClassDefFoundError. This forwarder restores the
+# old name, so the tools run on the client version under test rather than on an older one.
+_EXIT_SHIM = """\
+package org.apache.kafka.common.utils;
+
+public final class Exit {
+    private Exit() { }
+    public static void exit(int code) { org.apache.kafka.common.utils.internals.Exit.exit(code); }
+    public static void exit(int code, String why) { org.apache.kafka.common.utils.internals.Exit.exit(code, why); }
+    public static void halt(int code) { org.apache.kafka.common.utils.internals.Exit.halt(code); }
+    public static void halt(int code, String why) { org.apache.kafka.common.utils.internals.Exit.halt(code, why); }
+    public static void addShutdownHook(String name, Runnable runnable) {
+        org.apache.kafka.common.utils.internals.Exit.addShutdownHook(name, runnable);
+    }
+}
+"""
+
+
+def tools_classpath(dist: KafkaDistribution) -> str:
+    """The distribution's classpath, with the Exit forwarder first when its kafka-clients lacks the old class."""
+    clients = dist.jar("kafka-clients")
+    with zipfile.ZipFile(clients) as jar:
+        names = set(jar.namelist())
+    moved = "org/apache/kafka/common/utils/Exit.class" not in names
+    if not moved or "org/apache/kafka/common/utils/internals/Exit.class" not in names:
+        return dist.classpath
+    classes = cache_root() / "shims" / clients.stem
+    if not (classes / "org/apache/kafka/common/utils/Exit.class").exists():
+        classes.mkdir(parents=True, exist_ok=True)
+        with open(classes.parent / f".{clients.stem}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            source = classes.parent / f"{clients.stem}-src" / "Exit.java"
+            source.parent.mkdir(exist_ok=True)
+            source.write_text(_EXIT_SHIM)
+            proc = subprocess.run(
+                ["javac", "-nowarn", "-d", str(classes), "-cp", str(clients), str(source)],
+                capture_output=True, text=True, timeout=120,
+            )
+            if proc.returncode != 0:
+                raise SetupError(f"compiling the Exit forwarder for {clients.name} failed: {proc.stderr[-800:]}")
+    return os.pathsep.join([str(classes), dist.classpath])
+
+
 def compile_driver(dist: KafkaDistribution, name: str) -> Path:
-    """Compile harness/clients/java/<name>.java against `dist`; return the class directory."""
+    """Compile harness/clients/java/<name>.java, with the helpers every driver shares, against `dist`;
+    return the class directory."""
     source = DRIVER_SOURCES / f"{name}.java"
     if not source.exists():
         raise SetupError(f"no Java driver {name}: {source} is missing")
-    digest = hashlib.sha256(source.read_bytes() + dist.classpath.encode()).hexdigest()[:12]
+    sources = [source, *(DRIVER_SOURCES / f"{h}.java" for h in SHARED_SOURCES)]
+    digest = hashlib.sha256(b"".join(s.read_bytes() for s in sources) + dist.classpath.encode()).hexdigest()[:12]
     out = cache_root() / "drivers" / f"{name}-{dist.version}-{digest}"
     if (out / f"{name}.class").exists():
         return out
@@ -47,7 +99,7 @@ def compile_driver(dist: KafkaDistribution, name: str) -> Path:
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     proc = subprocess.run(
-        [javac, "-nowarn", "-d", str(staging), "-cp", dist.classpath, str(source)],
+        [javac, "-nowarn", "-d", str(staging), "-cp", dist.classpath, *map(str, sources)],
         capture_output=True, text=True, timeout=300,
     )
     if proc.returncode != 0:
@@ -55,6 +107,21 @@ def compile_driver(dist: KafkaDistribution, name: str) -> Path:
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
     return out
+
+
+def java_command(
+    dist: KafkaDistribution, main_class: str, args: list[str], extra_classpath: Path | None = None
+) -> list[str]:
+    """`java` with the harness's JVM options, the session marker, the brokers' CDS archive when
+    there is one, and `dist`'s classpath (with the Exit forwarder when needed)."""
+    cp = tools_classpath(dist)
+    if extra_classpath is not None:
+        cp = os.pathsep.join([str(extra_classpath), cp])
+    cmd = ["java", *JVM_OPTS, session.current().marker]
+    archive = cds_archive_path(dist)
+    if archive.exists():
+        cmd.append(f"-XX:SharedArchiveFile={archive}")
+    return [*cmd, "-cp", cp, main_class, *args]
 
 
 class JavaClient:
@@ -72,8 +139,7 @@ class JavaClient:
         extra_classpath: Path | None = None,
         log_path: Path | None = None,
     ) -> None:
-        cp = dist.classpath if extra_classpath is None else f"{extra_classpath}:{dist.classpath}"
-        self.command = ["java", *JVM_OPTS, session.current().marker, "-cp", cp, main_class, *args]
+        self.command = java_command(dist, main_class, args, extra_classpath)
         self.main_class = main_class
         self.log_path = log_path
         self.events: list[dict[str, Any]] = []

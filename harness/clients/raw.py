@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.cluster.base import Cluster
-from harness.errors import Unrecoverable
+from harness.errors import SetupError, Unrecoverable
 from harness.kafka.dist import KNOWN_VERSIONS
 from harness.protocol import errors
 from harness.protocol.client import Exchange, RawClient
@@ -31,20 +31,34 @@ def spec_version(cluster: Cluster) -> str:
 
 
 class RawConnector:
-    """`raw(broker_id)` -> a RawClient to that broker, kept open until `close()`."""
+    """`raw(broker_id=None, **RawClient.connect options)` -> a RawClient to that broker (default: the
+    first), kept open until `close()`.
 
-    def __init__(self, cluster: Cluster) -> None:
+    Without `user` it takes the cluster's probe address: a local SASL cluster's credential-free
+    harness listener, or an external target's own listener with the run's credentials. With `user`
+    it connects as that user of a local SASL cluster, on the SASL listener, for authorization checks.
+    """
+
+    def __init__(self, cluster: Cluster, user: str | None = None) -> None:
         self.cluster = cluster
+        self.user = user
         self._made: list[RawClient] = []
 
-    def __call__(self, broker_id: int) -> RawClient:
-        host, port = self.cluster.probe_address(broker_id)
-        config = self.cluster.client_config()
-        sasl = None
-        # A local SASL cluster has a credential-free harness listener; an external one only its own.
-        if (host, port) == self.cluster.broker_address(broker_id) and config.get("sasl.mechanism") == "PLAIN":
-            sasl = (config["sasl.username"], config["sasl.password"])
-        client = RawClient.connect(host, port, spec=spec_version(self.cluster), timeout=20.0, sasl_plain=sasl)
+    def __call__(self, broker_id: int | None = None, **options: Any) -> RawClient:
+        broker = self.cluster.broker_ids[0] if broker_id is None else broker_id
+        options.setdefault("timeout", 20.0)
+        if self.user is not None:
+            sasl = getattr(getattr(self.cluster, "spec", None), "sasl", None)
+            if sasl is None:
+                raise SetupError(f"a raw client as user {self.user!r} needs a local SASL cluster")
+            host, port = self.cluster.broker_address(broker)
+            options.setdefault("sasl_plain", (self.user, sasl.users[self.user]))
+        else:
+            host, port = self.cluster.probe_address(broker)
+            config = self.cluster.client_config()
+            if (host, port) == self.cluster.broker_address(broker) and config.get("sasl.mechanism") == "PLAIN":
+                options.setdefault("sasl_plain", (config["sasl.username"], config["sasl.password"]))
+        client = RawClient.connect(host, port, spec=spec_version(self.cluster), **options)
         self._made.append(client)
         return client
 
@@ -52,7 +66,6 @@ class RawConnector:
         for c in self._made:
             c.close()
         self._made.clear()
-
 
 
 def versions(client: RawClient, api: str, lowest: int = 0) -> list[int]:

@@ -23,9 +23,11 @@ class ExternalCluster(Cluster):
         """Reach the target with the client settings given; learn its brokers from its metadata."""
         from confluent_kafka.admin import AdminClient
 
-        admin = AdminClient({**self.client_config(), "log_level": 0, "socket.connection.setup.timeout.ms": 5000})
         try:
-            md = admin.list_topics(timeout=6)
+            with AdminClient(
+                {**self.client_config(), "log_level": 0, "socket.connection.setup.timeout.ms": 5000}
+            ) as admin:
+                md = admin.list_topics(timeout=6)
         except Exception as exc:  # noqa: BLE001 - librdkafka's transport/auth errors: all one message
             raise SetupError(
                 f"no broker answers at --bootstrap-servers {self._bootstrap}: {exc}; "

@@ -84,7 +84,8 @@ class KfakeCluster(Cluster):
         # Metadata names each broker's own address; the probe gives ids, the admin client addresses.
         from confluent_kafka.admin import AdminClient
 
-        listed = AdminClient({"bootstrap.servers": ",".join(addrs), "log_level": 3}).list_topics(timeout=10)
+        with AdminClient({"bootstrap.servers": ",".join(addrs), "log_level": 3}) as admin:
+            listed = admin.list_topics(timeout=10)
         self._addrs = {b.id: (b.host, b.port) for b in listed.brokers.values()}
         return self
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from harness.clients.admin import QUIET
 from harness.workload import records
-from harness.workload.logs import client_logging
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -42,15 +42,15 @@ def offset_ranges(client_config: dict[str, str], topics: list[str], cap: int) ->
     from confluent_kafka import TopicPartition
     from confluent_kafka.admin import AdminClient, OffsetSpec
 
-    admin = AdminClient({**client_config, **client_logging()})
-    metadata = admin.list_topics(timeout=10).topics
-    partitions = [TopicPartition(t, p) for t in topics for p in metadata[t].partitions]
+    with AdminClient({**client_config, **QUIET}) as admin:
+        metadata = admin.list_topics(timeout=10).topics
+        partitions = [TopicPartition(t, p) for t in topics for p in metadata[t].partitions]
 
-    def offsets(spec: OffsetSpec) -> dict[tuple[str, int], int]:
-        futures = admin.list_offsets({tp: spec for tp in partitions}, request_timeout=10)
-        return {(tp.topic, tp.partition): f.result(10).offset for tp, f in futures.items()}
+        def offsets(spec: OffsetSpec) -> dict[tuple[str, int], int]:
+            futures = admin.list_offsets({tp: spec for tp in partitions}, request_timeout=10)
+            return {(tp.topic, tp.partition): f.result(10).offset for tp, f in futures.items()}
 
-    start, end = offsets(OffsetSpec.earliest()), offsets(OffsetSpec.latest())
+        start, end = offsets(OffsetSpec.earliest()), offsets(OffsetSpec.latest())
     ranges: dict[str, dict[str, list[int]]] = {}
     for (topic, partition), first in start.items():
         ranges.setdefault(topic, {})[str(partition)] = [first, min(end[(topic, partition)], first + cap)]

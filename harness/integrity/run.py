@@ -86,7 +86,8 @@ def check_pipeline(
 ) -> Findings:
     expect = expectation(pipeline, windows)
     writes = write_log(spark, pipeline.generator.history.writes, pipeline.history.writes)
+    logs = {"client_logs": pipeline.save_client_logs(out_dir / "clients")} if out_dir is not None else {}
     return check_topics(
         spark, pipeline.cluster.client_config(), expect, writes, read_uncommitted, out_dir,
-        {**pipeline.summary(), **(meta or {})},
+        {**pipeline.summary(), **logs, **(meta or {})},
     )

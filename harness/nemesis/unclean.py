@@ -126,11 +126,12 @@ def _elect_unclean(
             attempts.append(repr(exc)[:200])
         return None
 
-    return wait_until(
-        elected, timeout,
-        lambda: f"{topic}-{partition}: {cluster.partition_state(topic, partition)}; election attempts: {attempts[-3:]}",
-        interval=0.5,
-    )
+    with admin:
+        return wait_until(
+            elected, timeout,
+            lambda: f"{topic}-{partition}: {cluster.partition_state(topic, partition)}; attempts: {attempts[-3:]}",
+            interval=0.5,
+        )
 
 
 def _logged_truncation(cluster: Cluster, broker: int, topic: str, partition: int, since: int) -> int | None:

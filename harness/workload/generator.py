@@ -4,56 +4,51 @@ Ids are consecutive from 0; id `i` belongs to key `i % keys`, and key `k` to par
 Every `abort_every`-th transaction is written with flag `A` and aborted, so the log holds records
 that read_committed must hide. A transaction that fails is aborted (its per-key sequence numbers
 are reused) or, when the client cannot tell how it ended, recorded as `unknown`.
+
+The generator runs as a child process (`python -m harness.workload.generator`, driven by
+generator_process.py) and reports each transaction as it ends: its id range, its outcome and, when
+committed, the offset of every write.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
+import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from harness.clients.history import produce_one, retry_retriable
-from harness.workload import records
-from harness.workload.history import EventLog, IdRange, TxnOutcome, WriteLog
-from harness.workload.logs import client_logging
+from harness.workload import child, records
+from harness.workload.child import CLIENT_LOGS
+from harness.workload.history import TxnOutcome
 
 TXN_TIMEOUT_MS = 20000
 
 
-@dataclass
-class GeneratorHistory:
+@dataclass(frozen=True)
+class GeneratorSpec:
+    client_config: dict[str, str]
     topic: str
-    ranges: list[IdRange] = field(default_factory=list)
-    writes: WriteLog = field(default_factory=WriteLog)
-    # Highest offset of a committed record per partition: processors are done once past it.
-    last_committed_offset: dict[int, int] = field(default_factory=dict)
-    events: EventLog = field(default_factory=EventLog)
-
-    def ids(self, outcome: TxnOutcome) -> int:
-        return sum(len(r) for r in self.ranges if r.outcome is outcome)
+    partitions: int
+    keys: int = 64
+    txn_size: int = 200
+    abort_every: int = 7
+    transactional_id: str | None = None
+    log_writes: bool = True  # False: ids are not logged (a million-record benchmark)
+    timeout: float = 60.0
 
 
 class Generator:
-    """Writes `n` more records per `write(n)` call; one instance owns its id space and its history."""
+    """Writes `n` more records per `write(n)` call; one instance owns its id space."""
 
-    def __init__(
-        self,
-        client_config: dict[str, str],
-        topic: str,
-        partitions: int,
-        keys: int = 64,
-        txn_size: int = 200,
-        abort_every: int = 7,
-        transactional_id: str | None = None,
-        log_writes: bool = True,
-        timeout: float = 60.0,
-    ) -> None:
+    def __init__(self, out: child.Channel, spec: GeneratorSpec) -> None:
         self.config = {
-            **client_config, **client_logging(),
-            "transactional.id": transactional_id or f"{topic}-generator",
+            **spec.client_config, **CLIENT_LOGS,
+            "transactional.id": spec.transactional_id or f"{spec.topic}-generator",
             "acks": "all",
             "linger.ms": 5,
             "transaction.timeout.ms": TXN_TIMEOUT_MS,
@@ -61,16 +56,16 @@ class Generator:
             "queue.buffering.max.kbytes": 1_048_576,
             "batch.num.messages": 10_000,
         }
-        self.topic = topic
-        self.partitions = partitions
-        self.keys = keys
-        self.txn_size = txn_size
-        self.abort_every = abort_every
-        self.log_writes = log_writes
-        self.timeout = timeout
-        self.history = GeneratorHistory(topic)
+        self.topic = spec.topic
+        self.partitions = spec.partitions
+        self.keys = spec.keys
+        self.txn_size = spec.txn_size
+        self.abort_every = spec.abort_every
+        self.log_writes = spec.log_writes
+        self.timeout = spec.timeout
+        self.out = out
         self.next_id = 0
-        self.next_seq = [0] * keys
+        self.next_seq = [0] * spec.keys
         self.txns = 0
         self.stop = threading.Event()
         self._producer = self._new_producer()
@@ -109,6 +104,7 @@ class Generator:
         )
         first = self.next_id
         self.next_id += size
+        self.out.emit(begin=first, size=size)
         seq_before = list(self.next_seq)
         delivered: list[tuple[int, str, int, int]] = []
         failures: list[str] = []
@@ -140,19 +136,15 @@ class Generator:
             return
         if failures:
             raise AssertionError(f"generator: transaction committed although deliveries failed: {failures[:3]}")
-        self.history.writes.extend(delivered)
-        for _, _, partition, offset in delivered:
-            if offset > self.history.last_committed_offset.get(partition, -1):
-                self.history.last_committed_offset[partition] = offset
-        self.history.ranges.append(IdRange(first, first + size, TxnOutcome.COMMITTED))
+        self.out.emit(txn=[first, first + size, TxnOutcome.COMMITTED.value], writes=delivered)
 
     def _end(self, first: int, size: int, outcome: TxnOutcome, seq_before: list[int]) -> None:
         if outcome is TxnOutcome.ABORTED:
             self.next_seq = seq_before
-        self.history.ranges.append(IdRange(first, first + size, outcome))
+        self.out.emit(txn=[first, first + size, outcome.value])
 
     def _failed(self, first: int, size: int, err: KafkaError, seq_before: list[int]) -> None:
-        self.history.events.add("generator", "txn-failed", error=str(err), first=first, size=size)
+        self.out.event("txn-failed", error=str(err), first=first, size=size)
         if err.txn_requires_abort():
             try:
                 retry_retriable(lambda: self._producer.abort_transaction(self.timeout), self.timeout)
@@ -163,7 +155,7 @@ class Generator:
         # Fatal, or the abort itself failed: a new producer with the same transactional id fences
         # the old one and lets the coordinator finish its transaction one way or the other.
         self._end(first, size, TxnOutcome.UNKNOWN, seq_before)
-        self.history.events.add("generator", "producer-restart", error=str(err))
+        self.out.event("producer-restart", error=str(err))
         self._producer = self._new_producer()
 
 
@@ -181,3 +173,36 @@ def _delivery_recorder(
     return report
 
 
+
+
+def main() -> None:
+    """Commands: write (n, rate), tail, halt (end the current write early, and every later one), stop."""
+    spec = child.setup()
+    out = child.Channel()
+    generator = Generator(out, GeneratorSpec(**spec))
+    out.emit(ready=True)
+    commands: queue.Queue[child.Message] = queue.Queue()
+
+    def on_command(cmd: child.Message) -> None:
+        if cmd["cmd"] in ("halt", "stop"):
+            generator.stop.set()
+        if cmd["cmd"] != "halt":
+            commands.put(cmd)
+
+    child.serve(on_command, lambda: commands.put({"cmd": "stop"}))
+    while (cmd := commands.get())["cmd"] != "stop":
+        try:
+            if cmd["cmd"] == "write":
+                generator.write(cmd["n"], cmd.get("rate"))
+            elif cmd["cmd"] == "tail":
+                generator.write_tail()
+            out.emit(done=cmd["id"])
+        except Exception as exc:  # noqa: BLE001 - the parent's write() raises it, with this traceback
+            out.emit(done=cmd["id"], error=repr(exc), traceback=traceback.format_exc()[-3000:])
+    generator.close()
+    out.emit(stopped=0)
+    child.exit_now(0)
+
+
+if __name__ == "__main__":
+    main()

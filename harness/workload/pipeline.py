@@ -1,26 +1,30 @@
 """One transactional pipeline: generator -> processors (a group) -> several output topics.
 
-`Pipeline` wires the pieces and waits on broker state: done means every group has committed past
-the generator's last committed record on every input partition, and no output partition has an
-open transaction (last stable offset == high watermark).
+Every client runs in a process of its own (the generator, each processor instance): a client that
+crashes ends its process, not the test run. `Pipeline` wires the pieces and waits on broker state:
+done means every group has committed past the generator's last committed record on every input
+partition, and no output partition has an open transaction (last stable offset == high watermark).
 """
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
+from harness.clients.admin import QUIET
 from harness.cluster.base import Cluster
 from harness.kafka.dist import resolve
 from harness.waiting import wait_until
 from harness.workload import progress
 from harness.workload.copier import CopierGroup
-from harness.workload.generator import Generator
+from harness.workload.generator import GeneratorSpec
+from harness.workload.generator_process import GeneratorProcess
 from harness.workload.history import merge_ranges
-from harness.workload.logs import client_logging
-from harness.workload.processor import ProcessorHistory, TxnProcessor
+from harness.workload.processor_group import ProcessorGroup, ProcessorHistory
 
 
 class ProcessorKind(StrEnum):
@@ -50,19 +54,19 @@ class Pipeline:
         # Its own admin client, refreshing metadata every second: a default one keeps asking a
         # stopped broker for minutes after the nemesis moved leadership away from it.
         self.admin = AdminClient(
-            {**cluster.client_config(), **client_logging(), "topic.metadata.refresh.interval.ms": 1000}
+            {**cluster.client_config(), **QUIET, "topic.metadata.refresh.interval.ms": 1000}
         )
         self.input_topic = input_topic
         self.outputs = outputs
         self.spec = spec or PipelineSpec()
         self.group = group
-        self.generator = Generator(
+        self.generator = GeneratorProcess(GeneratorSpec(
             cluster.client_config(), input_topic, self.spec.partitions, keys=self.spec.keys,
             txn_size=self.spec.generator_txn, abort_every=self.spec.generator_aborts_every,
             transactional_id=f"{group}-generator", log_writes=log_writes,
-        )
+        ))
         self.history = ProcessorHistory()
-        self.processors: list[TxnProcessor] = []
+        self.processors: ProcessorGroup | None = None
         self.copiers: CopierGroup | None = None
 
     # -- processors ------------------------------------------------------------------------
@@ -78,34 +82,33 @@ class Pipeline:
                 work_left=self._work_left,
             ).start()
             return self
-        for i in range(self.spec.instances):
-            p = TxnProcessor(
-                f"py{i}", self.cluster.client_config(), self.group, self.input_topic, self.outputs, self.history,
-                abort_every=self.spec.processor_aborts_every, max_batch=self.spec.processor_batch,
-                pace=self.spec.processor_pace,
-            )
-            p.start()
-            self.processors.append(p)
-        for p in self.processors:
-            p.ready.wait(60)
-        self.check_processors()
+        self.processors = ProcessorGroup(
+            self.cluster.client_config(), self.group, self.input_topic, self.outputs, self.history,
+            instances=self.spec.instances, abort_every=self.spec.processor_aborts_every,
+            max_batch=self.spec.processor_batch, pace=self.spec.processor_pace,
+        ).start()
         return self
 
     def check_processors(self) -> None:
-        for p in self.processors:
-            if p.error is not None:
-                raise AssertionError(
-                    f"processor {p.name} died: {p.error!r}; events: {self.history.events.events[-10:]}"
-                )
+        if self.processors is not None:
+            self.processors.check()
         if self.copiers is not None:
             self.copiers.check()
 
     def stop(self) -> None:
-        for p in self.processors:
-            p.stop()
-        if self.copiers is not None:
-            self.copiers.stop()
-        self.generator.close()
+        """Stop every client; all are stopped even when one of them fails to."""
+        try:
+            if self.processors is not None:
+                self.processors.stop()
+        finally:
+            try:
+                if self.copiers is not None:
+                    self.copiers.stop()
+            finally:
+                try:
+                    self.generator.close()
+                finally:
+                    self.admin.__exit__(None, None, None)
 
     # -- progress --------------------------------------------------------------------------
     def committed_progress(self) -> dict[str, dict[int, int]]:
@@ -149,6 +152,22 @@ class Pipeline:
             f"processor events {self.events()[-8:]}{copiers}"
         )
 
+    def save_client_logs(self, dest: Path) -> list[str]:
+        """Copy every client's log (its stderr: client warnings, fault dumps) out of the session's
+        scratch space, which is deleted at the end, into `dest`."""
+        logs = [self.generator.worker.log_path]
+        if self.processors is not None:
+            logs += self.processors.logs()
+        if self.copiers is not None:
+            logs += [c.log_path for c in self.copiers.copiers]
+        dest.mkdir(parents=True, exist_ok=True)
+        saved = []
+        for log in logs:
+            if log.exists():
+                shutil.copy(log, dest / log.name)
+                saved.append(str(dest / log.name))
+        return saved
+
     def events(self) -> list[dict[str, object]]:
         evs = list(self.history.events.events) + list(self.generator.history.events.events)
         if self.copiers is not None:
@@ -168,6 +187,9 @@ class Pipeline:
             "processor_error_aborts": self.history.error_aborts,
             "processor_aborted_records": self.history.aborted_records,
             "processor_client_hangs": self.history.client_hangs,
+            "processor_client_crashes": self.history.client_crashes,
+            "processor_crashes_on_stop": self.history.crashes_on_stop,
+            "generator_crashes_on_stop": len(self.generator.history.events.of("crashed-on-stop")),
             "copier_restarts": self.copiers.restarts() if self.copiers is not None else None,
             "copier_crashes": self.copiers.crashes() if self.copiers is not None else None,
         }

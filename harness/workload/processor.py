@@ -1,5 +1,7 @@
 """The confluent-kafka exactly-once processor: consume, transform, produce to every output, commit.
 
+It runs as a child process (`python -m harness.workload.processor`, started by processor_group.py)
+and reports what it did as messages: events, and the writes of every committed transaction.
 Each instance is one consumer of the group and one transactional producer. Per batch it opens a
 transaction, writes every input record to each output topic (same key, same partition number,
 its own stage), adds the consumed positions with `send_offsets_to_transaction`, and commits.
@@ -9,18 +11,15 @@ abort the consumer goes back to the group's committed offsets and the batch is p
 
 from __future__ import annotations
 
-import sys
 import threading
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from harness.clients.history import produce_one, retry_retriable
-from harness.workload import records
-from harness.workload.history import EventLog, WriteLog
-from harness.workload.logs import client_logging
+from harness.workload import child, records
+from harness.workload.child import CLIENT_LOGS
 
 TXN_TIMEOUT_MS = 15000
 HANG_GRACE_S = 10.0
@@ -31,26 +30,7 @@ class ClientHang(Exception):
 
 
 
-@dataclass
-class ProcessorHistory:
-    """Shared by every instance of one processor group."""
-
-    writes: WriteLog = field(default_factory=WriteLog)
-    events: EventLog = field(default_factory=EventLog)
-    committed_txns: int = 0
-    deliberate_aborts: int = 0
-    error_aborts: int = 0
-    aborted_records: int = 0  # records written into transactions aborted on purpose
-    client_hangs: int = 0  # calls that blocked past their timeout (producer replaced)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def bump(self, **counts: int) -> None:
-        with self._lock:
-            for name, n in counts.items():
-                setattr(self, name, getattr(self, name) + n)
-
-
-class TxnProcessor(threading.Thread):
+class TxnProcessor:
     def __init__(
         self,
         name: str,
@@ -58,43 +38,31 @@ class TxnProcessor(threading.Thread):
         group: str,
         input_topic: str,
         outputs: list[str],
-        history: ProcessorHistory,
+        out: child.Channel,
         abort_every: int = 5,
         max_batch: int = 100,
         pace: float = 0.0,
         timeout: float = 15.0,
     ) -> None:
-        super().__init__(name=name, daemon=True)
+        self.name = name
         self.client_config = client_config
         self.group = group
         self.input_topic = input_topic
         self.outputs = outputs
-        self.history = history
+        self.out = out
         self.abort_every = abort_every
         self.max_batch = max_batch
         self.pace = pace
         self.timeout = timeout
         self.transactional_id = f"{group}-{name}"
         self.halt = threading.Event()
-        self.error: BaseException | None = None
-        self.ready = threading.Event()
         self.txns = 0
 
     # -- lifecycle -----------------------------------------------------------------------
-    def stop(self, timeout: float = 90.0) -> None:
-        self.halt.set()
-        self.join(timeout)
-        if self.is_alive():
-            frame = sys._current_frames().get(self.ident or 0)
-            stack = "".join(traceback.format_stack(frame)[-6:]) if frame is not None else "?"
-            mine = [e for e in self.history.events.events if e["who"] == self.name][-8:]
-            raise AssertionError(
-                f"processor {self.name} did not stop within {timeout}s; its events {mine}; it is at:\n{stack}"
-            )
-
-    def run(self) -> None:
+    def run(self) -> int:
+        """Process until halted; 0 when halted, 3 when the processing itself failed (reported first)."""
         consumer = Consumer({
-            **self.client_config, **client_logging(),
+            **self.client_config, **CLIENT_LOGS,
             "group.id": self.group,
             "client.id": self.name,
             "isolation.level": "read_committed",
@@ -110,25 +78,25 @@ class TxnProcessor(threading.Thread):
         try:
             consumer.subscribe([self.input_topic], on_assign=self._assigned, on_revoke=self._revoked)
             producer = self._new_producer()
-            self.ready.set()
+            self.out.emit(ready=True)
             while not self.halt.is_set():
                 batch = [m for m in consumer.consume(self.max_batch, 0.2) if self._usable(m)]
                 if batch:
                     producer = self._process(consumer, producer, batch)
                     if self.pace:
                         self.halt.wait(self.pace)
-        except BaseException as exc:  # noqa: BLE001 - kept for the test to raise, with the event log
-            self.error = exc
-            self.history.events.add(self.name, "crashed", error=repr(exc))
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the check
+            self.out.emit(crashed=repr(exc), traceback=traceback.format_exc()[-3000:])
+            return 3
         finally:
-            self.ready.set()
             consumer.close()
             if producer is not None:
                 producer.close()
+        return 0
 
     def _new_producer(self) -> Producer:
         producer = Producer({
-            **self.client_config, **client_logging(),
+            **self.client_config, **CLIENT_LOGS,
             "transactional.id": self.transactional_id,
             "client.id": self.name,
             "transaction.timeout.ms": TXN_TIMEOUT_MS,
@@ -140,17 +108,17 @@ class TxnProcessor(threading.Thread):
         return producer
 
     def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self.history.events.add(self.name, "assigned", partitions=[p.partition for p in partitions])
+        self.out.event("assigned", partitions=[p.partition for p in partitions])
 
     def _revoked(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self.history.events.add(self.name, "revoked", partitions=[p.partition for p in partitions])
+        self.out.event("revoked", partitions=[p.partition for p in partitions])
 
     def _usable(self, msg: Message) -> bool:
         err = msg.error()
         if err is None:
             return True
         if err.code() != KafkaError._PARTITION_EOF:
-            self.history.events.add(self.name, "consumer-error", error=str(err))
+            self.out.event("consumer-error", error=str(err))
         return False
 
     # -- one transaction -------------------------------------------------------------------
@@ -184,7 +152,7 @@ class TxnProcessor(threading.Thread):
                 # Flushed first, so that the aborted records are in the log rather than purged.
                 producer.flush(self.timeout)
                 retry_retriable(lambda: producer.abort_transaction(self.timeout), self.timeout)
-                self.history.bump(deliberate_aborts=1, aborted_records=len(batch) * len(self.outputs))
+                self.out.emit(bump={"deliberate_aborts": 1, "aborted_records": len(batch) * len(self.outputs)})
                 self._rewind(consumer)
                 return producer
             retry_retriable(lambda: producer.commit_transaction(self.timeout), self.timeout)
@@ -193,15 +161,13 @@ class TxnProcessor(threading.Thread):
         except ClientHang as hang:
             # The wedged producer is left to its stuck thread; a new one with the same
             # transactional id fences it, and the coordinator aborts its open transaction.
-            self.history.bump(client_hangs=1)
-            self.history.events.add(self.name, "producer-restart", reason=str(hang))
+            self.out.emit(bump={"client_hangs": 1}, event={"what": "producer-restart", "reason": str(hang)})
             new = self._new_producer()
             self._rewind(consumer)
             return new
         if failures:
             raise AssertionError(f"{self.name}: transaction committed although deliveries failed: {failures[:3]}")
-        self.history.writes.extend(delivered)
-        self.history.bump(committed_txns=1)
+        self.out.emit(writes=delivered, bump={"committed_txns": 1})
         return producer
 
     def _bounded(self, what: str, op: Callable[[], None]) -> None:
@@ -221,23 +187,25 @@ class TxnProcessor(threading.Thread):
 
         threading.Thread(target=call, name=f"{self.name}-{what}", daemon=True).start()
         if not done.wait(self.timeout + HANG_GRACE_S):
-            self.history.events.add(self.name, "client-hang", call=what, waited_s=self.timeout + HANG_GRACE_S)
+            self.out.event("client-hang", call=what, waited_s=self.timeout + HANG_GRACE_S)
             raise ClientHang(f"{what} did not return within {self.timeout + HANG_GRACE_S}s")
         if outcome and outcome[0] is not None:
             raise outcome[0]
 
     def _recover(self, consumer: Consumer, producer: Producer, err: KafkaError) -> Producer:
         """Abort when the client allows it, else start a new producer (which fences the old one)."""
-        self.history.events.add(self.name, "txn-failed", error=str(err), abortable=err.txn_requires_abort())
-        self.history.bump(error_aborts=1)
+        self.out.emit(
+            bump={"error_aborts": 1},
+            event={"what": "txn-failed", "error": str(err), "abortable": err.txn_requires_abort()},
+        )
         if not err.fatal():
             try:
                 retry_retriable(lambda: producer.abort_transaction(self.timeout), self.timeout)
                 self._rewind(consumer)
                 return producer
             except KafkaException as exc:
-                self.history.events.add(self.name, "abort-failed", error=str(exc.args[0]))
-        self.history.events.add(self.name, "producer-restart")
+                self.out.event("abort-failed", error=str(exc.args[0]))
+        self.out.event("producer-restart")
         new = self._new_producer()
         self._rewind(consumer)
         return new
@@ -253,3 +221,17 @@ class TxnProcessor(threading.Thread):
             consumer.seek(TopicPartition(tp.topic, tp.partition, target))
 
 
+
+
+def main() -> None:
+    spec = child.setup()
+    out = child.Channel()
+    processor = TxnProcessor(out=out, **spec)
+    child.serve(lambda cmd: processor.halt.set() if cmd.get("cmd") == "stop" else None, processor.halt.set)
+    code = processor.run()
+    out.emit(stopped=code)
+    child.exit_now(code)
+
+
+if __name__ == "__main__":
+    main()

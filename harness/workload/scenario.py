@@ -32,7 +32,7 @@ def drive(
 
     def generate() -> None:
         try:
-            while not pipeline.generator.stop.is_set():
+            while not pipeline.generator.halted:
                 if pipeline.generator.next_id >= records and nemesis_done.is_set():
                     return
                 pipeline.check_processors()
@@ -50,7 +50,7 @@ def drive(
         writer.join(deadline)
         pipeline.history.events.add("generator", "done", records=pipeline.generator.next_id)
         if writer.is_alive():
-            pipeline.generator.stop.set()
+            pipeline.generator.halt()
             writer.join(30)
     if failure:
         raise AssertionError(

@@ -29,8 +29,8 @@ INTERNAL = ("__consumer_offsets", "__transaction_state")
 
 def internal_topics(cluster: Cluster) -> dict[str, int]:
     """Partition counts of the offsets and transaction-state topics (those that exist yet)."""
-    admin = AdminClient({**cluster.client_config(), **QUIET})
-    metadata = admin.list_topics(timeout=10).topics
+    with AdminClient({**cluster.client_config(), **QUIET}) as admin:
+        metadata = admin.list_topics(timeout=10).topics
     return {t: len(metadata[t].partitions) for t in INTERNAL if t in metadata}
 
 

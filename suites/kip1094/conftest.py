@@ -13,6 +13,7 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
+from fixtures.module_scope import module_topic
 from fixtures.topics import RunNames
 from harness.checks.epoch_history import describe_log
 from harness.clients import raw as rr
@@ -21,7 +22,6 @@ from harness.clients.history import produce
 from harness.cluster.base import Cluster
 from harness.nemesis.leadership import move_leader
 from harness.waiting import wait_until
-from suites.kip320.shared_setup import module_topic
 from suites.kip1094.logs import Log, read_log, with_commits
 
 

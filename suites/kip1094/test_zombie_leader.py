@@ -12,6 +12,7 @@ from harness.checks import recorded
 from harness.checks.epoch_fencing import assert_epoch_validation
 from harness.clients import raw as rr
 from harness.clients.admin import QUIET
+from harness.clients.closing import close_producer
 from harness.clients.history import produce
 from harness.cluster.base import Cluster
 from harness.nemesis.faults import Pause
@@ -87,7 +88,7 @@ def test_zombie_leader_answers_a_newer_committed_epoch_with_an_epoch_error(
             cluster.resume_controller()
     finally:
         raw.close()
-        writer.flush(10)
+        close_producer(writer)
 
     assert (seen["LeaderId"], seen["LeaderEpoch"]) == (before.leader, before.leader_epoch), (
         f"premise: the thawed broker should still see itself leading at epoch {before.leader_epoch}; it sees {seen}"

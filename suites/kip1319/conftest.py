@@ -16,10 +16,10 @@ import pytest
 from fixtures.topics import RunNames
 from harness import verdicts
 from harness.clients.admin import admin_client, create_topic, topic_name
+from harness.clients.raw import RawConnector, spec_version
 from harness.cluster.base import Cluster
 from harness.cluster.local import LocalCluster, LocalClusterSpec, SaslConfig
-from harness.kafka.dist import KNOWN_VERSIONS, KafkaDistribution, resolve
-from harness.protocol.client import RawClient
+from harness.kafka.dist import KafkaDistribution, resolve
 from harness.proxy import Proxy
 from harness.pytest_plugin import evidence, run_dir
 
@@ -28,47 +28,6 @@ CLIENT_VERSION = "4.4.0"
 # A release without KIP-1319 (TxnOffsetCommit v5 max), for the checks that compare against one.
 PRE_KIP_VERSION = "4.3.1"
 TRANSACTION_VERSION = "transaction.version"
-
-
-class RawConnector:
-    """`connect(broker_id=None)` -> a RawClient to that broker (default: the first), closed at teardown."""
-
-    def __init__(self, cluster: Cluster, user: str | None = None) -> None:
-        self.cluster = cluster
-        self.user = user
-        self.spec = spec_version(cluster)
-        self._made: list[RawClient] = []
-
-    def __call__(self, broker_id: int | None = None, **kwargs: Any) -> RawClient:
-        broker = self.cluster.broker_ids[0] if broker_id is None else broker_id
-        kwargs.setdefault("timeout", 20.0)
-        sasl = getattr(getattr(self.cluster, "spec", None), "sasl", None)
-        if sasl is not None and self.user is not None:
-            kwargs.setdefault("sasl_plain", (self.user, sasl.users[self.user]))
-            host, port = self.cluster.broker_address(broker)
-        else:
-            # A SASL cluster's harness listener takes raw requests without credentials (super user).
-            host, port = self.cluster.probe_address(broker)
-        client = RawClient.connect(host, port, spec=self.spec, **kwargs)
-        self._made.append(client)
-        return client
-
-    def close(self) -> None:
-        for c in self._made:
-            c.close()
-        self._made.clear()
-
-
-def spec_version(cluster: Cluster) -> str:
-    version = str(getattr(cluster, "version", ""))
-    return version if version in KNOWN_VERSIONS else CLIENT_VERSION
-
-
-@pytest.fixture
-def raw(cluster: Cluster) -> Iterator[RawConnector]:
-    connector = RawConnector(cluster)
-    yield connector
-    connector.close()
 
 
 @pytest.fixture
@@ -107,7 +66,8 @@ def client_dist() -> KafkaDistribution:
 def make_topic(cluster: Cluster, hint: str, partitions: int = 1) -> str:
     """A ready topic on `cluster` (any of the fixtures' clusters), replicated on every broker up to 3."""
     name = topic_name("kcts", hint)
-    return create_topic(cluster, admin_client(cluster), name, partitions, min(3, len(cluster.broker_ids)))
+    with admin_client(cluster) as admin:
+        return create_topic(cluster, admin, name, partitions, min(3, len(cluster.broker_ids)))
 
 
 def _module_cluster(

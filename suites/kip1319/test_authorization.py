@@ -22,13 +22,14 @@ from confluent_kafka.admin import (
 )
 
 from harness.clients.admin import admin_client
+from harness.clients.raw import RawConnector
 from harness.cluster.base import Cluster
 from harness.cluster.local import LocalCluster
 from harness.protocol import errors
 from harness.protocol.client import Exchange
 from harness.waiting import wait_until
 from suites.kip1319 import transactions as tx
-from suites.kip1319.conftest import RawConnector, make_topic
+from suites.kip1319.conftest import make_topic
 from suites.kip1319.target import require_v6
 
 pytestmark = pytest.mark.kip1319
@@ -71,18 +72,18 @@ def acls(sasl_cluster: LocalCluster) -> Acls:
                    AclOperation.READ, allow),
         AclBinding(ResourceType.TOPIC, allowed, ResourcePatternType.LITERAL, principal, "*", AclOperation.READ, allow),
     ]
-    admin = admin_client(sasl_cluster)
-    for future in admin.create_acls(bindings).values():
-        future.result(30)
     everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, principal, None,
                                   AclOperation.ANY, AclPermissionType.ANY)
     seen: list[object] = []
+    with admin_client(sasl_cluster) as admin:
+        for future in admin.create_acls(bindings).values():
+            future.result(30)
 
-    def listed() -> bool:
-        seen[:] = admin.describe_acls(everything).result(10)
-        return set(seen) >= set(bindings)
+        def listed() -> bool:
+            seen[:] = admin.describe_acls(everything).result(10)
+            return set(seen) >= set(bindings)
 
-    wait_until(listed, 30, lambda: f"ACLs of {principal} listed by the broker: {seen}")
+        wait_until(listed, 30, lambda: f"ACLs of {principal} listed by the broker: {seen}")
     probe = RawConnector(sasl_cluster)
     try:
         ids = tx.topic_ids(probe(), [allowed, denied])

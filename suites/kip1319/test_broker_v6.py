@@ -13,11 +13,11 @@ from collections.abc import Callable
 import pytest
 
 from fixtures.topics import TopicFactory
+from harness.clients.raw import RawConnector
 from harness.protocol import errors
 from harness.protocol.client import Exchange, RawClient
 from harness.protocol.types import ZERO_UUID
 from suites.kip1319 import transactions as tx
-from suites.kip1319.conftest import RawConnector
 from suites.kip1319.offsets_log import persisted_offsets
 from suites.kip1319.target import describe_advertised, require_v6
 

@@ -14,13 +14,13 @@ import pytest
 from confluent_kafka import Producer
 
 from fixtures.topics import TopicFactory
+from harness.clients.raw import RawConnector
 from harness.cluster.base import Cluster
 from harness.kafka.dist import KafkaDistribution
 from harness.protocol import errors
 from harness.protocol.types import ZERO_UUID
 from harness.proxy import CapVersion, Exchange, Proxy, ReplaceErrors, StripTopicIds
 from suites.kip1319 import transactions as tx
-from suites.kip1319.conftest import RawConnector
 from suites.kip1319.java_clients import Offset, events, outcome, run_copier, run_transaction
 from suites.kip1319.read_committed import committed_values
 from suites.kip1319.target import require_v6

@@ -18,10 +18,10 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from fixtures.topics import TopicFactory
 from harness import verdicts
 from harness.clients.admin import QUIET
+from harness.clients.raw import RawConnector
 from harness.cluster.base import Cluster
 from harness.proxy import Proxy
 from harness.pytest_plugin import RUN_DIR_KEY, evidence
-from suites.kip1319.conftest import RawConnector
 from suites.kip1319.read_committed import committed_values
 from suites.kip1319.target import require_v6
 

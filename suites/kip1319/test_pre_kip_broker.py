@@ -13,12 +13,13 @@ import pytest
 from confluent_kafka import Producer
 
 from harness.clients.admin import QUIET
+from harness.clients.raw import RawConnector
 from harness.cluster.base import Cluster
 from harness.kafka.dist import KafkaDistribution
 from harness.protocol.types import ZERO_UUID
 from harness.proxy import Proxy
 from suites.kip1319 import transactions as tx
-from suites.kip1319.conftest import PRE_KIP_VERSION, RawConnector, make_topic
+from suites.kip1319.conftest import PRE_KIP_VERSION, make_topic
 from suites.kip1319.java_clients import run_copier
 from suites.kip1319.offsets_log import persisted_offsets
 from suites.kip1319.read_committed import committed_values

@@ -12,11 +12,12 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from harness.clients.raw import RawConnector
 from harness.cluster.base import Cluster
 from harness.cluster.local import LocalCluster
 from harness.kafka.dist import KafkaDistribution
 from harness.proxy import Proxy
-from suites.kip1319.conftest import RawConnector, make_topic
+from suites.kip1319.conftest import make_topic
 from suites.kip1319.java_clients import Offset, outcome, run_transaction
 from suites.kip1319.target import describe_advertised
 

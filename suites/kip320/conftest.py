@@ -12,12 +12,13 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
+from fixtures.module_scope import fault_control, module_topic
 from fixtures.topics import RunNames
 from harness.clients import raw as rr
 from harness.clients.admin import QUIET
+from harness.clients.closing import close_producer
 from harness.cluster.base import Cluster
 from suites.kip320.histories import EpochHistory, build_leader_moves, build_nemesis_history
-from suites.kip320.shared_setup import fault_control, module_topic
 from suites.kip320.truncation_scenario import TruncationScenario, run_truncation_scenario
 
 UNCLEAN_TOPIC = {"min.insync.replicas": "1", "unclean.leader.election.enable": "true"}
@@ -34,7 +35,7 @@ def leader_moves(
     try:
         yield build_leader_moves(cluster, admin, raw, producer, topic)
     finally:
-        producer.flush(10)
+        close_producer(producer)
         raw.close()
 
 
@@ -51,8 +52,8 @@ def nemesis_history(
         try:
             yield build_nemesis_history(cluster, admin, raw, producer, divergent, topic)
         finally:
-            producer.flush(10)
-            divergent.flush(10)
+            close_producer(producer)
+            close_producer(divergent)
             raw.close()
 
 

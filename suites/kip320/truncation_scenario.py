@@ -22,6 +22,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
 from harness.clients.admin import QUIET
+from harness.clients.closing import close_producer
 from harness.clients.history import produce
 from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster
@@ -182,7 +183,7 @@ def run_truncation_scenario(cluster: Cluster, topic: str, groups: dict[str, str]
     finally:
         for c in lib.values():
             c.close()
-        writer.flush(10)
+        close_producer(writer)
         if java.proc is not None and java.proc.poll() is None:
             java.send_line("exit")
             try:

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka.admin import AdminClient
 
+from fixtures.module_scope import fault_control, module_topic
 from fixtures.topics import RunNames
 from harness.cluster.base import Cluster
-from suites.kip320.shared_setup import fault_control, module_topic
 from suites.kip359.failover_writes import FailoverWrites, run_failover_writes
 
 

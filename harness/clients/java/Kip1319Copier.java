@@ -59,7 +59,7 @@ public class Kip1319Copier {
              KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
             producer.initTransactions();
             consumer.subscribe(List.of(opts.get("--input-topic")));
-            emit("initialized", "");
+            KctsJson.emit("initialized", "");
             while (copied < wanted) {
                 if (System.currentTimeMillis() > deadline) {
                     outcome = "timeout";
@@ -80,7 +80,7 @@ public class Kip1319Copier {
                     producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
                     producer.commitTransaction();
                 } catch (RuntimeException e) {
-                    emit("transaction_failed", error(e));
+                    KctsJson.emit("transaction_failed", KctsJson.error(e));
                     producer.abortTransaction();
                     outcome = "aborted";
                     break;
@@ -88,42 +88,13 @@ public class Kip1319Copier {
                 copied += records.count();
                 List<String> committed = new ArrayList<>();
                 for (Map.Entry<TopicPartition, OffsetAndMetadata> e : offsets.entrySet()) {
-                    committed.add(q(e.getKey().toString()) + ":" + e.getValue().offset());
+                    committed.add(KctsJson.q(e.getKey().toString()) + ":" + e.getValue().offset());
                 }
-                emit("transaction_committed", ",\"records\":" + records.count() + ",\"copied\":" + copied
+                KctsJson.emit("transaction_committed", ",\"records\":" + records.count() + ",\"copied\":" + copied
                     + ",\"offsets\":{" + String.join(",", committed) + "}");
             }
         }
-        emit("done", ",\"outcome\":" + q(outcome) + ",\"copied\":" + copied);
+        KctsJson.emit("done", ",\"outcome\":" + KctsJson.q(outcome) + ",\"copied\":" + copied);
         System.exit(outcome.equals("copied") ? 0 : 1);
-    }
-
-    // Each driver compiles on its own (see harness/clients/jvm.py), so these JSON helpers are repeated.
-    static String error(Throwable e) {
-        List<String> chain = new ArrayList<>();
-        for (Throwable t = e; t != null && chain.size() < 5; t = t.getCause()) {
-            chain.add(q(t.getClass().getName()));
-        }
-        return ",\"error\":" + q(e.getClass().getName()) + ",\"message\":" + q(String.valueOf(e.getMessage()))
-            + ",\"causes\":[" + String.join(",", chain) + "]";
-    }
-
-    static void emit(String name, String fields) {
-        System.out.println("{\"name\":" + q(name) + fields + "}");
-        System.out.flush();
-    }
-
-    static String q(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (char ch : s.toCharArray()) {
-            if (ch == '"' || ch == '\\') {
-                b.append('\\').append(ch);
-            } else if (ch < 0x20) {
-                b.append(String.format("\\u%04x", (int) ch));
-            } else {
-                b.append(ch);
-            }
-        }
-        return b.append('"').toString();
     }
 }

@@ -58,55 +58,27 @@ public class Kip1319Txn {
         String outcome;
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
             producer.initTransactions();
-            emit("initialized", "");
+            KctsJson.emit("initialized", "");
             producer.beginTransaction();
             List<String> sent = new ArrayList<>();
             for (int i = 0; i < records; i++) {
                 RecordMetadata md = producer.send(new ProducerRecord<>(topic, 0, null, "txn-value-" + i)).get();
                 sent.add(String.valueOf(md.offset()));
             }
-            emit("produced", ",\"topic\":" + q(topic) + ",\"offsets\":[" + String.join(",", sent) + "]");
+            KctsJson.emit("produced", ",\"topic\":" + KctsJson.q(topic) + ",\"offsets\":[" + String.join(",", sent) + "]");
             try {
                 producer.sendOffsetsToTransaction(offsets, groupMetadata);
-                emit("offsets_sent", ",\"count\":" + offsets.size());
+                KctsJson.emit("offsets_sent", ",\"count\":" + offsets.size());
                 producer.commitTransaction();
-                emit("committed", "");
+                KctsJson.emit("committed", "");
                 outcome = "committed";
             } catch (RuntimeException e) {
-                emit("transaction_failed", error(e));
+                KctsJson.emit("transaction_failed", KctsJson.error(e));
                 producer.abortTransaction();
-                emit("aborted", "");
+                KctsJson.emit("aborted", "");
                 outcome = "aborted";
             }
         }
-        emit("done", ",\"outcome\":" + q(outcome));
-    }
-
-    static String error(Throwable e) {
-        List<String> chain = new ArrayList<>();
-        for (Throwable t = e; t != null && chain.size() < 5; t = t.getCause()) {
-            chain.add(q(t.getClass().getName()));
-        }
-        return ",\"error\":" + q(e.getClass().getName()) + ",\"message\":" + q(String.valueOf(e.getMessage()))
-            + ",\"causes\":[" + String.join(",", chain) + "]";
-    }
-
-    static void emit(String name, String fields) {
-        System.out.println("{\"name\":" + q(name) + fields + "}");
-        System.out.flush();
-    }
-
-    static String q(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            if (c == '"' || c == '\\') {
-                b.append('\\').append(c);
-            } else if (c < 0x20) {
-                b.append(String.format("\\u%04x", (int) c));
-            } else {
-                b.append(c);
-            }
-        }
-        return b.append('"').toString();
+        KctsJson.emit("done", ",\"outcome\":" + KctsJson.q(outcome));
     }
 }

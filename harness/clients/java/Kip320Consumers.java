@@ -36,7 +36,7 @@ public class Kip320Consumers {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in))) {
                 for (String line; (line = in.readLine()) != null; ) commands.add(line.trim());
             } catch (Exception e) {
-                emit("{\"event\":\"stdin_error\",\"message\":" + q(e.toString()) + "}");
+                emit("{\"event\":\"stdin_error\",\"message\":" + KctsJson.q(e.toString()) + "}");
             }
             commands.add("exit");
         });
@@ -80,21 +80,21 @@ public class Kip320Consumers {
                     KafkaConsumer<String, String> c = polling.get(name);
                     c.commitSync();
                     OffsetAndMetadata got = c.committed(Set.of(tp)).get(tp);
-                    emit("{\"event\":\"committed\",\"consumer\":" + q(name) + ",\"offset\":" + got.offset()
+                    emit("{\"event\":\"committed\",\"consumer\":" + KctsJson.q(name) + ",\"offset\":" + got.offset()
                             + ",\"epoch\":" + got.leaderEpoch().orElse(-1) + "}");
                 }
                 case "close" -> {
                     KafkaConsumer<String, String> c = polling.remove(name);
                     if (c == null) c = stopped.remove(name);
                     if (c != null) c.close(Duration.ofSeconds(5));
-                    emit("{\"event\":\"closed\",\"consumer\":" + q(name) + "}");
+                    emit("{\"event\":\"closed\",\"consumer\":" + KctsJson.q(name) + "}");
                 }
                 default -> throw new IllegalArgumentException("unknown command " + cmd[0]);
             }
-            emit("{\"event\":\"done\",\"command\":" + q(String.join(" ", cmd)) + "}");
+            emit("{\"event\":\"done\",\"command\":" + KctsJson.q(String.join(" ", cmd)) + "}");
         } catch (Exception e) {
-            emit("{\"event\":\"command_failed\",\"command\":" + q(String.join(" ", cmd)) + ",\"exception\":"
-                    + q(e.getClass().getName()) + ",\"message\":" + q(String.valueOf(e.getMessage())) + "}");
+            emit("{\"event\":\"command_failed\",\"command\":" + KctsJson.q(String.join(" ", cmd)) + ",\"exception\":"
+                    + KctsJson.q(e.getClass().getName()) + ",\"message\":" + KctsJson.q(String.valueOf(e.getMessage())) + "}");
         }
     }
 
@@ -115,8 +115,8 @@ public class Kip320Consumers {
         KafkaConsumer<String, String> c = polling.get(name);
         try {
             for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(50))) {
-                emit("{\"event\":\"record\",\"consumer\":" + q(name) + ",\"offset\":" + r.offset() + ",\"epoch\":"
-                        + r.leaderEpoch().orElse(-1) + ",\"value\":" + q(r.value()) + "}");
+                emit("{\"event\":\"record\",\"consumer\":" + KctsJson.q(name) + ",\"offset\":" + r.offset() + ",\"epoch\":"
+                        + r.leaderEpoch().orElse(-1) + ",\"value\":" + KctsJson.q(r.value()) + "}");
             }
         } catch (LogTruncationException e) {
             StringBuilder divergent = new StringBuilder("[");
@@ -126,11 +126,11 @@ public class Kip320Consumers {
                         .append(d.getValue().offset()).append(",\"epoch\":")
                         .append(d.getValue().leaderEpoch().orElse(-1)).append('}');
             }
-            stop(name, "{\"event\":\"error\",\"consumer\":" + q(name) + ",\"exception\":" + q(e.getClass().getName())
-                    + ",\"message\":" + q(String.valueOf(e.getMessage())) + ",\"divergent\":" + divergent + "]}");
+            stop(name, "{\"event\":\"error\",\"consumer\":" + KctsJson.q(name) + ",\"exception\":" + KctsJson.q(e.getClass().getName())
+                    + ",\"message\":" + KctsJson.q(String.valueOf(e.getMessage())) + ",\"divergent\":" + divergent + "]}");
         } catch (Exception e) {
-            stop(name, "{\"event\":\"error\",\"consumer\":" + q(name) + ",\"exception\":" + q(e.getClass().getName())
-                    + ",\"message\":" + q(String.valueOf(e.getMessage())) + "}");
+            stop(name, "{\"event\":\"error\",\"consumer\":" + KctsJson.q(name) + ",\"exception\":" + KctsJson.q(e.getClass().getName())
+                    + ",\"message\":" + KctsJson.q(String.valueOf(e.getMessage())) + "}");
         }
     }
 
@@ -142,22 +142,5 @@ public class Kip320Consumers {
     private static synchronized void emit(String json) {
         System.out.println(json);
         System.out.flush();
-    }
-
-    private static String q(String s) {
-        if (s == null) return "null";
-        StringBuilder b = new StringBuilder("\"");
-        for (char ch : s.toCharArray()) {
-            switch (ch) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                case '\n' -> b.append("\\n");
-                default -> {
-                    if (ch < 0x20) b.append(String.format("\\u%04x", (int) ch));
-                    else b.append(ch);
-                }
-            }
-        }
-        return b.append('"').toString();
     }
 }

@@ -1,0 +1,35 @@
+import java.util.ArrayList;
+import java.util.List;
+
+/** JSON lines for the drivers' events; compiled with every driver (see harness/clients/jvm.py). */
+final class KctsJson {
+    private KctsJson() { }
+
+    static String error(Throwable e) {
+        List<String> chain = new ArrayList<>();
+        for (Throwable t = e; t != null && chain.size() < 5; t = t.getCause()) {
+            chain.add(q(t.getClass().getName()));
+        }
+        return ",\"error\":" + q(e.getClass().getName()) + ",\"message\":" + q(String.valueOf(e.getMessage()))
+            + ",\"causes\":[" + String.join(",", chain) + "]";
+    }
+
+    static void emit(String name, String fields) {
+        System.out.println("{\"name\":" + q(name) + fields + "}");
+        System.out.flush();
+    }
+
+    static String q(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') {
+                b.append('\\').append(c);
+            } else if (c < 0x20) {
+                b.append(String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.append('"').toString();
+    }
+}
