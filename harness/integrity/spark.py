@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from harness import session
 from harness.integrity.connector import connector_jars
@@ -20,6 +21,12 @@ if TYPE_CHECKING:
 
 DEFAULT_MASTER = "local[2]"
 LOOPBACK = "127.0.0.1"
+
+
+def on_loopback(master: str) -> bool:
+    """local[...], or a master URL whose host is this machine's loopback."""
+    host = urlsplit(master).hostname if "://" in master else None
+    return master.startswith("local") or host in (LOOPBACK, "localhost")
 
 
 def session_config(master: str) -> dict[str, str]:
@@ -46,8 +53,8 @@ def session_config(master: str) -> dict[str, str]:
         "spark.sql.inMemoryColumnarStorage.compressed": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "false",
     }
-    if master.startswith("local"):
-        # Nothing of a local checker should listen beyond loopback.
+    if on_loopback(master):
+        # Nothing of a local checker, or of one on a loopback cluster, should listen beyond loopback.
         conf["spark.driver.host"] = LOOPBACK
         conf["spark.driver.bindAddress"] = LOOPBACK
     elif host := os.environ.get("KCTS_SPARK_DRIVER_HOST"):
@@ -58,7 +65,7 @@ def session_config(master: str) -> dict[str, str]:
 def start(master: str = DEFAULT_MASTER) -> SparkSession:
     from pyspark.sql import SparkSession
 
-    if master.startswith("local"):
+    if on_loopback(master):
         os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
     builder = SparkSession.builder
     for key, value in session_config(master).items():

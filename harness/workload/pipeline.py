@@ -13,18 +13,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from confluent_kafka.admin import AdminClient
-
-from harness.clients.admin import QUIET
 from harness.cluster.base import Cluster
 from harness.kafka.dist import resolve
 from harness.waiting import wait_until
-from harness.workload import progress
 from harness.workload.copier import CopierGroup
 from harness.workload.generator import GeneratorSpec
 from harness.workload.generator_process import GeneratorProcess
 from harness.workload.history import merge_ranges
 from harness.workload.processor_group import ProcessorGroup, ProcessorHistory
+from harness.workload.progress import ProgressProbe
 
 
 class ProcessorKind(StrEnum):
@@ -51,11 +48,7 @@ class Pipeline:
         spec: PipelineSpec | None = None, log_writes: bool = True,
     ) -> None:
         self.cluster = cluster
-        # Its own admin client, refreshing metadata every second: a default one keeps asking a
-        # stopped broker for minutes after the nemesis moved leadership away from it.
-        self.admin = AdminClient(
-            {**cluster.client_config(), **QUIET, "topic.metadata.refresh.interval.ms": 1000}
-        )
+        self.probe = ProgressProbe(cluster)
         self.input_topic = input_topic
         self.outputs = outputs
         self.spec = spec or PipelineSpec()
@@ -108,18 +101,18 @@ class Pipeline:
                 try:
                     self.generator.close()
                 finally:
-                    self.admin.__exit__(None, None, None)
+                    self.probe.close()
 
     # -- progress --------------------------------------------------------------------------
     def committed_progress(self) -> dict[str, dict[int, int]]:
         return {
-            g: progress.committed_offsets(self.admin, g, self.input_topic, self.spec.partitions) for g in self.groups
+            g: self.probe.committed_offsets(g, self.input_topic, self.spec.partitions) for g in self.groups
         }
 
     def _work_left(self) -> bool:
         """Whether some group has not yet committed past the input's last stable offset."""
         try:
-            lso = progress.end_offsets(self.admin, self.input_topic, self.spec.partitions, committed=True)
+            lso = self.probe.end_offsets(self.input_topic, self.spec.partitions, committed=True)
             return any(
                 offsets.get(p, -1) < end - 1 for offsets in self.committed_progress().values() for p, end in lso.items()
             )
@@ -132,7 +125,7 @@ class Pipeline:
         for offsets in self.committed_progress().values():
             if any(offsets.get(p, -1) <= last_offset for p, last_offset in last.items()):
                 return False
-        return not progress.open_transactions(self.admin, {t: self.spec.partitions for t in self.outputs})
+        return not self.probe.open_transactions({t: self.spec.partitions for t in self.outputs})
 
     def finish(self, timeout: float = 120.0) -> None:
         """Write the tail, then wait until every group has processed it and no transaction is open."""
@@ -142,7 +135,7 @@ class Pipeline:
     def describe(self) -> str:
         copiers = f"; copiers: {self.copiers.describe()}" if self.copiers is not None else ""
         try:
-            opened = progress.open_transactions(self.admin, {t: self.spec.partitions for t in self.outputs})
+            opened = self.probe.open_transactions({t: self.spec.partitions for t in self.outputs})
             committed = self.committed_progress()
         except Exception as exc:  # noqa: BLE001 - describing must not hide the timeout it explains
             opened, committed = {"error": repr(exc)}, {}  # type: ignore[dict-item]

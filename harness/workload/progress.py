@@ -1,37 +1,131 @@
-"""Where a pipeline stands, read from the brokers: group offsets, and open transactions on outputs."""
+"""Where a pipeline stands, read from the brokers: group offsets, and open transactions on outputs.
+
+The harness asks with its own protocol client, not librdkafka's admin client: a pipeline is polled
+several times a second through broker crashes, and the admin client runs Python on librdkafka's
+threads (its result callbacks), where a fault takes the whole test run down with it. Any error
+(a broker down, a leader moving) is raised; the waits that poll this treat it as "not yet".
+"""
 
 from __future__ import annotations
 
-from confluent_kafka import ConsumerGroupTopicPartitions, IsolationLevel, TopicPartition
-from confluent_kafka.admin import AdminClient, OffsetSpec
+import threading
+from typing import Any
 
-TIMEOUT = 10.0
+from harness.clients.raw import RawConnector
+from harness.cluster.base import Cluster
+from harness.protocol import errors
+from harness.protocol.client import RawClient
 
-
-def committed_offsets(admin: AdminClient, group: str, topic: str, partitions: int) -> dict[int, int]:
-    """The group's committed offset per partition of `topic`; -1 where it has none."""
-    request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(partitions)])
-    result = admin.list_consumer_group_offsets([request], request_timeout=TIMEOUT)[group].result(TIMEOUT)
-    return {tp.partition: tp.offset for tp in result.topic_partitions}
-
-
-def end_offsets(admin: AdminClient, topic: str, partitions: int, committed: bool) -> dict[int, int]:
-    """Per partition: the last stable offset (`committed`) or the high watermark."""
-    level = IsolationLevel.READ_COMMITTED if committed else IsolationLevel.READ_UNCOMMITTED
-    futures = admin.list_offsets(
-        {TopicPartition(topic, p): OffsetSpec.latest() for p in range(partitions)},
-        isolation_level=level, request_timeout=TIMEOUT,
-    )
-    return {tp.partition: f.result(TIMEOUT).offset for tp, f in futures.items()}
+LIST_OFFSETS_VERSION = 7  # IsolationLevel and leader epochs; spoken by 3.9 to 4.4
+FIND_COORDINATOR_VERSION = 4
+OFFSET_FETCH_VERSION = 8
+METADATA_VERSION = 12
+READ_UNCOMMITTED, READ_COMMITTED = 0, 1
+LATEST = -1
 
 
-def open_transactions(admin: AdminClient, topics: dict[str, int]) -> dict[str, list[tuple[int, int, int]]]:
-    """Partitions whose last stable offset trails the high watermark: (partition, LSO, HW) per topic."""
-    found: dict[str, list[tuple[int, int, int]]] = {}
-    for topic, partitions in topics.items():
-        lso = end_offsets(admin, topic, partitions, committed=True)
-        hw = end_offsets(admin, topic, partitions, committed=False)
-        lagging = [(p, lso[p], hw[p]) for p in range(partitions) if lso[p] != hw[p]]
-        if lagging:
-            found[topic] = lagging
-    return found
+class ProgressProbe:
+    """One connection per broker, opened on first use and dropped (then reopened) after any error."""
+
+    def __init__(self, cluster: Cluster, timeout: float = 5.0) -> None:
+        self.cluster = cluster
+        self.timeout = timeout
+        self._connector = RawConnector(cluster)
+        self._clients: dict[int, RawClient] = {}
+        # The copiers' supervisor asks from its thread while the test polls from its own.
+        self._lock = threading.Lock()
+
+    def _send(self, broker: int, api: str, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            return self._send_locked(broker, api, version, body)
+
+    def _send_locked(self, broker: int, api: str, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        client = self._clients.get(broker)
+        try:
+            if client is None:
+                client = self._connector(broker, timeout=self.timeout, client_id="kcts-progress")
+                self._clients[broker] = client
+            return client.send(api, version, body)
+        except Exception:
+            self._clients.pop(broker, None)
+            if client is not None:
+                client.close()
+            raise
+
+    def _any(self, api: str, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        """Ask the first running broker that answers."""
+        failures: list[str] = []
+        for broker in self.cluster.running_brokers():
+            try:
+                return self._send(broker, api, version, body)
+            except Exception as exc:  # noqa: BLE001 - the next broker may answer; all failures are reported
+                failures.append(f"broker {broker}: {exc!r}")
+        raise ConnectionError(f"no broker answered {api}: {failures}")
+
+    def leaders(self, topic: str, partitions: int) -> dict[int, int]:
+        md = self._any("Metadata", METADATA_VERSION, {"Topics": [{"Name": topic}], "AllowAutoTopicCreation": False})
+        found = {p["PartitionIndex"]: p["LeaderId"] for t in md["Topics"] for p in t["Partitions"]}
+        missing = [p for p in range(partitions) if found.get(p, -1) < 0]
+        if missing:
+            raise LookupError(f"{topic}: no leader for partitions {missing}")
+        return found
+
+    def end_offsets(self, topic: str, partitions: int, committed: bool) -> dict[int, int]:
+        """Per partition: the last stable offset (`committed`) or the high watermark, from its leader."""
+        by_leader: dict[int, list[int]] = {}
+        for p, leader in self.leaders(topic, partitions).items():
+            by_leader.setdefault(leader, []).append(p)
+        offsets: dict[int, int] = {}
+        for leader, parts in by_leader.items():
+            resp = self._send(leader, "ListOffsets", LIST_OFFSETS_VERSION, {
+                "ReplicaId": -1, "IsolationLevel": READ_COMMITTED if committed else READ_UNCOMMITTED,
+                "Topics": [{"Name": topic, "Partitions": [
+                    {"PartitionIndex": p, "CurrentLeaderEpoch": -1, "Timestamp": LATEST} for p in parts
+                ]}],
+            })
+            for part in resp["Topics"][0]["Partitions"]:
+                if part["ErrorCode"]:
+                    raise LookupError(f"ListOffsets {topic}-{part['PartitionIndex']} to broker {leader}: "
+                                      f"{errors.describe(part['ErrorCode'])}")
+                offsets[part["PartitionIndex"]] = part["Offset"]
+        return offsets
+
+    def committed_offsets(self, group: str, topic: str, partitions: int) -> dict[int, int]:
+        """The group's committed offset per partition of `topic`; -1 where it has none."""
+        found = self._any("FindCoordinator", FIND_COORDINATOR_VERSION, {"KeyType": 0, "CoordinatorKeys": [group]})
+        (coordinator,) = found["Coordinators"]
+        if coordinator["ErrorCode"]:
+            raise LookupError(f"FindCoordinator {group}: {errors.describe(coordinator['ErrorCode'])}")
+        resp = self._send(coordinator["NodeId"], "OffsetFetch", OFFSET_FETCH_VERSION, {
+            "Groups": [{"GroupId": group, "Topics": [{"Name": topic, "PartitionIndexes": list(range(partitions))}]}],
+            "RequireStable": False,
+        })
+        (answer,) = resp["Groups"]
+        if answer["ErrorCode"]:
+            raise LookupError(f"OffsetFetch {group}: {errors.describe(answer['ErrorCode'])}")
+        offsets = {p: -1 for p in range(partitions)}
+        for t in answer["Topics"]:
+            for part in t["Partitions"]:
+                if part["ErrorCode"]:
+                    raise LookupError(f"OffsetFetch {group} {topic}-{part['PartitionIndex']}: "
+                                      f"{errors.describe(part['ErrorCode'])}")
+                offsets[part["PartitionIndex"]] = part["CommittedOffset"]
+        return offsets
+
+    def open_transactions(self, topics: dict[str, int]) -> dict[str, list[tuple[int, int, int]]]:
+        """Partitions whose last stable offset trails the high watermark: (partition, LSO, HW) per topic."""
+        found: dict[str, list[tuple[int, int, int]]] = {}
+        for topic, partitions in topics.items():
+            lso = self.end_offsets(topic, partitions, committed=True)
+            hw = self.end_offsets(topic, partitions, committed=False)
+            lagging = [(p, lso[p], hw[p]) for p in range(partitions) if lso[p] != hw[p]]
+            if lagging:
+                found[topic] = lagging
+        return found
+
+    def close(self) -> None:
+        with self._lock:
+            for client in self._clients.values():
+                client.close()
+            self._clients.clear()
+            self._connector.close()

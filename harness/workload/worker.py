@@ -59,6 +59,7 @@ class WorkerProcess:
         commands: bool = True,
         dump_signal: signal.Signals = signal.SIGUSR1,
         tail_lines: int = 200,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.name = name
         self.command = command
@@ -66,6 +67,7 @@ class WorkerProcess:
         self.on_message = on_message
         self.commands = commands
         self.dump_signal = dump_signal
+        self.env = env
         self.proc: subprocess.Popen[str] | None = None
         self.stop_requested = False
         self.hung = False
@@ -81,7 +83,7 @@ class WorkerProcess:
         self.proc = subprocess.Popen(
             self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE if self.commands else subprocess.STDOUT,
-            text=True, bufsize=1, preexec_fn=session.die_with_parent,
+            text=True, bufsize=1, preexec_fn=session.die_with_parent, env=self.env,
         )
         streams = [self.proc.stdout] + ([self.proc.stderr] if self.commands else [])
         self._readers = [
