@@ -29,7 +29,6 @@ class ClientHang(Exception):
     """A client call blocked well past its own timeout."""
 
 
-
 class TxnProcessor:
     def __init__(
         self,
