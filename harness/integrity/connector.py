@@ -80,3 +80,12 @@ def _resolve_into(home: Path, version: str) -> dict[str, Any]:
         return {"version": version, "folder": "jars", "jars": kept}
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def connector_client_version() -> str:
+    """The kafka-clients version that Spark's Kafka source reads with."""
+    for jar in connector_jars():
+        m = _VERSIONED_JAR.match(jar.name)
+        if m and m.group("artifact") == "kafka-clients":
+            return jar.name[len("kafka-clients-"):-len(".jar")]
+    return "?"

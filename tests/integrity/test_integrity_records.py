@@ -7,6 +7,7 @@ import zlib
 import pytest
 
 from harness.integrity.model import TruncationWindow
+from harness.integrity.run import reader_gap
 from harness.workload import records
 from harness.workload.history import IdRange, TxnOutcome, WriteLog, merge_ranges
 
@@ -44,3 +45,17 @@ def test_a_truncation_window_is_half_open_and_per_partition() -> None:
     w = TruncationWindow("t", 1, 10, 20)
     assert ("t", 1, 10) in w and ("t", 1, 19) in w
     assert ("t", 1, 20) not in w and ("t", 0, 15) not in w and ("u", 1, 15) not in w
+
+
+def test_the_reader_npe_on_a_null_eligible_leader_replicas_list_is_a_known_client_gap() -> None:
+    """kafka-clients' DescribeTopicPartitions handling dereferences a field its schema declares nullable;
+    a target that sends null (kfake) makes Spark's Kafka source fail, which is the reader's gap."""
+    npe = RuntimeError(
+        "An error occurred while calling o206.persist.\n: java.util.concurrent.ExecutionException: "
+        'java.lang.NullPointerException: Cannot invoke "java.util.List.stream()" because the return value of '
+        '"org.apache.kafka.common.message.DescribeTopicPartitionsResponseData$DescribeTopicPartitionsResponsePartition'
+        '.eligibleLeaderReplicas()" is null'
+    )
+    with pytest.raises(pytest.xfail.Exception, match=r"KNOWN_CLIENT_GAP: kafka-clients .* EligibleLeaderReplicas"):
+        reader_gap(npe)
+    reader_gap(RuntimeError("java.lang.NullPointerException somewhere else"))  # not this gap: the caller re-raises
