@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import os
-import queue
 import shutil
 import signal
 import subprocess
-import threading
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +24,7 @@ from harness.cluster.combined import cds_archive_path
 from harness.errors import ClusterError, SetupError
 from harness.kafka.dist import KafkaDistribution, cache_root
 from harness.waiting import wait_until
+from harness.workload.worker import WorkerProcess
 
 DRIVER_SOURCES = Path(__file__).resolve().parent / "java"
 SHARED_SOURCES = ("KctsJson",)  # compiled with every driver
@@ -127,8 +125,9 @@ def java_command(
 class JavaClient:
     """One Java client process printing JSON lines; every event is kept in `events`.
 
-    Non-JSON lines (logs) are kept in `output`. The process carries the session marker and dies
-    with its parent; `stop()` (SIGTERM, then SIGKILL) is idempotent and also runs on `__exit__`.
+    It runs as a WorkerProcess: other lines (logs) go to its log file, the last of them kept for
+    `describe()`. The process carries the session marker and dies with its parent; `stop()`
+    (SIGTERM, then a thread dump and SIGKILL) is idempotent and also runs on `__exit__`.
     """
 
     def __init__(
@@ -141,47 +140,23 @@ class JavaClient:
     ) -> None:
         self.command = java_command(dist, main_class, args, extra_classpath)
         self.main_class = main_class
-        self.log_path = log_path
+        self.log_path = log_path or session.current().scratch("java") / f"{main_class.rsplit('.', 1)[-1]}.log"
         self.events: list[dict[str, Any]] = []
-        self.output: list[str] = []
-        self._queue: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.proc: subprocess.Popen[str] | None = None
-        self._reader: threading.Thread | None = None
+        self.worker = WorkerProcess(
+            main_class, self.command, self.log_path, self.events.append, commands=False, dump_signal=signal.SIGQUIT,
+        )
 
     @classmethod
     def driver(cls, dist: KafkaDistribution, name: str, args: list[str], **kw: Any) -> JavaClient:
         return cls(dist, name, args, extra_classpath=compile_driver(dist, name), **kw)
 
-    def start(self) -> JavaClient:
-        self.proc = subprocess.Popen(
-            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, bufsize=1, preexec_fn=session.die_with_parent,
-        )
-        self._reader = threading.Thread(target=self._read, name=f"{self.main_class}-reader", daemon=True)
-        self._reader.start()
-        return self
+    @property
+    def proc(self) -> subprocess.Popen[str] | None:
+        return self.worker.proc
 
-    def _read(self) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        log = open(self.log_path, "a") if self.log_path else None
-        try:
-            for line in self.proc.stdout:
-                if log:
-                    log.write(line)
-                text = line.strip()
-                if text.startswith("{"):
-                    try:
-                        event = json.loads(text)
-                    except ValueError:
-                        self.output.append(text)
-                        continue
-                    self.events.append(event)
-                    self._queue.put(event)
-                elif text:
-                    self.output.append(text)
-        finally:
-            if log:
-                log.close()
+    def start(self) -> JavaClient:
+        self.worker.start()
+        return self
 
     def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout: float, what: str) -> dict[str, Any]:
         """The first event (already seen or to come) that satisfies `predicate`."""
@@ -200,9 +175,8 @@ class JavaClient:
 
     def send_line(self, line: str) -> None:
         """Write a command line to the driver's stdin (drivers that take commands)."""
-        assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
+        if not self.worker.send_line(line):
+            raise ClusterError(f"{self.main_class} no longer reads its input: {self.describe()}")
 
     def check_running_or_done(self) -> None:
         if self.proc is None:
@@ -214,26 +188,17 @@ class JavaClient:
             code = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             raise ClusterError(f"{self.main_class} still running after {timeout}s: {self.describe()}") from None
-        if self._reader:
-            self._reader.join(10)
+        self.worker.drain(10)
         return code
 
     def stop(self, timeout: float = 20.0) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-        if self._reader:
-            self._reader.join(10)
+        if self.worker.running():
+            self.worker.stop(timeout)
 
     def describe(self) -> str:
-        code = None if self.proc is None else self.proc.poll()
         last = self.events[-3:]
-        return f"exit={code}, {len(self.events)} events, last {last}, output tail {self.output[-5:]}"
+        return (f"exit={self.worker.returncode}, {len(self.events)} events, last {last}, "
+                f"output tail {self.worker.tail(5)}")
 
     def __enter__(self) -> JavaClient:
         return self.start()

@@ -38,10 +38,11 @@ class GeneratorHistory:
     def ids(self, outcome: TxnOutcome) -> int:
         return sum(len(r) for r in self.ranges if r.outcome is outcome)
 
-    def add_transaction(self, first: int, end: int, outcome: TxnOutcome, writes: list[list[object]]) -> None:
-        rows = [(int(w[0]), str(w[1]), int(w[2]), int(w[3])) for w in writes]  # type: ignore[call-overload]
-        self.writes.extend(rows)
-        for _, _, partition, offset in rows:
+    def add_transaction(
+        self, first: int, end: int, outcome: TxnOutcome, writes: list[tuple[int, str, int, int]]
+    ) -> None:
+        self.writes.extend(writes)
+        for _, _, partition, offset in writes:
             if offset > self.last_committed_offset.get(partition, -1):
                 self.last_committed_offset[partition] = offset
         self.ranges.append(IdRange(first, end, outcome))
@@ -70,8 +71,7 @@ class GeneratorProcess:
             first, end, outcome = msg["txn"]
             self.history.add_transaction(first, end, TxnOutcome(outcome), msg.get("writes", []))
         if "event" in msg:
-            event = dict(msg["event"])
-            self.history.events.add("generator", str(event.pop("what")), **event)
+            self.history.events.add_reported("generator", msg["event"])
         if msg.get("ready"):
             self._ready = True
         if "done" in msg:

@@ -100,6 +100,11 @@ class EventLog:
         with self._lock:
             self.events.append({"t": round(time.monotonic() - self._t0, 3), "who": who, "what": what, **detail})
 
+    def add_reported(self, who: str, event: dict[str, object]) -> None:
+        """An event a child process reported as {"what": ..., **detail}."""
+        detail = dict(event)
+        self.add(who, str(detail.pop("what")), **detail)
+
     def count(self, what: str) -> int:
         with self._lock:
             return sum(1 for e in self.events if e["what"] == what)

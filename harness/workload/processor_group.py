@@ -162,12 +162,11 @@ class ProcessorGroup:
     def _receiver(self, inst: Instance) -> Callable[[Message], None]:
         def receive(msg: Message) -> None:
             if "writes" in msg:
-                self.history.writes.extend([tuple(w) for w in msg["writes"]])
+                self.history.writes.extend(msg["writes"])
             if "bump" in msg:
                 self.history.bump(msg["bump"])
             if "event" in msg:
-                event = dict(msg["event"])
-                self.history.events.add(inst.name, str(event.pop("what")), **event)
+                self.history.events.add_reported(inst.name, msg["event"])
             if msg.get("ready"):
                 inst.ready = True
             if "crashed" in msg:

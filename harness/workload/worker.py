@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import session
-
-Message = dict[str, Any]
+from harness.workload.child import Message
 
 
 def python_command(module: str) -> list[str]:
@@ -97,11 +96,15 @@ class WorkerProcess:
         return self
 
     def send(self, msg: Message) -> bool:
-        """Write one command line; False if the child no longer reads."""
+        """Write one command as a JSON line; False if the child no longer reads."""
+        return self.send_line(json.dumps(msg))
+
+    def send_line(self, line: str) -> bool:
+        """Write one line to the child's input; False if it no longer reads."""
         if self.proc is None or self.proc.stdin is None or self.proc.stdin.closed:
             return False
         try:
-            self.proc.stdin.write(json.dumps(msg) + "\n")
+            self.proc.stdin.write(line + "\n")
             self.proc.stdin.flush()
             return True
         except (BrokenPipeError, ValueError, OSError):
