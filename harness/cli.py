@@ -8,7 +8,9 @@ import os
 import sys
 from pathlib import Path
 
+from harness.cluster.target import Security, TargetSpec, from_options
 from harness.errors import KctsError
+from harness.kafka.dist import DEFAULT_VERSION
 
 REPO = Path(__file__).resolve().parent.parent
 BENCHES = ("startup", "unclean", "codec", "proxy", "integrity")
@@ -40,23 +42,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: list[str]) -> int:
-    """Resolve the broker first (clear errors before any test), then hand everything to pytest."""
+    """Prepare the target first (clear errors before any test), then hand everything to pytest."""
     import pytest
 
-    from harness.kafka.dist import DEFAULT_VERSION, check_java, resolve
+    from harness.cluster.factory import prepare
 
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--kafka-version", default=os.environ.get("KCTS_KAFKA_VERSION", DEFAULT_VERSION))
-    parser.add_argument("--backend", default="local")
-    known, _ = parser.parse_known_args(args)
-    if known.backend == "local":
-        check_java()
-        dist = resolve(known.kafka_version)
-        print(f"kcts: Apache Kafka {dist.version} ({len(dist.jars)} jars, tools {dist.tools_version})", flush=True)
-    elif known.backend == "kfake":
-        from harness.cluster.kfake import ensure_binary
-
-        print(f"kcts: kfake at {ensure_binary()}", flush=True)
+    spec = _target(args)
+    print(f"kcts: {prepare(spec)}", flush=True)
     suites = REPO / "suites"
     if not suites.is_dir():
         raise KctsError(f"no suites/ beside the harness at {REPO}; run kcts from a kcts checkout")
@@ -66,12 +58,33 @@ def run(args: list[str]) -> int:
     return int(pytest.main(["-p", "no:cacheprovider", *args]))
 
 
+def _target(args: list[str]) -> TargetSpec:
+    """The target the arguments name, parsed as the pytest plugin will parse them."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--backend", default="local")
+    parser.add_argument("--kafka-version", default=os.environ.get("KCTS_KAFKA_VERSION"))
+    parser.add_argument("--brokers", type=int, default=3)
+    parser.add_argument("--bootstrap-servers")
+    parser.add_argument("--security-protocol")
+    parser.add_argument("--sasl-mechanism")
+    parser.add_argument("--sasl-username", default=os.environ.get("KCTS_SASL_USERNAME"))
+    parser.add_argument("--sasl-password", default=os.environ.get("KCTS_SASL_PASSWORD"))
+    parser.add_argument("--java-clients", default=os.environ.get("KCTS_JAVA_CLIENTS"))
+    parser.add_argument("--target")
+    parser.add_argument("--target-profile")
+    o, _ = parser.parse_known_args(args)
+    security = Security(o.security_protocol, o.sasl_mechanism, o.sasl_username, o.sasl_password)
+    return from_options(o.backend, o.kafka_version, o.brokers, o.bootstrap_servers, security, o.java_clients,
+                        o.target, o.target_profile)
+
+
 def matrix(args: list[str]) -> int:
     """Run the suites against several targets; the exit code is 0 when the matrix was written."""
     from harness.reports.matrix_run import run_matrix
 
     parser = argparse.ArgumentParser(prog="kcts matrix")
-    parser.add_argument("--targets", required=True, help="comma-separated: 4.4.0,4.3.1,kfake,external:HOST:PORT")
+    parser.add_argument("--targets", required=True,
+                        help="comma-separated: 4.4.0,4.3.1,kfake,external:HOST:PORT, or a target profile FILE.toml")
     opts, pytest_args = parser.parse_known_args(args)
     os.chdir(REPO)
     run_matrix([t.strip() for t in opts.targets.split(",") if t.strip()], pytest_args)
@@ -95,7 +108,7 @@ def bench(args: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="kcts bench")
     parser.add_argument("name", choices=BENCHES)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--kafka-version", default="4.4.0")
+    parser.add_argument("--kafka-version", default=DEFAULT_VERSION)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--records", type=int, default=1_000_000, help="integrity: records generated")
     parser.add_argument("--spark-master", default="local[2]", help="integrity: Spark master of the checker")

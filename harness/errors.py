@@ -1,4 +1,4 @@
-"""Errors a user can act on: each names the fix."""
+"""Errors a user can act on: each names the fix; and the two refusals that are verdicts, not errors."""
 
 
 class KctsError(Exception):
@@ -19,3 +19,43 @@ class Unrecoverable(KctsError):
 
 class NodeExited(ClusterError, Unrecoverable):
     """A node's process ended while the harness was waiting on it."""
+
+
+class VerdictError(Unrecoverable):
+    """A refusal that is a verdict of its own, raised where it is found (any layer); the pytest
+    plugin ends the check with that verdict (harness.verdicts.from_exception)."""
+
+
+class TargetRefused(VerdictError):
+    """The target refused a check's premise (a leader move, a topic): no verdict on the promise.
+
+    Any layer may raise it; the pytest plugin turns it into the "target refused the premise"
+    verdict, which the matrix counts apart from skips.
+    """
+
+
+class NotSupported(VerdictError):
+    """The target lacks what a check needs (an API version, a feature); `evidence` shows what it
+    advertised. The pytest plugin turns it into the "not supported by this target" verdict."""
+
+    def __init__(self, what: str, evidence: str) -> None:
+        super().__init__(f"{what} is not supported by this target ({evidence})")
+        self.what = what
+        self.evidence = evidence
+
+
+class KnownClientGap(VerdictError):
+    """A client (not the target) is known to fail here: `client`, the `upstream` issue, a `summary`."""
+
+    def __init__(self, client: str, upstream: str, summary: str) -> None:
+        super().__init__(f"{client}: {summary} ({upstream})")
+        self.client = client
+        self.upstream = upstream
+        self.summary = summary
+
+
+class FaultControlUnavailable(KctsError):
+    """The target gives no control over its nodes (or no node logs, or no side clusters)."""
+
+    def __init__(self, target: str, need: str = "fault control") -> None:
+        super().__init__(f"needs {need}; the target is {target}")

@@ -17,33 +17,39 @@ from pathlib import Path
 
 import pytest
 
+from harness import verdicts
+from harness.areas import AREAS
+from harness.clients import kafka
+from harness.cluster.target import Security, TargetSpec, from_options
+from harness.errors import FaultControlUnavailable, KctsError, VerdictError
 from harness.kafka.dist import DEFAULT_VERSION
 from harness.reports.evidence import Evidence
 from harness.reports.results import RunResults
 
 MARKERS = {
-    "smoke": "basic produce/consume, failover and unclean-election behaviour of the target",
-    "kip320": "KIP-320: leader epoch fencing and truncation detection",
-    "kip359": "KIP-359: leader epoch in Produce",
-    "kip1094": "KIP-1094: next offset and leader epoch after poll",
-    "kip1319": "KIP-1319: TxnOffsetCommit v6 with topic IDs",
-    "integrity": "record-level integrity of transactional pipelines under faults",
+    **{a.marker: a.description for a in AREAS},
     "live": "a harness test that needs a real cluster",
     "needs_fault_control": "needs to stop, kill or pause nodes of the target",
 }
 
-EPICS = {"kip320": "KIP-320", "kip359": "KIP-359", "kip1094": "KIP-1094", "kip1319": "KIP-1319",
-         "integrity": "Record integrity", "smoke": "Smoke"}
-
 RUN_DIR_KEY = pytest.StashKey[Path]()
 EVIDENCE_KEY = pytest.StashKey[Evidence]()
 RESULTS_KEY = pytest.StashKey[RunResults]()
+TARGET_KEY = pytest.StashKey[TargetSpec]()
+OPEN_CLIENTS_KEY = pytest.StashKey[frozenset[int]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("kcts", "Kafka conformance target")
-    group.addoption("--kafka-version", default=os.environ.get("KCTS_KAFKA_VERSION", DEFAULT_VERSION),
-                    help=f"Apache Kafka version of the local cluster (default {DEFAULT_VERSION})")
+    group.addoption("--kafka-version", default=os.environ.get("KCTS_KAFKA_VERSION"),
+                    help=f"broker version of the local Apache Kafka cluster (default {DEFAULT_VERSION})")
+    group.addoption("--java-clients", default=os.environ.get("KCTS_JAVA_CLIENTS"),
+                    help="kafka-clients version of the Java drivers (default: the broker's on a local "
+                    f"cluster, {DEFAULT_VERSION} on other targets)")
+    group.addoption("--target", default=None, help="the target in one word, as `kcts matrix --targets` "
+                    "spells it: 4.4.0, kfake, external:HOST:PORT")
+    group.addoption("--target-profile", default=None,
+                    help="a TOML file with a [target] table (see harness/cluster/target.py)")
     group.addoption("--brokers", type=int, default=3, help="broker processes in the local cluster (default 3)")
     group.addoption("--backend", choices=("local", "external", "kfake"), default="local",
                     help="local: start a Kafka cluster here; external: use --bootstrap-servers; "
@@ -65,8 +71,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for name, text in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
-    if config.option.backend == "external" and not config.option.bootstrap_servers:
-        raise pytest.UsageError("--backend external needs --bootstrap-servers host:port[,...]")
+    opt = config.option
+    try:
+        spec = from_options(
+            opt.backend, opt.kafka_version, opt.brokers, opt.bootstrap_servers,
+            Security(opt.security_protocol, opt.sasl_mechanism, opt.sasl_username, opt.sasl_password),
+            opt.java_clients, opt.target, opt.target_profile,
+        )
+    except KctsError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[TARGET_KEY] = spec
     if hasattr(config, "workerinput"):
         return
     run_id = config.option.run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
@@ -84,7 +98,7 @@ def pytest_configure(config: pytest.Config) -> None:
         pass
     config.stash[RUN_DIR_KEY] = run_dir.resolve()
     config.stash[EVIDENCE_KEY] = Evidence()
-    config.stash[RESULTS_KEY] = RunResults(target=config.option.backend)
+    config.stash[RESULTS_KEY] = RunResults(target=spec.label)
     if not getattr(config.option, "xmlpath", None):
         config.option.xmlpath = str(run_dir / "junit.xml")
     if hasattr(config.option, "allure_report_dir") and not config.option.allure_report_dir:
@@ -99,6 +113,11 @@ def evidence(config: pytest.Config) -> Evidence:
     return config.stash[EVIDENCE_KEY]
 
 
+def target_spec(config: pytest.Config) -> TargetSpec:
+    """The run's target, parsed once from the options."""
+    return config.stash[TARGET_KEY]
+
+
 @pytest.fixture(autouse=True)
 def _allure_labels(request: pytest.FixtureRequest) -> None:
     """epic = the KIP (from the marker), feature = the module's first docstring line, story = the test."""
@@ -106,9 +125,9 @@ def _allure_labels(request: pytest.FixtureRequest) -> None:
         import allure
     except ImportError:
         return
-    for marker, epic in EPICS.items():
-        if request.node.get_closest_marker(marker):
-            allure.dynamic.epic(epic)
+    for area in AREAS:
+        if request.node.get_closest_marker(area.marker):
+            allure.dynamic.epic(area.epic)
             break
     module_doc = (request.module.__doc__ or "").strip().splitlines()
     if module_doc:
@@ -116,18 +135,44 @@ def _allure_labels(request: pytest.FixtureRequest) -> None:
     allure.dynamic.story(re.sub(r"^test_", "", request.node.originalname).replace("_", " "))
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    item.stash[OPEN_CLIENTS_KEY] = kafka.open_keys()
     if EVIDENCE_KEY in item.config.stash:
         evidence(item.config).mark(item.nodeid)
+    try:
+        return (yield)
+    except (VerdictError, FaultControlUnavailable) as exc:
+        verdicts.from_exception(exc)
+        raise
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_runtest_teardown(item: pytest.Item) -> None:
-    """Collect the test's cyclic garbage here, on the main thread, once its fixtures are torn down:
-    a client in that garbage, collected later on one of librdkafka's threads, is destroyed there and
-    takes the process with it (confluent-kafka-python #1761, #2129)."""
-    gc.collect()
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """A refusal raised below the pytest layer (a scenario, the nemesis) ends the check with its verdict."""
+    try:
+        return (yield)
+    except (VerdictError, FaultControlUnavailable) as exc:
+        verdicts.from_exception(exc)
+        raise
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
+    """Fail a check that leaves a confluent-kafka client open once its fixtures are torn down
+    (clients are closed where they are made: harness.clients.kafka). Clients of wider-scoped
+    fixtures still in use are not the check's. Then collect the test's cyclic garbage here, on
+    the main thread, as a safety net: a client in that garbage, collected later on one of
+    librdkafka's threads, is destroyed there and takes the process with it
+    (confluent-kafka-python #1761, #2129)."""
+    try:
+        result = yield
+    finally:
+        gc.collect()
+    left = kafka.left_open(item.stash.get(OPEN_CLIENTS_KEY, frozenset()))
+    if left:
+        raise AssertionError(f"the check left {len(left)} client(s) open: " + "; ".join(map(str, left)))
+    return result
 
 
 @pytest.hookimpl(wrapper=True)
@@ -166,10 +211,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         env.setdefault("librdkafka", confluent_kafka.libversion()[0])
     except ImportError:
         pass
-    env.setdefault("backend", config.option.backend)
+    spec = target_spec(config)
+    for k, v in spec.environment().items():
+        env.setdefault(k, v)
     results = config.stash[RESULTS_KEY]
     results.environment = dict(env)
-    results.target = env.get("broker_version", config.option.backend)
+    results.target = env.get("broker_version", spec.label)
     results.write(run_dir(config) / "results.json")
     allure_dir = getattr(config.option, "allure_report_dir", None)
     if allure_dir:
@@ -181,4 +228,5 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     if RUN_DIR_KEY not in config.stash:
         return []
-    return [f"kcts: backend={config.option.backend} kafka={config.option.kafka_version} reports={run_dir(config)}"]
+    spec = target_spec(config)
+    return [f"kcts: target={spec.label} ({spec.kind}) java-clients={spec.java_clients} reports={run_dir(config)}"]

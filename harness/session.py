@@ -4,16 +4,14 @@ Everything the harness starts is tagged with the session id: JVMs carry `-Dkcts.
 their command line, containers a `kcts.session` label, scratch files live under the session root.
 A reaper process, started once, waits on a pipe that only this process holds. When this process
 ends, however it ends (return, Ctrl-C, SIGKILL), the pipe closes and the reaper kills whatever
-still carries the tag and deletes the scratch root. Processes also get PR_SET_PDEATHSIG, so JVMs
-die with their parent even before the reaper looks.
+still carries the tag and deletes the scratch root. Processes also get PR_SET_PDEATHSIG (see
+harness.process.spawn), so JVMs die with their parent even before the reaper looks.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -21,7 +19,6 @@ import threading
 import uuid
 from pathlib import Path
 
-_PR_SET_PDEATHSIG = 1
 _lock = threading.Lock()
 _session: Session | None = None
 # The write end of each reaper's pipe: kept open, never written. Its closing at our exit is the
@@ -52,12 +49,6 @@ def current() -> Session:
         if _session is None:
             _session = Session()
         return _session
-
-
-def die_with_parent() -> None:
-    """preexec_fn: the child gets SIGKILL when the thread that spawned it dies."""
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _start_reaper(session_id: str, root: Path) -> subprocess.Popen[bytes]:

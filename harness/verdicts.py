@@ -2,9 +2,14 @@
 
 - not supported by this target: the target lacks the feature (an API version, a schema field);
   a skip whose reason starts with NOT_SUPPORTED and carries the advertised versions as evidence.
+- target refused the premise: the target would not let the check set up its scene (a topic, a
+  leader move); no verdict on the promise. A skip whose reason starts with TARGET_REFUSED.
 - known client gap: a strict xfail that names the upstream issue; it turns into a failure the day
   the gap is fixed, so the allow-list cannot rot.
 - skip: anything else, always with a reason (e.g. "needs fault control; the target is external").
+
+Code below the pytest layer raises `harness.errors.NotSupported`, `TargetRefused`,
+`KnownClientGap` or `FaultControlUnavailable`; `from_exception` turns them into these verdicts (the plugin calls it).
 """
 
 from __future__ import annotations
@@ -13,14 +18,26 @@ from typing import NoReturn
 
 import pytest
 
+from harness.errors import FaultControlUnavailable, KnownClientGap, NotSupported, TargetRefused
+
 NOT_SUPPORTED = "NOT_SUPPORTED"
+TARGET_REFUSED = "TARGET_REFUSED"
 KNOWN_CLIENT_GAP = "KNOWN_CLIENT_GAP"
+
+# Matrix cells, in the order reports list them.
+CELLS = ("pass", "fail", "not-supported", "target-refused", "client-gap", "skipped")
 
 
 def not_supported(what: str, evidence: str) -> NoReturn:
     """End the check with "not supported by this target"; `evidence` shows what the target advertised."""
     _label("not-supported")
     pytest.skip(f"{NOT_SUPPORTED}: {what} is not supported by this target ({evidence})")
+
+
+def target_refused(why: str) -> NoReturn:
+    """End the check with "the target refused the premise"; `why` says what it refused and how."""
+    _label("target-refused")
+    pytest.skip(f"{TARGET_REFUSED}: {why}")
 
 
 def known_client_gap(client: str, upstream: str, summary: str) -> pytest.MarkDecorator:
@@ -34,6 +51,19 @@ def client_gap_found(client: str, upstream: str, summary: str) -> NoReturn:
     pytest.xfail(f"{KNOWN_CLIENT_GAP}: {client}: {summary} ({upstream})")
 
 
+def from_exception(exc: BaseException) -> None:
+    """End the check with the verdict a refusal raised below the pytest layer stands for; return
+    without doing anything for any other exception."""
+    if isinstance(exc, NotSupported):
+        not_supported(exc.what, exc.evidence)
+    if isinstance(exc, TargetRefused):
+        target_refused(str(exc))
+    if isinstance(exc, KnownClientGap):
+        client_gap_found(exc.client, exc.upstream, exc.summary)
+    if isinstance(exc, FaultControlUnavailable):
+        pytest.skip(str(exc))
+
+
 def _label(verdict: str) -> None:
     try:
         import allure
@@ -43,7 +73,7 @@ def _label(verdict: str) -> None:
 
 
 def classify(outcome: str, reason: str | None) -> str:
-    """Map a pytest outcome and its reason to a matrix cell: pass, fail, not-supported, client-gap, skipped."""
+    """Map a pytest outcome and its reason to a matrix cell (one of `CELLS`)."""
     reason = reason or ""
     if outcome == "passed":
         return "pass"
@@ -51,6 +81,8 @@ def classify(outcome: str, reason: str | None) -> str:
         return "fail"
     if NOT_SUPPORTED in reason:
         return "not-supported"
+    if TARGET_REFUSED in reason:
+        return "target-refused"
     if KNOWN_CLIENT_GAP in reason:
         return "client-gap" if outcome in ("xfailed", "skipped") else "fail"
     return "skipped"

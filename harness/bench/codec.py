@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.errors import SetupError
+from harness.kafka.dist import DEFAULT_VERSION
 from harness.protocol import kio_bridge
 from harness.protocol.client import RawClient
 from harness.protocol.codec import compile_decoder, decode, encode, split_response
@@ -287,7 +288,7 @@ def run(args: Any = None) -> dict[str, Any]:
     """
     if not kio_bridge.available():
         raise SetupError("kcts bench codec compares against kio, which is not installed: pip install 'kcts[dev]'")
-    version = str(getattr(args, "kafka_version", None) or "4.4.0")
+    version = str(getattr(args, "kafka_version", None) or DEFAULT_VERSION)
     rounds = max(5, int(getattr(args, "rounds", None) or 5))
     bootstrap = getattr(args, "bootstrap_servers", None)
     wanted = str(getattr(args, "source", None) or "live")

@@ -18,13 +18,15 @@ from __future__ import annotations
 import statistics
 import time
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
 
 from harness import session
-from harness.clients.admin import QUIET, admin_client, create_topic
+from harness.clients import kafka
+from harness.clients.admin import admin_client, create_topic
 from harness.cluster.local import LocalCluster, LocalClusterSpec
 from harness.integrity.run import check_pipeline
 from harness.integrity.spark import DEFAULT_MASTER, spark_session
+from harness.kafka.dist import DEFAULT_VERSION
 from harness.workload.pipeline import Pipeline, PipelineSpec
 
 PARTITIONS = 3
@@ -37,33 +39,33 @@ SPEC = PipelineSpec(
 def plain_read(client_config: dict[str, str], topics: list[str], partitions: int) -> tuple[float, int]:
     """Seconds to read every committed record of `topics` with one consumer, and how many there were."""
     t0 = time.monotonic()
-    consumer = Consumer({
-        **client_config, **QUIET, "group.id": "kcts-bench-plain", "isolation.level": "read_committed",
+    config = {
+        **client_config, "group.id": "kcts-bench-plain", "isolation.level": "read_committed",
         "enable.auto.commit": False, "enable.partition.eof": True, "fetch.max.bytes": 64 << 20,
         "max.partition.fetch.bytes": 8 << 20, "queued.min.messages": 1_000_000,
-    })
-    assignment = [TopicPartition(t, p, OFFSET_BEGINNING) for t in topics for p in range(partitions)]
-    consumer.assign(assignment)
-    at_end: set[tuple[str, int]] = set()
-    count = size = 0
-    deadline = t0 + 600
-    while len(at_end) < len(assignment):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"plain read incomplete after 600 s: {count} records, at end: {sorted(at_end)}")
-        for msg in consumer.consume(10_000, 1.0):
-            err = msg.error()
-            if err is None:
-                count += 1
-                size += len(msg.value())
-            elif err.code() == KafkaError._PARTITION_EOF:
-                at_end.add((msg.topic(), msg.partition()))
-            else:
-                raise AssertionError(f"plain read: {err}")
-    consumer.close()
+    }
+    with kafka.consumer(config) as consumer:
+        assignment = [TopicPartition(t, p, OFFSET_BEGINNING) for t in topics for p in range(partitions)]
+        consumer.assign(assignment)
+        at_end: set[tuple[str, int]] = set()
+        count = size = 0
+        deadline = t0 + 600
+        while len(at_end) < len(assignment):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"plain read incomplete after 600 s: {count} records, at end: {sorted(at_end)}")
+            for msg in consumer.consume(10_000, 1.0):
+                err = msg.error()
+                if err is None:
+                    count += 1
+                    size += len(msg.value())
+                elif err.code() == KafkaError._PARTITION_EOF:
+                    at_end.add((msg.topic(), msg.partition()))
+                else:
+                    raise AssertionError(f"plain read: {err}")
     return time.monotonic() - t0, count
 
 
-def run(records: int = 1_000_000, version: str = "4.4.0", master: str = DEFAULT_MASTER) -> dict[str, object]:
+def run(records: int = 1_000_000, version: str = DEFAULT_VERSION, master: str = DEFAULT_MASTER) -> dict[str, object]:
     with LocalCluster(LocalClusterSpec(version=version)) as cluster, admin_client(cluster) as admin:
         safe = {"min.insync.replicas": "2"}
         inp = create_topic(cluster, admin, "bench-integrity-in", PARTITIONS, 3, safe)

@@ -21,12 +21,13 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import KafkaError, TopicPartition
 
-from harness.clients.admin import QUIET, admin_client, create_topic
+from harness.clients import kafka
+from harness.clients.admin import admin_client, create_topic
 from harness.cluster.base import Cluster
 from harness.cluster.local import LocalCluster, LocalClusterSpec
-from harness.kafka.dist import resolve
+from harness.kafka.dist import DEFAULT_VERSION, resolve
 from harness.protocol.client import RawClient
 from harness.proxy import Proxy
 
@@ -36,25 +37,26 @@ TARGET_RATIO = 0.7
 def produce_consume(config: dict[str, str], topic: str, records: int, size: int) -> tuple[float, float]:
     """Seconds to produce every record (acked) and to consume them all back."""
     value = b"v" * size
-    producer = Producer({**config, **QUIET, "linger.ms": 5, "acks": "all"})
-    t0 = time.monotonic()
-    for _ in range(records):
-        while True:
-            try:
-                producer.produce(topic, value, partition=0)
-                break
-            except BufferError:
-                producer.poll(0.05)
-    left = producer.flush(120)
-    produce_s = time.monotonic() - t0
+    with kafka.producer({**config, "linger.ms": 5, "acks": "all"}) as producer:
+        t0 = time.monotonic()
+        for _ in range(records):
+            while True:
+                try:
+                    producer.produce(topic, value, partition=0)
+                    break
+                except BufferError:
+                    producer.poll(0.05)
+        left = producer.flush(120)
+        produce_s = time.monotonic() - t0
     if left:
         raise RuntimeError(f"{left} of {records} records to {topic} unacknowledged after 120 s")
-    consumer = Consumer({**config, **QUIET, "group.id": f"{topic}-bench", "enable.auto.commit": False})
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    got = 0
-    t1 = time.monotonic()
-    deadline = t1 + 120
-    try:
+    # Not timed: leaving the block closes the consumer, which waits for an outstanding long-poll
+    # Fetch (up to fetch.wait.max.ms).
+    with kafka.consumer({**config, "group.id": f"{topic}-bench", "enable.auto.commit": False}) as consumer:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        got = 0
+        t1 = time.monotonic()
+        deadline = t1 + 120
         while got < records:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"consumed {got} of {records} records of {topic} in 120 s")
@@ -65,9 +67,6 @@ def produce_consume(config: dict[str, str], topic: str, records: int, size: int)
                     raise RuntimeError(f"consumer error on {topic}: {err}")
                 got += err is None
         consume_s = time.monotonic() - t1
-    finally:
-        # Not timed: close() waits for an outstanding long-poll Fetch (up to fetch.wait.max.ms).
-        consumer.close()
     return produce_s, consume_s
 
 
@@ -119,7 +118,8 @@ def latency(cluster: Cluster, proxy: Proxy, spec: str, samples: int) -> dict[str
 
 
 def run(
-    version: str = "4.4.0", records: int = 200_000, size: int = 100, rounds: int = 3, latency_samples: int = 2000
+    version: str = DEFAULT_VERSION, records: int = 200_000, size: int = 100, rounds: int = 3,
+    latency_samples: int = 2000,
 ) -> dict[str, Any]:
     dist = resolve(version)
     spec = LocalClusterSpec(version=dist.version, brokers=1)

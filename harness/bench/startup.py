@@ -6,9 +6,11 @@ import statistics
 import time
 
 from harness import session
-from harness.cluster.combined import cds_archive_path, combined_node, ensure_cds_archive, start_and_wait
-from harness.cluster.local import LocalCluster, LocalClusterSpec, free_port
-from harness.kafka.dist import KafkaDistribution, resolve
+from harness.cluster.combined import combined_node, ensure_cds_archive, start_and_wait
+from harness.cluster.local import LocalCluster, LocalClusterSpec
+from harness.kafka.dist import DEFAULT_VERSION, KafkaDistribution, cache_root, resolve
+from harness.process.cds import cds_archive_path
+from harness.process.ports import free_port
 
 
 def time_cluster(dist: KafkaDistribution, brokers: int) -> float:
@@ -21,7 +23,8 @@ def time_combined(dist: KafkaDistribution) -> float:
     """Format and start one node with process.roles=broker,controller; ready = it lists itself."""
     workdir = session.current().scratch("combined")
     port = free_port()
-    node = combined_node(dist, workdir, port, free_port(), cds_archive=cds_archive_path(dist))
+    archive = cds_archive_path(cache_root(), dist.version, dist.jars)
+    node = combined_node(dist, workdir, port, free_port(), cds_archive=archive)
     t0 = time.monotonic()
     try:
         start_and_wait(node, dist, port)
@@ -31,7 +34,7 @@ def time_combined(dist: KafkaDistribution) -> float:
         session.remove_tree(workdir)
 
 
-def run(version: str = "4.4.0", brokers: int = 3, rounds: int = 3) -> dict[str, object]:
+def run(version: str = DEFAULT_VERSION, brokers: int = 3, rounds: int = 3) -> dict[str, object]:
     dist = resolve(version)
     ensure_cds_archive(dist)  # both sides then map the same archive and format template
     time_cluster(dist, brokers)

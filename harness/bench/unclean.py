@@ -5,15 +5,15 @@ from __future__ import annotations
 import statistics
 import time
 
-from confluent_kafka import Producer
-
-from harness.clients.admin import QUIET, admin_client, create_topic
+from harness.clients import kafka
+from harness.clients.admin import admin_client, create_topic
 from harness.clients.history import produce
 from harness.cluster.local import LocalCluster, LocalClusterSpec
+from harness.kafka.dist import DEFAULT_VERSION
 from harness.nemesis.unclean import force_unclean_election
 
 
-def run(version: str = "4.4.0", rounds: int = 3) -> dict[str, object]:
+def run(version: str = DEFAULT_VERSION, rounds: int = 3) -> dict[str, object]:
     elections, restarts = [], []
     with LocalCluster(LocalClusterSpec(version=version)) as cluster, admin_client(cluster) as admin:
         for i in range(rounds):
@@ -21,18 +21,20 @@ def run(version: str = "4.4.0", rounds: int = 3) -> dict[str, object]:
                 cluster, admin, f"bench-unclean-{i}", replication_factor=2,
                 config={"min.insync.replicas": "1", "unclean.leader.election.enable": "true"},
             )
-            replicated = Producer({**cluster.client_config(), **QUIET, "acks": "all"})
-            produce(replicated, topic, [b"x"] * 100)
-            producer = Producer({**cluster.client_config(), **QUIET, "acks": "1", "enable.idempotence": False})
-            t0 = time.monotonic()
-            result = force_unclean_election(
-                cluster, topic, write_divergent=lambda p=producer, t=topic: produce(p, t, [b"y"] * 50)
-            )
-            elections.append(time.monotonic() - t0)
-            assert len(result.truncated) == 50, result
-            t0 = time.monotonic()
-            cluster.restart_node(cluster.broker_ids[i % len(cluster.broker_ids)])
-            restarts.append(time.monotonic() - t0)
+            with (
+                kafka.producer({**cluster.client_config(), "acks": "all"}) as replicated,
+                kafka.producer({**cluster.client_config(), "acks": "1", "enable.idempotence": False}) as producer,
+            ):
+                produce(replicated, topic, [b"x"] * 100)
+                t0 = time.monotonic()
+                result = force_unclean_election(
+                    cluster, topic, write_divergent=lambda p=producer, t=topic: produce(p, t, [b"y"] * 50)
+                )
+                elections.append(time.monotonic() - t0)
+                assert len(result.truncated) == 50, result
+                t0 = time.monotonic()
+                cluster.restart_node(cluster.broker_ids[i % len(cluster.broker_ids)])
+                restarts.append(time.monotonic() - t0)
         e, r = statistics.median(elections), statistics.median(restarts)
     return {
         "bench": "unclean",

@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.checks.epoch_history import describe_log, epoch_of_offset
+from harness.checks.epoch_history import epoch_of_offset
 from harness.protocol.errors import describe
-from harness.protocol.records import RecordBatch
+from harness.protocol.records import RecordBatch, describe_log
 
 
 def assert_commits_kept(rounds: Sequence[Mapping[str, Any]]) -> None:

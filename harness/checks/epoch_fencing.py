@@ -20,8 +20,8 @@ from typing import Any
 
 from harness.protocol.errors import error_name
 from harness.protocol.records import parse_batches
+from harness.protocol.sentinels import NO_EPOCH
 
-NO_EPOCH = -1
 FETCH_FROM_FOLLOWER_VERSION = 11  # KIP-392: a follower serves consumer fetches from this version on
 SERVED = "NONE"
 FENCED = "FENCED_LEADER_EPOCH"

@@ -14,11 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.protocol.errors import describe
-from harness.protocol.records import RecordBatch
+from harness.protocol.records import RecordBatch, describe_log
+from harness.protocol.sentinels import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
 UNDEFINED = (-1, -1)  # OffsetsForLeaderEpoch's answer for an epoch no replica knows
-EARLIEST_TIMESTAMP = -2
-LATEST_TIMESTAMP = -1
 
 
 def epoch_starts(batches: Sequence[RecordBatch]) -> dict[int, int]:
@@ -27,15 +26,6 @@ def epoch_starts(batches: Sequence[RecordBatch]) -> dict[int, int]:
     for b in sorted(batches, key=lambda b: b.base_offset):
         starts.setdefault(b.partition_leader_epoch, b.base_offset)
     return starts
-
-
-def describe_log(batches: Sequence[RecordBatch]) -> str:
-    """`[0..4]@0 [5..9]@1 ...`: each batch's offsets and epoch, control batches marked."""
-    parts = []
-    for b in sorted(batches, key=lambda b: b.base_offset):
-        mark = f" {b.control_type()}" if b.is_control else ""
-        parts.append(f"[{b.base_offset}..{b.last_offset}]@{b.partition_leader_epoch}{mark}")
-    return " ".join(parts) or "(empty log)"
 
 
 def epoch_of_offset(batches: Sequence[RecordBatch], offset: int) -> int | None:

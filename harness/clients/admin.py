@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import re
+from contextlib import AbstractContextManager
 from itertools import count
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from harness.clients import kafka
+from harness.clients.kafka import QUIET
 from harness.cluster.base import Cluster
-from harness.errors import KctsError
+from harness.errors import TargetRefused
 
+__all__ = ["QUIET", "admin_client", "create_topic", "topic_name"]
 _seq = count(1)
-QUIET = {"log_level": 3}  # librdkafka logs only errors; tests read state, not log lines
 
 
-def admin_client(cluster: Cluster) -> AdminClient:
-    """Use it as a context manager (or call __exit__): a client left to the garbage collector may be
-    destroyed on one of librdkafka's own threads, which aborts the process (confluent-kafka-python
-    #1761, #2129)."""
-    return AdminClient({**cluster.client_config(), **QUIET})
+def admin_client(cluster: Cluster, lasting: bool = False) -> AbstractContextManager[AdminClient]:
+    """An admin client of `cluster`, as a context manager (see harness.clients.kafka)."""
+    return kafka.admin(cluster.client_config(), lasting=lasting)
 
 
 def topic_name(prefix: str, hint: str) -> str:
@@ -46,7 +47,7 @@ def create_topic(
     try:
         future.result(timeout=timeout)
     except Exception as exc:
-        raise KctsError(f"the target refused to create topic {name} (rf={rf}, config={config}): {exc}") from exc
+        raise TargetRefused(f"the target refused to create topic {name} (rf={rf}, config={config}): {exc}") from exc
     for p in range(partitions):
         cluster.wait_for_partition(
             name, p, lambda s: s.leader >= 0 and len(s.isr) == rf, f"leader and {rf} in-sync replicas", timeout

@@ -1,9 +1,10 @@
 """Java clients of the Kafka version under test: kafka-tools' verifiable clients and small drivers.
 
 Both speak JSON lines on stdout. `JavaClient` runs one such program as a service (start, events,
-stop) and keeps every event it printed, so that assertions read the history. Drivers are the
-`.java` files in harness/clients/java/, compiled once per (Kafka classpath, source) with the JDK
-against the resolved jars and cached under $KCTS_CACHE/drivers.
+stop) and keeps every event it printed, in the one event format (harness.process.events), so
+that assertions read the history. Drivers are the `.java` files in harness/clients/java/,
+compiled once per (Kafka classpath, source) with the JDK against the resolved jars and cached
+under $KCTS_CACHE/drivers.
 """
 
 from __future__ import annotations
@@ -20,18 +21,19 @@ from pathlib import Path
 from typing import Any
 
 from harness import session
-from harness.cluster.combined import cds_archive_path
 from harness.errors import ClusterError, SetupError
 from harness.kafka.dist import KafkaDistribution, cache_root
+from harness.process import jvm
+from harness.process.cds import cds_archive_path
+from harness.process.events import as_event
+from harness.process.worker import WorkerProcess
 from harness.waiting import wait_until
-from harness.workload.worker import WorkerProcess
 
 DRIVER_SOURCES = Path(__file__).resolve().parent / "java"
 SHARED_SOURCES = ("KctsJson",)  # compiled with every driver
 VERIFIABLE_PRODUCER = "org.apache.kafka.tools.VerifiableProducer"
 VERIFIABLE_CONSUMER = "org.apache.kafka.tools.VerifiableConsumer"
 TRANSACTIONAL_COPIER = "org.apache.kafka.tools.TransactionalMessageCopier"
-JVM_OPTS = ("-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData")
 
 
 # kafka-clients 4.4.0 moved o.a.k.common.utils.Exit to ...utils.internals.Exit; the newest
@@ -107,19 +109,16 @@ def compile_driver(dist: KafkaDistribution, name: str) -> Path:
     return out
 
 
-def java_command(
+def client_command(
     dist: KafkaDistribution, main_class: str, args: list[str], extra_classpath: Path | None = None
 ) -> list[str]:
-    """`java` with the harness's JVM options, the session marker, the brokers' CDS archive when
-    there is one, and `dist`'s classpath (with the Exit forwarder when needed)."""
+    """The client JVM (harness.process.jvm) on `dist`'s classpath, with the Exit forwarder when
+    needed and `extra_classpath` first; it maps the brokers' class-data archive when there is one."""
     cp = tools_classpath(dist)
     if extra_classpath is not None:
         cp = os.pathsep.join([str(extra_classpath), cp])
-    cmd = ["java", *JVM_OPTS, session.current().marker]
-    archive = cds_archive_path(dist)
-    if archive.exists():
-        cmd.append(f"-XX:SharedArchiveFile={archive}")
-    return [*cmd, "-cp", cp, main_class, *args]
+    archive = cds_archive_path(cache_root(), dist.version, dist.jars)
+    return jvm.java_command(jvm.Role.CLIENT, cp, main_class, args, archive=archive)
 
 
 class JavaClient:
@@ -138,13 +137,16 @@ class JavaClient:
         extra_classpath: Path | None = None,
         log_path: Path | None = None,
     ) -> None:
-        self.command = java_command(dist, main_class, args, extra_classpath)
+        self.command = client_command(dist, main_class, args, extra_classpath)
         self.main_class = main_class
         self.log_path = log_path or session.current().scratch("java") / f"{main_class.rsplit('.', 1)[-1]}.log"
         self.events: list[dict[str, Any]] = []
         self.worker = WorkerProcess(
-            main_class, self.command, self.log_path, self.events.append, commands=False, dump_signal=signal.SIGQUIT,
+            main_class, self.command, self.log_path, self._on_event, commands=False, dump_signal=signal.SIGQUIT,
         )
+
+    def _on_event(self, msg: dict[str, Any]) -> None:
+        self.events.append(as_event(msg))
 
     @classmethod
     def driver(cls, dist: KafkaDistribution, name: str, args: list[str], **kw: Any) -> JavaClient:

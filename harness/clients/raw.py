@@ -2,32 +2,24 @@
 
 Each builder sends one request through a `RawClient` and returns the partition-level answer (or
 the whole exchange where the check needs more), so that checks see exactly what the broker said
-to exactly what was sent. The KIP-359 and KIP-1094 suites use these too.
+to exactly what was sent. The KIP-359 and KIP-1094 suites use these too. Requests to a group or
+transaction coordinator, and the wait for a coordinator to settle, live in
+`harness.clients.transactions`; `offset_commit` and `offset_fetch` here are built on them.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from typing import Any
 
+from harness.clients import transactions
+from harness.clients.transactions import COORDINATOR_TRANSIENT, generation_field, settle
 from harness.cluster.base import Cluster
-from harness.errors import SetupError, Unrecoverable
-from harness.kafka.dist import KNOWN_VERSIONS
+from harness.errors import SetupError
 from harness.protocol import errors
 from harness.protocol.client import Exchange, RawClient
 from harness.protocol.records import RecordBatch, parse_batches
-from harness.waiting import wait_until
-
-NO_EPOCH = -1
-CONSUMER_REPLICA_ID = -1
-COORDINATOR_BUSY = {errors.COORDINATOR_LOAD_IN_PROGRESS, errors.COORDINATOR_NOT_AVAILABLE, errors.NOT_COORDINATOR}
-
-
-def spec_version(cluster: Cluster) -> str:
-    """The specs to speak to the cluster with: its own version, or 4.4.0 for an external target."""
-    version = str(getattr(cluster, "version", ""))
-    return version if version in KNOWN_VERSIONS else "4.4.0"
+from harness.protocol.sentinels import CONSUMER_REPLICA_ID, NO_EPOCH
 
 
 class RawConnector:
@@ -48,17 +40,17 @@ class RawConnector:
         broker = self.cluster.broker_ids[0] if broker_id is None else broker_id
         options.setdefault("timeout", 20.0)
         if self.user is not None:
-            sasl = getattr(getattr(self.cluster, "spec", None), "sasl", None)
-            if sasl is None:
-                raise SetupError(f"a raw client as user {self.user!r} needs a local SASL cluster")
+            config = self.cluster.client_config(user=self.user)
+            if config.get("sasl.mechanism") != "PLAIN" or config.get("sasl.username") != self.user:
+                raise SetupError(f"a raw client as user {self.user!r} needs a cluster with that SASL/PLAIN user")
             host, port = self.cluster.broker_address(broker)
-            options.setdefault("sasl_plain", (self.user, sasl.users[self.user]))
+            options.setdefault("sasl_plain", (config["sasl.username"], config["sasl.password"]))
         else:
             host, port = self.cluster.probe_address(broker)
             config = self.cluster.client_config()
             if (host, port) == self.cluster.broker_address(broker) and config.get("sasl.mechanism") == "PLAIN":
                 options.setdefault("sasl_plain", (config["sasl.username"], config["sasl.password"]))
-        client = RawClient.connect(host, port, spec=spec_version(self.cluster), **options)
+        client = RawClient.connect(host, port, spec=self.cluster.target.protocol_specs, **options)
         self._made.append(client)
         return client
 
@@ -175,46 +167,6 @@ def produce(
     return client.exchange("Produce", version, body)
 
 
-def retry_while(
-    call: Callable[[], dict[str, Any]], codes: set[int], what: str, timeout: float = 30.0
-) -> dict[str, Any]:
-    """Repeat a coordinator call while it answers a transient error (loading, moving); its first other answer."""
-    last: list[dict[str, Any]] = [{}]
-
-    def settled() -> dict[str, Any] | None:
-        try:
-            last[0] = call()
-        except Exception as exc:  # a request that cannot be sent or read will not get better by waiting
-            raise Unrecoverable(f"{what}: {exc}") from exc
-        return last[0] if last[0].get("ErrorCode", 0) not in codes else None
-
-    return wait_until(settled, timeout, lambda: f"{what} still answers {last[0]}", interval=0.2)
-
-
-def coordinator(client: RawClient, key: str, key_type: int) -> int:
-    """The node id coordinating a group (key_type 0) or a transactional id (1)."""
-    v = client.max_version("FindCoordinator")
-
-    def ask() -> dict[str, Any]:
-        keys = {"CoordinatorKeys": [key]} if v >= 4 else {"Key": key}
-        resp = client.send("FindCoordinator", v, {"KeyType": key_type, **keys})
-        return resp["Coordinators"][0] if v >= 4 else resp
-
-    found = retry_while(ask, COORDINATOR_BUSY, f"FindCoordinator {key}")
-    assert found["ErrorCode"] == 0, f"FindCoordinator {key}: {errors.describe(found['ErrorCode'])}"
-    return int(found["NodeId"])
-
-
-def generation_field(client: RawClient, api: str) -> str:
-    """The name of the generation / member epoch field in this spec set's request of `api`.
-
-    KIP-848 and KIP-1319 renamed GenerationId to GenerationIdOrMemberEpoch (the same wire
-    field); the specs of older releases still use the old name.
-    """
-    fields = client.specs.api(api).request.struct.field_names()
-    return "GenerationIdOrMemberEpoch" if "GenerationIdOrMemberEpoch" in fields else "GenerationId"
-
-
 def offset_commit(
     client: RawClient, version: int, group: str, topic: str, tid: uuid.UUID, partition: int, offset: int, epoch: int
 ) -> int:
@@ -225,10 +177,10 @@ def offset_commit(
     body = {"GroupId": group, generation_field(client, "OffsetCommit"): -1, "MemberId": "", "GroupInstanceId": None,
             "Topics": [{**key, "Partitions": [part]}]}
 
-    def send() -> dict[str, Any]:
-        return {"ErrorCode": client.send("OffsetCommit", version, body)["Topics"][0]["Partitions"][0]["ErrorCode"]}
-
-    return retry_while(send, COORDINATOR_BUSY, f"OffsetCommit v{version}")["ErrorCode"]
+    ex = settle(lambda: client.exchange("OffsetCommit", version, body), COORDINATOR_TRANSIENT,
+                f"OffsetCommit v{version}")
+    assert isinstance(ex, Exchange)
+    return ex.response["Topics"][0]["Partitions"][0]["ErrorCode"]
 
 
 def offset_fetch(
@@ -239,20 +191,8 @@ def offset_fetch(
     From v7 it asks for stable offsets (RequireStable); the callers read a transactional commit
     only after its transaction is complete, so older versions see the same.
     """
-    if version >= 8:
-        key = {"TopicId": tid} if version >= 10 else {"Name": topic}
-        body: dict[str, Any] = {"Groups": [{"GroupId": group, "Topics": [{**key, "PartitionIndexes": [partition]}]}]}
-    else:
-        body = {"GroupId": group, "Topics": [{"Name": topic, "PartitionIndexes": [partition]}]}
-    if version >= 7:
-        body["RequireStable"] = True
-
-    def send() -> dict[str, Any]:
-        resp = client.send("OffsetFetch", version, body)
-        top = resp["Groups"][0] if version >= 8 else resp
-        p = top["Topics"][0]["Partitions"][0] if top["Topics"] else {"ErrorCode": top["ErrorCode"]}
-        return {"ErrorCode": p["ErrorCode"] or top["ErrorCode"], "offset": p.get("CommittedOffset"),
-                "epoch": p.get("CommittedLeaderEpoch")}
-
-    got = retry_while(send, COORDINATOR_BUSY | {errors.UNSTABLE_OFFSET_COMMIT}, f"OffsetFetch v{version}")
-    return {"offset": got["offset"], "epoch": got["epoch"], "error": got["ErrorCode"]}
+    resp = transactions.offset_fetch(client, version, group, topic, tid, [partition]).response
+    top = resp["Groups"][0] if version >= 8 else resp
+    p = top["Topics"][0]["Partitions"][0] if top["Topics"] else {"ErrorCode": top["ErrorCode"]}
+    return {"offset": p.get("CommittedOffset"), "epoch": p.get("CommittedLeaderEpoch"),
+            "error": p["ErrorCode"] or top["ErrorCode"]}

@@ -8,6 +8,8 @@ Guarantees, for every backend:
 - State queries ask the brokers, never a cache: each call reflects the cluster as it is now.
 - A backend that cannot control nodes raises `FaultControlUnavailable` from the node operations,
   so that checks needing faults skip with that reason.
+- What a target allows is in `capabilities` (from its `TargetSpec`); code outside this package
+  asks those, never which backend class it holds.
 """
 
 from __future__ import annotations
@@ -15,17 +17,14 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 
 from harness.cluster import probe
-from harness.errors import KctsError
+from harness.cluster.target import Capabilities, TargetSpec
+from harness.errors import FaultControlUnavailable, KctsError, SetupError
 from harness.waiting import wait_until
 
-
-class FaultControlUnavailable(KctsError):
-    """The target gives no control over its nodes."""
-
-    def __init__(self, backend: str) -> None:
-        super().__init__(f"needs fault control; the target is {backend}")
+__all__ = ["Cluster", "FaultControlUnavailable", "NodeState", "PartitionState"]
 
 
 class NodeState(Enum):
@@ -49,11 +48,17 @@ class PartitionState:
 class Cluster(abc.ABC):
     """A Kafka cluster under test: nodes to break, and partition state to read."""
 
-    version: str
-    backend: str
-    has_fault_control: bool = False
-    client_version: str = "4.4.0"  # the Apache Kafka version whose Java clients run against the target
-    owned: bool = True  # the harness started it, and throws it away; False: clean up after the run
+    target: TargetSpec
+    version: str  # the broker version as reports show it
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.target.capabilities
+
+    @property
+    def java_clients(self) -> str:
+        """The kafka-clients version of the Java drivers that run against this target."""
+        return self.target.java_clients
 
     # -- lifecycle -------------------------------------------------------------------------
     @abc.abstractmethod
@@ -93,8 +98,11 @@ class Cluster(abc.ABC):
         """Where the harness reads state (metadata, log end offsets) without client credentials."""
         return self.broker_address(broker_id)
 
-    def client_config(self) -> dict[str, str]:
-        """Settings every client needs to reach this cluster (bootstrap, and SASL if any)."""
+    def client_config(self, user: str | None = None) -> dict[str, str]:
+        """Settings every client needs to reach this cluster (bootstrap, and SASL if any); with
+        `user`, as that user of the cluster's own (a local SASL cluster's alice, for ACL checks)."""
+        if user is not None:
+            raise SetupError(f"the target {self.target.label} has no user {user!r} of the harness's own")
         return {"bootstrap.servers": self.bootstrap_servers}
 
     # -- node control ------------------------------------------------------------------------
@@ -123,10 +131,10 @@ class Cluster(abc.ABC):
 
     def pause_controller(self) -> None:
         """Freeze the controller quorum (SIGSTOP): brokers keep running but learn nothing new."""
-        raise FaultControlUnavailable(self.backend)
+        raise FaultControlUnavailable(self.target.label)
 
     def resume_controller(self) -> None:
-        raise FaultControlUnavailable(self.backend)
+        raise FaultControlUnavailable(self.target.label)
 
     def restart_node(self, broker_id: int) -> None:
         """Clean stop, then start; returns once the broker is registered and unfenced again."""
@@ -169,6 +177,14 @@ class Cluster(abc.ABC):
         return probe.log_end_offset(host, port, topic, partition)
 
     # -- evidence ----------------------------------------------------------------------------
+    def environment(self) -> dict[str, str]:
+        """What reports show of this target: its kind, versions and size (no secret)."""
+        return {**self.target.environment(), "broker_version": self.version, "brokers": str(len(self.broker_ids))}
+
+    def log_paths(self) -> list[Path]:
+        """Every node's log file, for the run's report folder; none where the logs are not ours."""
+        return []
+
     def node_log_size(self, broker_id: int) -> int:
         """A mark in the broker's log, for `node_log` later; 0 where the backend has no logs."""
         return 0

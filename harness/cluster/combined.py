@@ -1,7 +1,9 @@
-"""A single combined-mode node (broker and controller in one JVM), and the class-data archive.
+"""A single combined-mode node (broker and controller in one JVM), and the warm-up that dumps the
+class-data archive.
 
-The archive is dumped once per classpath by a combined node at its exit, because that JVM loads
-both the controller's and the broker's classes; every later JVM of that classpath maps it.
+The archive (its path: harness.process.cds) is dumped once per classpath by a combined node at
+its exit, because that JVM loads both the controller's and the broker's classes; every later JVM
+of that classpath maps it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from harness import session
 from harness.cluster import probe
 from harness.cluster.node import KafkaNode, random_kafka_uuid
 from harness.kafka.dist import KafkaDistribution, cache_root
+from harness.process.cds import cds_archive_path
+from harness.process.ports import free_port
 from harness.waiting import wait_until
 
 HOST = "127.0.0.1"
@@ -50,29 +54,9 @@ def start_and_wait(node: KafkaNode, dist: KafkaDistribution, port: int, timeout:
     wait_until(ready, timeout, lambda: node.log_tail(10))
 
 
-def cds_archive_path(dist: KafkaDistribution) -> Path:
-    """One class-data-sharing archive per classpath, shared by every node that runs it.
-
-    The JVM refuses an archive whose jars changed since it was dumped, so their sizes and times
-    are part of the key: a re-resolved classpath gets a new archive instead of a silent slow start.
-    """
-    import hashlib
-
-    h = hashlib.sha256(dist.classpath.encode())
-    for jar in dist.jars:
-        st = jar.stat()
-        h.update(f"{st.st_size}:{st.st_mtime_ns}".encode())
-    digest = h.hexdigest()[:12]
-    path = cache_root() / "cds" / f"{dist.version}-{digest}.jsa"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def ensure_cds_archive(dist: KafkaDistribution) -> Path:
     """Dump the archive if this classpath has none yet (a few seconds, once per version)."""
-    from harness.cluster.local import free_port
-
-    archive = cds_archive_path(dist)
+    archive = cds_archive_path(cache_root(), dist.version, dist.jars)
     if archive.exists():
         return archive
     with open(archive.with_suffix(".lock"), "w") as lock:

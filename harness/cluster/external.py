@@ -2,32 +2,26 @@
 
 from __future__ import annotations
 
+from harness.clients import kafka
 from harness.cluster.base import Cluster, FaultControlUnavailable, NodeState
+from harness.cluster.target import EXTERNAL, TargetSpec
 from harness.errors import SetupError
 
 
 class ExternalCluster(Cluster):
-    backend = "external"
-    owned = False
-
-    def __init__(
-        self, bootstrap_servers: str, extra_config: dict[str, str] | None = None, client_version: str = "4.4.0"
-    ) -> None:
-        self.client_version = client_version
-        self._bootstrap = bootstrap_servers
-        self.extra_config = extra_config or {}
+    def __init__(self, target: TargetSpec) -> None:
+        assert target.kind == EXTERNAL and target.bootstrap
+        self.target = target
+        self._bootstrap = target.bootstrap
+        self.extra_config = target.security.client_config()
         self.version = "external"
         self._brokers: dict[int, tuple[str, int]] = {}
 
     def start(self) -> ExternalCluster:
         """Reach the target with the client settings given; learn its brokers from its metadata."""
-        from confluent_kafka.admin import AdminClient
-
         try:
-            with AdminClient(
-                {**self.client_config(), "log_level": 0, "socket.connection.setup.timeout.ms": 5000}
-            ) as admin:
-                md = admin.list_topics(timeout=6)
+            with kafka.admin({**self.client_config(), "log_level": 0, "socket.connection.setup.timeout.ms": 5000}) as a:
+                md = a.list_topics(timeout=6)
         except Exception as exc:  # noqa: BLE001 - librdkafka's transport/auth errors: all one message
             raise SetupError(
                 f"no broker answers at --bootstrap-servers {self._bootstrap}: {exc}; "
@@ -50,13 +44,13 @@ class ExternalCluster(Cluster):
     def broker_address(self, broker_id: int) -> tuple[str, int]:
         return self._brokers[broker_id]
 
-    def client_config(self) -> dict[str, str]:
-        return {**super().client_config(), **self.extra_config}
+    def client_config(self, user: str | None = None) -> dict[str, str]:
+        return {**super().client_config(user), **self.extra_config}
 
     def node_state(self, broker_id: int) -> NodeState:
         return NodeState.RUNNING
 
     def _no_control(self, broker_id: int) -> None:
-        raise FaultControlUnavailable("external")
+        raise FaultControlUnavailable(self.target.label)
 
     start_node = stop_node = kill_node = pause_node = resume_node = _no_control

@@ -14,10 +14,13 @@ import subprocess
 from pathlib import Path
 
 from harness import session
+from harness.clients import kafka
 from harness.cluster import probe
 from harness.cluster.base import Cluster, FaultControlUnavailable, NodeState
+from harness.cluster.target import KFAKE, TargetSpec
 from harness.errors import ClusterError, SetupError
 from harness.kafka.dist import cache_root
+from harness.process.spawn import spawn
 from harness.waiting import wait_until
 
 SOURCE = Path(__file__).resolve().parent.parent / "kfake"
@@ -49,12 +52,10 @@ def ensure_binary() -> Path:
 
 
 class KfakeCluster(Cluster):
-    backend = "kfake"
-
-    def __init__(self, brokers: int = 3, client_version: str = "4.4.0") -> None:
-        self.client_version = client_version
+    def __init__(self, target: TargetSpec | None = None) -> None:
+        self.target = target or TargetSpec(kind=KFAKE, version=None)
         self.version = f"kfake {kfake_module_version()}"
-        self.brokers = brokers
+        self.brokers = self.target.brokers
         self.proc: subprocess.Popen[str] | None = None
         self._addrs: dict[int, tuple[str, int]] = {}
         self.log_path = session.current().scratch("kfake") / "kfake.log"
@@ -63,10 +64,9 @@ class KfakeCluster(Cluster):
         binary = ensure_binary()
         log = open(self.log_path, "w")  # the child writes its stderr here for its whole life
         try:
-            self.proc = subprocess.Popen(
+            self.proc = spawn(
                 [str(binary), f"-brokers={self.brokers}", f"-tag={session.current().marker}"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-                preexec_fn=session.die_with_parent,
             )
         finally:
             log.close()
@@ -82,9 +82,7 @@ class KfakeCluster(Cluster):
         md = wait_until(lambda: probe.metadata(host, int(port), topics=[]), 30, lambda: f"kfake at {addrs[0]}")
         self._addrs = {b: (host, int(port)) for b in md.broker_ids}
         # Metadata names each broker's own address; the probe gives ids, the admin client addresses.
-        from confluent_kafka.admin import AdminClient
-
-        with AdminClient({"bootstrap.servers": ",".join(addrs), "log_level": 3}) as admin:
+        with kafka.admin({"bootstrap.servers": ",".join(addrs)}) as admin:
             listed = admin.list_topics(timeout=10)
         self._addrs = {b.id: (b.host, b.port) for b in listed.brokers.values()}
         return self
@@ -113,6 +111,6 @@ class KfakeCluster(Cluster):
         return NodeState.RUNNING
 
     def _no_control(self, broker_id: int) -> None:
-        raise FaultControlUnavailable("kfake")
+        raise FaultControlUnavailable(self.target.label)
 
     start_node = stop_node = kill_node = pause_node = resume_node = _no_control

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import session
 from harness.cluster import probe
 from harness.cluster.base import Cluster, NodeState
-from harness.cluster.combined import cds_archive_path, ensure_cds_archive
+from harness.cluster.combined import ensure_cds_archive
 from harness.cluster.node import KafkaNode, random_kafka_uuid
+from harness.cluster.target import APACHE, TargetSpec
 from harness.errors import ClusterError, NodeExited
-from harness.kafka.dist import KafkaDistribution, cache_root, check_java, resolve
+from harness.kafka.dist import DEFAULT_VERSION, KafkaDistribution, cache_root, check_java, resolve
+from harness.process.cds import cds_archive_path
+from harness.process.ports import free_port
 from harness.waiting import WaitTimeout, wait_until
 
 CONTROLLER_ID = 1000
@@ -47,7 +49,7 @@ class SaslConfig:
 class LocalClusterSpec:
     """What to build; every field has a test-friendly default."""
 
-    version: str = "4.4.0"
+    version: str = DEFAULT_VERSION
     brokers: int = 3
     features: dict[str, int] = field(default_factory=dict)
     broker_overrides: dict[str, object] = field(default_factory=dict)
@@ -58,20 +60,17 @@ class LocalClusterSpec:
     start_timeout: float = 120.0
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
-
-
 class LocalCluster(Cluster):
-    backend = "local"
-    has_fault_control = True
-
-    def __init__(self, spec: LocalClusterSpec | None = None, dist: KafkaDistribution | None = None) -> None:
+    def __init__(
+        self, spec: LocalClusterSpec | None = None, dist: KafkaDistribution | None = None,
+        target: TargetSpec | None = None,
+    ) -> None:
         self.spec = spec or LocalClusterSpec()
         self.dist = dist or resolve(self.spec.version)
-        self.version = self.client_version = self.dist.version
+        self.version = self.dist.version
+        self.target = target or TargetSpec(
+            kind=APACHE, version=self.version, brokers=self.spec.brokers, java_clients=self.version
+        )
         self.cluster_id = _cluster_id()
         self.workdir = session.current().scratch(f"cluster-{self.version}")
         self.log_dir = self.spec.log_dir or (self.workdir / "node-logs")
@@ -80,7 +79,7 @@ class LocalCluster(Cluster):
         # With SASL on the client listener, the harness reads state on a PLAINTEXT listener of its
         # own, so that its probes need no credentials and the client listener stays as configured.
         self.probe_ports = {i: free_port() for i in self.ports} if self.spec.sasl else dict(self.ports)
-        archive = cds_archive_path(self.dist)
+        archive = cds_archive_path(cache_root(), self.dist.version, self.dist.jars)
         self.controller = KafkaNode(
             CONTROLLER_ID, "controller", self._controller_props(), self.dist,
             self.workdir / "controller", self.log_dir / "controller-1000.log", archive,
@@ -242,17 +241,21 @@ class LocalCluster(Cluster):
     def probe_address(self, broker_id: int) -> tuple[str, int]:
         return HOST, self.probe_ports[broker_id]
 
-    def client_config(self) -> dict[str, str]:
-        cfg = super().client_config()
-        if self.spec.sasl:
-            cfg.update(self.spec.sasl.client_config())
-        return cfg
+    def client_config(self, user: str | None = None) -> dict[str, str]:
+        if self.spec.sasl is None:
+            return super().client_config(user)
+        if user is not None and user not in self.spec.sasl.users:
+            raise ClusterError(f"no SASL user {user!r} on this cluster; users are {sorted(self.spec.sasl.users)}")
+        return {**super().client_config(), **self.spec.sasl.client_config(user)}
 
     def node(self, broker_id: int) -> KafkaNode:
         try:
             return self.brokers[broker_id]
         except KeyError:
             raise ClusterError(f"no broker {broker_id}; brokers are {self.broker_ids}") from None
+
+    def environment(self) -> dict[str, str]:
+        return {**super().environment(), "kafka_tools_version": self.dist.tools_version}
 
     def log_paths(self) -> list[Path]:
         return [n.log_path for n in [self.controller, *self.brokers.values()]]

@@ -12,10 +12,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from harness import session
 from harness.cluster.base import NodeState
 from harness.errors import ClusterError, NodeExited
 from harness.kafka.dist import KafkaDistribution
+from harness.process import jvm
+from harness.process.spawn import spawn
 from harness.waiting import wait_until
 
 _LOG4J2 = """\
@@ -39,14 +40,6 @@ log4j.appender.out=org.apache.log4j.ConsoleAppender
 log4j.appender.out.layout=org.apache.log4j.PatternLayout
 log4j.appender.out.layout.ConversionPattern=[%d] %p %m (%c)%n
 """
-
-# Start-up dominates short scenarios on 2 cores: a small heap, the C1 compiler only, and the
-# serial collector start a broker markedly faster and are plenty for test traffic.
-JVM_OPTS = (
-    "-Xms128m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k",
-    "-XX:-UsePerfData", "-Djava.awt.headless=true", "-Dlog4j2.shutdownHookEnabled=false",
-    "-Dlog4j2.disable.jmx=true",
-)
 
 # Every node: no JMX metrics reporter. Nothing here reads JMX, and registering thousands of
 # MBeans costs each JVM about a fifth of its start-up CPU.
@@ -99,18 +92,17 @@ class KafkaNode:
         return self.cds_archive is not None and self.cds_archive.exists()
 
     def java_command(self, main_class: str, *args: str, archive: bool = True) -> list[str]:
-        cmd = ["java", *JVM_OPTS, session.current().marker]
-        if archive and self.archive_out is not None:
-            cmd.append(f"-XX:ArchiveClassesAtExit={self.archive_out}")
-        elif archive and self.cds_archive_ready():
-            cmd.append(f"-XX:SharedArchiveFile={self.cds_archive}")
-        cmd += [
-            f"-Dlog4j2.configurationFile={self.log4j_path}",
-            f"-Dlog4j.configuration=file:{self.log4j1_path}",
-            f"-Dkafka.logs.dir={self.workdir / 'logs'}",
-            "-cp", self.dist.classpath, main_class, *args,
-        ]
-        return cmd
+        """This node's JVM; `archive=False` neither maps nor dumps the class-data archive."""
+        return jvm.java_command(
+            jvm.Role.BROKER, self.dist.classpath, main_class, args,
+            archive=self.cds_archive if archive else None,
+            dump_archive=self.archive_out if archive else None,
+            properties=(
+                f"-Dlog4j2.configurationFile={self.log4j_path}",
+                f"-Dlog4j.configuration=file:{self.log4j1_path}",
+                f"-Dkafka.logs.dir={self.workdir / 'logs'}",
+            ),
+        )
 
     @property
     def data_dir(self) -> Path:
@@ -157,9 +149,7 @@ class KafkaNode:
         for name, level in sorted(features.items()):
             args += ["--feature", f"{name}={level}"]
         cmd = self.java_command("kafka.tools.StorageTool", *args, archive=self.cds_archive_ready())
-        return subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=session.die_with_parent
-        )
+        return spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def finish_format(self, proc: subprocess.Popen[str]) -> None:
         out, _ = proc.communicate(timeout=120)
@@ -184,10 +174,9 @@ class KafkaNode:
         try:
             log.write(f"\n===== start {self.name} at {time.strftime('%H:%M:%S')} =====\n".encode())
             log.flush()
-            self.proc = subprocess.Popen(
+            self.proc = spawn(
                 self.java_command("kafka.Kafka", str(self.config_path)),
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                preexec_fn=session.die_with_parent, cwd=self.workdir,
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir,
             )
         finally:
             log.close()

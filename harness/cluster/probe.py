@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.kafka.dist import DEFAULT_VERSION
 from harness.protocol.client import RawClient
 from harness.protocol.errors import describe
 from harness.protocol.exceptions import ConnectionFailed, RequestTimeout
+from harness.protocol.sentinels import DEBUGGING_REPLICA_ID, LATEST_TIMESTAMP
 
-DEBUGGING_REPLICA_ID = -2
-LATEST_TIMESTAMP = -1
 METADATA_VERSION = 12
 LIST_OFFSETS_VERSION = 7
-SPECS = "4.4.0"  # the client side's schemas; the versions above are older than any target's maximum
+SPECS = DEFAULT_VERSION  # the client side's schemas; the versions above are older than any target's maximum
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from harness.clients.admin import QUIET
+from harness.clients import kafka
 from harness.workload import records
 
 if TYPE_CHECKING:
@@ -40,9 +40,9 @@ def kafka_options(client_config: dict[str, str]) -> dict[str, str]:
 def offset_ranges(client_config: dict[str, str], topics: list[str], cap: int) -> dict[str, dict[str, list[int]]]:
     """Per topic and partition: [log start, min(high watermark, log start + cap)]."""
     from confluent_kafka import TopicPartition
-    from confluent_kafka.admin import AdminClient, OffsetSpec
+    from confluent_kafka.admin import OffsetSpec
 
-    with AdminClient({**client_config, **QUIET}) as admin:
+    with kafka.admin(client_config) as admin:
         metadata = admin.list_topics(timeout=10).topics
         partitions = [TopicPartition(t, p) for t in topics for p in metadata[t].partitions]
 

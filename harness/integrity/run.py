@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness import verdicts
+from harness.errors import KnownClientGap
 from harness.integrity import report
 from harness.integrity.checker import check
 from harness.integrity.connector import connector_client_version
@@ -71,7 +71,7 @@ def reader_gap(exc: BaseException) -> None:
     text = str(exc)
     if "eligibleLeaderReplicas()" in text and "NullPointerException" in text:
         line = next((x.strip() for x in text.splitlines() if "NullPointerException" in x), text[:300])
-        verdicts.client_gap_found(
+        raise KnownClientGap(
             f"kafka-clients {connector_client_version()} in Spark's Kafka source (the checker's reader)",
             "apache/kafka DescribeTopicPartitionsResponse.partitionToTopicPartitionInfo calls "
             "eligibleLeaderReplicas().stream() on a field DescribeTopicPartitionsResponse.json declares nullable",

@@ -10,20 +10,14 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 from pathlib import Path
 
 from harness import session
 from harness.errors import SetupError
 from harness.integrity.spark import LOOPBACK
+from harness.process.ports import free_port
+from harness.process.worker import WorkerProcess
 from harness.waiting import wait_until
-from harness.workload.worker import WorkerProcess
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((LOOPBACK, 0))
-        return int(s.getsockname()[1])
 
 
 def spark_class() -> Path:

@@ -20,6 +20,9 @@ from harness.kafka import maven
 from harness.kafka.maven import Coordinate
 
 DEFAULT_VERSION = "4.4.0"
+# Release facts the checks rest on (not defaults): where a KIP first shipped, and a release before it.
+FIRST_KIP1319_RELEASE = "4.4.0"  # TxnOffsetCommit v6 and its producer (KAFKA-20444)
+PRE_KIP1319_RELEASE = "4.3.1"  # TxnOffsetCommit up to v5 (KIP-890 Transaction V2)
 
 # Releases that run in KRaft with a dedicated controller; the first of each minor line that is
 # listed here is what `4.0.x`-style requests resolve to.

@@ -8,11 +8,11 @@ the checks about faults.
 
 from __future__ import annotations
 
-import pytest
 from confluent_kafka import ElectionType, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from harness.cluster.base import Cluster, PartitionState
+from harness.errors import TargetRefused
 from harness.protocol import errors
 from harness.protocol.client import RawClient
 from harness.waiting import WaitTimeout, wait_until
@@ -24,34 +24,35 @@ def move_leader(
 ) -> PartitionState:
     """Make `to` (default: the first in-sync follower) lead; return the state once it leads at a higher epoch.
 
-    A target that refuses the reordering ends the check with a skip that says so (no verdict on
-    the KIP: the check could not set up its premise).
+    A target that refuses the reordering raises `TargetRefused` (no verdict on the KIP: the check
+    could not set up its premise).
     """
     before = cluster.partition_state(topic, partition)
     target = to if to is not None else next(b for b in before.isr if b != before.leader)
     order = [target, *(b for b in before.replicas if b != target)]
     if not raw.supports("AlterPartitionReassignments", 0):
-        pytest.skip(f"TARGET_REFUSED: moving a leader needs AlterPartitionReassignments, which {raw.host}:{raw.port} "
-                    "does not offer")
+        raise TargetRefused(f"moving a leader needs AlterPartitionReassignments, which {raw.host}:{raw.port} "
+                            "does not offer")
+    caps = cluster.capabilities
     body = {"TimeoutMs": 10000, "Topics": [{"Name": topic, "Partitions": [{"PartitionIndex": partition,
                                                                             "Replicas": order}]}]}
     resp = raw.send("AlterPartitionReassignments", 0, body)
     code = resp["ErrorCode"] or resp["Responses"][0]["Partitions"][0]["ErrorCode"]
     if code:
-        pytest.skip(f"TARGET_REFUSED: reordering the replicas of {topic}-{partition} to {order} to move its leader: "
-                    f"{errors.describe(code)}")
+        raise TargetRefused(f"reordering the replicas of {topic}-{partition} to {order} to move its leader: "
+                            f"{errors.describe(code)}")
     try:
         cluster.wait_for_partition(
             topic, partition, lambda s: list(s.replicas) == order, f"replicas in order {order}",
-            timeout if cluster.owned and cluster.has_fault_control else 10.0,
+            timeout if caps.owned and caps.fault_control else 10.0,
         )
     except WaitTimeout as exc:
-        if cluster.backend == "local":
-            raise  # Apache Kafka applies a reordering at once: not doing so is a failure here
+        if caps.leader_moves:
+            raise  # a target known to apply a reordering at once: not doing so is a failure here
         # Some targets answer success and apply nothing (kfake: "we don't actually perform
         # reassignment, just validate"); no leader can be moved there, so the premise is missing.
-        pytest.skip(f"TARGET_REFUSED: {cluster.backend} accepted reordering {topic}-{partition} to {order} "
-                    f"but did not apply it, so no leader can be moved there ({exc})")
+        raise TargetRefused(f"{cluster.target.label} accepted reordering {topic}-{partition} to {order} "
+                            f"but did not apply it, so no leader can be moved there ({exc})") from None
     attempts: list[str] = []
 
     def elected() -> PartitionState | None:

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from confluent_kafka import ElectionType, TopicPartition
-from confluent_kafka.admin import AdminClient
 
+from harness.clients import kafka
 from harness.cluster.base import Cluster, NodeState, PartitionState
 from harness.errors import ClusterError
 from harness.waiting import wait_until
@@ -112,21 +112,20 @@ def force_unclean_election(
 def _elect_unclean(
     cluster: Cluster, topic: str, partition: int, candidate: int, epoch: int, timeout: float
 ) -> PartitionState:
-    admin = AdminClient(cluster.client_config())
     attempts: list[str] = []
+    with kafka.admin(cluster.client_config()) as admin:
 
-    def elected() -> PartitionState | None:
-        state = cluster.partition_state(topic, partition)
-        if state.leader == candidate and state.leader_epoch > epoch:
-            return state
-        try:
-            admin.elect_leaders(ElectionType.UNCLEAN, [TopicPartition(topic, partition)]).result(timeout=10)
-            attempts.append("elect_leaders(UNCLEAN) accepted")
-        except Exception as exc:  # noqa: BLE001 - ELECTION_NOT_NEEDED etc. are retried, kept as evidence
-            attempts.append(repr(exc)[:200])
-        return None
+        def elected() -> PartitionState | None:
+            state = cluster.partition_state(topic, partition)
+            if state.leader == candidate and state.leader_epoch > epoch:
+                return state
+            try:
+                admin.elect_leaders(ElectionType.UNCLEAN, [TopicPartition(topic, partition)]).result(timeout=10)
+                attempts.append("elect_leaders(UNCLEAN) accepted")
+            except Exception as exc:  # noqa: BLE001 - ELECTION_NOT_NEEDED etc. are retried, kept as evidence
+                attempts.append(repr(exc)[:200])
+            return None
 
-    with admin:
         return wait_until(
             elected, timeout,
             lambda: f"{topic}-{partition}: {cluster.partition_state(topic, partition)}; attempts: {attempts[-3:]}",

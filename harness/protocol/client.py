@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+from harness.kafka.dist import DEFAULT_VERSION
 from harness.protocol.codec import decode, decode_response, encode, encode_request_header
 from harness.protocol.dump import dump
 from harness.protocol.errors import describe
@@ -98,7 +99,7 @@ class RawClient:
         host: str,
         port: int,
         *,
-        spec: SpecSet | str = "4.4.0",
+        spec: SpecSet | str = DEFAULT_VERSION,
         timeout: float = 10.0,
         client_id: str | None = "kcts",
         sasl_plain: tuple[str, str] | None = None,

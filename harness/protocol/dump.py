@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from harness.kafka.dist import DEFAULT_VERSION
 from harness.protocol.codec import UNKNOWN_TAGS
 from harness.protocol.errors import error_name
 from harness.protocol.exceptions import ProtocolError
@@ -35,7 +36,7 @@ def dump(
     body: Mapping[str, Any],
     *,
     direction: str = "request",
-    specs: SpecSet | str = "4.4.0",
+    specs: SpecSet | str = DEFAULT_VERSION,
 ) -> str:
     """Text of one message; `api` may be an ApiSpec (direction picks the side) or a MessageSpec."""
     spec = _message_spec(api, direction, specs)

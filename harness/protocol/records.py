@@ -593,3 +593,12 @@ def _as_record(r: Record | bytes | tuple[bytes | None, bytes | None]) -> Record:
 def set_partition_leader_epoch(batch: bytes, epoch: int) -> bytes:
     """A copy of an encoded batch with another PartitionLeaderEpoch (outside the CRC, as Kafka does)."""
     return batch[:12] + struct.pack(">i", epoch) + batch[16:]
+
+
+def describe_log(batches: Sequence[RecordBatch]) -> str:
+    """`[0..4]@0 [5..9]@1 ...`: each batch's offsets and epoch, control batches marked."""
+    parts = []
+    for b in sorted(batches, key=lambda b: b.base_offset):
+        mark = f" {b.control_type()}" if b.is_control else ""
+        parts.append(f"[{b.base_offset}..{b.last_offset}]@{b.partition_leader_epoch}{mark}")
+    return " ".join(parts) or "(empty log)"

@@ -75,7 +75,7 @@ class Proxy:
         """A proxy in front of every broker's client listener, speaking the cluster's version."""
         addresses = {cluster.broker_address(b): f"broker {b}" for b in cluster.broker_ids}
         return cls(
-            list(addresses), specs or _spec_version(cluster), labels=addresses,
+            list(addresses), specs or cluster.target.protocol_specs, labels=addresses,
             base_config=cluster.client_config(), keep_body_bytes=keep_body_bytes,
         )
 
@@ -216,10 +216,3 @@ class Proxy:
         rules = ", ".join(r.describe() for r in self.rules) or "none"
         down = f"; broker unreachable {len(self.unreachable)}x" if self.unreachable else ""
         return f"proxy rules: {rules}; errors: {self.errors[:3]}{down}; {self.recording.summary()}"
-
-
-def _spec_version(cluster: Cluster) -> str:
-    from harness.kafka.dist import KNOWN_VERSIONS
-
-    version = str(getattr(cluster, "version", ""))
-    return version if version in KNOWN_VERSIONS else "4.4.0"

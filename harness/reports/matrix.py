@@ -12,19 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-AREA_TITLES = {
-    "smoke": "Smoke",
-    "kip320": "KIP-320 leader epoch fencing and truncation detection",
-    "kip359": "KIP-359 leader epoch in Produce",
-    "kip1094": "KIP-1094 next offset and leader epoch after poll",
-    "kip1319": "KIP-1319 TxnOffsetCommit v6 with topic IDs",
-    "integrity": "Record-level integrity under faults",
-    "other": "Other",
-}
+from harness.areas import AREAS, OTHER
+
+AREA_TITLES = {**{a.marker: a.title for a in AREAS}, OTHER.marker: OTHER.title}
 CELL_LABELS = {
     "pass": "pass",
     "fail": "FAIL",
     "not-supported": "not supported",
+    "target-refused": "target refused the premise",
     "client-gap": "known client gap",
     "skipped": "skipped",
     "absent": "—",
@@ -46,19 +41,21 @@ def build(targets: list[tuple[Target, dict[str, Any]]]) -> dict[str, Any]:
                 check["nodeid"],
                 {"nodeid": check["nodeid"], "area": check["area"], "promise": check["promise"], "cells": {}},
             )
-            evidence = f"{target.folder}/{check['evidence']}" if check.get("evidence") else f"{target.folder}/results.json"
+            evidence = f"{target.folder}/{check.get('evidence') or 'results.json'}"
             row["cells"][target.name] = {
                 "cell": check["cell"], "outcome": check["outcome"], "reason": check["reason"], "evidence": evidence,
             }
     names = [t.name for t, _ in targets]
     for row in rows.values():
         for name in names:
-            row["cells"].setdefault(name, {"cell": "absent", "outcome": "absent", "reason": "not run", "evidence": None})
+            absent = {"cell": "absent", "outcome": "absent", "reason": "not run", "evidence": None}
+            row["cells"].setdefault(name, absent)
     order = list(AREA_TITLES)
     ordered = sorted(rows.values(), key=lambda r: (order.index(r["area"]) if r["area"] in order else 99, r["nodeid"]))
     summary = {name: _count([r["cells"][name]["cell"] for r in ordered]) for name in names}
     return {
-        "targets": [{"name": t.name, "folder": t.folder, "environment": res.get("environment", {})} for t, res in targets],
+        "targets": [{"name": t.name, "folder": t.folder, "environment": res.get("environment", {})}
+                    for t, res in targets],
         "rows": ordered,
         "summary": summary,
     }
@@ -112,7 +109,8 @@ th{background:#f0f0f0;position:sticky;top:0}
 tr.area td{background:#e8e8f4;font-weight:bold}
 td.cell{text-align:center;white-space:nowrap}
 td.pass{background:#d7f5d7} td.fail{background:#f7c4c4;font-weight:bold}
-td.not-supported{background:#e2e2e2} td.client-gap{background:#fbe7b5} td.skipped{background:#f4f4f4;color:#666}
+td.not-supported{background:#e2e2e2}
+td.target-refused{background:#e6e0f0} td.client-gap{background:#fbe7b5} td.skipped{background:#f4f4f4;color:#666}
 td.absent{color:#aaa}
 .nodeid{color:#777;font-size:12px}
 .why{font-size:11px;color:#555;white-space:normal;max-width:22em}

@@ -10,22 +10,19 @@ import sys
 import time
 from pathlib import Path
 
-from harness import session
-from harness.errors import KctsError
-from harness.kafka.dist import normalize_version
+from harness.cluster.target import TargetSpec, from_profile, parse, to_run_args
+from harness.process.spawn import die_with_parent
 from harness.reports.matrix import Target, build, write_all
 
 
-def target_args(spec: str) -> list[str]:
+def target_spec(text: str) -> TargetSpec:
+    """One `--targets` entry: a short spelling (see harness.cluster.target) or a profile file."""
+    return from_profile(Path(text)) if text.endswith(".toml") else parse(text)
+
+
+def target_args(text: str) -> list[str]:
     """The `kcts run` arguments that select one target."""
-    if spec == "kfake":
-        return ["--backend", "kfake"]
-    if spec.startswith("external:"):
-        hostport = spec.removeprefix("external:")
-        if ":" not in hostport:
-            raise KctsError(f"target {spec!r}: use external:HOST:PORT")
-        return ["--backend", "external", "--bootstrap-servers", hostport]
-    return ["--kafka-version", normalize_version(spec)]
+    return to_run_args(target_spec(text))
 
 
 def slug(spec: str) -> str:
@@ -34,18 +31,21 @@ def slug(spec: str) -> str:
 
 def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path("reports")) -> Path:
     """Run the suites against every target (one pytest process each) and write the matrix files."""
-    selected = [(spec, target_args(spec)) for spec in targets]  # bad specs fail before any run
+    selected = [(text, target_spec(text)) for text in targets]  # bad specs fail before any run
     stamp = time.strftime("%Y%m%d-%H%M%S")
     folder = reports / f"matrix-{stamp}"
     (folder / "targets").mkdir(parents=True, exist_ok=True)
     runs: list[tuple[Target, dict]] = []
-    for spec, args in selected:
+    for spec, target in selected:
         name = slug(spec)
-        cmd = [sys.executable, "-m", "harness.cli", "run", *args,
+        env = {**os.environ, "KCTS_NO_LATEST": "1"}
+        if target.security.password:
+            env["KCTS_SASL_PASSWORD"] = target.security.password
+        cmd = [sys.executable, "-m", "harness.cli", "run", *to_run_args(target),
                "--reports-dir", str(folder / "targets"), "--run-id", name, *pytest_args]
         print(f"kcts matrix: {spec}: {' '.join(cmd[3:])}", flush=True)
         # Each target's run dies with the matrix run (and takes its brokers with it: it has its own reaper).
-        code = subprocess.call(cmd, env={**os.environ, "KCTS_NO_LATEST": "1"}, preexec_fn=session.die_with_parent)
+        code = subprocess.call(cmd, env=env, preexec_fn=die_with_parent)
         results = folder / "targets" / name / "results.json"
         if not results.exists():
             print(f"kcts matrix: {spec}: no results (exit {code}); its column shows nothing ran", flush=True)

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.areas import AREAS, OTHER
 from harness.verdicts import classify
-
-AREAS = ("smoke", "kip320", "kip359", "kip1094", "kip1319", "integrity")
 
 
 @dataclass
@@ -20,7 +19,7 @@ class CheckResult:
     area: str
     promise: str
     outcome: str  # passed, failed, skipped, xfailed, xpassed, error
-    cell: str  # pass, fail, not-supported, client-gap, skipped
+    cell: str  # one of harness.verdicts.CELLS
     reason: str
     duration_s: float
     evidence: str | None = None  # path relative to the run folder
@@ -56,9 +55,9 @@ class RunResults:
 
 def area_of(item: pytest.Item) -> str:
     for area in AREAS:
-        if item.get_closest_marker(area):
-            return area
-    return "other"
+        if item.get_closest_marker(area.marker):
+            return area.marker
+    return OTHER.marker
 
 
 def promise_of(item: pytest.Item) -> str:

@@ -19,11 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness import session
-from harness.clients.jvm import TRANSACTIONAL_COPIER, java_command
+from harness.clients.jvm import TRANSACTIONAL_COPIER, client_command
 from harness.errors import KctsError
 from harness.kafka.dist import KafkaDistribution
+from harness.process.events import Message, as_event
+from harness.process.worker import WorkerProcess, describe_exit
 from harness.workload.history import EventLog
-from harness.workload.worker import Message, WorkerProcess, describe_exit
 
 
 class CopierProcess:
@@ -39,12 +40,12 @@ class CopierProcess:
         self.exit_logged = False
         # It takes no commands: SIGTERM runs its shutdown hook; SIGQUIT makes the JVM dump its threads.
         self.worker = WorkerProcess(
-            name, java_command(dist, TRANSACTIONAL_COPIER, args), log_path, self._status,
+            name, client_command(dist, TRANSACTIONAL_COPIER, args), log_path, self._status,
             commands=False, dump_signal=signal.SIGQUIT,
         )
 
     def _status(self, msg: Message) -> None:
-        self.status = msg  # the latest of its JSON lines; one per poll, so not logged
+        self.status = as_event(msg)  # the latest of its events; one per poll, so not logged
 
     def start(self) -> None:
         self.starts += 1

@@ -6,8 +6,8 @@ that read_committed must hide. A transaction that fails is aborted (its per-key 
 are reused) or, when the client cannot tell how it ended, recorded as `unknown`.
 
 The generator runs as a child process (`python -m harness.workload.generator`, driven by
-generator_process.py) and reports each transaction as it ends: its id range, its outcome and, when
-committed, the offset of every write.
+generator_process.py) and reports each transaction as it ends, as a `txn` event: its id range, its
+outcome and, when committed, the offset of every write.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from harness.clients.history import produce_one, retry_retriable
-from harness.workload import child, records
-from harness.workload.child import CLIENT_LOGS
+from harness.process import child
+from harness.process.child import CLIENT_LOGS
+from harness.workload import records
 from harness.workload.history import TxnOutcome
 
 TXN_TIMEOUT_MS = 20000
@@ -104,7 +105,7 @@ class Generator:
         )
         first = self.next_id
         self.next_id += size
-        self.out.emit(begin=first, size=size)
+        self.out.event("begin", first=first, size=size)
         seq_before = list(self.next_seq)
         delivered: list[tuple[int, str, int, int]] = []
         failures: list[str] = []
@@ -136,12 +137,12 @@ class Generator:
             return
         if failures:
             raise AssertionError(f"generator: transaction committed although deliveries failed: {failures[:3]}")
-        self.out.emit(txn=[first, first + size, TxnOutcome.COMMITTED.value], writes=delivered)
+        self.out.event("txn", first=first, end=first + size, outcome=TxnOutcome.COMMITTED.value, writes=delivered)
 
     def _end(self, first: int, size: int, outcome: TxnOutcome, seq_before: list[int]) -> None:
         if outcome is TxnOutcome.ABORTED:
             self.next_seq = seq_before
-        self.out.emit(txn=[first, first + size, outcome.value])
+        self.out.event("txn", first=first, end=first + size, outcome=outcome.value)
 
     def _failed(self, first: int, size: int, err: KafkaError, seq_before: list[int]) -> None:
         self.out.event("txn-failed", error=str(err), first=first, size=size)
@@ -180,7 +181,7 @@ def main() -> None:
     spec = child.setup()
     out = child.Channel()
     generator = Generator(out, GeneratorSpec(**spec))
-    out.emit(ready=True)
+    out.event("ready")
     commands: queue.Queue[child.Message] = queue.Queue()
 
     def on_command(cmd: child.Message) -> None:
@@ -196,11 +197,11 @@ def main() -> None:
                 generator.write(cmd["n"], cmd.get("rate"))
             elif cmd["cmd"] == "tail":
                 generator.write_tail()
-            out.emit(done=cmd["id"])
+            out.event("done", id=cmd["id"])
         except Exception as exc:  # noqa: BLE001 - the parent's write() raises it, with this traceback
-            out.emit(done=cmd["id"], error=repr(exc), traceback=traceback.format_exc()[-3000:])
+            out.event("done", id=cmd["id"], error=repr(exc), traceback=traceback.format_exc()[-3000:])
     generator.close()
-    out.emit(stopped=0)
+    out.event("stopped", code=0)
     child.exit_now(0)
 
 

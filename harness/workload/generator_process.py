@@ -16,10 +16,11 @@ from typing import Any
 
 from harness import session
 from harness.errors import Unrecoverable
+from harness.process.events import Message
+from harness.process.worker import WorkerProcess, describe_exit, python_command
 from harness.waiting import wait_until
 from harness.workload.generator import GeneratorSpec
 from harness.workload.history import EventLog, IdRange, TxnOutcome, WriteLog
-from harness.workload.worker import Message, WorkerProcess, describe_exit, python_command
 
 
 class GeneratorDied(Unrecoverable):
@@ -65,17 +66,21 @@ class GeneratorProcess:
         self._await(lambda: self._ready, spec.timeout * 2 + 10, "init_transactions")
 
     def _receive(self, msg: Message) -> None:
-        if "begin" in msg:
-            self.next_id = int(msg["begin"]) + int(msg["size"])
-        if "txn" in msg:
-            first, end, outcome = msg["txn"]
-            self.history.add_transaction(first, end, TxnOutcome(outcome), msg.get("writes", []))
-        if "event" in msg:
-            self.history.events.add_reported("generator", msg["event"])
-        if msg.get("ready"):
+        """The child's events: those that drive this side here, any other into the event log."""
+        name = msg.get("event")
+        if name == "begin":
+            self.next_id = int(msg["first"]) + int(msg["size"])
+        elif name == "txn":
+            outcome = TxnOutcome(msg["outcome"])
+            self.history.add_transaction(int(msg["first"]), int(msg["end"]), outcome, msg.get("writes", []))
+        elif name == "ready":
             self._ready = True
-        if "done" in msg:
-            self._replies[int(msg["done"])] = msg
+        elif name == "done":
+            self._replies[int(msg["id"])] = msg
+        elif name == "stopped":
+            pass  # its exit code says the same, and close() judges that
+        elif isinstance(name, str):
+            self.history.events.add_reported("generator", msg)
 
     # -- commands --------------------------------------------------------------------------
     def write(self, n: int, rate: float | None = None) -> None:

@@ -101,9 +101,9 @@ class EventLog:
             self.events.append({"t": round(time.monotonic() - self._t0, 3), "who": who, "what": what, **detail})
 
     def add_reported(self, who: str, event: dict[str, object]) -> None:
-        """An event a child process reported as {"what": ..., **detail}."""
+        """An event a child process reported, `{"event": name, ...fields}` (harness.process.events)."""
         detail = dict(event)
-        self.add(who, str(detail.pop("what")), **detail)
+        self.add(who, str(detail.pop("event")), **detail)
 
     def count(self, what: str) -> int:
         with self._lock:

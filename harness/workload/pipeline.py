@@ -26,7 +26,7 @@ from harness.workload.progress import ProgressProbe
 
 class ProcessorKind(StrEnum):
     CONFLUENT = "confluent"  # confluent-kafka (librdkafka), harness.workload.processor
-    JAVA = "java"  # kafka-tools TransactionalMessageCopier on the cluster version's kafka-clients
+    JAVA = "java"  # kafka-tools TransactionalMessageCopier on the target's Java clients (--java-clients)
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class Pipeline:
     def start(self) -> Pipeline:
         if self.spec.processor is ProcessorKind.JAVA:
             self.copiers = CopierGroup(
-                resolve(self.cluster.version), self.cluster.bootstrap_servers, self.group, self.input_topic,
+                resolve(self.cluster.java_clients), self.cluster.bootstrap_servers, self.group, self.input_topic,
                 self.outputs, instances=self.spec.instances, transaction_size=self.spec.processor_batch,
                 work_left=self._work_left,
             ).start()

@@ -1,7 +1,8 @@
 """The confluent-kafka exactly-once processor: consume, transform, produce to every output, commit.
 
 It runs as a child process (`python -m harness.workload.processor`, started by processor_group.py)
-and reports what it did as messages: events, and the writes of every committed transaction.
+and reports what it did as events (harness.process.events): the writes of every committed
+transaction, counts (`bump`), and what happened to its clients.
 Each instance is one consumer of the group and one transactional producer. Per batch it opens a
 transaction, writes every input record to each output topic (same key, same partition number,
 its own stage), adds the consumed positions with `send_offsets_to_transaction`, and commits.
@@ -18,8 +19,9 @@ from collections.abc import Callable
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from harness.clients.history import produce_one, retry_retriable
-from harness.workload import child, records
-from harness.workload.child import CLIENT_LOGS
+from harness.process import child
+from harness.process.child import CLIENT_LOGS
+from harness.workload import records
 
 TXN_TIMEOUT_MS = 15000
 HANG_GRACE_S = 10.0
@@ -77,7 +79,7 @@ class TxnProcessor:
         try:
             consumer.subscribe([self.input_topic], on_assign=self._assigned, on_revoke=self._revoked)
             producer = self._new_producer()
-            self.out.emit(ready=True)
+            self.out.event("ready")
             while not self.halt.is_set():
                 batch = [m for m in consumer.consume(self.max_batch, 0.2) if self._usable(m)]
                 if batch:
@@ -85,7 +87,7 @@ class TxnProcessor:
                     if self.pace:
                         self.halt.wait(self.pace)
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the check
-            self.out.emit(crashed=repr(exc), traceback=traceback.format_exc()[-3000:])
+            self.out.event("crashed", error=repr(exc), traceback=traceback.format_exc()[-3000:])
             return 3
         finally:
             consumer.close()
@@ -151,7 +153,7 @@ class TxnProcessor:
                 # Flushed first, so that the aborted records are in the log rather than purged.
                 producer.flush(self.timeout)
                 retry_retriable(lambda: producer.abort_transaction(self.timeout), self.timeout)
-                self.out.emit(bump={"deliberate_aborts": 1, "aborted_records": len(batch) * len(self.outputs)})
+                self.out.event("bump", deliberate_aborts=1, aborted_records=len(batch) * len(self.outputs))
                 self._rewind(consumer)
                 return producer
             retry_retriable(lambda: producer.commit_transaction(self.timeout), self.timeout)
@@ -160,13 +162,14 @@ class TxnProcessor:
         except ClientHang as hang:
             # The wedged producer is left to its stuck thread; a new one with the same
             # transactional id fences it, and the coordinator aborts its open transaction.
-            self.out.emit(bump={"client_hangs": 1}, event={"what": "producer-restart", "reason": str(hang)})
+            self.out.event("bump", client_hangs=1)
+            self.out.event("producer-restart", reason=str(hang))
             new = self._new_producer()
             self._rewind(consumer)
             return new
         if failures:
             raise AssertionError(f"{self.name}: transaction committed although deliveries failed: {failures[:3]}")
-        self.out.emit(writes=delivered, bump={"committed_txns": 1})
+        self.out.event("committed", writes=delivered)
         return producer
 
     def _bounded(self, what: str, op: Callable[[], None]) -> None:
@@ -193,10 +196,8 @@ class TxnProcessor:
 
     def _recover(self, consumer: Consumer, producer: Producer, err: KafkaError) -> Producer:
         """Abort when the client allows it, else start a new producer (which fences the old one)."""
-        self.out.emit(
-            bump={"error_aborts": 1},
-            event={"what": "txn-failed", "error": str(err), "abortable": err.txn_requires_abort()},
-        )
+        self.out.event("bump", error_aborts=1)
+        self.out.event("txn-failed", error=str(err), abortable=err.txn_requires_abort())
         if not err.fatal():
             try:
                 retry_retriable(lambda: producer.abort_transaction(self.timeout), self.timeout)
@@ -228,7 +229,7 @@ def main() -> None:
     processor = TxnProcessor(out=out, **spec)
     child.serve(lambda cmd: processor.halt.set() if cmd.get("cmd") == "stop" else None, processor.halt.set)
     code = processor.run()
-    out.emit(stopped=code)
+    out.event("stopped", code=code)
     child.exit_now(code)
 
 

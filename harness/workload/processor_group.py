@@ -17,9 +17,10 @@ from pathlib import Path
 
 from harness import session
 from harness.errors import KctsError
+from harness.process.events import Message, event_fields
+from harness.process.worker import WorkerProcess, describe_exit, python_command
 from harness.waiting import wait_until
 from harness.workload.history import EventLog, WriteLog
-from harness.workload.worker import Message, WorkerProcess, describe_exit, python_command
 
 STOP_TIMEOUT_S = 60.0
 
@@ -161,17 +162,22 @@ class ProcessorGroup:
     # -- messages --------------------------------------------------------------------------
     def _receiver(self, inst: Instance) -> Callable[[Message], None]:
         def receive(msg: Message) -> None:
-            if "writes" in msg:
+            """The child's events: writes, counts and its state here, any other into the event log."""
+            name = msg.get("event")
+            if name == "committed":
                 self.history.writes.extend(msg["writes"])
-            if "bump" in msg:
-                self.history.bump(msg["bump"])
-            if "event" in msg:
-                self.history.events.add_reported(inst.name, msg["event"])
-            if msg.get("ready"):
+                self.history.bump({"committed_txns": 1})
+            elif name == "bump":
+                self.history.bump(event_fields(msg))
+            elif name == "ready":
                 inst.ready = True
-            if "crashed" in msg:
-                inst.error = f"{msg['crashed']}\n{msg.get('traceback', '')}"
-                self.history.events.add(inst.name, "crashed", error=msg["crashed"])
+            elif name == "crashed":
+                inst.error = f"{msg['error']}\n{msg.get('traceback', '')}"
+                self.history.events.add(inst.name, "crashed", error=msg["error"])
+            elif name == "stopped":
+                pass  # its exit code says the same, and _look_after judges that
+            elif isinstance(name, str):
+                self.history.events.add_reported(inst.name, msg)
 
         return receive
 

@@ -15,13 +15,13 @@ from harness.clients.raw import RawConnector
 from harness.cluster.base import Cluster
 from harness.protocol import errors
 from harness.protocol.client import RawClient
+from harness.protocol.sentinels import LATEST_TIMESTAMP
 
 LIST_OFFSETS_VERSION = 7  # IsolationLevel and leader epochs; spoken by 3.9 to 4.4
 FIND_COORDINATOR_VERSION = 4
 OFFSET_FETCH_VERSION = 8
 METADATA_VERSION = 12
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
-LATEST = -1
 
 
 class ProgressProbe:
@@ -80,7 +80,7 @@ class ProgressProbe:
             resp = self._send(leader, "ListOffsets", LIST_OFFSETS_VERSION, {
                 "ReplicaId": -1, "IsolationLevel": READ_COMMITTED if committed else READ_UNCOMMITTED,
                 "Topics": [{"Name": topic, "Partitions": [
-                    {"PartitionIndex": p, "CurrentLeaderEpoch": -1, "Timestamp": LATEST} for p in parts
+                    {"PartitionIndex": p, "CurrentLeaderEpoch": -1, "Timestamp": LATEST_TIMESTAMP} for p in parts
                 ]}],
             })
             for part in resp["Topics"][0]["Partitions"]:

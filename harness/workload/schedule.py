@@ -15,9 +15,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from confluent_kafka.admin import AdminClient
-
-from harness.clients.admin import QUIET
+from harness.clients import kafka
 from harness.cluster.base import Cluster, NodeState
 from harness.nemesis.faults import CleanStop, Crash, Fault, Pause
 from harness.waiting import wait_until
@@ -29,7 +27,7 @@ INTERNAL = ("__consumer_offsets", "__transaction_state")
 
 def internal_topics(cluster: Cluster) -> dict[str, int]:
     """Partition counts of the offsets and transaction-state topics (those that exist yet)."""
-    with AdminClient({**cluster.client_config(), **QUIET}) as admin:
+    with kafka.admin(cluster.client_config()) as admin:
         metadata = admin.list_topics(timeout=10).topics
     return {t: len(metadata[t].partitions) for t in INTERNAL if t in metadata}
 

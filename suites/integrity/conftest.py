@@ -1,20 +1,24 @@
-"""Integrity suites: the shared SparkSession (on --spark-master), and a report folder per test."""
+"""Integrity suites: the shared SparkSession (on --spark-master), a report folder per test, the checker,
+and the finished pipeline the can-fail checks damage."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
+import uuid
 
 import pytest
 
-from harness.integrity.fixtures import spark
-from harness.pytest_plugin import run_dir
+from fixtures.cluster import Cluster
+from fixtures.integrity import integrity_checker, integrity_dir, spark
+from fixtures.module_scope import module_topic
+from fixtures.topics import RunNames
+from harness.scenarios.integrity import FinishedPipeline, finished_pipeline
 
-__all__ = ["spark"]
+__all__ = ["finished", "integrity_checker", "integrity_dir", "spark"]
 
 
-@pytest.fixture
-def integrity_dir(request: pytest.FixtureRequest) -> Path:
-    """`<run dir>/integrity/<test name>/`: where the checker writes report.json, anomalies.parquet, summary.txt."""
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name).strip("-")
-    return run_dir(request.config) / "integrity" / name
+@pytest.fixture(scope="module")
+def finished(request: pytest.FixtureRequest, cluster: Cluster, run_names: RunNames) -> FinishedPipeline:
+    """A small fault-free pipeline into two outputs, finished; each test damages one output."""
+    inp = module_topic(request, "canfail-in", 3, partitions=3)
+    outs = [module_topic(request, f"canfail-out{i}", 3, partitions=3) for i in range(2)]
+    return finished_pipeline(cluster, inp, outs, f"{run_names.prefix}-canfail-{uuid.uuid4().hex[:6]}")

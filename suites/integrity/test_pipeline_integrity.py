@@ -4,29 +4,16 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
 
+from fixtures.cluster import Cluster
+from fixtures.integrity import Anomaly, Findings, IntegrityChecker
 from fixtures.topics import TopicFactory
-from harness.clients.admin import topic_name
-from harness.cluster.base import Cluster
-from harness.integrity.model import Anomaly, Findings, TruncationWindow
-from harness.integrity.run import check_pipeline
-from harness.nemesis.unclean import force_unclean_election
-from harness.waiting import wait_until
-from harness.workload.pipeline import Pipeline, PipelineSpec, ProcessorKind
-from harness.workload.scenario import drive
-from harness.workload.schedule import Step
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+from harness.scenarios.integrity import ProcessorKind, clean_faults, unclean_pipeline
 
 pytestmark = [pytest.mark.integrity, pytest.mark.needs_fault_control]
 
-RECORDS = 2000  # the generator writes at least this many, and keeps going until the nemesis is done
-RATE = 200.0  # records/s: about 10 s of input, so that every fault lands mid-pipeline
 SAFE = {"min.insync.replicas": "2"}
 
 
@@ -36,8 +23,8 @@ def failures_message(findings: Findings, report: Path) -> str:
 
 @pytest.mark.parametrize("processor", [ProcessorKind.CONFLUENT, ProcessorKind.JAVA])
 def test_clean_faults_keep_every_record_exactly_once(
-    fault_cluster: Cluster, admin: AdminClient, topic_factory: TopicFactory, run_prefix: str,
-    spark: SparkSession, integrity_dir: Path, processor: ProcessorKind,
+    fault_cluster: Cluster, topic_factory: TopicFactory, run_prefix: str,
+    integrity_checker: IntegrityChecker, integrity_dir: Path, processor: ProcessorKind,
 ) -> None:
     """Scenario: a generator writes keyed, checksummed records (some in transactions it aborts) into a
     3-partition input; two instances of one exactly-once processor (confluent-kafka, or the Java
@@ -52,17 +39,12 @@ def test_clean_faults_keep_every_record_exactly_once(
     inp = topic_factory(partitions=3, replication_factor=3, config=SAFE)
     outs = [topic_factory(partitions=3, replication_factor=3, config=SAFE) for _ in range(2)]
     group = f"{run_prefix}-eos-{processor.value}-{uuid.uuid4().hex[:6]}"
-    pipeline = Pipeline(fault_cluster, inp, outs, group, PipelineSpec(processor=processor)).start()
-    steps = [Step(0.15, "crash", outs[0], 0), Step(0.4, "bounce", inp, 1), Step(0.65, "pause", outs[1], 2)]
-    try:
-        schedule = drive(pipeline, RECORDS, RATE, steps)
-    finally:
-        pipeline.stop()
-    faults = schedule.injected()
-    findings = check_pipeline(spark, pipeline, integrity_dir, meta={"scenario": "clean faults", "faults": faults})
+    run = clean_faults(fault_cluster, inp, outs, group, processor)
+    faults = run.faults
+    findings = integrity_checker.pipeline(run)
 
-    assert [s.fault for s in schedule.done] == ["crash", "bounce", "pause"], f"nemesis did {schedule.done}"
-    (generator_done,) = pipeline.history.events.of("done")
+    assert [s.fault for s in run.done] == ["crash", "bounce", "pause"], f"nemesis did {run.done}"
+    (generator_done,) = run.generator_done
     assert all(float(str(f["t"])) < float(str(generator_done["t"])) for f in faults), (
         f"a fault came after the generator stopped at t={generator_done['t']}: {faults}"
     )
@@ -82,8 +64,8 @@ def test_clean_faults_keep_every_record_exactly_once(
 
 
 def test_unclean_election_loses_only_records_in_the_reported_window(
-    fault_cluster: Cluster, admin: AdminClient, topic_factory: TopicFactory, run_prefix: str,
-    spark: SparkSession, integrity_dir: Path,
+    fault_cluster: Cluster, topic_factory: TopicFactory, run_prefix: str,
+    integrity_checker: IntegrityChecker, integrity_dir: Path,
 ) -> None:
     """Scenario: the confluent-kafka pipeline runs into two outputs. One output allows unclean election
     (RF 2, min.insync.replicas 1) and its partition 0 alone has both replicas on brokers the nemesis
@@ -95,43 +77,14 @@ def test_unclean_election_loses_only_records_in_the_reported_window(
     Promise: every record missing from read_committed was last written inside the truncation window
     the nemesis reports (topic, partition, offset range); nothing else is lost, duplicated, reordered
     or read from an aborted transaction."""
-    a, b, c = fault_cluster.broker_ids[:3]
-    victim = topic_name(run_prefix, "unclean-victim")
-    # Only partition 0 has both replicas on brokers the recipe stops; the others keep a live leader (c).
-    admin.create_topics([NewTopic(
-        victim, num_partitions=3, replication_factor=-1, replica_assignment=[[a, b], [c, a], [c, b]],
-        config={"min.insync.replicas": "1", "unclean.leader.election.enable": "true"},
-    )])[victim].result(30)
-    for p in range(3):
-        fault_cluster.wait_for_partition(victim, p, lambda s: len(s.isr) == 2, "both replicas in sync")
+    victim = f"{run_prefix}-unclean-victim-{uuid.uuid4().hex[:6]}"
     inp = topic_factory(partitions=3, replication_factor=3, config=SAFE)
     other = topic_factory(partitions=3, replication_factor=3, config=SAFE)
     group = f"{run_prefix}-unclean-{uuid.uuid4().hex[:6]}"
-    pipeline = Pipeline(fault_cluster, inp, [victim, other], group, PipelineSpec()).start()
-    try:
-        pipeline.generator.write(600)
-        wait_until(pipeline.caught_up, 60, pipeline.describe)
+    run = unclean_pipeline(fault_cluster, victim, inp, other, group)
+    election, window, truncated = run.election, run.window, run.truncated
+    findings = integrity_checker.pipeline(run)
 
-        def second_batch() -> None:
-            pipeline.generator.write(400)
-            wait_until(pipeline.caught_up, 60, pipeline.describe)
-
-        election = force_unclean_election(fault_cluster, victim, 0, write_divergent=second_batch)
-        before_third = len(pipeline.history.writes)
-        pipeline.generator.write(400)
-        pipeline.finish()
-    finally:
-        pipeline.stop()
-    window = TruncationWindow(victim, 0, election.truncated.start, election.truncated.stop)
-    findings = check_pipeline(
-        spark, pipeline, integrity_dir, windows=(window,),
-        meta={"scenario": "unclean election", "election": repr(election)},
-    )
-
-    # The third batch reuses the truncated offsets on the new leader: only earlier writes were lost.
-    truncated = sorted(
-        {w[0] for w in pipeline.history.writes.rows()[:before_third] if (w[1], w[2], w[3]) in window}
-    )
     assert truncated, f"no committed write landed in the truncated range: {election}"
     assert findings.count(Anomaly.LOST) == 0, failures_message(findings, integrity_dir)
     assert findings.count(Anomaly.LOST_IN_TRUNCATION) == len(truncated), (

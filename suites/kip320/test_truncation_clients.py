@@ -6,8 +6,8 @@ import pytest
 
 from harness.checks import recorded
 from harness.checks.truncation import assert_resumed_at_divergence, assert_truncation_surfaced
+from harness.scenarios.truncation import NO_RESET, TruncationHistory
 from harness.verdicts import known_client_gap
-from suites.kip320.truncation_scenario import NO_RESET, TruncationScenario
 
 pytestmark = [pytest.mark.kip320, pytest.mark.needs_fault_control]
 
@@ -18,7 +18,7 @@ LIBRDKAFKA_GROUP_GAP = known_client_gap(
 )
 
 
-def _judged(truncation: TruncationScenario, name: str) -> tuple[list[dict], list[dict]]:
+def _judged(truncation: TruncationHistory, name: str) -> tuple[list[dict], list[dict]]:
     o = truncation.observed[name]
     recorded.save(f"kip320-truncation-{name.replace('/', '-')}", {
         "reads": o.reads, "errors": o.errors, "divergence": truncation.divergence,
@@ -30,7 +30,7 @@ def _judged(truncation: TruncationScenario, name: str) -> tuple[list[dict], list
 @pytest.mark.parametrize("reset", ["earliest", "latest"])
 @pytest.mark.parametrize("client", ["librdkafka", "java"])
 def test_consumer_beyond_the_divergence_point_resumes_exactly_there(
-    truncation: TruncationScenario, client: str, reset: str
+    truncation: TruncationHistory, client: str, reset: str
 ) -> None:
     """Seed 000, "Consumer Handling": a consumer positioned beyond the divergence point when the
     unclean election truncates its records, with auto.offset.reset earliest or latest, resets "as
@@ -46,7 +46,7 @@ def test_consumer_beyond_the_divergence_point_resumes_exactly_there(
 
 
 @pytest.mark.parametrize("client", ["librdkafka", "java"])
-def test_consumer_without_reset_policy_surfaces_the_truncation(truncation: TruncationScenario, client: str) -> None:
+def test_consumer_without_reset_policy_surfaces_the_truncation(truncation: TruncationHistory, client: str) -> None:
     """Seed 000, "Consumer Handling": with no auto reset policy, poll raises the truncation
     (LogTruncationException with the divergent offset; in librdkafka an _AUTO_OFFSET_RESET error
     naming the truncation) instead of reading on."""
@@ -59,7 +59,7 @@ def test_consumer_without_reset_policy_surfaces_the_truncation(truncation: Trunc
 
 @pytest.mark.parametrize("client", [pytest.param("librdkafka", marks=LIBRDKAFKA_GROUP_GAP), "java"])
 def test_restarted_group_detects_truncation_from_its_committed_epoch(
-    truncation: TruncationScenario, client: str
+    truncation: TruncationHistory, client: str
 ) -> None:
     """Seed 000, "For consumers ... 2.": the leader epoch in the offset commit "allows consumer groups
     to detect truncation across rebalances or restarts". A group committed (50, epoch before the

@@ -1,24 +1,20 @@
-"""Fixtures of the KIP-359 checks: raw connections, and one run of idempotent producers through failovers."""
+"""Fixtures of the KIP-359 checks: one run of idempotent producers through failovers, per module."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
-from confluent_kafka.admin import AdminClient
 
+from fixtures.cluster import Cluster
 from fixtures.module_scope import fault_control, module_topic
-from fixtures.topics import RunNames
-from harness.cluster.base import Cluster
-from suites.kip359.failover_writes import FailoverWrites, run_failover_writes
+from harness.scenarios.kip359 import FailoverWrites, failover_writes
 
 
-@pytest.fixture(scope="module")
-def failover_writes(
-    request: pytest.FixtureRequest, cluster: Cluster, admin: AdminClient, run_names: RunNames
-) -> Iterator[FailoverWrites]:
+@pytest.fixture(name="failover_writes", scope="module")
+def failover_writes_fixture(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[FailoverWrites]:
     """Idempotent confluent-kafka and Java producers writing one partition through a crash, a clean
-    stop and a pause of its leader (see failover_writes)."""
+    stop and a pause of its leader (see harness.scenarios.kip359)."""
     with fault_control(cluster):
-        topic = module_topic(request, cluster, admin, run_names, "failovers", 3, {"min.insync.replicas": "2"})
-        yield run_failover_writes(cluster, topic)
+        topic = module_topic(request, "failovers", 3, {"min.insync.replicas": "2"})
+        yield failover_writes(cluster, topic)

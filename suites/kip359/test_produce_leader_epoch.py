@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from confluent_kafka.admin import AdminClient
 
+from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
 from harness.checks import recorded
 from harness.checks.delivery import assert_exactly_once_in_order
@@ -16,82 +16,48 @@ from harness.checks.produce_fencing import (
     schema_evidence,
     versions_with_epoch,
 )
-from harness.clients import raw as rr
-from harness.cluster.base import Cluster
-from harness.nemesis.leadership import move_leader
-from harness.protocol.records import encode_batch
+from harness.scenarios.kip320 import CASES
+from harness.scenarios.kip359 import FailoverWrites, former_leader_produce, produce_epoch_probes, produce_schema
 from harness.verdicts import not_supported
-from suites.kip320.probes import CASES, requested_epochs
-from suites.kip359.failover_writes import FailoverWrites
 
 pytestmark = pytest.mark.kip359
 RECORDED_WRITES = 300
 
 
-def test_produce_carries_current_leader_epoch(
-    cluster: Cluster, topic_factory: TopicFactory, raw: rr.RawConnector, admin: AdminClient
-) -> None:
+def test_produce_carries_current_leader_epoch(cluster: Cluster, topic_factory: TopicFactory) -> None:
     """Seed 002, "Public Interfaces": a new Produce version adds CurrentLeaderEpoch to each
     partition, and the leader answers a mismatch with FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH
     as KIP-320 does for Fetch. The verdict comes from the target's own Produce schema at every
     version it speaks: without the field anywhere, "not supported by this target", with the
     schema as evidence; with it, the fencing is checked at each version that has it."""
-    client = raw(cluster.running_brokers()[0])
-    spoken = rr.versions(client, "Produce")
-    fields = partition_fields(client.specs, spoken)
-    advertised = client.broker_versions[client.specs.api("Produce").key]
-    recorded.save("kip359-produce-schema", {"fields": fields, "advertised": list(advertised)})
+    schema = produce_schema(cluster)
+    fields = partition_fields(schema.specs, schema.spoken)
+    recorded.save("kip359-produce-schema", {"fields": fields, "advertised": list(schema.advertised)})
     with_epoch = versions_with_epoch(fields)
     if not with_epoch:
-        not_supported("KIP-359 CurrentLeaderEpoch in Produce", schema_evidence(fields, advertised))
+        not_supported("KIP-359 CurrentLeaderEpoch in Produce", schema_evidence(fields, schema.advertised))
 
-    topic = topic_factory()
-    state = move_leader(cluster, client, admin, topic)  # an epoch above 0, so that an older one exists
-    leader = raw(state.leader)
-    tid = rr.topic_id(leader, topic)
-    answers = []
-    for version in with_epoch:
-        for epoch in requested_epochs(state.leader_epoch):
-            body = {"TransactionalId": None, "Acks": -1, "TimeoutMs": 10000, "TopicData": [{
-                **({"TopicId": tid} if version >= 13 else {"Name": topic}),
-                "PartitionData": [{"Index": 0, "CurrentLeaderEpoch": epoch, "Records": encode_batch([b"kip359"])}],
-            }]}
-            p = leader.send("Produce", version, body)["Responses"][0]["PartitionResponses"][0]
-            answers.append({"api": "Produce", "version": version, "broker": state.leader, "role": "leader",
-                            "requested_epoch": epoch, "current_epoch": state.leader_epoch, "partition": p})
-    assert_covers(answers, set(CASES))
-    assert_epoch_validation(answers, f"on {topic}")
+    probes = produce_epoch_probes(cluster, topic_factory(), with_epoch)
+    assert_covers(probes.answers, set(CASES))
+    assert_epoch_validation(probes.answers, f"on {probes.topic}")
 
 
 def test_produce_to_a_former_leader_is_refused_with_the_current_leader(
-    cluster: Cluster, topic_factory: TopicFactory, raw: rr.RawConnector, admin: AdminClient
+    cluster: Cluster, topic_factory: TopicFactory
 ) -> None:
     """Seed 002 ("Proposed Changes": the producer must learn when its metadata is stale) as Apache
     Kafka implements it: a Produce sent to the replica that led before a leader change is refused
     with NOT_LEADER_OR_FOLLOWER and nothing appended, at every version; from v10 the refusal
     carries the KIP-951 CurrentLeader (leader id and epoch, equal to what Metadata says) and the
     leader's endpoint."""
-    topic = topic_factory()
-    former = cluster.partition_state(topic).leader
-    state = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
-    # The former leader must know it no longer leads, or it would take the write.
-    cluster.wait_for_partition(topic, 0, lambda s: s.leader == state.leader, f"broker {former} sees the move",
-                               broker=former)
-    truth = rr.partition_metadata(raw(state.leader), topic)
-    client = raw(former)
-    tid = rr.topic_id(client, topic)
-    answers = []
-    for version in rr.versions(client, "Produce"):
-        ex = rr.produce(client, version, topic, tid, 0, encode_batch([f"to-former-v{version}".encode()]))
-        answers.append({"version": version, "broker": former, "partition": ex.response["Responses"][0][
-            "PartitionResponses"][0], "node_endpoints": ex.response.get("NodeEndpoints")})
-    endpoint = cluster.probe_address(truth["LeaderId"])
-    recorded.save("kip359-former-leader", {"answers": answers, "leader": truth["LeaderId"],
-                                           "epoch": truth["LeaderEpoch"], "endpoint": list(endpoint)})
+    former = former_leader_produce(cluster, topic_factory())
+    answers = former.answers
+    recorded.save("kip359-former-leader", {"answers": answers, "leader": former.leader,
+                                           "epoch": former.epoch, "endpoint": list(former.endpoint)})
     assert any(a["version"] >= LEADER_HINT_VERSION for a in answers), (
         f"premise: the target speaks no Produce version with the KIP-951 hint: {[a['version'] for a in answers]}"
     )
-    assert_refused_with_leader_hint(answers, truth["LeaderId"], truth["LeaderEpoch"], endpoint)
+    assert_refused_with_leader_hint(answers, former.leader, former.epoch, former.endpoint)
 
 
 @pytest.mark.needs_fault_control

@@ -2,60 +2,43 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
-from confluent_kafka import Consumer, Producer
 
-from fixtures.topics import TopicFactory
-from harness.clients.history import produce, read_partition
-from harness.cluster.base import Cluster
-from harness.nemesis.faults import LeaderFailover
-from harness.nemesis.unclean import force_unclean_election
+from fixtures.cluster import Cluster
+from fixtures.topics import RunNames, TopicFactory
+from harness.scenarios.smoke import acknowledged_reads, clean_failover, unclean_loss
 
 pytestmark = pytest.mark.smoke
 
 
-def values(tag: str, n: int) -> list[bytes]:
-    return [f"{tag}-{i:05d}".encode() for i in range(n)]
-
-
 def test_every_acknowledged_record_is_read_back_in_order(
-    cluster: Cluster, topic_factory: TopicFactory,
-    producer_factory: Callable[..., Producer], consumer_factory: Callable[..., Consumer],
+    request: pytest.FixtureRequest, cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames,
 ) -> None:
     """Produce with acks=all to each partition of a topic replicated on 3 brokers; a consumer reads
     back exactly the acknowledged records, at the offsets the acks gave, in the order they were sent."""
     topic = topic_factory(partitions=3, replication_factor=3)
-    producer = producer_factory(acks="all")
-    consumer = consumer_factory()
-    for p in range(3):
-        sent = values(f"p{p}", 200)
-        history = produce(producer, topic, sent, partition=p)
+    for trip in acknowledged_reads(cluster, topic, run_names.group(request.node.name), partitions=3, n=200):
+        p, sent, history, got = trip.partition, trip.sent, trip.written, trip.read
         assert not history.failed, f"writes failed on a healthy cluster: {history.failed[:3]}"
-        got = read_partition(consumer, topic, p, 0, len(sent))
         assert [r.value for r in got] == sent, f"partition {p}: read back {len(got)} of {len(sent)}, first {got[:3]}"
         assert [r.offset for r in got] == [w.offset for w in history.acked], f"partition {p}: offsets differ from acks"
 
 
 @pytest.mark.needs_fault_control
 def test_clean_leader_failover_loses_no_acknowledged_record(
-    fault_cluster: Cluster, topic_factory: TopicFactory,
-    producer_factory: Callable[..., Producer], consumer_factory: Callable[..., Consumer],
+    request: pytest.FixtureRequest, fault_cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames,
 ) -> None:
     """With acks=all and min.insync.replicas=2, stop the leader cleanly between two batches: every
     acknowledged record of both batches is in the log exactly once, at its acknowledged offset, and
     the new leader's epoch is higher than the old one."""
     topic = topic_factory(replication_factor=3, config={"min.insync.replicas": "2"})
-    producer = producer_factory(acks="all", **{"enable.idempotence": True})
-    first = produce(producer, topic, values("before", 300))
-    old, old_epoch, new, new_epoch = LeaderFailover(fault_cluster, topic).run()
-    second = produce(producer, topic, values("after", 300))
-    fault_cluster.start_node(old)
+    run = clean_failover(fault_cluster, topic, run_names.group(request.node.name), n=300)
+    first, second = run.first, run.second
+    old, old_epoch, new, new_epoch = run.old, run.old_epoch, run.new, run.new_epoch
 
     acked = first.acked + second.acked
     assert len(acked) == 600, f"acks=all writes failed across a clean failover: {(first.failed + second.failed)[:3]}"
-    log = read_partition(consumer_factory(), topic, 0, 0, max(w.offset for w in acked) + 1)
+    log = run.log
     by_offset = {r.offset: r.value for r in log}
     missing = [w for w in acked if by_offset.get(w.offset) != w.value]
     assert not missing, f"{len(missing)} acknowledged records lost or moved after failover {old}->{new}: {missing[:5]}"
@@ -65,8 +48,7 @@ def test_clean_leader_failover_loses_no_acknowledged_record(
 
 @pytest.mark.needs_fault_control
 def test_unclean_election_loses_exactly_the_truncated_range(
-    fault_cluster: Cluster, topic_factory: TopicFactory,
-    producer_factory: Callable[..., Producer], consumer_factory: Callable[..., Consumer],
+    request: pytest.FixtureRequest, fault_cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames,
 ) -> None:
     """Force an unclean election (KIP-320 "Fetch and truncation" scenario; recipe in KAFKA-NOTES):
     records only the old leader held (acks=1) are lost, exactly the range the nemesis reports as
@@ -75,22 +57,16 @@ def test_unclean_election_loses_exactly_the_truncated_range(
     topic = topic_factory(
         replication_factor=2, config={"min.insync.replicas": "1", "unclean.leader.election.enable": "true"}
     )
-    safe = produce(producer_factory(acks="all"), topic, values("replicated", 100))
-    divergent_writer = producer_factory(acks="1", **{"enable.idempotence": False})
-    divergent = []
-    election = force_unclean_election(
-        fault_cluster, topic,
-        write_divergent=lambda: divergent.append(produce(divergent_writer, topic, values("divergent", 50))),
-    )
-    after = produce(producer_factory(acks="all"), topic, values("new-leader", 100))
+    run = unclean_loss(fault_cluster, topic, run_names.group(request.node.name))
+    safe, after, election = run.safe, run.after, run.election
 
-    lost_acked = divergent[0].acked
+    lost_acked = run.divergent[0].acked
     assert len(lost_acked) == 50 and election.truncation_logged, f"the recipe did not diverge the logs: {election}"
     assert [w.offset for w in lost_acked] == list(election.truncated), (
         f"acked divergent offsets {lost_acked[0].offset}..{lost_acked[-1].offset} "
         f"!= truncated range {election.truncated}"
     )
-    log = read_partition(consumer_factory(), topic, 0, 0, after.acked[-1].offset + 1)
+    log = run.log
     expected = [w.value for w in safe.acked] + [w.value for w in after.acked]
     assert [r.value for r in log] == expected, (
         f"log after the unclean election differs from replicated+new-leader records: "

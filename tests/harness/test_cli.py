@@ -30,8 +30,16 @@ def test_unknown_command_names_the_commands() -> None:
 
 def test_external_backend_without_bootstrap_is_a_usage_error() -> None:
     proc = kcts("run", "--backend", "external", "-m", "smoke")
-    assert proc.returncode == 4, proc.stdout[-500:] + proc.stderr[-500:]
-    assert "--backend external needs --bootstrap-servers" in proc.stderr
+    assert proc.returncode == 2, proc.stdout[-500:] + proc.stderr[-500:]
+    assert "an external target needs a bootstrap address: --bootstrap-servers host:port" in proc.stderr
+
+
+def test_kafka_version_is_the_broker_version_only() -> None:
+    """--kafka-version names a local Apache Kafka cluster's broker; on kfake it is an error, not the Java clients."""
+    proc = kcts("run", "--backend", "kfake", "--kafka-version", "4.3.1", "-m", "smoke")
+    assert proc.returncode == 2, proc.stdout[-500:] + proc.stderr[-500:]
+    assert "--kafka-version names the broker version of a local Apache Kafka cluster" in proc.stderr
+    assert "--java-clients" in proc.stderr
 
 
 def test_option_values_that_are_folders_do_not_replace_the_suites(tmp_path: object) -> None:

@@ -25,9 +25,9 @@ def target() -> Iterator[LocalCluster]:
 
 
 def names_on(cluster: LocalCluster) -> tuple[set[str], set[str]]:
-    admin = admin_client(cluster)
-    topics = {t for t in admin.list_topics(timeout=10).topics if not t.startswith("__")}
-    groups = {g.group_id for g in admin.list_consumer_groups().result(timeout=10).valid}
+    with admin_client(cluster) as admin:
+        topics = {t for t in admin.list_topics(timeout=10).topics if not t.startswith("__")}
+        groups = {g.group_id for g in admin.list_consumer_groups().result(timeout=10).valid}
     return topics, groups
 
 

@@ -17,7 +17,7 @@ def test_driver_runs_on_the_kafka_clients_of_the_version_under_test() -> None:
     dist = resolve("4.4.0")
     with JavaClient.driver(dist, "KctsEcho", []) as echo:
         assert echo.wait_exit(60) == 0, echo.describe()
-    assert echo.events == [{"name": "version", "kafka_clients": "4.4.0"}], echo.describe()
+    assert echo.events == [{"event": "version", "kafka_clients": "4.4.0"}], echo.describe()
 
 
 @pytest.mark.live
@@ -25,11 +25,11 @@ def test_verifiable_producer_acks_are_recorded_and_readable(
     cluster: Cluster, topic: str, consumer_factory: Callable[..., Consumer]
 ) -> None:
     """VerifiableProducer's producer_send_success events give the offsets; a consumer reads the same values."""
-    dist = resolve(cluster.client_version)
+    dist = resolve(cluster.java_clients)
     args = ["--bootstrap-server", cluster.bootstrap_servers, "--topic", topic, "--max-messages", "50", "--acks", "-1"]
     with JavaClient(dist, VERIFIABLE_PRODUCER, args) as producer:
         assert producer.wait_exit(120) == 0, producer.describe()
-    acks = [e for e in producer.events if e.get("name") == "producer_send_success"]
+    acks = [e for e in producer.events if e.get("event") == "producer_send_success"]
     assert len(acks) == 50, producer.describe()
     got = read_partition(consumer_factory(), topic, 0, 0, 50)
     assert [r.value.decode() for r in got] == [e["value"] for e in sorted(acks, key=lambda e: e["offset"])]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.kafka.dist import DEFAULT_VERSION
 from harness.pytest_plugin import run_dir
 from harness.reports.matrix import Target, build, to_markdown, write_all
 from harness.reports.matrix_run import target_args
@@ -62,8 +63,11 @@ def test_markdown_links_every_non_pass_cell_to_its_evidence() -> None:
 
 
 @pytest.mark.parametrize(("spec", "args"), [
-    ("4.4.0", ["--kafka-version", "4.4.0"]), ("4.0.x", ["--kafka-version", "4.0.2"]), ("kfake", ["--backend", "kfake"]),
-    ("external:127.0.0.1:9092", ["--backend", "external", "--bootstrap-servers", "127.0.0.1:9092"]),
+    ("4.4.0", ["--kafka-version", "4.4.0", "--brokers", "3", "--java-clients", "4.4.0"]),
+    ("4.0.x", ["--kafka-version", "4.0.2", "--brokers", "3", "--java-clients", "4.0.2"]),
+    ("kfake", ["--backend", "kfake", "--brokers", "3", "--java-clients", DEFAULT_VERSION]),
+    ("external:127.0.0.1:9092", ["--backend", "external", "--bootstrap-servers", "127.0.0.1:9092",
+                                 "--java-clients", DEFAULT_VERSION]),
 ])
 def test_target_specs_select_a_backend(spec: str, args: list[str]) -> None:
     assert target_args(spec) == args

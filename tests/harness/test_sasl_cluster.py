@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException
 
-from harness.clients.admin import QUIET, admin_client, create_topic
+from harness.clients import kafka
+from harness.clients.admin import admin_client, create_topic
 from harness.cluster.local import LocalCluster, LocalClusterSpec, SaslConfig
 from harness.waiting import wait_until
 
@@ -22,22 +23,20 @@ def sasl_cluster() -> Iterator[LocalCluster]:
 
 def test_user_without_acl_is_refused_and_super_user_is_not(sasl_cluster: LocalCluster) -> None:
     """alice has no ACL: her produce fails with TOPIC_AUTHORIZATION_FAILED (29); admin's succeeds."""
-    topic = create_topic(sasl_cluster, admin_client(sasl_cluster), "acl-check", replication_factor=1)
-    sasl = sasl_cluster.spec.sasl
-    assert sasl is not None
+    with admin_client(sasl_cluster) as admin:
+        topic = create_topic(sasl_cluster, admin, "acl-check", replication_factor=1)
     outcomes: dict[str, KafkaError | None] = {}
     for user in ("admin", "alice"):
-        producer = Producer({"bootstrap.servers": sasl_cluster.bootstrap_servers, **sasl.client_config(user),
-                             **QUIET, "message.timeout.ms": 10000})
+        config = {**sasl_cluster.client_config(user), "message.timeout.ms": 10000}
+        with kafka.producer(config, flush_timeout=15) as producer:
 
-        def report(err: KafkaError | None, _msg: object, user: str = user) -> None:
-            outcomes[user] = err
+            def report(err: KafkaError | None, _msg: object, user: str = user) -> None:
+                outcomes[user] = err
 
-        try:
-            producer.produce(topic, b"x", on_delivery=report)
-        except KafkaException as exc:
-            outcomes[user] = exc.args[0]
-        producer.flush(15)
+            try:
+                producer.produce(topic, b"x", on_delivery=report)
+            except KafkaException as exc:
+                outcomes[user] = exc.args[0]
     assert outcomes["admin"] is None, outcomes
     alice = outcomes["alice"]
     assert alice is not None and alice.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED, outcomes
@@ -46,12 +45,11 @@ def test_user_without_acl_is_refused_and_super_user_is_not(sasl_cluster: LocalCl
 def test_wrong_password_is_an_authentication_failure(sasl_cluster: LocalCluster) -> None:
     """A client with a wrong password is told so: librdkafka's _AUTHENTICATION error, not a hang."""
     errors: list[KafkaError] = []
-    producer = Producer({"bootstrap.servers": sasl_cluster.bootstrap_servers, **QUIET,
-                         "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
-                         "sasl.username": "alice", "sasl.password": "wrong", "error_cb": errors.append})
+    config = {**sasl_cluster.client_config("alice"), "sasl.password": "wrong", "error_cb": errors.append}
+    with kafka.producer(config, flush_timeout=0) as producer:
 
-    def refused() -> bool:
-        producer.poll(0.1)
-        return any(e.code() == KafkaError._AUTHENTICATION for e in errors)
+        def refused() -> bool:
+            producer.poll(0.1)
+            return any(e.code() == KafkaError._AUTHENTICATION for e in errors)
 
-    wait_until(refused, 20, lambda: f"client errors so far: {errors}")
+        wait_until(refused, 20, lambda: f"client errors so far: {errors}")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.verdicts import KNOWN_CLIENT_GAP, NOT_SUPPORTED, classify
+from harness.verdicts import KNOWN_CLIENT_GAP, NOT_SUPPORTED, TARGET_REFUSED, classify
 
 
 @pytest.mark.parametrize(
@@ -12,6 +12,7 @@ from harness.verdicts import KNOWN_CLIENT_GAP, NOT_SUPPORTED, classify
         ("failed", "AssertionError", "fail"),
         ("skipped", f"{NOT_SUPPORTED}: TxnOffsetCommit v6 (max 5)", "not-supported"),
         ("xfailed", f"{KNOWN_CLIENT_GAP}: librdkafka #5158", "client-gap"),
+        ("skipped", f"{TARGET_REFUSED}: the target refused to create topic t", "target-refused"),
         ("skipped", "needs fault control; the target is external", "skipped"),
     ],
 )

@@ -12,22 +12,23 @@ import pytest
 
 from fixtures.topics import TopicFactory
 from harness.cluster.base import Cluster
+from harness.process.events import Message
+from harness.process.worker import WorkerProcess
 from harness.waiting import wait_until
 from harness.workload.generator import GeneratorSpec
 from harness.workload.generator_process import GeneratorDied, GeneratorProcess
 from harness.workload.pipeline import Pipeline, PipelineSpec
-from harness.workload.worker import Message, WorkerProcess
 
 CRASHES = """
 import os, signal
-print('{"ready": true}', flush=True)
+print('{"event": "ready"}', flush=True)
 os.kill(os.getpid(), signal.SIGSEGV)
 """
 
 IGNORES_STOP = """
 import faulthandler, signal, sys, time
 faulthandler.register(signal.SIGUSR1, all_threads=True)
-print('{"ready": true}', flush=True)
+print('{"event": "ready"}', flush=True)
 def wedged():
     while True:
         time.sleep(0.1)
@@ -45,7 +46,7 @@ def test_a_child_killed_by_a_signal_is_named_and_its_fault_dump_kept(tmp_path: P
     worker = child(tmp_path, CRASHES, received).start()
     worker.proc.wait(30)  # type: ignore[union-attr]
     worker.drain()
-    assert received == [{"ready": True}]
+    assert received == [{"event": "ready"}]
     assert "killed by SIGSEGV" in worker.describe(), worker.describe()
     assert any("Segmentation fault" in line for line in worker.tail()), worker.tail()
 

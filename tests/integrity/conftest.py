@@ -1,5 +1,5 @@
 """The integrity checker's own tests share one local SparkSession."""
 
-from harness.integrity.fixtures import spark
+from fixtures.integrity import spark
 
 __all__ = ["spark"]

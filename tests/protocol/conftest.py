@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from harness.kafka.dist import KNOWN_VERSIONS
 from harness.protocol.client import RawClient
 
 RawClientFactory = Callable[..., RawClient]
@@ -19,12 +18,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "live: needs a running Kafka cluster (the `cluster` fixture)")
 
 
-def spec_version(cluster: Any) -> str:
-    """The specs to speak to the cluster with: its own version, or 4.4.0 for an external target."""
-    version = str(getattr(cluster, "version", ""))
-    return version if version in KNOWN_VERSIONS else "4.4.0"
-
-
 @pytest.fixture
 def raw_client(cluster: Any) -> Iterator[RawClientFactory]:
     """`raw_client(broker_id=None)`: a RawClient to that broker (the first one by default), closed afterwards."""
@@ -34,7 +27,7 @@ def raw_client(cluster: Any) -> Iterator[RawClientFactory]:
         bid = cluster.broker_ids[0] if broker_id is None else broker_id
         host, port = cluster.broker_address(bid)
         kwargs.setdefault("timeout", 20.0)
-        client = RawClient.connect(host, port, spec=spec_version(cluster), **kwargs)
+        client = RawClient.connect(host, port, spec=cluster.target.protocol_specs, **kwargs)
         made.append(client)
         return client
 

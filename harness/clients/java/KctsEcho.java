@@ -9,6 +9,6 @@ public class KctsEcho {
                 .getResourceAsStream("/kafka/kafka-version.properties")) {
             props.load(in);
         }
-        System.out.println("{\"name\":\"version\",\"kafka_clients\":\"" + props.getProperty("version") + "\"}");
+        System.out.println("{\"event\":\"version\",\"kafka_clients\":\"" + props.getProperty("version") + "\"}");
     }
 }

@@ -1,7 +1,7 @@
 import java.util.ArrayList;
 import java.util.List;
 
-/** JSON lines for the drivers' events; compiled with every driver (see harness/clients/jvm.py). */
+/** JSON lines for the drivers' events, {"event": name, ...fields}; compiled with every driver (see harness/clients/jvm.py). */
 final class KctsJson {
     private KctsJson() { }
 
@@ -15,7 +15,7 @@ final class KctsJson {
     }
 
     static void emit(String name, String fields) {
-        System.out.println("{\"name\":" + q(name) + fields + "}");
+        System.out.println("{\"event\":" + q(name) + fields + "}");
         System.out.flush();
     }
 

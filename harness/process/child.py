@@ -1,8 +1,9 @@
-"""The child side of a workload process (see worker.py): a spec in, JSON lines out, commands in.
+"""The child side of a worker process (see worker.py): a spec in, event lines out, commands in.
 
-stdout carries only messages; client logs and Python's fault dumps go to stderr, which the parent
-keeps as the child's log. A child ends with `exit_now`, past Python's finalizers: a client left
-wedged in a stuck thread must not hold the exit (or crash it) once the child's work is written.
+stdout carries only events (events.py), one JSON object per line; client logs and Python's fault
+dumps go to stderr, which the parent keeps as the child's log. A child ends with `exit_now`, past
+Python's finalizers: a client left wedged in a stuck thread must not hold the exit (or crash it)
+once the child's work is written.
 """
 
 from __future__ import annotations
@@ -17,26 +18,24 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-Message = dict[str, Any]
+from harness.process.events import Message
+
 # librdkafka writes its own warnings and errors to stderr, which is the child's log. Not a Python
 # logger: that would run Python on librdkafka's threads for every line.
 CLIENT_LOGS = {"log_level": 4}
 
 
 class Channel:
-    """Messages to the parent, one JSON object per line, whole lines even from several threads."""
+    """Events to the parent, `{"event": name, ...fields}` per line, whole lines even from several threads."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
 
-    def emit(self, **msg: Any) -> None:
-        line = json.dumps(msg, separators=(",", ":")) + "\n"
+    def event(self, name: str, /, **fields: Any) -> None:
+        line = json.dumps({"event": name, **fields}, separators=(",", ":")) + "\n"
         with self._lock:
             sys.stdout.write(line)
             sys.stdout.flush()
-
-    def event(self, what: str, **detail: Any) -> None:
-        self.emit(event={"what": what, **detail})
 
 
 def setup() -> Message:

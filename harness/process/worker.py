@@ -1,8 +1,10 @@
-"""A workload client in its own process, seen from the harness: JSON lines out, commands in.
+"""A child process seen from the harness: JSON lines out (events.py), commands in, output kept.
 
-Client libraries crash (librdkafka's teardown has segfaulted inside the pytest process) and hang
-(librdkafka #5456, #5511). Run in a child, a crash ends that child only: the parent sees an exit
-code or a signal, keeps the child's stderr as evidence, and decides what the check makes of it.
+Workload clients run this way (child.py is their side), and so do Java clients and daemons that
+take no commands. Client libraries crash (librdkafka's teardown has segfaulted inside the pytest
+process) and hang (librdkafka #5456, #5511). Run in a child, a crash ends that child only: the
+parent sees an exit code or a signal, keeps the child's stderr as evidence, and decides what the
+check makes of it.
 
 The child carries the session marker (the reaper finds it) and PR_SET_PDEATHSIG: it dies with the
 thread that started it, so a worker must be started and stopped by one long-lived thread.
@@ -21,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import session
-from harness.workload.child import Message
+from harness.process.events import Message
+from harness.process.spawn import spawn
 
 
 def python_command(module: str) -> list[str]:
@@ -79,10 +82,10 @@ class WorkerProcess:
         """Start the child; `spec`, if given, is its first line of input."""
         self.stop_requested = False
         self.hung = False
-        self.proc = subprocess.Popen(
+        self.proc = spawn(
             self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE if self.commands else subprocess.STDOUT,
-            text=True, bufsize=1, preexec_fn=session.die_with_parent, env=self.env,
+            text=True, bufsize=1, env=self.env,
         )
         streams = [self.proc.stdout] + ([self.proc.stderr] if self.commands else [])
         self._readers = [

@@ -6,7 +6,7 @@ writes 60, so every consumer's position (50) is valid again in the new log and o
 validation can tell that records 20..49 changed under it (seed 000, "Motivation").
 
 Watching consumers, per client (confluent-kafka's librdkafka, and the Java client of the target's
-version through the Kip320Consumers driver):
+Java-clients version through the Kip320Consumers driver):
 - `<client>/earliest`, `<client>/latest`: positioned by assign() and reading when the election hits;
 - `<client>/none`: the same with no reset policy (librdkafka `error`, Java `none`);
 - `<client>/group-restart`: a group member read to 50 and committed (offset, epoch) before the
@@ -16,13 +16,13 @@ Everything each one read or reported after the election is recorded; the checks 
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from harness.clients.admin import QUIET
-from harness.clients.closing import close_producer
+from harness.clients import kafka
 from harness.clients.history import produce
 from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster
@@ -35,7 +35,7 @@ RESETS = {"librdkafka": ("earliest", "latest", "error"), "java": ("earliest", "l
 NO_RESET = {"librdkafka": "error", "java": "none"}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Observed:
     """What one consumer read ({offset, epoch, value}) and reported (code or exception, message) after the election."""
 
@@ -43,8 +43,8 @@ class Observed:
     errors: list[dict[str, Any]] = field(default_factory=list)
 
 
-@dataclass
-class TruncationScenario:
+@dataclass(frozen=True)
+class TruncationHistory:
     topic: str
     election: UncleanElection
     position_before: int
@@ -66,13 +66,13 @@ class TruncationScenario:
         )
 
 
-def _consumer(cluster: Cluster, reset: str, group: str) -> Consumer:
-    return Consumer({
-        **cluster.client_config(), **QUIET, "group.id": group, "enable.auto.commit": False,
+def _consumer_config(cluster: Cluster, reset: str, group: str) -> dict[str, object]:
+    return {
+        **cluster.client_config(), "group.id": group, "enable.auto.commit": False,
         "auto.offset.reset": reset, "enable.partition.eof": False,
         # librdkafka validates a position only when metadata shows a new leader epoch.
         "topic.metadata.refresh.interval.ms": 1000,
-    })
+    }
 
 
 def _read_through(consumer: Consumer, last: int, what: str) -> None:
@@ -98,32 +98,37 @@ def _poll_into(consumer: Consumer, into: Observed) -> None:
         into.reads.append({"offset": msg.offset(), "epoch": msg.leader_epoch(), "value": msg.value().decode()})
 
 
-def run_truncation_scenario(cluster: Cluster, topic: str, groups: dict[str, str]) -> TruncationScenario:
+def unclean_election_watched(cluster: Cluster, topic: str, groups: dict[str, str]) -> TruncationHistory:
     """Run the scenario on `topic` (2 replicas, unclean election enabled); `groups` names each client's group."""
-    config = {**cluster.client_config(), **QUIET}
-    writer = Producer({**config, "acks": "all"})
-    produce(writer, topic, [f"replicated-{i}".encode() for i in range(REPLICATED)])
-    lib: dict[str, Consumer] = {}
+    config = cluster.client_config()
     java = JavaClient.driver(
-        resolve(cluster.client_version), "Kip320Consumers", [cluster.bootstrap_servers, topic, "0"]
+        resolve(cluster.java_clients), "Kip320Consumers", [cluster.bootstrap_servers, topic, "0"]
     )
-    try:
+    with ExitStack() as clients, ExitStack() as group_member:
+        clients.callback(_stop_java, java)
+        writer = clients.enter_context(kafka.producer({**config, "acks": "all"}))
+        produce(writer, topic, [f"replicated-{i}".encode() for i in range(REPLICATED)])
+        lib: dict[str, Consumer] = {}
         java.start()
         java.wait_for(lambda e: e.get("event") == "ready", 60, "start")
         for reset in RESETS["librdkafka"]:
-            lib[f"librdkafka/{reset}"] = c = _consumer(cluster, reset, f"{groups['librdkafka']}-assign-{reset}")
+            lib[f"librdkafka/{reset}"] = c = clients.enter_context(
+                kafka.consumer(_consumer_config(cluster, reset, f"{groups['librdkafka']}-assign-{reset}"))
+            )
             c.assign([TopicPartition(topic, 0, 0)])
         for reset in RESETS["java"]:
             java.send_line(f"assign java/{reset} {reset} 0")
-        lib["librdkafka/group"] = member = _consumer(cluster, "earliest", groups["librdkafka"])
+        lib["librdkafka/group"] = member = group_member.enter_context(
+            kafka.consumer(_consumer_config(cluster, "earliest", groups["librdkafka"]))
+        )
         member.subscribe([topic])
         java.send_line(f"subscribe java/group earliest {groups['java']}")
         committed: dict[str, dict[str, int]] = {}
         java_mark = [0]
 
         def diverge() -> None:
-            produce(Producer({**config, "acks": "1", "enable.idempotence": False}), topic,
-                    [f"divergent-{i}".encode() for i in range(DIVERGENT)])
+            with kafka.producer({**config, "acks": "1", "enable.idempotence": False}) as divergent:
+                produce(divergent, topic, [f"divergent-{i}".encode() for i in range(DIVERGENT)])
             last = REPLICATED + DIVERGENT - 1
             for name, c in lib.items():
                 _read_through(c, last, name)
@@ -134,7 +139,7 @@ def run_truncation_scenario(cluster: Cluster, topic: str, groups: dict[str, str]
             (tp,) = member.committed([TopicPartition(topic, 0)], timeout=10)
             committed["librdkafka"] = {"offset": tp.offset, "epoch": tp.leader_epoch}
             del lib["librdkafka/group"]
-            member.close()
+            group_member.close()
             java.send_line("commit java/group")
             event = java.wait_for(lambda e: e.get("event") == "committed", 30, "commit java/group")
             committed["java"] = {"offset": event["offset"], "epoch": event["epoch"]}
@@ -145,7 +150,9 @@ def run_truncation_scenario(cluster: Cluster, topic: str, groups: dict[str, str]
         rewritten = produce(writer, topic, [f"new-leader-{i}".encode() for i in range(REWRITTEN)])
         new_writes = [{"offset": w.offset, "value": w.value.decode()} for w in rewritten.acked]
 
-        lib["librdkafka/group-restart"] = restarted = _consumer(cluster, NO_RESET["librdkafka"], groups["librdkafka"])
+        lib["librdkafka/group-restart"] = restarted = clients.enter_context(
+            kafka.consumer(_consumer_config(cluster, NO_RESET["librdkafka"], groups["librdkafka"]))
+        )
         restarted.subscribe([topic])
         java.send_line(f"subscribe java/group-restart {NO_RESET['java']} {groups['java']}")
 
@@ -177,16 +184,15 @@ def run_truncation_scenario(cluster: Cluster, topic: str, groups: dict[str, str]
             ), interval=0)
         except WaitTimeout as exc:
             incomplete = str(exc)  # kept as evidence: the checks of the consumers that did not settle fail on it
-        return TruncationScenario(
+        return TruncationHistory(
             topic, election, election.old_leader_leo_before, new_writes, committed, observed, incomplete
         )
-    finally:
-        for c in lib.values():
-            c.close()
-        close_producer(writer)
-        if java.proc is not None and java.proc.poll() is None:
-            java.send_line("exit")
-            try:
-                java.wait_exit(20)
-            finally:
-                java.stop()
+
+
+def _stop_java(java: JavaClient) -> None:
+    if java.proc is not None and java.proc.poll() is None:
+        java.send_line("exit")
+        try:
+            java.wait_exit(20)
+        finally:
+            java.stop()

@@ -1,0 +1,118 @@
+"""Every confluent-kafka client the harness makes in its own process, made here and closed where made.
+
+A client left to the garbage collector is destroyed wherever the collector happens to run, which
+can be one of librdkafka's own threads; destroying it there aborts or crashes the process
+(confluent-kafka-python #1761, #2129). So each factory is a context manager that closes its client
+on exit, and every client open right now is in `open_clients()`: the pytest plugin fails a check
+that leaves one open, naming where it was made.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient
+
+QUIET = {"log_level": 3}  # librdkafka logs only errors; checks read state, not log lines
+
+_ids = itertools.count(1)
+_lock = threading.Lock()
+_open: dict[int, OpenClient] = {}
+
+
+@dataclass(frozen=True)
+class OpenClient:
+    key: int
+    kind: str
+    made_at: str  # the caller's frame, for the error that names a leaked client
+    lasting: bool  # a session's or module's client, made on purpose to outlive one check
+
+    def __str__(self) -> str:
+        return f"{self.kind} made at {self.made_at}"
+
+
+def open_clients() -> list[OpenClient]:
+    with _lock:
+        return list(_open.values())
+
+
+def open_keys() -> frozenset[int]:
+    """A mark to compare `left_open` against: the clients open now."""
+    with _lock:
+        return frozenset(_open)
+
+
+def left_open(since: frozenset[int]) -> list[OpenClient]:
+    """Clients made after the `open_keys()` mark `since` that are still open, other than lasting ones."""
+    with _lock:
+        return [c for k, c in _open.items() if k not in since and not c.lasting]
+
+
+def _register(kind: str, lasting: bool) -> int:
+    frame = traceback.extract_stack(limit=4)[0]
+    key = next(_ids)
+    with _lock:
+        _open[key] = OpenClient(key, kind, f"{frame.filename}:{frame.lineno} ({frame.name})", lasting)
+    return key
+
+
+def _forget(key: int) -> None:
+    with _lock:
+        _open.pop(key, None)
+
+
+def close_producer(producer: Producer, timeout: float = 10.0) -> int:
+    """Flush for up to `timeout`, purge what is still queued (close() would wait for it as long as
+    message.timeout.ms), and destroy the client now. Returns how many messages were purged."""
+    left = producer.flush(timeout)
+    if left:
+        producer.purge()
+        producer.flush(1)
+    producer.close()
+    return left
+
+
+@contextmanager
+def producer(config: dict[str, object], flush_timeout: float = 10.0, lasting: bool = False) -> Iterator[Producer]:
+    """A producer, flushed (up to `flush_timeout`), purged and destroyed on exit."""
+    p = Producer({**QUIET, **config})
+    key = _register("Producer", lasting)
+    try:
+        yield p
+    finally:
+        try:
+            close_producer(p, flush_timeout)
+        finally:
+            _forget(key)
+
+
+@contextmanager
+def consumer(config: dict[str, object], lasting: bool = False) -> Iterator[Consumer]:
+    """A consumer, closed (leaving its group) on exit."""
+    c = Consumer({**QUIET, **config})
+    key = _register("Consumer", lasting)
+    try:
+        yield c
+    finally:
+        try:
+            c.close()
+        finally:
+            _forget(key)
+
+
+@contextmanager
+def admin(config: dict[str, object], lasting: bool = False) -> Iterator[AdminClient]:
+    """An admin client, destroyed on exit. `lasting`: a session's client, shared by many checks."""
+    a = AdminClient({**QUIET, **config})
+    key = _register("AdminClient", lasting)
+    try:
+        with a:
+            yield a
+    finally:
+        _forget(key)

@@ -1,0 +1,250 @@
+"""Coordinator and transactional requests spoken with the raw client: each step one request, nothing hidden.
+
+One home for everything that asks a group or transaction coordinator: FindCoordinator, the
+Transaction V2 steps (InitProducerId, TxnOffsetCommit, EndTxn; from TxnOffsetCommit v5 the group
+coordinator adds the offsets partition to the transaction itself, KIP-890), OffsetFetch of what a
+group committed, and ConsumerGroupHeartbeat (KIP-848) for a member of a consumer-protocol group.
+
+Coordinator start-up answers (loading, not available, not the coordinator yet; and for
+transactional requests a previous transaction still completing) are waited out with `settle`,
+built on `harness.waiting.wait_until`; any other answer is returned for the caller to judge. An
+exchange that cannot be encoded, sent or decoded is `Unrecoverable`: waiting would not help.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+
+from harness.errors import Unrecoverable
+from harness.protocol import errors
+from harness.protocol.client import Exchange, RawClient
+from harness.protocol.exceptions import ProtocolError
+from harness.waiting import wait_until
+
+Connect = Callable[..., RawClient]  # a RawConnector: `connect(broker_id=None, **options)`
+GROUP_KEY, TRANSACTION_KEY = 0, 1  # FindCoordinator KeyType
+# A coordinator that is starting, moving or loading its state: the same request succeeds later.
+COORDINATOR_TRANSIENT = frozenset(
+    {errors.COORDINATOR_LOAD_IN_PROGRESS, errors.COORDINATOR_NOT_AVAILABLE, errors.NOT_COORDINATOR}
+)
+# ... and, for transactional requests, a previous transaction of the same id still completing.
+TRANSACTION_TRANSIENT = COORDINATOR_TRANSIENT | {errors.CONCURRENT_TRANSACTIONS}
+
+Answer = Exchange | dict[str, Any]
+
+
+def settle(
+    call: Callable[[], Answer], transient: Collection[int], what: str, timeout: float = 30.0
+) -> Answer:
+    """Repeat `call` while any ErrorCode it answers is in `transient`; return its first other answer.
+
+    `call` returns an `Exchange` (its response is read) or a decoded body. An answer that cannot
+    be had at all (a request the codec cannot write, a lost connection, bytes it cannot read) ends
+    the wait at once as `Unrecoverable`; the timeout's message shows the last answer.
+    """
+    last: list[Answer] = []
+
+    def attempt() -> Answer | None:
+        try:
+            answer = call()
+        except ProtocolError as exc:
+            raise Unrecoverable(f"{what}: {exc}") from exc
+        last[:] = [answer]
+        body = answer.response if isinstance(answer, Exchange) else answer
+        return None if set(transient) & set(error_codes(body)) else answer
+
+    def describe() -> str:
+        if not last:
+            return f"{what}: no answer"
+        answer = last[0]
+        return f"{what}: last answer\n{answer.dump() if isinstance(answer, Exchange) else answer}"
+
+    return wait_until(attempt, timeout, describe, interval=0.2)
+
+
+def error_codes(body: Any) -> list[int]:
+    """Every ErrorCode of a decoded body, depth first."""
+    found: list[int] = []
+    if isinstance(body, dict):
+        for k, v in body.items():
+            if k == "ErrorCode":
+                found.append(v)
+            else:
+                found.extend(error_codes(v))
+    elif isinstance(body, list):
+        for item in body:
+            found.extend(error_codes(item))
+    return found
+
+
+def coordinator_id(client: RawClient, key: str, key_type: int) -> int:
+    """The node id coordinating a group (`GROUP_KEY`) or a transactional id (`TRANSACTION_KEY`)."""
+    v = client.max_version("FindCoordinator")
+    body = {"KeyType": key_type, "CoordinatorKeys": [key]} if v >= 4 else {"KeyType": key_type, "Key": key}
+    ex = settle(lambda: client.exchange("FindCoordinator", v, body), COORDINATOR_TRANSIENT, f"coordinator of {key}")
+    assert isinstance(ex, Exchange)
+    found = ex.response["Coordinators"][0] if v >= 4 else ex.response
+    assert found["ErrorCode"] == 0, f"FindCoordinator {key!r} failed:\n{ex.dump()}"
+    return int(found["NodeId"])
+
+
+def generation_field(client: RawClient, api: str) -> str:
+    """The name of the generation / member epoch field in this spec set's request of `api`.
+
+    KIP-848 and KIP-1319 renamed GenerationId to GenerationIdOrMemberEpoch (the same wire
+    field); the specs of older releases still use the old name.
+    """
+    fields = client.specs.api(api).request.struct.field_names()
+    return "GenerationIdOrMemberEpoch" if "GenerationIdOrMemberEpoch" in fields else "GenerationId"
+
+
+def _exchange(call: Callable[[], Exchange], transient: Collection[int], what: str) -> Exchange:
+    ex = settle(call, transient, what)
+    assert isinstance(ex, Exchange)
+    return ex
+
+
+@dataclass
+class Transaction:
+    """A producer id and epoch granted by the transaction coordinator of `transactional_id`."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    coordinator: RawClient
+
+    def end(self, commit: bool) -> Exchange:
+        """EndTxn at the coordinator's highest version; fails unless the coordinator accepts it."""
+        c = self.coordinator
+        body = {
+            "TransactionalId": self.transactional_id,
+            "ProducerId": self.producer_id,
+            "ProducerEpoch": self.producer_epoch,
+            "Committed": commit,
+        }
+        ex = _exchange(lambda: c.exchange("EndTxn", c.max_version("EndTxn"), body), COORDINATOR_TRANSIENT, "EndTxn")
+        assert ex.response["ErrorCode"] == 0, f"EndTxn(commit={commit}) failed:\n{ex.dump()}"
+        return ex
+
+
+def begin(connect: Connect, transactional_id: str, **connect_options: Any) -> Transaction:
+    """InitProducerId at the transaction coordinator of `transactional_id` (found through any broker)."""
+    node = coordinator_id(connect(**connect_options), transactional_id, TRANSACTION_KEY)
+    c = connect(node, **connect_options)
+    body = {"TransactionalId": transactional_id, "TransactionTimeoutMs": 60000}
+    ex = _exchange(
+        lambda: c.exchange("InitProducerId", c.max_version("InitProducerId"), body), TRANSACTION_TRANSIENT,
+        "InitProducerId",
+    )
+    assert ex.response["ErrorCode"] == 0, f"InitProducerId failed:\n{ex.dump()}"
+    return Transaction(transactional_id, ex.response["ProducerId"], ex.response["ProducerEpoch"], c)
+
+
+def partition(index: int, offset: int, leader_epoch: int = -1, metadata: str | None = None) -> dict[str, Any]:
+    """One partition entry of a TxnOffsetCommit request."""
+    return {
+        "PartitionIndex": index,
+        "CommittedOffset": offset,
+        "CommittedLeaderEpoch": leader_epoch,
+        "CommittedMetadata": metadata,
+    }
+
+
+def txn_offset_commit(
+    group_coordinator: RawClient,
+    version: int,
+    txn: Transaction,
+    group: str,
+    topics: list[dict[str, Any]],
+    generation_or_epoch: int = -1,
+    member_id: str = "",
+) -> Exchange:
+    """One TxnOffsetCommit; `topics` are keyed by TopicId (v6) or Name (v0-5) as the caller chose."""
+    body = {
+        "TransactionalId": txn.transactional_id,
+        "GroupId": group,
+        "ProducerId": txn.producer_id,
+        "ProducerEpoch": txn.producer_epoch,
+        generation_field(group_coordinator, "TxnOffsetCommit"): generation_or_epoch,
+        "MemberId": member_id,
+        "GroupInstanceId": None,
+        "Topics": topics,
+    }
+    return _exchange(
+        lambda: group_coordinator.exchange("TxnOffsetCommit", version, body), TRANSACTION_TRANSIENT,
+        f"TxnOffsetCommit v{version}",
+    )
+
+
+def partition_errors(ex: Exchange) -> dict[tuple[Any, int], int]:
+    """{(topic key, partition): error code} of a TxnOffsetCommit response (key: TopicId or Name)."""
+    out: dict[tuple[Any, int], int] = {}
+    for t in ex.response["Topics"]:
+        key = t["TopicId"] if "TopicId" in t else t["Name"]
+        for p in t["Partitions"]:
+            out[(key, p["PartitionIndex"])] = p["ErrorCode"]
+    return out
+
+
+def offset_fetch(
+    client: RawClient, version: int, group: str, topic: str, topic_id: uuid.UUID, partitions: list[int]
+) -> Exchange:
+    """One OffsetFetch (v5+) of a group's offsets for partitions of one topic, by TopicId from v10.
+
+    From v7 it asks for stable offsets (RequireStable), waited out while a transaction on them is
+    still completing; older versions read what is there.
+    """
+    if version >= 8:
+        key = {"TopicId": topic_id} if version >= 10 else {"Name": topic}
+        body: dict[str, Any] = {"Groups": [{"GroupId": group, "Topics": [{**key, "PartitionIndexes": partitions}]}]}
+    else:
+        body = {"GroupId": group, "Topics": [{"Name": topic, "PartitionIndexes": partitions}]}
+    if version >= 7:
+        body["RequireStable"] = True
+    return _exchange(
+        lambda: client.exchange("OffsetFetch", version, body), COORDINATOR_TRANSIENT | {errors.UNSTABLE_OFFSET_COMMIT},
+        f"OffsetFetch v{version} {group}",
+    )
+
+
+def committed_offsets(
+    group_coordinator: RawClient, group: str, topic: str, topic_id: uuid.UUID, partitions: list[int]
+) -> dict[int, dict[str, Any]]:
+    """OffsetFetch (stable, highest version) of a group's offsets for one topic: {partition: entry}."""
+    ex = offset_fetch(group_coordinator, group_coordinator.max_version("OffsetFetch"), group, topic, topic_id,
+                      partitions)
+    groups = ex.response.get("Groups")
+    g = groups[0] if groups is not None else ex.response
+    if g["ErrorCode"] == errors.GROUP_ID_NOT_FOUND:
+        # A group that never committed may not exist at all (kfake says so; Kafka answers with
+        # no offsets): either way nothing is committed for it.
+        return {}
+    assert g["ErrorCode"] == 0, f"OffsetFetch failed:\n{ex.dump()}"
+    return {p["PartitionIndex"]: p for t in g["Topics"] for p in t["Partitions"]}
+
+
+def topic_ids(client: RawClient, names: list[str]) -> dict[str, uuid.UUID]:
+    """Topic IDs by name, from a Metadata request (v10+ carries them)."""
+    v = client.max_version("Metadata")
+    md = client.send("Metadata", v, {"Topics": [{"Name": n} for n in names], "AllowAutoTopicCreation": False})
+    bad = [t for t in md["Topics"] if t["ErrorCode"]]
+    assert not bad, f"Metadata for {names}: {[(t['Name'], errors.describe(t['ErrorCode'])) for t in bad]}"
+    return {t["Name"]: t["TopicId"] for t in md["Topics"]}
+
+
+def consumer_group_heartbeat(
+    group_coordinator: RawClient, group: str, member_id: str, member_epoch: int, topics: list[str]
+) -> Exchange:
+    """One ConsumerGroupHeartbeat (KIP-848) of a member subscribed to `topics`; epoch 0 joins."""
+    body = {
+        "GroupId": group, "MemberId": member_id, "MemberEpoch": member_epoch, "InstanceId": None, "RackId": None,
+        "RebalanceTimeoutMs": 30000, "SubscribedTopicNames": topics, "SubscribedTopicRegex": None,
+        "ServerAssignor": None, "TopicPartitions": [],
+    }
+    c = group_coordinator
+    v = c.max_version("ConsumerGroupHeartbeat")
+    return _exchange(lambda: c.exchange("ConsumerGroupHeartbeat", v, body), COORDINATOR_TRANSIENT,
+                     f"ConsumerGroupHeartbeat {group}")

@@ -1,0 +1,83 @@
+"""One factory from a `TargetSpec` to a `Cluster`, and the side clusters some checks start beside it.
+
+This is the only place that knows which class serves which kind of target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from harness.cluster.base import Cluster
+from harness.cluster.target import APACHE, EXTERNAL, KFAKE, TargetSpec
+from harness.errors import FaultControlUnavailable
+
+
+def _apache(target: TargetSpec, log_dir: Path | None) -> Cluster:
+    from harness.cluster.local import LocalCluster, LocalClusterSpec
+
+    assert target.version is not None
+    spec = LocalClusterSpec(version=target.version, brokers=target.brokers, log_dir=log_dir)
+    return LocalCluster(spec, target=target)
+
+
+def _kfake(target: TargetSpec, log_dir: Path | None) -> Cluster:
+    from harness.cluster.kfake import KfakeCluster
+
+    return KfakeCluster(target)
+
+
+def _external(target: TargetSpec, log_dir: Path | None) -> Cluster:
+    from harness.cluster.external import ExternalCluster
+
+    return ExternalCluster(target)
+
+
+BACKENDS: dict[str, Callable[[TargetSpec, Path | None], Cluster]] = {
+    APACHE: _apache, KFAKE: _kfake, EXTERNAL: _external,
+}
+
+
+def make_cluster(target: TargetSpec, log_dir: Path | None = None) -> Cluster:
+    """The cluster that serves `target`, not started (use it as a context manager, or call start)."""
+    return BACKENDS[target.kind](target, log_dir)
+
+
+def prepare(target: TargetSpec) -> str:
+    """Fetch or build what the target needs before any test (jars, binaries); one line saying what.
+
+    Raises `SetupError` with the fix (an unknown version, no Java, an unreachable registry).
+    """
+    if target.kind == APACHE:
+        from harness.kafka.dist import check_java, resolve
+
+        assert target.version is not None
+        check_java()
+        dist = resolve(target.version)
+        return f"Apache Kafka {dist.version} ({len(dist.jars)} jars, tools {dist.tools_version})"
+    if target.kind == KFAKE:
+        from harness.cluster.kfake import ensure_binary
+
+        return f"kfake at {ensure_binary()}"
+    return f"external target at {target.bootstrap}"
+
+
+@contextmanager
+def side_cluster(
+    beside: Cluster, name: str, log_dir: Path | None, *, version: str | None = None, sasl: bool = False,
+    features: dict[str, int] | None = None,
+) -> Iterator[Cluster]:
+    """A started one-broker Apache Kafka cluster beside the target (default: of the target's
+    version), with SASL/PLAIN and the StandardAuthorizer or finalized features if asked; closed
+    on exit. A target whose capabilities do not allow it raises `FaultControlUnavailable`."""
+    if not beside.capabilities.side_clusters:
+        raise FaultControlUnavailable(beside.target.label, f"a local {name} cluster beside the target")
+    from harness.cluster.local import LocalCluster, LocalClusterSpec, SaslConfig
+
+    spec = LocalClusterSpec(
+        version=version or beside.version, brokers=1, log_dir=log_dir, features=features or {},
+        sasl=SaslConfig() if sasl else None,
+    )
+    with LocalCluster(spec) as cluster:
+        yield cluster

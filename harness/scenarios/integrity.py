@@ -1,0 +1,221 @@
+"""Record-integrity situations: transactional pipelines under faults, and damage done to a finished one.
+
+- `clean_faults`: a generator writes keyed, checksummed records into a 3-partition input; two
+  instances of one exactly-once processor copy them into two outputs; meanwhile the nemesis
+  crashes the leader of an output partition, bounces the leader of an input partition and pauses
+  the leader of another output partition, healing each in turn.
+- `unclean_pipeline`: the confluent-kafka pipeline into two outputs, one of which loses records in
+  a forced unclean election between its second and third batch.
+- `finished_pipeline`, `copy_into_output`, `delete_output_head`: a small fault-free pipeline, then
+  a record copied byte for byte into one output, or the first records of one output deleted.
+
+Each returns what the checker (harness.integrity, run by the integrity fixtures) is told: the
+pipeline, its truncation windows or the narrowed expectation, and the report's metadata; and what
+the scenario itself did (the nemesis steps, the election, the damage). The checker's findings are
+judged by the tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from confluent_kafka import TopicPartition
+from confluent_kafka.admin import NewTopic
+
+from harness.clients import kafka
+from harness.clients.history import produce, read_partition
+from harness.cluster.base import Cluster
+from harness.integrity.model import Expectation, TruncationWindow
+from harness.integrity.run import expectation
+from harness.nemesis.unclean import UncleanElection, force_unclean_election
+from harness.waiting import wait_until
+from harness.workload.pipeline import Pipeline, PipelineSpec, ProcessorKind
+from harness.workload.scenario import drive
+from harness.workload.schedule import Step
+
+__all__ = [
+    "CleanFaults", "CopiedRecord", "Damage", "DeletedHead", "FinishedPipeline", "ProcessorKind", "UncleanPipeline",
+    "clean_faults", "copy_into_output", "delete_output_head", "finished_pipeline", "unclean_pipeline",
+]
+
+RECORDS = 2000  # the generator writes at least this many, and keeps going until the nemesis is done
+RATE = 200.0  # records/s: about 10 s of input, so that every fault lands mid-pipeline
+
+
+@dataclass(frozen=True)
+class CleanFaults:
+    """A finished pipeline run under the clean-fault schedule; `done` the steps the nemesis completed,
+    `faults` its injection events, `generator_done` the generator's "done" events."""
+
+    pipeline: Pipeline
+    input_topic: str
+    outputs: list[str]
+    done: list[Step]
+    faults: list[dict[str, object]]
+    generator_done: list[dict[str, object]]
+    windows: tuple[TruncationWindow, ...] = ()
+
+    @property
+    def meta(self) -> dict[str, object]:
+        return {"scenario": "clean faults", "faults": self.faults}
+
+
+def clean_faults(
+    cluster: Cluster, input_topic: str, outputs: list[str], group: str, processor: ProcessorKind
+) -> CleanFaults:
+    """Run the pipeline (`processor`, two instances) from `input_topic` into `outputs` (3 partitions each)
+    while the nemesis crashes the leader of outputs[0]-0, bounces that of input-1 and pauses that of
+    outputs[1]-2; return once every group is past the last committed input record."""
+    pipeline = Pipeline(cluster, input_topic, outputs, group, PipelineSpec(processor=processor)).start()
+    steps = [Step(0.15, "crash", outputs[0], 0), Step(0.4, "bounce", input_topic, 1),
+             Step(0.65, "pause", outputs[1], 2)]
+    try:
+        schedule = drive(pipeline, RECORDS, RATE, steps)
+    finally:
+        pipeline.stop()
+    return CleanFaults(
+        pipeline, input_topic, list(outputs), list(schedule.done), schedule.injected(),
+        pipeline.history.events.of("done"),
+    )
+
+
+@dataclass(frozen=True)
+class UncleanPipeline:
+    """A finished pipeline whose `victim` output lost records in `election`; `truncated` the ids of
+    committed writes that landed in the truncation window before the election."""
+
+    pipeline: Pipeline
+    victim: str
+    election: UncleanElection
+    window: TruncationWindow
+    truncated: list[int]
+
+    @property
+    def windows(self) -> tuple[TruncationWindow, ...]:
+        return (self.window,)
+
+    @property
+    def meta(self) -> dict[str, object]:
+        return {"scenario": "unclean election", "election": repr(self.election)}
+
+
+def unclean_pipeline(cluster: Cluster, victim: str, input_topic: str, other: str, group: str) -> UncleanPipeline:
+    """Create `victim` (3 partitions, RF 2, min.insync.replicas 1, unclean election enabled, only
+    partition 0 on brokers the recipe stops), run the confluent-kafka pipeline from `input_topic`
+    into `victim` and `other`: a first batch processed; the unclean-election recipe on victim-0
+    with a second batch processed while its ISR is the leader alone; a third batch; finished."""
+    a, b, c = cluster.broker_ids[:3]
+    # Only partition 0 has both replicas on brokers the recipe stops; the others keep a live leader (c).
+    with kafka.admin(cluster.client_config()) as admin:
+        admin.create_topics([NewTopic(
+            victim, num_partitions=3, replication_factor=-1, replica_assignment=[[a, b], [c, a], [c, b]],
+            config={"min.insync.replicas": "1", "unclean.leader.election.enable": "true"},
+        )])[victim].result(30)
+    for p in range(3):
+        cluster.wait_for_partition(victim, p, lambda s: len(s.isr) == 2, "both replicas in sync")
+    pipeline = Pipeline(cluster, input_topic, [victim, other], group, PipelineSpec()).start()
+    try:
+        pipeline.generator.write(600)
+        wait_until(pipeline.caught_up, 60, pipeline.describe)
+
+        def second_batch() -> None:
+            pipeline.generator.write(400)
+            wait_until(pipeline.caught_up, 60, pipeline.describe)
+
+        election = force_unclean_election(cluster, victim, 0, write_divergent=second_batch)
+        before_third = len(pipeline.history.writes)
+        pipeline.generator.write(400)
+        pipeline.finish()
+    finally:
+        pipeline.stop()
+    window = TruncationWindow(victim, 0, election.truncated.start, election.truncated.stop)
+    # The third batch reuses the truncated offsets on the new leader: only earlier writes were lost.
+    truncated = sorted(
+        {w[0] for w in pipeline.history.writes.rows()[:before_third] if (w[1], w[2], w[3]) in window}
+    )
+    return UncleanPipeline(pipeline, victim, election, window, truncated)
+
+
+@dataclass(frozen=True)
+class FinishedPipeline:
+    """A small fault-free pipeline into two outputs, finished."""
+
+    pipeline: Pipeline
+
+
+def finished_pipeline(cluster: Cluster, input_topic: str, outputs: list[str], group: str) -> FinishedPipeline:
+    """One confluent-kafka processor copies 500 generated records from `input_topic` into `outputs`."""
+    pipeline = Pipeline(cluster, input_topic, outputs, group, PipelineSpec(instances=1)).start()
+    try:
+        pipeline.generator.write(500)
+        pipeline.finish()
+    finally:
+        pipeline.stop()
+    return FinishedPipeline(pipeline)
+
+
+@dataclass(frozen=True)
+class Damage:
+    """What was done to one output of a finished pipeline, and what the checker is told of it:
+    `expect` narrowed to that output (with its truncation windows), and the report's `meta`. The
+    checker reads the processors' write log of `pipeline`."""
+
+    pipeline: Pipeline
+    output: str
+    expect: Expectation
+    meta: dict[str, object]
+
+
+@dataclass(frozen=True)
+class CopiedRecord(Damage):
+    """The first committed record of output-0, at `original_offset`, appended again at `copy_offset`."""
+
+    original_offset: int
+    copy_offset: int
+
+
+@dataclass(frozen=True)
+class DeletedHead(Damage):
+    """Output-0's records before `cut` deleted (the ids in `deleted`); `window`, on another partition,
+    the only truncation window reported."""
+
+    cut: int
+    deleted: set[int]
+    window: TruncationWindow
+
+
+def _only_output(pipeline: Pipeline, output: str, windows: tuple[TruncationWindow, ...] = ()) -> Expectation:
+    full = expectation(pipeline, windows)
+    return Expectation(full.inputs, (output,), full.ranges, windows)
+
+
+def copy_into_output(cluster: Cluster, finished: FinishedPipeline, group: str, output_index: int = 0) -> CopiedRecord:
+    """Read the first committed record of the output's partition 0 (read_committed, as `group`), and
+    append a byte-for-byte copy to that partition with a plain (non-transactional) producer."""
+    pipeline = finished.pipeline
+    out = pipeline.outputs[output_index]
+    first = min(w[3] for w in pipeline.history.writes.rows() if w[1] == out and w[2] == 0)
+    with kafka.consumer({**cluster.client_config(), "group.id": group, "isolation.level": "read_committed",
+                         "enable.partition.eof": True}) as consumer:
+        (original,) = read_partition(consumer, out, 0, first, first + 1)
+    with kafka.producer(cluster.client_config()) as producer:
+        history = produce(producer, out, [original.value], partition=0)
+    (copy,) = history.acked
+    meta: dict[str, object] = {"scenario": "one record copied into an output", "copied_offset": original.offset,
+                               "copy_offset": copy.offset}
+    return CopiedRecord(pipeline, out, _only_output(pipeline, out), meta, original.offset, copy.offset)
+
+
+def delete_output_head(cluster: Cluster, finished: FinishedPipeline, output_index: int = 1) -> DeletedHead:
+    """Delete (DeleteRecords) the records of the output's partition 0 before its 6th committed write,
+    and report a truncation window on another partition only."""
+    pipeline = finished.pipeline
+    out = pipeline.outputs[output_index]
+    writes = sorted(w for w in pipeline.history.writes.rows() if w[1] == out and w[2] == 0)
+    cut = sorted(w[3] for w in writes)[5]
+    deleted = {w[0] for w in writes if w[3] < cut}
+    with kafka.admin(cluster.client_config()) as admin:
+        admin.delete_records([TopicPartition(out, 0, cut)])[TopicPartition(out, 0, cut)].result(30)
+    elsewhere = TruncationWindow(out, 1, 0, 1_000_000)
+    meta: dict[str, object] = {"scenario": f"records before offset {cut} of {out}-0 deleted"}
+    return DeletedHead(pipeline, out, _only_output(pipeline, out, (elsewhere,)), meta, cut, deleted, elsewhere)

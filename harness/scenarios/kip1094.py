@@ -1,0 +1,328 @@
+"""KIP-1094 situations: two logs with a past, the consumers that commit from them, and a zombie leader.
+
+- `two_epochs`: 20 records appended in one epoch, 20 in the next (the leader moved between).
+- `transactions`: three committed transactions over three epochs; the last one's data is
+  appended in one epoch and its COMMIT marker in the next (the leader moved between the two).
+- `last_epoch_commits`: a consumer (librdkafka, or the Java client through the Kip1094NextOffsets
+  driver) reads `two_epochs` and commits after the 20th and the 40th record; each commit read
+  back, and what OffsetsForLeaderEpoch says of its epoch.
+- `marker_commit`: a read_committed consumer reads `transactions` to the end and commits; its
+  position, its commit, and what OffsetsForLeaderEpoch says of the commit's epoch and of the
+  data's.
+- `zombie_leader`: a leader frozen until replaced, then thawed while the controller sleeps, asked
+  about a group's commit from the new leader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Consumer, TopicPartition
+
+from harness.clients import kafka
+from harness.clients import raw as rr
+from harness.clients.history import produce
+from harness.clients.jvm import JavaClient
+from harness.cluster.base import Cluster, PartitionState
+from harness.kafka.dist import resolve
+from harness.nemesis.faults import Pause
+from harness.nemesis.leadership import move_leader
+from harness.protocol.errors import OFFSET_OUT_OF_RANGE, describe
+from harness.protocol.records import RecordBatch, describe_log
+from harness.waiting import WaitTimeout, wait_until
+
+# A frozen broker accepts connections and answers nothing: clients give up on it after 10 s, not 60.
+PAUSED_PEER = {"socket.timeout.ms": 10000}
+
+
+# -- logs ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Log:
+    """A topic, its batches as read from the leader, and its end offset."""
+
+    topic: str
+    batches: list[RecordBatch]
+    end: int
+
+    def blob(self) -> bytes:
+        """The batches re-encoded, as the recorded answers keep them."""
+        return b"".join(b.encode() for b in self.batches)
+
+
+def read_log(cluster: Cluster, raw: rr.RawConnector, topic: str) -> Log:
+    leader = raw(cluster.partition_state(topic).leader)
+    batches, end = rr.read_log(leader, topic, rr.topic_id(leader, topic))
+    return Log(topic, batches, end)
+
+
+def two_epochs(cluster: Cluster, topic: str) -> Log:
+    """20 records in the partition's first epoch, a leader move, 20 in the next (`topic`: 3 replicas)."""
+    raw = rr.RawConnector(cluster)
+    try:
+        with (kafka.producer({**cluster.client_config(), "acks": "all"}) as writer,
+              kafka.admin(cluster.client_config()) as admin):
+            produce(writer, topic, [f"first-epoch-{i}".encode() for i in range(20)])
+            move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+            produce(writer, topic, [f"second-epoch-{i}".encode() for i in range(20)])
+        return read_log(cluster, raw, topic)
+    finally:
+        raw.close()
+
+
+def transactions(cluster: Cluster, topic: str, transactional_id: str) -> Log:
+    """Three committed transactions of 10 records; the leader moves after the first, and between the
+    last one's data and its commit (`topic`: 3 replicas). Returned once all three COMMIT markers are in."""
+    raw = rr.RawConnector(cluster)
+    try:
+        mover = raw(cluster.running_brokers()[0])
+        with (kafka.producer({**cluster.client_config(), "transactional.id": transactional_id}) as txn,
+              kafka.admin(cluster.client_config()) as admin):
+            txn.init_transactions(30)
+            for i, move_before_commit in enumerate((False, False, True)):
+                txn.begin_transaction()
+                produce(txn, topic, [f"txn{i}-{n}".encode() for n in range(10)])
+                if move_before_commit:
+                    move_leader(cluster, mover, admin, topic)
+                txn.commit_transaction(30)
+                if i == 0:
+                    move_leader(cluster, mover, admin, topic)
+
+        def with_commits(n: int) -> Log | None:
+            log = read_log(cluster, raw, topic)
+            return log if sum(b.control_type() == "COMMIT" for b in log.batches) == n else None
+
+        # The coordinator writes COMMIT markers after commit_transaction returns.
+        return wait_until(
+            lambda: with_commits(3), 30,
+            lambda: f"three COMMIT markers in {topic}: {describe_log(read_log(cluster, raw, topic).batches)}",
+        )
+    finally:
+        raw.close()
+
+
+# -- consumers committing from a log ---------------------------------------------------------
+
+
+def _java(cluster: Cluster, log: Log, group: str, isolation: str, max_poll_records: int) -> list[dict[str, Any]]:
+    """Run the KIP-1094 driver (commit nextOffsets() after each poll) to the log end; its events."""
+    args = [cluster.bootstrap_servers, log.topic, "0", group, isolation, str(max_poll_records), str(log.end)]
+    with JavaClient.driver(resolve(cluster.java_clients), "Kip1094NextOffsets", args) as driver:
+        code = driver.wait_exit(90)
+    assert code == 0, f"Kip1094NextOffsets exited {code}: {driver.describe()}"
+    return driver.events
+
+
+def _librdkafka_reader(consumer: Consumer, topic: str) -> Callable[[int], list[tuple[int, int | None]]]:
+    """`read_through(offset)` polls until the record at `offset` was returned; the records returned."""
+    def read_through(last: int) -> list[tuple[int, int | None]]:
+        got: list[tuple[int, int | None]] = []
+
+        def through() -> bool:
+            msg = consumer.poll(0.2)
+            if msg is not None and msg.error() is None:
+                got.append((msg.offset(), msg.leader_epoch()))
+            return bool(got) and got[-1][0] >= last
+
+        wait_until(through, 30, lambda: f"reading {topic} through {last}: last {got[-3:]}", interval=0)
+        return got
+    return read_through
+
+
+def _committed(consumer: Consumer, topic: str) -> dict[str, int]:
+    (tp,) = consumer.committed([TopicPartition(topic, 0)], timeout=10)
+    return {"offset": tp.offset, "epoch": tp.leader_epoch}
+
+
+def _validates(raw: rr.RawConnector, cluster: Cluster, topic: str, committed: dict[str, int]) -> dict[str, Any]:
+    """OffsetsForLeaderEpoch(committed epoch) from the leader, at its top version."""
+    leader = raw(cluster.partition_state(topic).leader)
+    version = leader.max_version("OffsetForLeaderEpoch")
+    return rr.offsets_for_leader_epoch(leader, version, topic, 0, committed["epoch"])
+
+
+@dataclass(frozen=True)
+class LastEpochCommits:
+    """Commits {offset, epoch, last_offset, last_epoch}, each made after consuming the record at
+    `last_offset`; the leader's epoch after them; OffsetsForLeaderEpoch of each commit's epoch."""
+
+    client: str
+    commits: list[dict[str, Any]]
+    current_epoch: int
+    validations: list[dict[str, Any]]
+
+
+def last_epoch_commits(cluster: Cluster, log: Log, group: str, client: str) -> LastEpochCommits:
+    """`client` ("java" or "librdkafka") reads `log` in `group` and commits what it consumed: Java
+    commits ConsumerRecords.nextOffsets() after each poll (20 records per poll), librdkafka its
+    stored offsets after the 20th and the last record."""
+    commits = []
+    if client == "java":
+        for e in _java(cluster, log, group, "read_uncommitted", 20):
+            if e.get("event") == "poll" and e["records"]:
+                last_offset, last_epoch = e["records"][-1]
+                commits.append({**e["committed"], "last_offset": last_offset, "last_epoch": last_epoch})
+    else:
+        with kafka.consumer({**cluster.client_config(), "group.id": group, "enable.auto.commit": False,
+                             "auto.offset.reset": "earliest"}) as consumer:
+            consumer.subscribe([log.topic])
+            read_through = _librdkafka_reader(consumer, log.topic)
+            for last in (19, log.end - 1):
+                got = read_through(last)
+                consumer.commit(asynchronous=False)
+                commits.append({**_committed(consumer, log.topic), "last_offset": got[-1][0],
+                                "last_epoch": got[-1][1]})
+    current = cluster.partition_state(log.topic).leader_epoch
+    raw = rr.RawConnector(cluster)
+    try:
+        validations = [_validates(raw, cluster, log.topic, c) for c in commits]
+    finally:
+        raw.close()
+    return LastEpochCommits(client, commits, current, validations)
+
+
+@dataclass(frozen=True)
+class MarkerCommit:
+    """After reading every transaction: position(), the commit read back, and OffsetsForLeaderEpoch of
+    the commit's epoch (`validation`) and of the last data record's epoch (`data_epoch_answer`)."""
+
+    client: str
+    position: int
+    committed: dict[str, int]
+    validation: dict[str, Any]
+    data_epoch: dict[str, int]
+    data_epoch_answer: dict[str, Any]
+
+
+def marker_commit(cluster: Cluster, log: Log, group: str, client: str) -> MarkerCommit:
+    """`client` ("java" or "librdkafka") reads `log` (read_committed) in `group` to its end, then commits."""
+    data = [b for b in log.batches if not b.is_control]
+    if client == "java":
+        end = next(e for e in _java(cluster, log, group, "read_committed", 500) if e.get("event") == "end")
+        position, committed = end["position"], end["committed"]
+    else:
+        tp = TopicPartition(log.topic, 0)
+        with kafka.consumer({**cluster.client_config(), "group.id": group, "enable.auto.commit": False,
+                             "auto.offset.reset": "earliest", "isolation.level": "read_committed"}) as consumer:
+            consumer.subscribe([log.topic])
+            _librdkafka_reader(consumer, log.topic)(data[-1].last_offset)
+            # librdkafka moves position() past trailing control records on a later poll; where it
+            # never does, the check reports the position it stayed at.
+            try:
+                wait_until(lambda: consumer.poll(0.1) is None and consumer.position([tp])[0].offset >= log.end, 15,
+                           lambda: f"position() {consumer.position([tp])[0].offset} reaching the log end {log.end}")
+            except WaitTimeout:
+                pass
+            position = consumer.position([tp])[0].offset
+            consumer.commit(asynchronous=False)
+            committed = _committed(consumer, log.topic)
+    # Why the marker's epoch and not the data's: the data's epoch ends where the marker's begins.
+    data_epoch = {"offset": log.end, "epoch": data[-1].partition_leader_epoch}
+    raw = rr.RawConnector(cluster)
+    try:
+        data_epoch_answer = _validates(raw, cluster, log.topic, data_epoch)
+        validation = _validates(raw, cluster, log.topic, committed)
+    finally:
+        raw.close()
+    return MarkerCommit(client, position, committed, validation, data_epoch, data_epoch_answer)
+
+
+# -- the zombie leader -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ZombieLeader:
+    """What the thawed former leader (the zombie) answered about the group's commit from the new leader.
+
+    `answers`: Fetch, OffsetForLeaderEpoch and ListOffsets with the committed epoch, each {api,
+    version, broker, role, requested_epoch, current_epoch (the zombie's), partition}.
+    """
+
+    topic: str
+    before: PartitionState
+    after: PartitionState
+    committed: dict[str, int]
+    seen: dict[str, Any]  # the partition in the zombie's own Metadata
+    without_epoch: dict[str, Any]  # the zombie's answer to a Fetch of the commit without an epoch
+    answers: list[dict[str, Any]]
+
+    @property
+    def zombie_epoch(self) -> int:
+        return self.seen["LeaderEpoch"]
+
+
+def _commit_through(cluster: Cluster, topic: str, group: str, last: int) -> dict[str, int]:
+    """A group member reads through offset `last` and commits; the committed (offset, epoch) read back."""
+    with kafka.consumer({**cluster.client_config(), "group.id": group, "enable.auto.commit": False,
+                         "auto.offset.reset": "earliest", **PAUSED_PEER}) as consumer:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        offsets: list[int] = []
+        while not offsets or offsets[-1] < last:
+            msg = consumer.poll(30)
+            assert msg is not None, f"no record from {topic} within 30 s after offset {offsets[-1:]}"
+            if msg.error() is None:
+                offsets.append(msg.offset())
+        consumer.commit(asynchronous=False)
+        (tp,) = consumer.committed([TopicPartition(topic, 0)], timeout=10)
+        return {"offset": tp.offset, "epoch": tp.leader_epoch}
+
+
+def zombie_leader(cluster: Cluster, topic: str, group: str) -> ZombieLeader:
+    """Seed 004's phases on `topic` (3 replicas): 20 records; the leader paused until replaced; 30 more
+    on the new leader, read and committed by `group` (offset 50, the new epoch); with the controller
+    paused, the old leader thawed (it cannot learn it was replaced) and asked about that commit.
+    Broken premises (the commit, the zombie's view of itself, its answer without an epoch) raise
+    AssertionError."""
+    config = cluster.client_config()
+    raw = rr.RawConnector(cluster)
+    try:
+        with kafka.producer({**config, "acks": "all"}) as writer:
+            produce(writer, topic, [f"phase1-{i}".encode() for i in range(20)])
+            before = cluster.partition_state(topic)
+            zombie = raw(before.leader)  # connected now: the zombie will not accept new work from the controller
+            tid = rr.topic_id(zombie, topic)
+            Pause(cluster, before.leader, topic).inject()
+            after = cluster.wait_for_partition(
+                topic, 0, lambda s: s.leader not in (-1, before.leader) and s.leader_epoch > before.leader_epoch,
+                f"a new leader replacing the paused {before.leader}",
+            )
+            # A new producer: the first one still waits on requests the frozen leader will never answer.
+            with kafka.producer({**config, "acks": "all", **PAUSED_PEER}) as second:
+                produce(second, topic, [f"phase2-{i}".encode() for i in range(30)])
+            committed = _commit_through(cluster, topic, group, 49)
+            expected = {"offset": 50, "epoch": after.leader_epoch}
+            assert committed == expected, f"premise: the group committed {committed}, expected {expected}"
+
+            # While the controller sleeps, the thawed broker cannot learn that it was replaced.
+            cluster.pause_controller()
+            try:
+                cluster.resume_node(before.leader)
+                seen = rr.partition_metadata(zombie, topic)
+                fetch = rr.fetch(zombie, zombie.max_version("Fetch"), topic, tid, 0, committed["offset"],
+                                 current_epoch=committed["epoch"])
+                without_epoch = rr.fetch(zombie, zombie.max_version("Fetch"), topic, tid, 0, committed["offset"])
+                ofle = rr.offsets_for_leader_epoch(zombie, zombie.max_version("OffsetForLeaderEpoch"), topic, 0,
+                                                   committed["epoch"], current_epoch=committed["epoch"])
+                listed = rr.list_offsets(zombie, zombie.max_version("ListOffsets"), topic, 0, -1,
+                                         current_epoch=committed["epoch"])
+            finally:
+                cluster.resume_controller()
+            answers: list[dict[str, Any]] = [
+                {"api": api, "version": zombie.max_version(api), "broker": before.leader, "role": "leader",
+                 "requested_epoch": committed["epoch"], "current_epoch": seen["LeaderEpoch"], "partition": p}
+                for api, p in (("Fetch", fetch), ("OffsetForLeaderEpoch", ofle), ("ListOffsets", listed))
+            ]
+    finally:
+        raw.close()
+
+    assert (seen["LeaderId"], seen["LeaderEpoch"]) == (before.leader, before.leader_epoch), (
+        f"premise: the thawed broker should still see itself leading at epoch {before.leader_epoch}; it sees {seen}"
+    )
+    assert without_epoch["ErrorCode"] == OFFSET_OUT_OF_RANGE, (
+        f"premise: the zombie should answer a fetch of {committed['offset']} without an epoch with OFFSET_OUT_OF_RANGE "
+        f"(seed 004, Phase 3); it answered {describe(without_epoch['ErrorCode'])}"
+    )
+    return ZombieLeader(topic, before, after, committed, seen, without_epoch, answers)

@@ -1,0 +1,525 @@
+"""KIP-1319 situations on the broker side: raw TxnOffsetCommit v6/v5 requests and what they leave behind.
+
+Each scenario opens its own raw connections to the cluster it is given, sends exactly the
+requests of its situation (one transaction per commit: InitProducerId, TxnOffsetCommit, EndTxn),
+reads back what the check needs (OffsetFetch, the OffsetCommitValue records the group coordinator
+wrote to `__consumer_offsets`, ApiVersions) and returns it as a frozen record. Exchanges are kept
+as decoded dicts: `{"api", "version", "request", "response"}`. Records are mappings of their
+fields, so a check reads a live record and a recorded one (tests/suites/data) the same way.
+
+The facts of the KIP are named once here: TxnOffsetCommit v6 is KIP-1319, Apache Kafka
+`PRE_KIP_RELEASE` (4.3.1) is a release without it, and `FIRST_KIP1319_CLIENT` (4.4.0) is the first
+Java client with it.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    ResourcePatternType,
+    ResourceType,
+)
+
+from harness.clients import kafka
+from harness.clients import transactions as tx
+from harness.clients.admin import create_topic, topic_name
+from harness.clients.raw import RawConnector
+from harness.cluster.base import Cluster
+from harness.kafka.dist import FIRST_KIP1319_RELEASE, PRE_KIP1319_RELEASE
+from harness.protocol import errors
+from harness.protocol.client import Exchange, RawClient
+from harness.protocol.coordinator import decode_coordinator_record
+from harness.protocol.records import parse_batches
+from harness.waiting import wait_until
+
+TXN_OFFSET_COMMIT = "TxnOffsetCommit"
+KIP_VERSION = 6  # TxnOffsetCommit v6 is KIP-1319
+PRE_KIP_RELEASE = PRE_KIP1319_RELEASE  # an Apache Kafka release without KIP-1319 (TxnOffsetCommit up to v5)
+FIRST_KIP1319_CLIENT = FIRST_KIP1319_RELEASE  # the first Java client release with the KIP-1319 producer
+TRANSACTION_VERSION = "transaction.version"  # the finalized feature of Transaction V2 (KIP-890)
+OFFSETS_TOPIC = "__consumer_offsets"
+# Record types (the key's int16 prefix) of offset commits: 0 legacy, 1 current (OffsetCommitKey).
+OFFSET_COMMIT_TYPES = (0, 1)
+
+Unique = Callable[[str], str]  # `unique(hint)` -> a fresh group or transactional id of this run
+
+
+class Record(Mapping[str, Any]):
+    """A frozen history record that reads as the mapping of its fields (what `recorded.save` writes)."""
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._names():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def _names(self) -> list[str]:
+        return [f.name for f in fields(self)]  # type: ignore[arg-type]
+
+
+def exchange_record(ex: Exchange) -> dict[str, Any]:
+    """A raw client's exchange as the records keep it."""
+    return {"api": ex.api.name, "version": ex.version, "request": ex.request, "response": ex.response}
+
+
+@contextmanager
+def connector(cluster: Cluster, user: str | None = None) -> Iterator[RawConnector]:
+    """Raw connections to `cluster` (as `user` of a SASL cluster), all closed on exit."""
+    raw = RawConnector(cluster, user=user)
+    try:
+        yield raw
+    finally:
+        raw.close()
+
+
+def group_coordinator(raw: RawConnector, group: str) -> RawClient:
+    return raw(tx.coordinator_id(raw(), group, tx.GROUP_KEY))
+
+
+# -- what the broker advertises ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Advertised(Record):
+    """The TxnOffsetCommit version range one broker advertises in ApiVersions (None: not at all)."""
+
+    broker: str
+    api: str
+    versions: tuple[int, int] | None
+
+    def supports(self, version: int) -> bool:
+        return self.versions is not None and self.versions[0] <= version <= self.versions[1]
+
+    def describe(self) -> str:
+        found = self.versions
+        return f"{self.broker} advertises {self.api} v{found[0]}-{found[1]}" if found else (
+            f"{self.broker} does not advertise {self.api}")
+
+
+# The suites' v6 gate: `require_v6(what, on=target)` -> what `on` advertises, or "not supported".
+RequireV6 = Callable[..., Advertised]
+
+
+def advertised(cluster: Cluster, api: str = TXN_OFFSET_COMMIT) -> Advertised:
+    """What the cluster's first broker advertises for `api`."""
+    with connector(cluster) as raw:
+        client = raw()
+        found = client.broker_versions.get(client.specs.api(api).key)
+        return Advertised(f"{client.host}:{client.port}", api, tuple(found) if found else None)
+
+
+@dataclass(frozen=True)
+class Features(Record):
+    """The features one broker lists in ApiVersions: what its software supports, what is finalized."""
+
+    broker: str
+    supported: list[dict[str, Any]]  # SupportedFeatures: Name, MinVersion, MaxVersion
+    finalized: list[dict[str, Any]]  # FinalizedFeatures: Name, MinVersionLevel, MaxVersionLevel
+
+    def max_supported(self, name: str) -> int | None:
+        return next((int(f["MaxVersion"]) for f in self.supported if f["Name"] == name), None)
+
+    def describe(self) -> str:
+        return f"{self.broker} supports features {sorted(f['Name'] for f in self.supported)}"
+
+
+def features(cluster: Cluster) -> Features:
+    with connector(cluster) as raw:
+        client = raw()
+        response = client.api_versions_response
+        return Features(f"{client.host}:{client.port}", list(response.get("SupportedFeatures") or []),
+                        list(response.get("FinalizedFeatures") or []))
+
+
+# -- one transactional commit -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TxnCommit(Record):
+    """One TxnOffsetCommit in a transaction, what the requested topics are, and what was read back.
+
+    `topics`: one entry per topic the request names, as the scenario made it: `name`, `topic_id`,
+    `exists`, `authorized` (for the requesting user), `partitions` (how many it has).
+    `asked`: the offsets the commit carries, one entry per partition (`topic`, `topic_id`,
+    `partition`, `offset`, `leader_epoch`). `fetched`: OffsetFetch entries after the transaction
+    ended (same keys plus `error`; empty when not read back). `context`: what else explains the
+    answer (the ACLs of an authorization check).
+    """
+
+    group: str
+    topics: list[dict[str, Any]]
+    exchange: dict[str, Any]
+    committed: bool  # EndTxn(commit) rather than abort
+    asked: list[dict[str, Any]] = field(default_factory=list)
+    fetched: list[dict[str, Any]] = field(default_factory=list)
+    context: str = ""
+
+
+def _topic_fact(name: str | None, topic_id: uuid.UUID, partitions: int, exists: bool = True,
+                authorized: bool = True) -> dict[str, Any]:
+    return {"name": name, "topic_id": topic_id, "exists": exists, "authorized": authorized, "partitions": partitions}
+
+
+def _asked(topics: list[dict[str, Any]], facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The offsets a TxnOffsetCommit request carries, with each topic's name and id from `facts`."""
+    by_key = {f["topic_id"]: f for f in facts} | {f["name"]: f for f in facts if f["name"]}
+    out = []
+    for t in topics:
+        fact = by_key.get(t.get("TopicId", t.get("Name")), {})
+        for p in t["Partitions"]:
+            out.append({"topic": fact.get("name", t.get("Name")), "topic_id": fact.get("topic_id", t.get("TopicId")),
+                        "partition": p["PartitionIndex"], "offset": p["CommittedOffset"],
+                        "leader_epoch": p["CommittedLeaderEpoch"]})
+    return out
+
+
+def fetch_committed(raw: RawConnector, group: str, asked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """OffsetFetch (stable) of the group's offsets for every topic and partition of `asked`."""
+    coordinator = group_coordinator(raw, group)
+    out = []
+    for topic, topic_id in dict.fromkeys((a["topic"], a["topic_id"]) for a in asked):
+        parts = sorted({a["partition"] for a in asked if a["topic"] == topic})
+        for p, e in sorted(tx.committed_offsets(coordinator, group, topic, topic_id, parts).items()):
+            out.append({"topic": topic, "topic_id": topic_id, "partition": p, "offset": e["CommittedOffset"],
+                        "leader_epoch": e["CommittedLeaderEpoch"], "error": e["ErrorCode"]})
+    return out
+
+
+def _commit(
+    raw: RawConnector, unique: Unique, version: int, group: str, topics: list[dict[str, Any]],
+    facts: list[dict[str, Any]], commit: bool, read_back: bool = False, context: str = "",
+) -> TxnCommit:
+    """One transaction: InitProducerId, TxnOffsetCommit `version` of `topics` (no group membership),
+    EndTxn(commit or abort), then OffsetFetch of what it carried if `read_back`."""
+    txn = tx.begin(raw, unique("txn"))
+    ex = tx.txn_offset_commit(group_coordinator(raw, group), version, txn, group, topics)
+    txn.end(commit=commit)
+    asked = _asked(topics, facts)
+    fetched = fetch_committed(raw, group, asked) if read_back else []
+    return TxnCommit(group, facts, exchange_record(ex), commit, asked, fetched, context)
+
+
+def commit_by_topic_id(cluster: Cluster, topic: str, unique: Unique) -> TxnCommit:
+    """A v6 commit of partitions 0 (offset 42, epoch 3) and 1 (offset 7, epoch 5, metadata) of a
+    two-partition topic, named by TopicId only; the transaction commits and OffsetFetch reads back."""
+    with connector(cluster) as raw:
+        topic_id = tx.topic_ids(raw(), [topic])[topic]
+        topics = [{"TopicId": topic_id, "Partitions": [tx.partition(0, 42, 3), tx.partition(1, 7, 5, "meta")]}]
+        return _commit(raw, unique, KIP_VERSION, unique("group"), topics, [_topic_fact(topic, topic_id, 2)],
+                       commit=True, read_back=True)
+
+
+def commit_unknown_topic_id(cluster: Cluster, topic: str, unique: Unique) -> TxnCommit:
+    """A v6 commit naming a random TopicId (partitions 0-2) and a real one-partition topic (partition 0)."""
+    with connector(cluster) as raw:
+        known = tx.topic_ids(raw(), [topic])[topic]
+        unknown = uuid.uuid4()
+        topics = [
+            {"TopicId": unknown, "Partitions": [tx.partition(p, 10) for p in (0, 1, 2)]},
+            {"TopicId": known, "Partitions": [tx.partition(0, 10)]},
+        ]
+        facts = [_topic_fact(None, unknown, 0, exists=False), _topic_fact(topic, known, 1)]
+        return _commit(raw, unique, KIP_VERSION, unique("group"), topics, facts, commit=False)
+
+
+def commit_missing_partition(cluster: Cluster, topic: str, unique: Unique) -> TxnCommit:
+    """A v6 commit of partitions 0, 1 and 5 of a two-partition topic."""
+    with connector(cluster) as raw:
+        topic_id = tx.topic_ids(raw(), [topic])[topic]
+        topics = [{"TopicId": topic_id, "Partitions": [tx.partition(p, 10) for p in (0, 1, 5)]}]
+        return _commit(raw, unique, KIP_VERSION, unique("group"), topics, [_topic_fact(topic, topic_id, 2)],
+                       commit=False)
+
+
+# -- group errors: v6 against v5 ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GroupErrorAnswers(Record):
+    """The same commit (group, member, generation or member epoch, one partition) at v6 by TopicId
+    and at v5 by name, each in a transaction of its own that is aborted."""
+
+    group: str
+    member_id: str
+    generation_or_epoch: int
+    v6: dict[str, Any]
+    v5: dict[str, Any]
+
+
+def _v6_and_v5(
+    raw: RawConnector, unique: Unique, topic: str, topic_id: uuid.UUID, group: str, epoch: int, member: str
+) -> GroupErrorAnswers:
+    coordinator = group_coordinator(raw, group)
+    answers: dict[int, dict[str, Any]] = {}
+    for version, key in ((6, {"TopicId": topic_id}), (5, {"Name": topic})):
+        txn = tx.begin(raw, unique("txn"))
+        answers[version] = exchange_record(tx.txn_offset_commit(
+            coordinator, version, txn, group, [{**key, "Partitions": [tx.partition(0, 10)]}],
+            generation_or_epoch=epoch, member_id=member,
+        ))
+        txn.end(commit=False)
+    return GroupErrorAnswers(group, member, epoch, answers[6], answers[5])
+
+
+def unknown_group_answers(cluster: Cluster, topic: str, unique: Unique) -> GroupErrorAnswers:
+    """A commit with group membership (generation 1, member "kcts-member") to a group that does not exist."""
+    with connector(cluster) as raw:
+        topic_id = tx.topic_ids(raw(), [topic])[topic]
+        return _v6_and_v5(raw, unique, topic, topic_id, unique("no-such-group"), 1, "kcts-member")
+
+
+@dataclass(frozen=True)
+class StaleEpochAnswers(Record):
+    """A consumer-protocol group member's commits with its previous epoch (`stale`) and its current
+    one (`current`), each at v6 and v5; `heartbeats` are the exchanges that moved its epoch."""
+
+    group: str
+    member_id: str
+    member_epoch: int
+    heartbeats: list[dict[str, Any]]
+    stale: GroupErrorAnswers
+    current: GroupErrorAnswers
+
+
+def _consumer_group_member(raw: RawConnector, group: str, topic: str) -> tuple[str, int, list[dict[str, Any]]]:
+    """A member of a consumer-protocol group (KIP-848) whose epoch has moved past its first one."""
+    coordinator = group_coordinator(raw, group)
+    seen: list[dict[str, Any]] = []
+
+    def heartbeat(member: str, epoch: int) -> dict[str, Any]:
+        ex = tx.consumer_group_heartbeat(coordinator, group, member, epoch, [topic])
+        seen.append(exchange_record(ex))
+        assert ex.response["ErrorCode"] == 0, f"ConsumerGroupHeartbeat refused:\n{ex.dump()}"
+        return ex.response
+
+    first = heartbeat(uuid.uuid4().hex[:22], 0)
+    # A second member joining bumps the group epoch; the first member's next heartbeat moves to it.
+    heartbeat(uuid.uuid4().hex[:22], 0)
+    current = heartbeat(first["MemberId"], first["MemberEpoch"])
+    return first["MemberId"], current["MemberEpoch"], seen
+
+
+def stale_member_epoch_answers(cluster: Cluster, topic: str, unique: Unique) -> StaleEpochAnswers:
+    with connector(cluster) as raw:
+        topic_id = tx.topic_ids(raw(), [topic])[topic]
+        group = unique("consumer-group")
+        member, epoch, heartbeats = _consumer_group_member(raw, group, topic)
+        stale = _v6_and_v5(raw, unique, topic, topic_id, group, epoch - 1, member)
+        current = _v6_and_v5(raw, unique, topic, topic_id, group, epoch, member)
+        return StaleEpochAnswers(group, member, epoch, heartbeats, stale, current)
+
+
+# -- what the group coordinator persisted -------------------------------------------------------
+
+@dataclass(frozen=True)
+class PersistedCommit(Record):
+    """A committed TxnOffsetCommit and the OffsetCommitValue records it left in `__consumer_offsets`.
+
+    `persisted`: the latest OffsetCommit record per partition of the topic for the group
+    (`partition`, `offset_record` where it sits in __consumer_offsets, `value_version`, `value`
+    decoded with the coordinator's record schema). `unreadable`: why nothing could be read (a
+    target that keeps group state elsewhere has no such topic), else None.
+    """
+
+    commit: TxnCommit
+    topic: str
+    topic_id: uuid.UUID
+    persisted: list[dict[str, Any]]
+    unreadable: str | None = None
+
+
+def java_string_hash(text: str) -> int:
+    """String.hashCode(): over UTF-16 code units, in 32-bit two's complement."""
+    h = 0
+    for (unit,) in struct.iter_unpack(">H", text.encode("utf-16-be")):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def group_partition(group: str, partitions: int) -> int:
+    """GroupCoordinator partitionFor: abs(groupId.hashCode()) % partitions (Utils.abs: MIN_VALUE -> 0)."""
+    h = java_string_hash(group)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+def persisted_offsets(raw: RawConnector, group: str, topic: str) -> tuple[list[dict[str, Any]], str | None]:
+    """The latest OffsetCommit record per partition of `topic` for `group`, read from the group's
+    `__consumer_offsets` partition on its leader, offset 0 to the high watermark (a transactional
+    commit writes its records inside the transaction; the check wants what was persisted)."""
+    client = raw()
+    md = client.send("Metadata", client.max_version("Metadata"),
+                     {"Topics": [{"Name": OFFSETS_TOPIC}], "AllowAutoTopicCreation": False})
+    (t,) = md["Topics"]
+    if t["ErrorCode"] == errors.UNKNOWN_TOPIC_OR_PARTITION:
+        # Apache Kafka keeps group state in this topic; a target that keeps it elsewhere (kfake:
+        # in memory) offers nothing to read, so the persisted form cannot be checked there.
+        return [], (f"the target has no {OFFSETS_TOPIC} topic to read what it persisted "
+                    f"(Metadata: {errors.describe(t['ErrorCode'])})")
+    assert t["ErrorCode"] == 0, f"Metadata of {OFFSETS_TOPIC}: error {errors.describe(t['ErrorCode'])}"
+    index = group_partition(group, len(t["Partitions"]))
+    leader = next(p["LeaderId"] for p in t["Partitions"] if p["PartitionIndex"] == index)
+    owner = raw(leader)
+    found: dict[int, dict[str, Any]] = {}
+    for offset, key, value in _read_all(owner, t["TopicId"], index):
+        if struct.unpack_from(">h", key)[0] not in OFFSET_COMMIT_TYPES:
+            continue  # other groups' records share the partition; only offset commits are read
+        rec = decode_coordinator_record(owner.specs, OFFSETS_TOPIC, key, value)
+        if rec.key_schema == "OffsetCommitKey" and (rec.key["group"], rec.key["topic"]) == (group, topic):
+            p = rec.key["partition"]
+            found[p] = {"partition": p, "offset_record": offset, "value_version": rec.value_version,
+                        "value": rec.value}
+    return [found[p] for p in sorted(found)], None
+
+
+def _read_all(client: RawClient, topic_id: Any, partition: int) -> list[tuple[int, bytes, bytes | None]]:
+    v = client.max_version("Fetch")
+    key = {"TopicId": topic_id} if v >= 13 else {"Topic": OFFSETS_TOPIC}
+    out: list[tuple[int, bytes, bytes | None]] = []
+    position, high_watermark = 0, None
+    while high_watermark is None or position < high_watermark:
+        body = {
+            "ReplicaId": -1,
+            "MaxWaitMs": 0,
+            "MinBytes": 0,
+            "MaxBytes": 8 << 20,
+            "IsolationLevel": 0,
+            "Topics": [{**key, "Partitions": [{"Partition": partition, "FetchOffset": position,
+                                               "PartitionMaxBytes": 8 << 20}]}],
+        }
+        resp = client.send("Fetch", v, body)
+        (p,) = resp["Responses"][0]["Partitions"]
+        assert p["ErrorCode"] == 0, f"Fetch {OFFSETS_TOPIC}-{partition} at {position}: error {p['ErrorCode']}"
+        high_watermark = p["HighWatermark"]
+        batches = parse_batches(p["Records"] or b"")
+        if not batches:
+            break
+        for batch in batches:
+            position = max(position, batch.base_offset + batch.last_offset_delta + 1)
+            if batch.is_control:  # transaction markers share the partition
+                continue
+            out.extend((r.offset, r.key, r.value) for r in batch.records if r.key is not None)
+    return out
+
+
+def persisted_v6_commit(cluster: Cluster, topic: str, unique: Unique) -> PersistedCommit:
+    """A committed v6 commit of partition 0 (offset 42, epoch 3) by TopicId, and what it persisted."""
+    with connector(cluster) as raw:
+        topic_id = tx.topic_ids(raw(), [topic])[topic]
+        group = unique("group")
+        topics = [{"TopicId": topic_id, "Partitions": [tx.partition(0, 42, 3)]}]
+        commit = _commit(raw, unique, KIP_VERSION, group, topics, [_topic_fact(topic, topic_id, 1)], commit=True)
+        persisted, unreadable = persisted_offsets(raw, group, topic)
+        return PersistedCommit(commit, topic, topic_id, persisted, unreadable)
+
+
+def side_topic(cluster: Cluster, hint: str, partitions: int = 1) -> str:
+    """A ready topic on a cluster the harness started for one module (nothing to clean up after)."""
+    with kafka.admin(cluster.client_config()) as admin:
+        return create_topic(cluster, admin, topic_name("kcts", hint), partitions, min(3, len(cluster.broker_ids)))
+
+
+def pre_kip_persisted_commit(cluster: Cluster) -> PersistedCommit:
+    """On a broker without KIP-1319: a committed commit of partition 0 (offset 21, epoch 2) by name,
+    at v5 (or the broker's highest below), and what it persisted."""
+    topic = side_topic(cluster, "pre-kip-persisted")
+    with connector(cluster) as raw:
+        version = min(5, raw().max_version(TXN_OFFSET_COMMIT))
+        topic_id = tx.topic_ids(raw(), [topic])[topic]
+        group = f"kcts-pre-kip-{uuid.uuid4().hex[:10]}"
+        topics = [{"Name": topic, "Partitions": [tx.partition(0, 21, 2)]}]
+        commit = _commit(raw, lambda hint: f"kcts-pre-kip-{hint}-{uuid.uuid4().hex[:10]}", version, group, topics,
+                         [_topic_fact(topic, topic_id, 1)], commit=True)
+        persisted, unreadable = persisted_offsets(raw, group, topic)
+        return PersistedCommit(commit, topic, topic_id, persisted, unreadable)
+
+
+# -- authorization ------------------------------------------------------------------------------
+
+USER = "alice"
+TXN_PREFIX = "kcts-alice-txn-"
+GROUP_PREFIX = "kcts-alice-group-"
+
+
+@dataclass(frozen=True)
+class AclSetup(Record):
+    """Two topics of two partitions on a SASL cluster: `user` may read `allowed`, not `denied`;
+    she may also write her transactional ids and read her groups (by prefix)."""
+
+    user: str
+    allowed: str
+    allowed_id: uuid.UUID
+    denied: str
+    denied_id: uuid.UUID
+    bindings: list[str]  # the ACLs, as the admin client prints them
+
+
+def acl_setup(cluster: Cluster) -> AclSetup:
+    """Create the topics and alice's ACLs; ready once the broker's authorizer lists them all."""
+    allowed, denied = side_topic(cluster, "allowed", partitions=2), side_topic(cluster, "denied", partitions=2)
+    principal = f"User:{USER}"
+    allow = AclPermissionType.ALLOW
+    bindings = [
+        AclBinding(ResourceType.TRANSACTIONAL_ID, TXN_PREFIX, ResourcePatternType.PREFIXED, principal, "*",
+                   AclOperation.WRITE, allow),
+        AclBinding(ResourceType.GROUP, GROUP_PREFIX, ResourcePatternType.PREFIXED, principal, "*",
+                   AclOperation.READ, allow),
+        AclBinding(ResourceType.TOPIC, allowed, ResourcePatternType.LITERAL, principal, "*", AclOperation.READ, allow),
+    ]
+    everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, principal, None,
+                                  AclOperation.ANY, AclPermissionType.ANY)
+    seen: list[object] = []
+    with kafka.admin(cluster.client_config()) as admin:
+        for future in admin.create_acls(bindings).values():
+            future.result(30)
+
+        def listed() -> bool:
+            seen[:] = admin.describe_acls(everything).result(10)
+            return set(seen) >= set(bindings)
+
+        wait_until(listed, 30, lambda: f"ACLs of {principal} listed by the broker: {seen}")
+    with connector(cluster) as raw:
+        ids = tx.topic_ids(raw(), [allowed, denied])
+    return AclSetup(USER, allowed, ids[allowed], denied, ids[denied], [str(b) for b in bindings])
+
+
+def _commit_as_user(cluster: Cluster, acls: AclSetup, topics: list[dict[str, Any]],
+                    facts: list[dict[str, Any]]) -> TxnCommit:
+    group = GROUP_PREFIX + uuid.uuid4().hex[:10]
+    with connector(cluster, user=acls.user) as alice:
+        return _commit(alice, lambda hint: TXN_PREFIX + uuid.uuid4().hex[:10], KIP_VERSION, group, topics, facts,
+                       commit=False, context=f"ACLs of {acls.user}: {acls.bindings}")
+
+
+def unauthorized_commit(cluster: Cluster, acls: AclSetup) -> TxnCommit:
+    """As alice, a v6 commit of partitions 0, 1 and 7 (which does not exist) of the denied topic."""
+    topics = [{"TopicId": acls.denied_id, "Partitions": [tx.partition(p, 5) for p in (0, 1, 7)]}]
+    return _commit_as_user(cluster, acls, topics, [_topic_fact(acls.denied, acls.denied_id, 2, authorized=False)])
+
+
+def mixed_commit(cluster: Cluster, acls: AclSetup) -> TxnCommit:
+    """As alice, one v6 commit naming the allowed topic (partitions 0 and 9, which does not exist),
+    a random TopicId (partitions 0 and 1) and the denied topic (partition 0)."""
+    unknown = uuid.uuid4()
+    topics = [
+        {"TopicId": acls.allowed_id, "Partitions": [tx.partition(0, 5), tx.partition(9, 5)]},
+        {"TopicId": unknown, "Partitions": [tx.partition(0, 5), tx.partition(1, 5)]},
+        {"TopicId": acls.denied_id, "Partitions": [tx.partition(0, 5)]},
+    ]
+    facts = [
+        _topic_fact(acls.allowed, acls.allowed_id, 2),
+        _topic_fact(None, unknown, 0, exists=False),
+        _topic_fact(acls.denied, acls.denied_id, 2, authorized=False),
+    ]
+    return _commit_as_user(cluster, acls, topics, facts)

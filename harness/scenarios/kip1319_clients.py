@@ -1,0 +1,283 @@
+"""KIP-1319 situations on the client side: the Java producer and librdkafka, run through the proxy.
+
+The Java client is the producer of the first KIP-1319 release (`FIRST_KIP1319_CLIENT`), run by
+small drivers (harness/clients/java/Kip1319Txn.java: one transaction with sendOffsetsToTransaction
+on offsets chosen here; Kip1319Copier.java: a consume-transform-produce loop as a group member)
+with bootstrap through the protocol proxy in front of the cluster. The proxy records every
+TxnOffsetCommit exchange and applies the run's fault (a capped ApiVersions, Metadata without a
+topic ID, injected errors). After the run, OffsetFetch reads what the group committed and a
+read_committed consumer reads the output partition. Everything lands in a `ClientRun`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import confluent_kafka
+from confluent_kafka import KafkaError, TopicPartition
+
+from harness.clients import kafka
+from harness.clients import transactions as tx
+from harness.clients.jvm import JavaClient
+from harness.cluster.base import Cluster
+from harness.kafka.dist import resolve
+from harness.protocol import errors
+from harness.proxy import CapVersion, Proxy, ReplaceErrors, Rule, StripTopicIds
+from harness.proxy import Exchange as ProxyExchange
+from harness.scenarios.kip1319 import (
+    FIRST_KIP1319_CLIENT,
+    TXN_OFFSET_COMMIT,
+    Record,
+    advertised,
+    connector,
+    fetch_committed,
+    side_topic,
+)
+from harness.waiting import wait_until
+
+LIBRDKAFKA = confluent_kafka.libversion()[0]
+TXN_RECORDS = 3  # values one Kip1319Txn transaction writes: txn-value-0 .. txn-value-2
+
+
+@dataclass(frozen=True)
+class Offset:
+    """An offset handed to sendOffsetsToTransaction (leader epoch None: the driver gives none)."""
+
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int | None = None
+
+    def arg(self) -> str:
+        epoch = "" if self.leader_epoch is None else f":{self.leader_epoch}"
+        return f"{self.topic}:{self.partition}:{self.offset}{epoch}"
+
+
+@dataclass(frozen=True)
+class ClientRun(Record):
+    """One client run through the proxy and what it left.
+
+    `commits`: every TxnOffsetCommit exchange, in order, decoded (`api`, `version`, `request`,
+    `response`, `outcome`, `rules` applied by the proxy). `injected`: the proxy's fault (`rule`,
+    `error` it writes or None, `fired` how often it acted), None without one. `asked`: the offsets
+    the client was asked to commit (`topic`, `topic_id`, `partition`, `offset`, `leader_epoch`;
+    None: any epoch). `fetched`: OffsetFetch entries of the group afterwards (plus `error`).
+    `written`: what the run's transactions write to the output partition; `visible`: what a
+    read_committed consumer sees there. `events`: the driver's JSON events; `exit_code` its exit.
+    """
+
+    client: str
+    broker: str  # what the broker advertises for TxnOffsetCommit
+    group: str
+    exit_code: int | None
+    events: list[dict[str, Any]]
+    commits: list[dict[str, Any]]
+    injected: dict[str, Any] | None
+    asked: list[dict[str, Any]]
+    fetched: list[dict[str, Any]]
+    written: list[bytes]
+    visible: list[bytes]
+    api_versions: list[tuple[str, int]]  # every (API, version) the client used
+    proxy: str  # the proxy's rules, errors and recorded summary
+    driver: str  # the driver's exit, last events and output tail
+
+
+def proxy_exchange(e: ProxyExchange) -> dict[str, Any]:
+    return {"api": e.api, "version": e.version, "request": e.request, "response": e.response,
+            "outcome": e.outcome, "rules": list(e.rules)}
+
+
+def _injected(rule: Rule | None) -> dict[str, Any] | None:
+    if rule is None:
+        return None
+    return {"rule": rule.describe(), "error": getattr(rule, "error", None), "fired": rule.fired}
+
+
+def read_committed(config: dict[str, str], topic: str, partition: int = 0, timeout: float = 30.0) -> list[bytes]:
+    """Values visible to read_committed, read until the consumer's position reaches the high watermark.
+
+    The position passes the high watermark's last offset only once the last stable offset got there,
+    i.e. once every transaction on the partition has its commit or abort marker.
+    """
+    settings = {
+        **config, "group.id": f"kcts-read-committed-{uuid.uuid4().hex[:8]}",
+        "isolation.level": "read_committed", "enable.auto.commit": False, "auto.offset.reset": "earliest",
+        # The last fetch before the end waits this long for data that will not come.
+        "fetch.wait.max.ms": 50,
+    }
+    values: list[bytes] = []
+    state: dict[str, object] = {}
+    with kafka.consumer(settings) as consumer:
+        consumer.assign([TopicPartition(topic, partition, 0)])
+
+        def caught_up() -> bool:
+            batch = consumer.consume(1000, 0.2)
+            for msg in batch:
+                err = msg.error()
+                if err is None:
+                    values.append(msg.value())
+                elif err.code() != KafkaError._PARTITION_EOF:
+                    raise AssertionError(f"read_committed consumer error on {topic}-{partition}: {err}")
+            if batch:
+                return False  # drain first: the watermark query queues behind the consumer's long-poll fetch
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=5, cached=False)
+            position = consumer.position([TopicPartition(topic, partition)])[0].offset
+            state.update(high_watermark=high, position=position, values=len(values))
+            return high == 0 or position >= high
+
+        wait_until(caught_up, timeout, lambda: f"read_committed of {topic}-{partition}: {state}", interval=0)
+    return values
+
+
+def _asked(cluster: Cluster, offsets: Sequence[Offset]) -> list[dict[str, Any]]:
+    with connector(cluster) as raw:
+        ids = tx.topic_ids(raw(), sorted({o.topic for o in offsets}))
+    return [{"topic": o.topic, "topic_id": ids[o.topic], "partition": o.partition, "offset": o.offset,
+             "leader_epoch": o.leader_epoch} for o in offsets]
+
+
+def _run_java(
+    cluster: Cluster, driver: str, args: list[str], group: str, sink: str, asked: list[dict[str, Any]],
+    written: list[bytes], rule: Rule | None = None, timeout: float = 120.0,
+) -> ClientRun:
+    """Run `driver` (its `--bootstrap-server` the proxy's) to its end, then read back what it left."""
+    broker = advertised(cluster).describe()
+    dist = resolve(FIRST_KIP1319_CLIENT)
+    with Proxy.for_cluster(cluster) as proxy:
+        if rule is not None:
+            proxy.add(rule)
+        java = JavaClient.driver(dist, driver, ["--bootstrap-server", proxy.bootstrap_servers, *args])
+        with java:
+            code = java.wait_exit(timeout)
+    proxy.check()
+    commits = [proxy_exchange(e) for e in proxy.recording.exchanges(TXN_OFFSET_COMMIT)]
+    used = sorted({(e.api, e.version) for e in proxy.recording.exchanges()})
+    with connector(cluster) as raw:
+        fetched = fetch_committed(raw, group, asked)
+    visible = read_committed(cluster.client_config(), sink)
+    return ClientRun(
+        f"Java {dist.version} {driver}", broker, group, code, list(java.events), commits, _injected(rule), asked,
+        fetched, written, visible, used, proxy.describe(), java.describe(),
+    )
+
+
+def java_transaction(
+    cluster: Cluster, sink: str, group: str, offsets: Sequence[Offset], rule: Rule | None = None
+) -> ClientRun:
+    """One Kip1319Txn transaction: write txn-value-0..2 to partition 0 of `sink`, then
+    sendOffsetsToTransaction(offsets, group), then commit (or abort if that fails)."""
+    args = ["--transactional-id", f"kcts-java-txn-{uuid.uuid4().hex[:10]}", "--group", group,
+            "--output-topic", sink, "--records", str(TXN_RECORDS)]
+    for o in offsets:
+        args += ["--offset", o.arg()]
+    written = [f"txn-value-{i}".encode() for i in range(TXN_RECORDS)]
+    return _run_java(cluster, "Kip1319Txn", args, group, sink, _asked(cluster, offsets), written, rule)
+
+
+def java_copy(
+    cluster: Cluster, source: str, sink: str, group: str, values: list[bytes], transaction_size: int = 5,
+    timeout: float = 120.0,
+) -> ClientRun:
+    """Write `values` to partition 0 of `source`, then copy them to `sink` with Kip1319Copier, a
+    consumer-protocol group member, in transactions of `transaction_size`."""
+    with kafka.producer(cluster.client_config()) as producer:
+        for v in values:
+            producer.produce(source, v, partition=0)
+        left = producer.flush(30)
+    assert left == 0, f"{left} of {len(values)} input records to {source} not delivered"
+    args = [
+        "--input-topic", source, "--output-topic", sink, "--group", group,
+        "--transactional-id", f"kcts-java-copier-{uuid.uuid4().hex[:10]}", "--messages", str(len(values)),
+        "--transaction-size", str(transaction_size), "--group-protocol", "consumer",
+        "--timeout-ms", str(int(timeout * 1000) - 10_000),
+    ]
+    asked = _asked(cluster, [Offset(source, 0, len(values))])
+    return _run_java(cluster, "Kip1319Copier", args, group, sink, asked, list(values), timeout=timeout)
+
+
+# -- the situations of the checks ---------------------------------------------------------------
+
+def java_copy_20(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
+    """20 records copied in 4 transactions of 5."""
+    return java_copy(cluster, source, sink, group, [f"copy-{i:02d}".encode() for i in range(20)])
+
+
+def java_commit_capped(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
+    """The proxy caps TxnOffsetCommit at v5 in ApiVersions; the offset is (source-0, 11, epoch 0)."""
+    rule = CapVersion(TXN_OFFSET_COMMIT, max_version=5)
+    return java_transaction(cluster, sink, group, [Offset(source, 0, 11, 0)], rule)
+
+
+def java_commit_without_topic_id(cluster: Cluster, with_id: str, without_id: str, sink: str, group: str) -> ClientRun:
+    """The proxy answers Metadata with the zero topic ID for `without_id`; the offsets are
+    (with_id-0, 5, epoch 0) and (without_id-0, 7)."""
+    rule = StripTopicIds(topics=frozenset({without_id}))
+    return java_transaction(cluster, sink, group, [Offset(with_id, 0, 5, 0), Offset(without_id, 0, 7)], rule)
+
+
+def java_commit_retrying(cluster: Cluster, first: str, second: str, sink: str, group: str) -> ClientRun:
+    """The proxy answers the first two v6 TxnOffsetCommits with UNKNOWN_TOPIC_ID for every
+    partition; the offsets are (first-0, 5, epoch 0) and (second-0, 9, epoch 0)."""
+    rule = ReplaceErrors(TXN_OFFSET_COMMIT, error=errors.UNKNOWN_TOPIC_ID, count=2, versions=(6, 6))
+    return java_transaction(cluster, sink, group, [Offset(first, 0, 5, 0), Offset(second, 0, 9, 0)], rule)
+
+
+def java_commit_group_error(cluster: Cluster, source: str, sink: str, group: str, error: str) -> ClientRun:
+    """The proxy answers the first v6 TxnOffsetCommit with `error` (a name); the offset is (source-0, 5, epoch 0)."""
+    rule = ReplaceErrors(TXN_OFFSET_COMMIT, error=errors.error_code(error), count=1, versions=(6, 6))
+    return java_transaction(cluster, sink, group, [Offset(source, 0, 5, 0)], rule)
+
+
+def pre_kip_java_copy(cluster: Cluster) -> ClientRun:
+    """On a broker without KIP-1319 (topics made here): 10 records copied in transactions of 5."""
+    source, sink = side_topic(cluster, "pre-kip-source"), side_topic(cluster, "pre-kip-sink")
+    group = f"kcts-pre-kip-copier-{uuid.uuid4().hex[:10]}"
+    return java_copy(cluster, source, sink, group, [f"old-{i}".encode() for i in range(10)])
+
+
+def tv1_java_commit(cluster: Cluster) -> ClientRun:
+    """On a transaction.version=1 cluster (topics made here): one transaction committing (source-0, 4, epoch 0)."""
+    source, sink = side_topic(cluster, "tv1-source"), side_topic(cluster, "tv1-sink")
+    group = f"kcts-tv1-group-{uuid.uuid4().hex[:10]}"
+    return java_transaction(cluster, sink, group, [Offset(source, 0, 4, 0)])
+
+
+def librdkafka_commit(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
+    """A transactional librdkafka producer (through the proxy) writes one record to `sink`, calls
+    send_offsets_to_transaction((source-0, 3), the group metadata of a consumer of `group`) and commits."""
+    broker = advertised(cluster).describe()
+    written = [b"rdkafka-txn"]
+    with Proxy.for_cluster(cluster) as proxy:
+        config = proxy.client_config()
+        with (kafka.producer({**config, "transactional.id": f"kcts-rdkafka-{sink}"}) as producer,
+              kafka.consumer({**config, "group.id": group}) as member):
+            producer.init_transactions(30)
+            producer.begin_transaction()
+            for value in written:
+                producer.produce(sink, value, partition=0)
+            producer.send_offsets_to_transaction([TopicPartition(source, 0, 3)], member.consumer_group_metadata(), 30)
+            producer.commit_transaction(30)
+    proxy.check()
+    commits = [proxy_exchange(e) for e in proxy.recording.exchanges(TXN_OFFSET_COMMIT)]
+    used = sorted({(e.api, e.version) for e in proxy.recording.exchanges()})
+    visible = read_committed(cluster.client_config(), sink)
+    asked = _asked(cluster, [Offset(source, 0, 3)])
+    return ClientRun(f"librdkafka {LIBRDKAFKA}", broker, group, None, [], commits, None, asked, [], written, visible,
+                     used, proxy.describe(), "")
+
+
+def client_matrix(run: ClientRun, prefix: str = "librdkafka") -> dict[str, str]:
+    """What the client matrix shows of a run: the TxnOffsetCommit versions sent, every API version used."""
+    return {
+        f"{prefix}_txn_offset_commit_versions": ",".join(map(str, sorted({c["version"] for c in run.commits}))),
+        f"{prefix}_api_versions": " ".join(f"{api}:v{v}" for api, v in run.api_versions),
+    }
+
+
+def error_label(name: str) -> str:
+    """`GROUP_ID_NOT_FOUND(69)` for "GROUP_ID_NOT_FOUND"."""
+    return errors.describe(errors.error_code(name))
+

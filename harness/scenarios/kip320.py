@@ -1,0 +1,523 @@
+"""KIP-320 situations: partitions with an epoch history, the probes that ask about it, and committed epochs.
+
+Two histories feed the KIP-320 broker checks. `leader_moves` changes leaders by reassignment and
+preferred election only (no fault, so it runs on any target that applies reassignments).
+`nemesis_history` changes them the hard ways: a clean stop, a crash, a failback, and a forced
+unclean election that truncates the old leader. Every write is acknowledged by all replicas and
+lands in one known epoch: the partition's epoch is read before and after it, and a write whose
+epoch moved under it is an error.
+
+The probes read a history back: epoch-validation probes send one request per (version,
+CurrentLeaderEpoch) to the leader and to an in-sync follower; `end_offsets` and
+`list_offsets_epochs` ask the leader about each past epoch; `replica_logs` reads the log from
+every in-sync replica. `committed_epochs` commits (offset, epoch) pairs with every OffsetCommit
+and TxnOffsetCommit version and reads each back with every OffsetFetch version.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Producer
+
+from harness.clients import kafka
+from harness.clients import raw as rr
+from harness.clients import transactions as tx
+from harness.clients.history import produce
+from harness.cluster.base import Cluster, NodeState
+from harness.errors import ClusterError
+from harness.nemesis.faults import Crash, LeaderFailover
+from harness.nemesis.leadership import elect_preferred, move_leader
+from harness.nemesis.unclean import UncleanElection, force_unclean_election
+from harness.protocol import errors
+from harness.protocol.client import RawClient
+from harness.protocol.records import RecordBatch
+from harness.protocol.sentinels import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from harness.waiting import WaitTimeout, wait_until
+
+RECORDS_PER_EPOCH = 5
+# Every case the KIP names: no epoch (-1), the current one, an older one, a newer one.
+CASES = ("unset", "current", "older", "newer")
+FIRST_WITH_EPOCH = {"OffsetCommit": 6, "TxnOffsetCommit": 2, "OffsetFetch": 5}
+TV2_TXN_OFFSET_COMMIT = 5  # KIP-890: from v5 the group coordinator adds itself to the transaction
+
+
+# -- histories -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Append:
+    """Acknowledged writes [first, last], all appended while `leader` led at `epoch`."""
+
+    first: int
+    last: int
+    epoch: int
+    leader: int
+
+
+@dataclass(frozen=True)
+class Step:
+    """The partition after one step: its leader, and the epoch each running broker's Metadata gives."""
+
+    step: str
+    leader: int
+    epochs: dict[int, int]
+
+
+@dataclass(frozen=True)
+class EpochHistory:
+    """One partition's past: what was appended in which epoch, and every broker's view after each step."""
+
+    name: str
+    topic: str
+    topic_id: uuid.UUID
+    appends: tuple[Append, ...]
+    steps: tuple[Step, ...]
+    unclean: UncleanElection | None = None
+
+    def append_dicts(self) -> list[dict[str, int]]:
+        return [{"first": a.first, "last": a.last, "epoch": a.epoch} for a in self.appends]
+
+    def step_dicts(self) -> list[dict[str, Any]]:
+        return [{"step": s.step, "leader": s.leader, "epochs": s.epochs} for s in self.steps]
+
+
+class _HistoryWriter:
+    """Writes and observes one partition's history through a raw connection to every broker."""
+
+    def __init__(self, cluster: Cluster, raw: rr.RawConnector, producer: Producer, topic: str) -> None:
+        self.cluster = cluster
+        self.raw = raw
+        self.producer = producer
+        self.topic = topic
+        self.appends: list[Append] = []
+        self.steps: list[Step] = []
+        self._clients: dict[int, RawClient] = {}
+
+    def _client(self, broker: int) -> RawClient:
+        if broker not in self._clients or self._clients[broker].closed:
+            self._clients[broker] = self.raw(broker)
+        return self._clients[broker]
+
+    def write(self, tag: str, n: int = RECORDS_PER_EPOCH) -> None:
+        topic = self.topic
+        before = self.cluster.partition_state(topic)
+        written = produce(self.producer, topic, [f"{tag}-{i}".encode() for i in range(n)])
+        after = self.cluster.partition_state(topic)
+        if written.failed or after.leader_epoch != before.leader_epoch:
+            raise ClusterError(
+                f"write '{tag}' to {topic} did not land in one epoch: epoch {before.leader_epoch} -> "
+                f"{after.leader_epoch}, failed {written.failed[:3]}"
+            )
+        offsets = [w.offset for w in written.acked]
+        self.appends.append(Append(min(offsets), max(offsets), before.leader_epoch, before.leader))
+
+    def observe(self, step: str) -> None:
+        """Record each running broker's own Metadata epoch, once they all agree (or as they stand after 15 s)."""
+        topic = self.topic
+        seen: dict[int, int] = {}
+        leader = [-1]
+
+        def agreed() -> bool:
+            seen.clear()
+            for b in self.cluster.running_brokers():
+                p = rr.partition_metadata(self._client(b), topic)
+                seen[b] = p["LeaderEpoch"]
+                leader[0] = p["LeaderId"]
+            return len(set(seen.values())) == 1
+
+        try:
+            wait_until(agreed, 15, lambda: f"{topic}: brokers' epochs {seen}")
+        except WaitTimeout:
+            pass  # the disagreement itself is recorded below; the Metadata check judges it
+        self.steps.append(Step(step, leader[0], dict(seen)))
+
+    def history(
+        self, name: str, topic_id: uuid.UUID, unclean: UncleanElection | None = None
+    ) -> EpochHistory:
+        return EpochHistory(name, self.topic, topic_id, tuple(self.appends), tuple(self.steps), unclean)
+
+
+def leader_moves(cluster: Cluster, topic: str, moves: int = 3) -> EpochHistory:
+    """Write in the first epoch, then `moves` times: move the leader to the next in-sync replica, write.
+
+    `topic`: 3 replicas. A target that does not apply the moves raises `TargetRefused`.
+    """
+    raw = rr.RawConnector(cluster)
+    try:
+        with (kafka.producer({**cluster.client_config(), "acks": "all"}) as producer,
+              kafka.admin(cluster.client_config()) as admin):
+            mover = raw(cluster.broker_ids[0])
+            tid = rr.topic_id(mover, topic)
+            w = _HistoryWriter(cluster, raw, producer, topic)
+            w.write("created")
+            w.observe("created")
+            for i in range(moves):
+                state = move_leader(cluster, mover, admin, topic)
+                w.observe(f"leader move to {state.leader}")
+                w.write(f"move{i}")
+            return w.history("leader-moves", tid)
+    finally:
+        raw.close()
+
+
+def nemesis_history(cluster: Cluster, topic: str) -> EpochHistory:
+    """Elections by clean stop, failback, crash and forced unclean election, with writes in each epoch.
+
+    The topic has two replicas, min.insync.replicas=1 and unclean election enabled, as the
+    unclean-election recipe needs. Every node runs again when this returns.
+    """
+    config = cluster.client_config()
+    raw = rr.RawConnector(cluster)
+    try:
+        with (kafka.producer({**config, "acks": "all"}) as producer,
+              kafka.producer({**config, "acks": "1", "enable.idempotence": False}) as divergent,
+              kafka.admin(config) as admin):
+            tid = rr.topic_id(raw(cluster.broker_ids[0]), topic)
+            w = _HistoryWriter(cluster, raw, producer, topic)
+            replicas = set(cluster.partition_state(topic).replicas)
+            w.write("created")
+            w.observe("created")
+
+            old, _, _, _ = LeaderFailover(cluster, topic).run()
+            w.observe(f"clean stop of leader {old}")
+            w.write("after-clean-stop")
+            cluster.start_node(old)
+            cluster.wait_for_isr(topic, 0, replicas)
+
+            state = elect_preferred(cluster, admin, topic)
+            w.observe(f"failback to preferred leader {state.leader}")
+            w.write("after-failback")
+
+            crash = Crash(cluster, "leader", topic)
+            crashed = crash.inject()
+            before = w.steps[-1]
+            cluster.wait_for_partition(
+                topic, 0,
+                lambda s: s.leader not in (-1, crashed) and s.leader_epoch > max(before.epochs.values()),
+                f"a leader other than the crashed {crashed}",
+            )
+            w.observe(f"crash of leader {crashed}")
+            w.write("after-crash")
+            crash.heal()
+            cluster.wait_for_isr(topic, 0, replicas)
+
+            unclean = force_unclean_election(
+                cluster, topic,
+                write_divergent=lambda: produce(divergent, topic, [b"divergent"] * RECORDS_PER_EPOCH),
+            )
+            w.observe(f"unclean election of {unclean.new_leader}")
+            w.write("after-unclean")
+            return w.history("nemesis", tid, unclean)
+    finally:
+        raw.close()
+        for b in cluster.broker_ids:
+            if cluster.node_state(b) is not NodeState.RUNNING:
+                cluster.start_node(b)
+
+
+# -- reading a history back ------------------------------------------------------------------
+
+
+def _seen_by(raw: rr.RawConnector, broker: int, topic: str) -> dict[str, Any]:
+    """The partition as `broker`'s own Metadata answer gives it (LeaderId, LeaderEpoch, IsrNodes)."""
+    return rr.partition_metadata(raw(broker), topic)
+
+
+def _leader_and_follower(raw: rr.RawConnector, topic: str) -> tuple[int, int, int]:
+    """(leader, an in-sync follower, epoch), where leader and follower agree on the epoch."""
+    p = _seen_by(raw, raw.cluster.running_brokers()[0], topic)
+    p = _seen_by(raw, p["LeaderId"], topic)
+    follower = next(b for b in p["IsrNodes"] if b != p["LeaderId"])
+    theirs = _seen_by(raw, follower, topic)["LeaderEpoch"]
+    assert theirs == p["LeaderEpoch"], (
+        f"premise: leader {p['LeaderId']} is at epoch {p['LeaderEpoch']}, follower {follower} at {theirs}"
+    )
+    return p["LeaderId"], follower, p["LeaderEpoch"]
+
+
+@dataclass(frozen=True)
+class LeaderAnswers:
+    """What the leader holds (its log up to the high watermark) and what it answered about that past.
+
+    `answers`: OffsetsForLeaderEpoch, {asked epoch: partition answer}; ListOffsets, a list of
+    {version, timestamp, partition}.
+    """
+
+    history: str
+    topic: str
+    leader: int
+    current_epoch: int
+    batches: list[RecordBatch]
+    log_end: int
+    answers: Any
+
+    def blob(self) -> bytes:
+        """The batches re-encoded, as the recorded answers keep them."""
+        return b"".join(b.encode() for b in self.batches)
+
+
+def end_offsets(cluster: Cluster, history: EpochHistory) -> LeaderAnswers:
+    """OffsetsForLeaderEpoch (top version, with the current epoch) from the leader for every epoch in
+    its log, the current one, the next one and one far above every known epoch."""
+    raw = rr.RawConnector(cluster)
+    try:
+        leader, _, epoch = _leader_and_follower(raw, history.topic)
+        client = raw(leader)
+        batches, log_end = rr.read_log(client, history.topic, history.topic_id)
+        asked = sorted({b.partition_leader_epoch for b in batches} | {epoch, epoch + 1, epoch + 7})
+        version = client.max_version("OffsetForLeaderEpoch")
+        answers = {
+            e: rr.offsets_for_leader_epoch(client, version, history.topic, 0, e, current_epoch=epoch) for e in asked
+        }
+        return LeaderAnswers(history.name, history.topic, leader, epoch, batches, log_end, answers)
+    finally:
+        raw.close()
+
+
+def list_offsets_epochs(cluster: Cluster, history: EpochHistory) -> LeaderAnswers:
+    """ListOffsets from the leader, with the current epoch, at v4 (the first with LeaderEpoch) and the
+    top version: EARLIEST, LATEST, and the base timestamp of every data batch."""
+    raw = rr.RawConnector(cluster)
+    try:
+        leader, _, epoch = _leader_and_follower(raw, history.topic)
+        client = raw(leader)
+        batches, log_end = rr.read_log(client, history.topic, history.topic_id)
+        times = [b.base_timestamp for b in batches if not b.is_control]
+        answers = []
+        for version in sorted({4, client.max_version("ListOffsets")}):
+            for ts in [EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, *times]:
+                p = rr.list_offsets(client, version, history.topic, 0, ts, current_epoch=epoch)
+                answers.append({"version": version, "timestamp": ts, "partition": p})
+        return LeaderAnswers(history.name, history.topic, leader, epoch, batches, log_end, answers)
+    finally:
+        raw.close()
+
+
+@dataclass(frozen=True)
+class ReplicaLogs:
+    """The partition's log as each in-sync replica serves it, the leader first."""
+
+    history: str
+    leader: int
+    log_end: int
+    logs: dict[int, list[RecordBatch]]
+
+    def role(self, broker: int) -> str:
+        return "leader" if broker == self.leader else "follower"
+
+    @staticmethod
+    def blob(batches: list[RecordBatch]) -> bytes:
+        """The batches re-encoded, as the recorded answers keep them."""
+        return b"".join(b.encode() for b in batches)
+
+
+def replica_logs(cluster: Cluster, history: EpochHistory) -> ReplicaLogs:
+    """Read the log (Fetch at the top version) from the leader and from every in-sync follower, each
+    once its high watermark has reached the leader's."""
+    raw = rr.RawConnector(cluster)
+    try:
+        leader = _seen_by(raw, cluster.running_brokers()[0], history.topic)["LeaderId"]
+        followers = [b for b in _seen_by(raw, leader, history.topic)["IsrNodes"] if b != leader]
+        leader_log, log_end = rr.read_log(raw(leader), history.topic, history.topic_id)
+        logs = {leader: leader_log}
+
+        def caught_up(broker: int) -> list[RecordBatch] | None:
+            batches, high_watermark = rr.read_log(raw(broker), history.topic, history.topic_id)
+            return batches if high_watermark >= log_end else None
+
+        for follower in followers:
+            # A follower learns the high watermark on its next fetch; read it once it has caught up.
+            logs[follower] = wait_until(
+                lambda f=follower: caught_up(f), 15,
+                lambda f=follower: f"follower {f}'s high watermark reaching the leader's {log_end}",
+            )
+        return ReplicaLogs(history.name, leader, log_end, logs)
+    finally:
+        raw.close()
+
+
+# -- epoch validation ------------------------------------------------------------------------
+
+
+def requested_epochs(current: int) -> list[int]:
+    """The CurrentLeaderEpoch of each case in `CASES`."""
+    return [rr.NO_EPOCH, current, current - 1, current + 1]
+
+
+def _probe(
+    client: RawClient, broker: int, role: str, api: str, lowest: int, current: int,
+    send: Callable[[int, int], dict[str, Any]], epoch_field_from: int,
+) -> list[dict[str, Any]]:
+    """Send `send(version, epoch)` for each version from `lowest` and each requested epoch; versions
+    before `epoch_field_from` carry no CurrentLeaderEpoch and are sent once, without one."""
+    answers = []
+    for version in rr.versions(client, api, lowest):
+        epochs = requested_epochs(current) if version >= epoch_field_from else [rr.NO_EPOCH]
+        for epoch in epochs:
+            answers.append({
+                "api": api, "version": version, "broker": broker, "role": role,
+                "requested_epoch": epoch, "current_epoch": current, "partition": send(version, epoch),
+            })
+    return answers
+
+
+def _probe_api(client: RawClient, broker: int, role: str, api: str, h: EpochHistory, current: int,
+               lowest: int | None) -> list[dict[str, Any]]:
+    if api == "Fetch":
+        return _probe(
+            client, broker, role, api, 0 if lowest is None else lowest, current,
+            lambda v, e: rr.fetch(client, v, h.topic, h.topic_id, 0, 0, current_epoch=e), epoch_field_from=9,
+        )
+    if api == "OffsetForLeaderEpoch":
+        return _probe(
+            client, broker, role, api, 2 if lowest is None else lowest, current,
+            lambda v, e: rr.offsets_for_leader_epoch(client, v, h.topic, 0, current, current_epoch=e),
+            epoch_field_from=2,
+        )
+    if api == "ListOffsets":
+        return _probe(
+            client, broker, role, api, 4 if lowest is None else lowest, current,
+            lambda v, e: rr.list_offsets(client, v, h.topic, 0, -1, current_epoch=e), epoch_field_from=4,
+        )
+    raise ValueError(f"no epoch-validation probe for {api}")
+
+
+def _wait_for_follower_high_watermark(
+    raw: rr.RawConnector, h: EpochHistory, leader: int, follower: int, epoch: int
+) -> None:
+    """A follower serves up to its own high watermark, which trails the leader's by a fetch round:
+    the probes start once it has caught up, so that "served" means records came back."""
+
+    def high_watermarks() -> tuple[int, int]:
+        return tuple(  # type: ignore[return-value]
+            rr.fetch(raw(b), 11, h.topic, h.topic_id, 0, 0, current_epoch=epoch)["HighWatermark"]
+            for b in (leader, follower)
+        )
+
+    wait_until(lambda: len(set(high_watermarks())) == 1 and high_watermarks()[0] > 0, 30,
+               lambda: f"leader {leader} and follower {follower} high watermarks {high_watermarks()}")
+
+
+@dataclass(frozen=True)
+class ValidationProbes:
+    """Epoch-validation answers, each {api, version, broker, role, requested_epoch, current_epoch,
+    partition}, from a leader and an in-sync follower that agree on the partition's epoch."""
+
+    topic: str
+    leader: int
+    follower: int
+    epoch: int
+    answers: list[dict[str, Any]]
+
+
+def epoch_validation(
+    cluster: Cluster, history: EpochHistory, api: str, roles: tuple[str, ...] = ("leader", "follower"),
+    lowest: int | None = None,
+) -> ValidationProbes:
+    """Probe `api` (Fetch, OffsetForLeaderEpoch or ListOffsets) on the leader and/or an in-sync
+    follower of `history`'s partition: one request per version (from `lowest`, default the first
+    version the probe knows) and requested epoch (`CASES`). A follower is probed with Fetch only
+    once its high watermark has caught up with the leader's."""
+    raw = rr.RawConnector(cluster)
+    try:
+        leader, follower, epoch = _leader_and_follower(raw, history.topic)
+        if api == "Fetch" and "follower" in roles:
+            _wait_for_follower_high_watermark(raw, history, leader, follower, epoch)
+        answers: list[dict[str, Any]] = []
+        for role in roles:
+            broker = leader if role == "leader" else follower
+            answers += _probe_api(raw(broker), broker, role, api, history, epoch, lowest)
+        return ValidationProbes(history.topic, leader, follower, epoch, answers)
+    finally:
+        raw.close()
+
+
+# -- committed epochs ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CommittedEpochs:
+    """Each round: {commit, read, sent: {offset, epoch}, got: {offset, epoch, error}}."""
+
+    topic: str
+    group: str
+    rounds: list[dict[str, Any]]
+
+
+def _txn_commit(
+    raw: rr.RawConnector, any_broker: RawClient, version: int, txn_id: str, group: str, gcoord: RawClient,
+    topic: str, tid: uuid.UUID, offset: int, epoch: int,
+) -> int:
+    """Commit (offset, epoch) in a transaction with TxnOffsetCommit `version`, then commit the
+    transaction; the TxnOffsetCommit partition error code."""
+    tcoord = raw(tx.coordinator_id(any_broker, txn_id, 1))
+    init = tx.settle(
+        lambda: tcoord.send("InitProducerId", tcoord.max_version("InitProducerId"),
+                            {"TransactionalId": txn_id, "TransactionTimeoutMs": 60000}),
+        tx.TRANSACTION_TRANSIENT, "InitProducerId",
+    )
+    assert init["ErrorCode"] == 0, f"InitProducerId: {errors.describe(init['ErrorCode'])}"
+    producer = {"TransactionalId": txn_id, "ProducerId": init["ProducerId"], "ProducerEpoch": init["ProducerEpoch"]}
+    # Before KIP-890's v5 the producer adds the group to its transaction itself, and ends it at v4.
+    end_version = tcoord.max_version("EndTxn") if version >= TV2_TXN_OFFSET_COMMIT else min(4, tcoord.max_version(
+        "EndTxn"))
+    if version < TV2_TXN_OFFSET_COMMIT:
+        added = tx.settle(
+            lambda: tcoord.send("AddOffsetsToTxn", min(3, tcoord.max_version("AddOffsetsToTxn")),
+                                {**producer, "GroupId": group}),
+            tx.TRANSACTION_TRANSIENT, "AddOffsetsToTxn",
+        )
+        assert added["ErrorCode"] == 0, f"AddOffsetsToTxn: {errors.describe(added['ErrorCode'])}"
+    key = {"TopicId": tid} if version >= 6 else {"Name": topic}
+    part = {"PartitionIndex": 0, "CommittedOffset": offset, "CommittedLeaderEpoch": epoch, "CommittedMetadata": None}
+    body = {**producer, "GroupId": group, tx.generation_field(gcoord, "TxnOffsetCommit"): -1, "MemberId": "",
+            "GroupInstanceId": None, "Topics": [{**key, "Partitions": [part]}]}
+    code = tx.settle(
+        lambda: {"ErrorCode": gcoord.send("TxnOffsetCommit", version, body)["Topics"][0]["Partitions"][0]["ErrorCode"]},
+        tx.TRANSACTION_TRANSIENT, f"TxnOffsetCommit v{version}",
+    )["ErrorCode"]
+    end = tcoord.send("EndTxn", end_version, {**producer, "Committed": code == 0})
+    assert end["ErrorCode"] == 0, f"EndTxn v{end_version}: {errors.describe(end['ErrorCode'])}"
+    return code
+
+
+def committed_epochs(
+    cluster: Cluster, topic: str, group: str, transactional_id: Callable[[str], str]
+) -> CommittedEpochs:
+    """Commit its own (offset, epoch) to `group` with each OffsetCommit version (v6+), then in a
+    committed transaction with each TxnOffsetCommit version (v2+, `transactional_id(hint)` names
+    each transaction); after each commit, read it back with every OffsetFetch version (v5+).
+    A commit the coordinator refuses is a broken premise (AssertionError)."""
+    raw = rr.RawConnector(cluster)
+    try:
+        any_broker = raw(cluster.running_brokers()[0])
+        tid = rr.topic_id(any_broker, topic)
+        gcoord = raw(tx.coordinator_id(any_broker, group, 0))
+        # Newest first: RequireStable (v7+) waits out a transaction's markers, which land after EndTxn
+        # returns; the versions without it then read the settled commit.
+        reads = sorted(rr.versions(gcoord, "OffsetFetch", FIRST_WITH_EPOCH["OffsetFetch"]), reverse=True)
+        rounds: list[dict[str, Any]] = []
+
+        def read_back(commit: str, code: int, offset: int, epoch: int) -> None:
+            assert code == 0, f"{commit} of ({offset}, epoch {epoch}) refused: {errors.describe(code)}"
+            for fv in reads:
+                rounds.append({"commit": commit, "read": f"OffsetFetch v{fv}",
+                               "sent": {"offset": offset, "epoch": epoch},
+                               "got": rr.offset_fetch(gcoord, fv, group, topic, tid, 0)})
+
+        for v in rr.versions(gcoord, "OffsetCommit", FIRST_WITH_EPOCH["OffsetCommit"]):
+            offset, epoch = 100 + v, 10 + v
+            read_back(f"OffsetCommit v{v}", rr.offset_commit(gcoord, v, group, topic, tid, 0, offset, epoch),
+                      offset, epoch)
+        for v in rr.versions(gcoord, "TxnOffsetCommit", FIRST_WITH_EPOCH["TxnOffsetCommit"]):
+            offset, epoch = 200 + v, 30 + v
+            txn_id = transactional_id(f"kip320-committed-epoch-{v}")
+            code = _txn_commit(raw, any_broker, v, txn_id, group, gcoord, topic, tid, offset, epoch)
+            read_back(f"TxnOffsetCommit v{v}", code, offset, epoch)
+        return CommittedEpochs(topic, group, rounds)
+    finally:
+        raw.close()

@@ -1,0 +1,281 @@
+"""KIP-359 situations: the target's Produce schema, epoch probes, a former leader asked to append, and
+idempotent producers writing through failovers.
+
+- `produce_schema`: the Produce versions a broker speaks, with its own schema (the check reads the
+  partition fields from it).
+- `produce_epoch_probes`: after one leader move (so that an older epoch exists), one Produce per
+  version with CurrentLeaderEpoch and per requested epoch (`kip320.CASES`) to the leader.
+- `former_leader_produce`: after a leader move, one Produce per version to the replica that led
+  before, and what Metadata says of the leader now.
+- `failover_writes`: two producers write the same partition at once, confluent-kafka (librdkafka)
+  from a thread here and the Java client of the target's Java-clients version through kafka-tools'
+  VerifiableProducer, while its leader is crashed, stopped and paused in turn. Between faults each
+  must make progress, so that every failover hits writes in flight. Each fault moves leadership
+  (the controller fences a crashed or paused broker within seconds), is healed, and the partition
+  is back to three in-sync replicas before the next. The log is then read raw, whole.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import KafkaError, Message, Producer
+
+from harness import session
+from harness.clients import kafka
+from harness.clients import raw as rr
+from harness.clients.jvm import VERIFIABLE_PRODUCER, JavaClient
+from harness.cluster.base import Cluster, PartitionState
+from harness.kafka.dist import resolve
+from harness.nemesis.faults import CleanStop, Crash, Fault, Pause
+from harness.nemesis.leadership import move_leader
+from harness.protocol.records import encode_batch
+from harness.protocol.spec import SpecSet
+from harness.scenarios.kip320 import requested_epochs
+from harness.waiting import wait_until
+
+PROGRESS = 100  # acknowledged writes each producer must add between two faults
+JAVA_PREFIX = 7  # VerifiableProducer values are "<prefix>.<n>"
+
+
+# -- the Produce schema and epoch probes -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProduceSchema:
+    """The Produce versions a broker and our spec set both speak, the spec set, and what the broker advertises."""
+
+    broker: int
+    specs: SpecSet
+    spoken: list[int]
+    advertised: tuple[int, int]
+
+
+def produce_schema(cluster: Cluster) -> ProduceSchema:
+    raw = rr.RawConnector(cluster)
+    try:
+        broker = cluster.running_brokers()[0]
+        client = raw(broker)
+        spoken = rr.versions(client, "Produce")
+        advertised = client.broker_versions[client.specs.api("Produce").key]
+        return ProduceSchema(broker, client.specs, spoken, advertised)
+    finally:
+        raw.close()
+
+
+@dataclass(frozen=True)
+class ProduceEpochProbes:
+    """Produce answers of the leader, each {api, version, broker, role, requested_epoch, current_epoch,
+    partition}, after one leader move (`state`)."""
+
+    topic: str
+    state: PartitionState
+    answers: list[dict[str, Any]]
+
+
+def produce_epoch_probes(cluster: Cluster, topic: str, versions: list[int]) -> ProduceEpochProbes:
+    """Move `topic`'s leader (an epoch above 0, so that an older one exists), then send the leader one
+    acks=all Produce per version in `versions` and per requested epoch."""
+    raw = rr.RawConnector(cluster)
+    try:
+        with kafka.admin(cluster.client_config()) as admin:
+            state = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+        leader = raw(state.leader)
+        tid = rr.topic_id(leader, topic)
+        answers = []
+        for version in versions:
+            for epoch in requested_epochs(state.leader_epoch):
+                body = {"TransactionalId": None, "Acks": -1, "TimeoutMs": 10000, "TopicData": [{
+                    **({"TopicId": tid} if version >= 13 else {"Name": topic}),
+                    "PartitionData": [{"Index": 0, "CurrentLeaderEpoch": epoch, "Records": encode_batch([b"kip359"])}],
+                }]}
+                p = leader.send("Produce", version, body)["Responses"][0]["PartitionResponses"][0]
+                answers.append({"api": "Produce", "version": version, "broker": state.leader, "role": "leader",
+                                "requested_epoch": epoch, "current_epoch": state.leader_epoch, "partition": p})
+        return ProduceEpochProbes(topic, state, answers)
+    finally:
+        raw.close()
+
+
+@dataclass(frozen=True)
+class FormerLeaderProduce:
+    """Produce answers of a replica that no longer leads ({version, broker, partition, node_endpoints}),
+    and the leader as its own Metadata gives it, with its endpoint."""
+
+    topic: str
+    former: int
+    answers: list[dict[str, Any]]
+    leader: int
+    epoch: int
+    endpoint: tuple[str, int]
+
+
+def former_leader_produce(cluster: Cluster, topic: str) -> FormerLeaderProduce:
+    """Move `topic`'s leader, wait until the former leader knows, then send it one Produce per version."""
+    raw = rr.RawConnector(cluster)
+    try:
+        former = cluster.partition_state(topic).leader
+        with kafka.admin(cluster.client_config()) as admin:
+            state = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+        # The former leader must know it no longer leads, or it would take the write.
+        cluster.wait_for_partition(topic, 0, lambda s: s.leader == state.leader, f"broker {former} sees the move",
+                                   broker=former)
+        truth = rr.partition_metadata(raw(state.leader), topic)
+        client = raw(former)
+        tid = rr.topic_id(client, topic)
+        answers = []
+        for version in rr.versions(client, "Produce"):
+            ex = rr.produce(client, version, topic, tid, 0, encode_batch([f"to-former-v{version}".encode()]))
+            answers.append({"version": version, "broker": former, "partition": ex.response["Responses"][0][
+                "PartitionResponses"][0], "node_endpoints": ex.response.get("NodeEndpoints")})
+        endpoint = cluster.probe_address(truth["LeaderId"])
+        return FormerLeaderProduce(topic, former, answers, truth["LeaderId"], truth["LeaderEpoch"], endpoint)
+    finally:
+        raw.close()
+
+
+# -- idempotent producers through failovers --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Writes:
+    """One producer's history: values in send order, acknowledgements, failures."""
+
+    sent: list[str] = field(default_factory=list)
+    acks: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FailoverWrites:
+    topic: str
+    faults: list[str]
+    writes: dict[str, Writes]
+    log: list[dict[str, Any]]
+
+
+class _LibrdkafkaWriter:
+    """Sends `py-<n>` as fast as the producer takes them, until stopped; acks recorded by callback."""
+
+    CONFIG = {
+        "acks": "all", "enable.idempotence": True, "linger.ms": 5,
+        "queue.buffering.max.messages": 200,  # keeps the in-flight window small and steady
+        # A paused leader answers nothing: give up on it after 10 s, as the Java producer below
+        # does, rather than the 60 s socket default, and retry on the new leader.
+        "socket.timeout.ms": 10000, "request.timeout.ms": 10000,
+    }
+
+    def __init__(self, producer: Producer, topic: str) -> None:
+        self.producer = producer
+        self.topic = topic
+        self.writes = Writes()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="kip359-librdkafka-writer", daemon=True)
+
+    def _report(self, err: KafkaError | None, msg: Message) -> None:
+        if err is None:
+            self.writes.acks.append({"value": msg.value().decode(), "offset": msg.offset()})
+        else:
+            self.writes.failures.append(f"{msg.value().decode()}: {err}")
+
+    def _run(self) -> None:
+        n = 0
+        while not self._stop.is_set():
+            value = f"py-{n:06d}"
+            try:
+                self.producer.produce(self.topic, value.encode(), partition=0, on_delivery=self._report)
+            except BufferError:
+                self.producer.poll(0.05)  # the queue is full while a leader is down: wait for acks
+                continue
+            self.writes.sent.append(value)
+            n += 1
+            self.producer.poll(0)
+            self._stop.wait(0.005)  # a steady stream (about 200/s), not a flood, on 2 cores shared with 4 JVMs
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.ident is None:
+            return  # never started
+        self._thread.join(30)
+        left = self.producer.flush(60)
+        if left:
+            self.writes.failures.append(f"{left} records without a delivery report 60 s after the last send")
+
+
+def _java_writes(java: JavaClient) -> Writes:
+    """VerifiableProducer sends <prefix>.0, .1, ... in order: every number up to the last reported was sent,
+    so one with no event at all shows up as unacknowledged."""
+    events = {int(str(e["value"]).split(".")[1]): e for e in java.events
+              if e.get("event") in ("producer_send_success", "producer_send_error")}
+    w = Writes(sent=[f"{JAVA_PREFIX}.{n}" for n in range(max(events, default=-1) + 1)])
+    for n in sorted(events):
+        e = events[n]
+        if e["event"] == "producer_send_success":
+            w.acks.append({"value": str(e["value"]), "offset": e["offset"]})
+        else:
+            w.failures.append(f"{e['value']}: {e.get('exception')} {e.get('message')}")
+    return w
+
+
+def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
+    """Both producers write `topic` (3 replicas, min.insync.replicas=2) through a crash, a clean stop and
+    a pause of its leader; each fault healed and the ISR full again before the next."""
+    config = session.current().scratch("kip359") / "producer.properties"
+    # VerifiableProducer sets retries=0, which idempotence refuses; the file overrides it.
+    config.write_text("enable.idempotence=true\nacks=all\nretries=2147483647\nlinger.ms=5\nrequest.timeout.ms=10000\n")
+    java = JavaClient(resolve(cluster.java_clients), VERIFIABLE_PRODUCER, [
+        "--bootstrap-server", cluster.bootstrap_servers, "--topic", topic, "--throughput", "200",
+        "--value-prefix", str(JAVA_PREFIX), "--command-config", str(config),
+    ])
+    replicas = set(cluster.partition_state(topic).replicas)
+    applied: list[str] = []
+    with kafka.producer({**cluster.client_config(), **_LibrdkafkaWriter.CONFIG}) as producer:
+        py = _LibrdkafkaWriter(producer, topic)
+
+        def acked() -> dict[str, int]:
+            return {"librdkafka": len(py.writes.acks),
+                    "java": sum(1 for e in java.events if e.get("event") == "producer_send_success")}
+
+        def progress() -> None:
+            start = acked()
+            wait_until(lambda: all(acked()[k] >= start[k] + PROGRESS for k in start), 60,
+                       lambda: f"both producers adding {PROGRESS} acks: from {start} to {acked()}; "
+                       f"java {java.describe()}; librdkafka failures {py.writes.failures[:3]}")
+
+        try:
+            java.start()
+            py.start()
+            progress()
+            for fault in (Crash, CleanStop, Pause):
+                f: Fault = fault(cluster, "leader", topic)
+                before = cluster.partition_state(topic)
+                hit = f.inject()
+                after = cluster.wait_for_partition(
+                    topic, 0,
+                    lambda s, hit=hit, e=before.leader_epoch: s.leader not in (-1, hit) and s.leader_epoch > e,
+                    f"a new leader after the {f.name} of {hit}",
+                )
+                applied.append(f"{f.name} of {hit}@{before.leader_epoch} -> {after.leader}@{after.leader_epoch}")
+                progress()
+                f.heal()
+                cluster.wait_for_isr(topic, 0, replicas)
+            progress()
+        finally:
+            try:
+                py.stop()
+            finally:
+                java.stop()
+    raw = rr.RawConnector(cluster)
+    try:
+        leader = cluster.partition_state(topic).leader
+        batches, _ = rr.read_log(raw(leader), topic, rr.topic_id(raw(leader), topic))
+    finally:
+        raw.close()
+    log = [{"offset": r.offset, "value": (r.value or b"").decode()} for b in batches if not b.is_control
+           for r in b.records]
+    return FailoverWrites(topic, applied, {"librdkafka": py.writes, "java": _java_writes(java)}, log)

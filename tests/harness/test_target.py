@@ -1,0 +1,96 @@
+"""The one target model: every way in (matrix word, options, profile file) gives the same TargetSpec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.cluster.target import (
+    APACHE,
+    EXTERNAL,
+    KFAKE,
+    Security,
+    TargetSpec,
+    from_options,
+    from_profile,
+    parse,
+    to_run_args,
+)
+from harness.errors import KctsError
+from harness.kafka.dist import DEFAULT_VERSION
+
+NO_SECURITY = Security()
+
+
+def test_the_matrix_word_and_the_options_name_the_same_target() -> None:
+    assert parse("4.3.1") == from_options("local", "4.3.1", 3, None, NO_SECURITY, None)
+    assert parse("kfake") == from_options("kfake", None, 3, None, NO_SECURITY, None)
+    assert parse("external:127.0.0.1:9092") == from_options("external", None, 3, "127.0.0.1:9092", NO_SECURITY, None)
+
+
+@pytest.mark.parametrize("word", ["4.4.0", "4.0.x", "kfake", "external:127.0.0.1:9092"])
+def test_run_arguments_parse_back_to_the_same_target(word: str) -> None:
+    """The matrix runs each target as `kcts run <to_run_args>`; those arguments must name it again."""
+    spec = parse(word)
+    args = to_run_args(spec)
+
+    def value(flag: str) -> str | None:
+        return args[args.index(flag) + 1] if flag in args else None
+
+    again = from_options(value("--backend") or "local", value("--kafka-version"), int(value("--brokers") or 3),
+                         value("--bootstrap-servers"), NO_SECURITY, value("--java-clients"))
+    assert again == spec
+
+
+def test_java_clients_follow_the_broker_on_apache_and_default_elsewhere() -> None:
+    assert parse("4.3.1").java_clients == "4.3.1"
+    assert parse("kfake").java_clients == DEFAULT_VERSION
+    assert from_options("kfake", None, 3, None, NO_SECURITY, "4.0.x").java_clients == "4.0.2"
+
+
+def test_kafka_version_on_a_target_with_its_own_broker_is_an_error() -> None:
+    with pytest.raises(KctsError, match=r"--kafka-version names the broker version .* --java-clients"):
+        from_options("external", "4.3.1", 3, "127.0.0.1:9092", NO_SECURITY, None)
+
+
+def test_capabilities_come_from_the_kind() -> None:
+    assert parse("4.4.0").capabilities.fault_control and parse("4.4.0").capabilities.leader_moves is True
+    kfake = parse("kfake").capabilities
+    assert not kfake.fault_control and not kfake.side_clusters and kfake.owned and kfake.leader_moves is None
+    external = parse("external:127.0.0.1:9092").capabilities
+    assert not external.owned and not external.node_logs
+
+
+def test_a_profile_file_names_a_target_and_keeps_its_password_out_of_reprs(tmp_path: Path) -> None:
+    profile = tmp_path / "vendor.toml"
+    profile.write_text(
+        '[target]\nkind = "external"\nbootstrap = "127.0.0.1:19092"\nname = "vendor-x"\njava_clients = "4.3.1"\n'
+        '[target.security]\nprotocol = "SASL_PLAINTEXT"\nmechanism = "PLAIN"\nusername = "u"\npassword = "s3cret"\n'
+    )
+    spec = from_profile(profile)
+    got = (spec.kind, spec.bootstrap, spec.label, spec.java_clients)
+    assert got == (EXTERNAL, "127.0.0.1:19092", "vendor-x", "4.3.1")
+    assert spec.security.client_config()["sasl.password"] == "s3cret"
+    assert "s3cret" not in repr(spec) and "s3cret" not in str(spec.environment())
+    assert "s3cret" not in " ".join(to_run_args(spec))
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ('[target]\nkind = "tansu"\n', "unknown target kind 'tansu'"),
+    ('[target]\nkind = "external"\n', "needs a bootstrap address"),
+    ('[target]\nversion = "4.4"\n', "not a Kafka version"),
+    ('[target]\nbrokerz = 3\n', "unknown fields \\['brokerz'\\]"),
+    ("kind = 1\n", "has no \\[target\\] table"),
+])
+def test_a_bad_profile_is_one_clear_error(tmp_path: Path, text: str, error: str) -> None:
+    profile = tmp_path / "bad.toml"
+    profile.write_text(text)
+    with pytest.raises(KctsError, match=error):
+        from_profile(profile)
+
+
+def test_spec_defaults_are_a_local_apache_cluster_of_the_default_version() -> None:
+    spec = TargetSpec()
+    assert (spec.kind, spec.version, spec.brokers, spec.java_clients) == (APACHE, DEFAULT_VERSION, 3, DEFAULT_VERSION)
+    assert parse("kfake").kind == KFAKE
