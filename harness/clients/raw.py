@@ -59,6 +59,12 @@ class RawConnector:
             c.close()
         self._made.clear()
 
+    def __enter__(self) -> RawConnector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def versions(client: RawClient, api: str, lowest: int = 0) -> list[int]:
     """Every version of `api` from `lowest` that both the broker and our spec speak."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 import struct
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -77,16 +76,6 @@ def exchange_record(ex: Exchange) -> dict[str, Any]:
     return {"api": ex.api.name, "version": ex.version, "request": ex.request, "response": ex.response}
 
 
-@contextmanager
-def connector(cluster: Cluster, user: str | None = None) -> Iterator[RawConnector]:
-    """Raw connections to `cluster` (as `user` of a SASL cluster), all closed on exit."""
-    raw = RawConnector(cluster, user=user)
-    try:
-        yield raw
-    finally:
-        raw.close()
-
-
 def group_coordinator(raw: RawConnector, group: str) -> RawClient:
     return raw(tx.coordinator_id(raw(), group, tx.GROUP_KEY))
 
@@ -116,7 +105,7 @@ RequireV6 = Callable[..., Advertised]
 
 def advertised(cluster: Cluster, api: str = TXN_OFFSET_COMMIT) -> Advertised:
     """What the cluster's first broker advertises for `api`."""
-    with connector(cluster) as raw:
+    with RawConnector(cluster) as raw:
         client = raw()
         found = client.broker_versions.get(client.specs.api(api).key)
         return Advertised(f"{client.host}:{client.port}", api, tuple(found) if found else None)
@@ -138,7 +127,7 @@ class Features(Record):
 
 
 def features(cluster: Cluster) -> Features:
-    with connector(cluster) as raw:
+    with RawConnector(cluster) as raw:
         client = raw()
         response = client.api_versions_response
         return Features(f"{client.host}:{client.port}", list(response.get("SupportedFeatures") or []),
@@ -215,7 +204,7 @@ def _commit(
 def commit_by_topic_id(cluster: Cluster, topic: str, unique: Unique) -> TxnCommit:
     """A v6 commit of partitions 0 (offset 42, epoch 3) and 1 (offset 7, epoch 5, metadata) of a
     two-partition topic, named by TopicId only; the transaction commits and OffsetFetch reads back."""
-    with connector(cluster) as raw:
+    with RawConnector(cluster) as raw:
         topic_id = tx.topic_ids(raw(), [topic])[topic]
         topics = [{"TopicId": topic_id, "Partitions": [tx.partition(0, 42, 3), tx.partition(1, 7, 5, "meta")]}]
         return _commit(raw, unique, KIP_VERSION, unique("group"), topics, [_topic_fact(topic, topic_id, 2)],
@@ -224,7 +213,7 @@ def commit_by_topic_id(cluster: Cluster, topic: str, unique: Unique) -> TxnCommi
 
 def commit_unknown_topic_id(cluster: Cluster, topic: str, unique: Unique) -> TxnCommit:
     """A v6 commit naming a random TopicId (partitions 0-2) and a real one-partition topic (partition 0)."""
-    with connector(cluster) as raw:
+    with RawConnector(cluster) as raw:
         known = tx.topic_ids(raw(), [topic])[topic]
         unknown = uuid.uuid4()
         topics = [
@@ -237,7 +226,7 @@ def commit_unknown_topic_id(cluster: Cluster, topic: str, unique: Unique) -> Txn
 
 def commit_missing_partition(cluster: Cluster, topic: str, unique: Unique) -> TxnCommit:
     """A v6 commit of partitions 0, 1 and 5 of a two-partition topic."""
-    with connector(cluster) as raw:
+    with RawConnector(cluster) as raw:
         topic_id = tx.topic_ids(raw(), [topic])[topic]
         topics = [{"TopicId": topic_id, "Partitions": [tx.partition(p, 10) for p in (0, 1, 5)]}]
         return _commit(raw, unique, KIP_VERSION, unique("group"), topics, [_topic_fact(topic, topic_id, 2)],
@@ -275,7 +264,7 @@ def _v6_and_v5(
 
 def unknown_group_answers(cluster: Cluster, topic: str, unique: Unique) -> GroupErrorAnswers:
     """A commit with group membership (generation 1, member "kcts-member") to a group that does not exist."""
-    with connector(cluster) as raw:
+    with RawConnector(cluster) as raw:
         topic_id = tx.topic_ids(raw(), [topic])[topic]
         return _v6_and_v5(raw, unique, topic, topic_id, unique("no-such-group"), 1, "kcts-member")
 
@@ -312,7 +301,7 @@ def _consumer_group_member(raw: RawConnector, group: str, topic: str) -> tuple[s
 
 
 def stale_member_epoch_answers(cluster: Cluster, topic: str, unique: Unique) -> StaleEpochAnswers:
-    with connector(cluster) as raw:
+    with RawConnector(cluster) as raw:
         topic_id = tx.topic_ids(raw(), [topic])[topic]
         group = unique("consumer-group")
         member, epoch, heartbeats = _consumer_group_member(raw, group, topic)
@@ -415,7 +404,7 @@ def _read_all(client: RawClient, topic_id: Any, partition: int) -> list[tuple[in
 
 def persisted_v6_commit(cluster: Cluster, topic: str, unique: Unique) -> PersistedCommit:
     """A committed v6 commit of partition 0 (offset 42, epoch 3) by TopicId, and what it persisted."""
-    with connector(cluster) as raw:
+    with RawConnector(cluster) as raw:
         topic_id = tx.topic_ids(raw(), [topic])[topic]
         group = unique("group")
         topics = [{"TopicId": topic_id, "Partitions": [tx.partition(0, 42, 3)]}]
@@ -434,7 +423,7 @@ def pre_kip_persisted_commit(cluster: Cluster) -> PersistedCommit:
     """On a broker without KIP-1319: a committed commit of partition 0 (offset 21, epoch 2) by name,
     at v5 (or the broker's highest below), and what it persisted."""
     topic = side_topic(cluster, "pre-kip-persisted")
-    with connector(cluster) as raw:
+    with RawConnector(cluster) as raw:
         version = min(5, raw().max_version(TXN_OFFSET_COMMIT))
         topic_id = tx.topic_ids(raw(), [topic])[topic]
         group = f"kcts-pre-kip-{uuid.uuid4().hex[:10]}"
@@ -489,7 +478,7 @@ def acl_setup(cluster: Cluster) -> AclSetup:
             return set(seen) >= set(bindings)
 
         wait_until(listed, 30, lambda: f"ACLs of {principal} listed by the broker: {seen}")
-    with connector(cluster) as raw:
+    with RawConnector(cluster) as raw:
         ids = tx.topic_ids(raw(), [allowed, denied])
     return AclSetup(USER, allowed, ids[allowed], denied, ids[denied], [str(b) for b in bindings])
 
@@ -497,7 +486,7 @@ def acl_setup(cluster: Cluster) -> AclSetup:
 def _commit_as_user(cluster: Cluster, acls: AclSetup, topics: list[dict[str, Any]],
                     facts: list[dict[str, Any]]) -> TxnCommit:
     group = GROUP_PREFIX + uuid.uuid4().hex[:10]
-    with connector(cluster, user=acls.user) as alice:
+    with RawConnector(cluster, user=acls.user) as alice:
         return _commit(alice, lambda hint: TXN_PREFIX + uuid.uuid4().hex[:10], KIP_VERSION, group, topics, facts,
                        commit=False, context=f"ACLs of {acls.user}: {acls.bindings}")
 

@@ -22,6 +22,7 @@ from confluent_kafka import KafkaError, TopicPartition
 from harness.clients import kafka
 from harness.clients import transactions as tx
 from harness.clients.jvm import JavaClient
+from harness.clients.raw import RawConnector
 from harness.cluster.base import Cluster
 from harness.kafka.dist import resolve
 from harness.protocol import errors
@@ -32,7 +33,6 @@ from harness.scenarios.kip1319 import (
     TXN_OFFSET_COMMIT,
     Record,
     advertised,
-    connector,
     fetch_committed,
     side_topic,
 )
@@ -133,7 +133,7 @@ def read_committed(config: dict[str, str], topic: str, partition: int = 0, timeo
 
 
 def _asked(cluster: Cluster, offsets: Sequence[Offset]) -> list[dict[str, Any]]:
-    with connector(cluster) as raw:
+    with RawConnector(cluster) as raw:
         ids = tx.topic_ids(raw(), sorted({o.topic for o in offsets}))
     return [{"topic": o.topic, "topic_id": ids[o.topic], "partition": o.partition, "offset": o.offset,
              "leader_epoch": o.leader_epoch} for o in offsets]
@@ -155,7 +155,7 @@ def _run_java(
     proxy.check()
     commits = [proxy_exchange(e) for e in proxy.recording.exchanges(TXN_OFFSET_COMMIT)]
     used = sorted({(e.api, e.version) for e in proxy.recording.exchanges()})
-    with connector(cluster) as raw:
+    with RawConnector(cluster) as raw:
         fetched = fetch_committed(raw, group, asked)
     visible = read_committed(cluster.client_config(), sink)
     return ClientRun(

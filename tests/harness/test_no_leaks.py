@@ -20,18 +20,27 @@ pytestmark = pytest.mark.live
 
 def start_holder(tmp_path: Path) -> tuple[subprocess.Popen[bytes], dict]:
     hold = tmp_path / "hold.json"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--brokers", "1",
-         "--reports-dir", str(tmp_path / "reports"), str(REPO / "tests" / "sessions" / "hold_cluster.py")],
-        cwd=REPO, env={**os.environ, "KCTS_HOLD_FILE": str(hold)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    with open(tmp_path / "holder.log", "wb") as log:  # the child keeps writing to it; evidence on failure
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--brokers", "1",
+             "--reports-dir", str(tmp_path / "reports"), str(REPO / "tests" / "sessions" / "hold_cluster.py")],
+            cwd=REPO, env={**os.environ, "KCTS_HOLD_FILE": str(hold)}, stdout=log, stderr=subprocess.STDOUT,
+        )
     try:
         wait_until(hold.exists, 120, lambda: f"holder pytest (pid {proc.pid}, exit {proc.poll()}) has not reported")
     except BaseException:
         proc.kill()
         raise
     return proc, json.loads(hold.read_text())
+
+
+def holder_evidence(tmp_path: Path, info: dict) -> str:
+    """The holder's own output and the tail of each node log it wrote: what it was doing when it hung."""
+    parts = [f"--- holder output ---\n{(tmp_path / 'holder.log').read_text(errors='replace')[-4000:]}"]
+    for node_log in sorted((tmp_path / "reports").glob("*/nodes/*.log")):
+        parts.append(f"--- {node_log.name} ---\n{node_log.read_text(errors='replace')[-3000:]}")
+    parts.append(f"--- JVMs still alive: {alive(info['pids'])} ---")
+    return "\n".join(parts)
 
 
 def alive(pids: list[int]) -> list[int]:
@@ -65,7 +74,12 @@ def test_ctrl_c_stops_the_cluster_and_exits(tmp_path: Path) -> None:
     """SIGINT (Ctrl-C) to pytest: it tears the cluster down through its fixtures and exits non-zero."""
     proc, info = start_holder(tmp_path)
     os.kill(proc.pid, signal.SIGINT)
-    code = proc.wait(60)
-    assert code != 0
+    try:
+        code = proc.wait(60)
+    except subprocess.TimeoutExpired:
+        evidence = holder_evidence(tmp_path, info)
+        proc.kill()
+        raise AssertionError(f"pytest was still running 60 s after SIGINT\n{evidence}") from None
+    assert code != 0, holder_evidence(tmp_path, info)
     wait_until(lambda: not alive(info["pids"]) and not Path(info["root"]).exists(), 15,
                lambda: f"alive JVMs {alive(info['pids'])}, root exists {Path(info['root']).exists()}")
