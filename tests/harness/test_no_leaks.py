@@ -18,6 +18,14 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.live
 
 
+def interruptible() -> None:
+    """preexec_fn: SIGINT back to its default in the holder. A shell without job control starts
+    background commands with SIGINT ignored, the ignore is inherited, and Python then installs no
+    KeyboardInterrupt handler: Ctrl-C on a terminal never reaches such a process, so the test must
+    not depend on how its own runner was started."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_holder(tmp_path: Path) -> tuple[subprocess.Popen[bytes], dict]:
     hold = tmp_path / "hold.json"
     with open(tmp_path / "holder.log", "wb") as log:  # the child keeps writing to it; evidence on failure
@@ -25,6 +33,7 @@ def start_holder(tmp_path: Path) -> tuple[subprocess.Popen[bytes], dict]:
             [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--brokers", "1",
              "--reports-dir", str(tmp_path / "reports"), str(REPO / "tests" / "sessions" / "hold_cluster.py")],
             cwd=REPO, env={**os.environ, "KCTS_HOLD_FILE": str(hold)}, stdout=log, stderr=subprocess.STDOUT,
+            preexec_fn=interruptible,
         )
     try:
         wait_until(hold.exists, 120, lambda: f"holder pytest (pid {proc.pid}, exit {proc.poll()}) has not reported")
@@ -37,7 +46,7 @@ def start_holder(tmp_path: Path) -> tuple[subprocess.Popen[bytes], dict]:
 def holder_evidence(tmp_path: Path, info: dict) -> str:
     """The holder's own output and the tail of each node log it wrote: what it was doing when it hung."""
     parts = [f"--- holder output ---\n{(tmp_path / 'holder.log').read_text(errors='replace')[-4000:]}"]
-    for node_log in sorted((tmp_path / "reports").glob("*/nodes/*.log")):
+    for node_log in sorted(p for p in (tmp_path / "reports").glob("*/nodes/*.log") if "latest" not in p.parts):
         parts.append(f"--- {node_log.name} ---\n{node_log.read_text(errors='replace')[-3000:]}")
     parts.append(f"--- JVMs still alive: {alive(info['pids'])} ---")
     return "\n".join(parts)
