@@ -9,6 +9,7 @@ that leaves one open, naming where it was made.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 import traceback
@@ -54,17 +55,19 @@ def left_open(since: frozenset[int]) -> list[OpenClient]:
         return [c for k, c in _open.items() if k not in since and not c.lasting]
 
 
-def _register(kind: str, lasting: bool) -> int:
-    frame = traceback.extract_stack(limit=4)[0]
+@contextmanager
+def _tracked(kind: str, lasting: bool) -> Iterator[None]:
+    """Keep a client in the registry of open ones while the block runs, with where it was made."""
+    frame = next(f for f in reversed(traceback.extract_stack()[:-1])
+                 if f.filename not in (__file__, contextlib.__file__))
     key = next(_ids)
     with _lock:
         _open[key] = OpenClient(key, kind, f"{frame.filename}:{frame.lineno} ({frame.name})", lasting)
-    return key
-
-
-def _forget(key: int) -> None:
-    with _lock:
-        _open.pop(key, None)
+    try:
+        yield
+    finally:
+        with _lock:
+            _open.pop(key, None)
 
 
 def close_producer(producer: Producer, timeout: float = 10.0) -> int:
@@ -82,37 +85,26 @@ def close_producer(producer: Producer, timeout: float = 10.0) -> int:
 def producer(config: dict[str, object], flush_timeout: float = 10.0, lasting: bool = False) -> Iterator[Producer]:
     """A producer, flushed (up to `flush_timeout`), purged and destroyed on exit."""
     p = Producer({**QUIET, **config})
-    key = _register("Producer", lasting)
-    try:
-        yield p
-    finally:
+    with _tracked("Producer", lasting):
         try:
-            close_producer(p, flush_timeout)
+            yield p
         finally:
-            _forget(key)
+            close_producer(p, flush_timeout)
 
 
 @contextmanager
 def consumer(config: dict[str, object], lasting: bool = False) -> Iterator[Consumer]:
     """A consumer, closed (leaving its group) on exit."""
     c = Consumer({**QUIET, **config})
-    key = _register("Consumer", lasting)
-    try:
-        yield c
-    finally:
+    with _tracked("Consumer", lasting):
         try:
-            c.close()
+            yield c
         finally:
-            _forget(key)
+            c.close()
 
 
 @contextmanager
 def admin(config: dict[str, object], lasting: bool = False) -> Iterator[AdminClient]:
     """An admin client, destroyed on exit. `lasting`: a session's client, shared by many checks."""
-    a = AdminClient({**QUIET, **config})
-    key = _register("AdminClient", lasting)
-    try:
-        with a:
-            yield a
-    finally:
-        _forget(key)
+    with AdminClient({**QUIET, **config}) as a, _tracked("AdminClient", lasting):
+        yield a
