@@ -91,6 +91,21 @@ def produce(
     return history
 
 
+def read_through(consumer: Consumer, last: int, what: str, timeout: float = 30.0) -> list[tuple[int, int | None]]:
+    """Poll a subscribed or assigned consumer until it returned the record at offset `last`; the
+    (offset, leader epoch) of every record it returned on the way."""
+    got: list[tuple[int, int | None]] = []
+
+    def through() -> bool:
+        msg = consumer.poll(0.2)
+        if msg is not None and msg.error() is None:
+            got.append((msg.offset(), msg.leader_epoch()))
+        return bool(got) and got[-1][0] >= last
+
+    wait_until(through, timeout, lambda: f"{what} reading through {last}: last {got[-3:]}", interval=0)
+    return got
+
+
 def read_partition(
     consumer: Consumer, topic: str, partition: int, start: int, end: int, timeout: float = 30.0
 ) -> list[Read]:

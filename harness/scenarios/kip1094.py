@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +22,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from harness.clients import kafka
 from harness.clients import raw as rr
-from harness.clients.history import produce
+from harness.clients.history import produce, read_through
 from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster, PartitionState
 from harness.kafka.dist import resolve
@@ -116,22 +115,6 @@ def _java(cluster: Cluster, log: Log, group: str, isolation: str, max_poll_recor
     return driver.events
 
 
-def _librdkafka_reader(consumer: Consumer, topic: str) -> Callable[[int], list[tuple[int, int | None]]]:
-    """`read_through(offset)` polls until the record at `offset` was returned; the records returned."""
-    def read_through(last: int) -> list[tuple[int, int | None]]:
-        got: list[tuple[int, int | None]] = []
-
-        def through() -> bool:
-            msg = consumer.poll(0.2)
-            if msg is not None and msg.error() is None:
-                got.append((msg.offset(), msg.leader_epoch()))
-            return bool(got) and got[-1][0] >= last
-
-        wait_until(through, 30, lambda: f"reading {topic} through {last}: last {got[-3:]}", interval=0)
-        return got
-    return read_through
-
-
 def _committed(consumer: Consumer, topic: str) -> dict[str, int]:
     (tp,) = consumer.committed([TopicPartition(topic, 0)], timeout=10)
     return {"offset": tp.offset, "epoch": tp.leader_epoch}
@@ -169,9 +152,8 @@ def last_epoch_commits(cluster: Cluster, log: Log, group: str, client: str) -> L
         with kafka.consumer({**cluster.client_config(), "group.id": group, "enable.auto.commit": False,
                              "auto.offset.reset": "earliest"}) as consumer:
             consumer.subscribe([log.topic])
-            read_through = _librdkafka_reader(consumer, log.topic)
             for last in (19, log.end - 1):
-                got = read_through(last)
+                got = read_through(consumer, last, log.topic)
                 consumer.commit(asynchronous=False)
                 commits.append({**_committed(consumer, log.topic), "last_offset": got[-1][0],
                                 "last_epoch": got[-1][1]})
@@ -208,7 +190,7 @@ def marker_commit(cluster: Cluster, log: Log, group: str, client: str) -> Marker
         with kafka.consumer({**cluster.client_config(), "group.id": group, "enable.auto.commit": False,
                              "auto.offset.reset": "earliest", "isolation.level": "read_committed"}) as consumer:
             consumer.subscribe([log.topic])
-            _librdkafka_reader(consumer, log.topic)(data[-1].last_offset)
+            read_through(consumer, data[-1].last_offset, log.topic)
             # librdkafka moves position() past trailing control records on a later poll; where it
             # never does, the check reports the position it stayed at.
             try:

@@ -32,13 +32,12 @@ from confluent_kafka.admin import (
 from harness.clients import kafka
 from harness.clients import transactions as tx
 from harness.clients.admin import create_topic, topic_name
-from harness.clients.raw import RawConnector
+from harness.clients.raw import RawConnector, read_log
 from harness.cluster.base import Cluster
 from harness.kafka.dist import FIRST_KIP1319_RELEASE, PRE_KIP1319_RELEASE
 from harness.protocol import errors
 from harness.protocol.client import Exchange, RawClient
 from harness.protocol.coordinator import decode_coordinator_record
-from harness.protocol.records import parse_batches
 from harness.waiting import wait_until
 
 TXN_OFFSET_COMMIT = "TxnOffsetCommit"
@@ -361,7 +360,10 @@ def persisted_offsets(raw: RawConnector, group: str, topic: str) -> tuple[list[d
     leader = next(p["LeaderId"] for p in t["Partitions"] if p["PartitionIndex"] == index)
     owner = raw(leader)
     found: dict[int, dict[str, Any]] = {}
-    for offset, key, value in _read_all(owner, t["TopicId"], index):
+    batches, _ = read_log(owner, OFFSETS_TOPIC, t["TopicId"], index)
+    # Transaction markers share the partition; offset commits are keyed records.
+    records = [(r.offset, r.key, r.value) for b in batches if not b.is_control for r in b.records if r.key is not None]
+    for offset, key, value in records:
         if struct.unpack_from(">h", key)[0] not in OFFSET_COMMIT_TYPES:
             continue  # other groups' records share the partition; only offset commits are read
         rec = decode_coordinator_record(owner.specs, OFFSETS_TOPIC, key, value)
@@ -370,36 +372,6 @@ def persisted_offsets(raw: RawConnector, group: str, topic: str) -> tuple[list[d
             found[p] = {"partition": p, "offset_record": offset, "value_version": rec.value_version,
                         "value": rec.value}
     return [found[p] for p in sorted(found)], None
-
-
-def _read_all(client: RawClient, topic_id: Any, partition: int) -> list[tuple[int, bytes, bytes | None]]:
-    v = client.max_version("Fetch")
-    key = {"TopicId": topic_id} if v >= 13 else {"Topic": OFFSETS_TOPIC}
-    out: list[tuple[int, bytes, bytes | None]] = []
-    position, high_watermark = 0, None
-    while high_watermark is None or position < high_watermark:
-        body = {
-            "ReplicaId": -1,
-            "MaxWaitMs": 0,
-            "MinBytes": 0,
-            "MaxBytes": 8 << 20,
-            "IsolationLevel": 0,
-            "Topics": [{**key, "Partitions": [{"Partition": partition, "FetchOffset": position,
-                                               "PartitionMaxBytes": 8 << 20}]}],
-        }
-        resp = client.send("Fetch", v, body)
-        (p,) = resp["Responses"][0]["Partitions"]
-        assert p["ErrorCode"] == 0, f"Fetch {OFFSETS_TOPIC}-{partition} at {position}: error {p['ErrorCode']}"
-        high_watermark = p["HighWatermark"]
-        batches = parse_batches(p["Records"] or b"")
-        if not batches:
-            break
-        for batch in batches:
-            position = max(position, batch.base_offset + batch.last_offset_delta + 1)
-            if batch.is_control:  # transaction markers share the partition
-                continue
-            out.extend((r.offset, r.key, r.value) for r in batch.records if r.key is not None)
-    return out
 
 
 def persisted_v6_commit(cluster: Cluster, topic: str, unique: Unique) -> PersistedCommit:

@@ -23,7 +23,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from harness.clients import kafka
-from harness.clients.history import produce
+from harness.clients.history import produce, read_through
 from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster
 from harness.kafka.dist import resolve
@@ -75,18 +75,6 @@ def _consumer_config(cluster: Cluster, reset: str, group: str) -> dict[str, obje
     }
 
 
-def _read_through(consumer: Consumer, last: int, what: str) -> None:
-    seen: list[int] = []
-
-    def through() -> bool:
-        msg = consumer.poll(0.2)
-        if msg is not None and msg.error() is None:
-            seen.append(msg.offset())
-        return bool(seen) and seen[-1] >= last
-
-    wait_until(through, 30, lambda: f"{what} read through {last}: last offsets {seen[-3:]}", interval=0)
-
-
 def _poll_into(consumer: Consumer, into: Observed) -> None:
     msg = consumer.poll(0.05)
     if msg is None:
@@ -131,7 +119,7 @@ def unclean_election_watched(cluster: Cluster, topic: str, groups: dict[str, str
                 produce(divergent, topic, [f"divergent-{i}".encode() for i in range(DIVERGENT)])
             last = REPLICATED + DIVERGENT - 1
             for name, c in lib.items():
-                _read_through(c, last, name)
+                read_through(c, last, name)
             for name in [f"java/{r}" for r in RESETS["java"]] + ["java/group"]:
                 java.wait_for(lambda e, n=name: e.get("event") == "record" and e["consumer"] == n
                               and e["offset"] == last, 30, f"{name} reads through {last}")

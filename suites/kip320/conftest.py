@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from fixtures.cluster import Cluster
-from fixtures.module_scope import fault_control, module_topic
+from fixtures.cluster import Cluster, fault_control
+from fixtures.module_scope import module_topic
 from fixtures.topics import RunNames
 from harness.scenarios import kip320
 from harness.scenarios.kip320 import EpochHistory

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from fixtures.cluster import Cluster
-from fixtures.module_scope import fault_control, module_topic
+from fixtures.cluster import Cluster, fault_control
+from fixtures.module_scope import module_topic
 from harness.scenarios.kip359 import FailoverWrites, failover_writes
 
 
