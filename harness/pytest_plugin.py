@@ -29,6 +29,7 @@ from harness.reports.results import RunResults
 MARKERS = {
     **{a.marker: a.description for a in AREAS},
     "live": "a harness test that needs a real cluster",
+    "tansu": "a harness test of the Tansu target (skipped until its binary is built: tox -e vendor)",
     "needs_fault_control": "needs to stop, kill or pause nodes of the target",
 }
 
@@ -196,6 +197,33 @@ def _attach(title: str, text: str) -> None:
     except ImportError:
         return
     allure.attach(text, name=title, attachment_type=allure.attachment_type.TEXT)
+
+
+# ---- wire evidence and ERROR vs FAIL (issue 13; harness/reports/wire.py, harness/reports/results.py) ----
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
+    """Record every RawClient exchange of the check, setup to teardown; RunResults.record writes them
+    as evidence/<check>.wire.json when the check does not pass. Only where results are written."""
+    if RESULTS_KEY not in item.config.stash:
+        return (yield)
+    from harness.reports.wire import recording
+
+    with recording(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+    """Remember the type of what the check's body raised: a failed assertion is a FAIL, anything
+    else (StopIteration, a ProtocolError, a KeyError) an ERROR (harness.verdicts.classify)."""
+    from harness.reports.results import RAISED_KEY
+
+    try:
+        return (yield)
+    except BaseException as exc:
+        pyfuncitem.stash[RAISED_KEY] = type(exc)
+        raise
+# ---- end of wire evidence and ERROR vs FAIL ----
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -7,6 +7,9 @@
 - known client gap: a strict xfail that names the upstream issue; it turns into a failure the day
   the gap is fixed, so the allow-list cannot rot.
 - skip: anything else, always with a reason (e.g. "needs fault control; the target is external").
+- error: the check never reached its verdict: a setup or teardown failure, or a call that raised
+  anything but an assertion (StopIteration, ProtocolError, KeyError, a WaitTimeout): a harness
+  defect or an unmet premise, counted apart from FAIL, which is only ever a failed assertion.
 
 Code below the pytest layer raises `harness.errors.NotSupported`, `TargetRefused`,
 `KnownClientGap` or `FaultControlUnavailable`; `from_exception` turns them into these verdicts (the plugin calls it).
@@ -19,13 +22,20 @@ from typing import NoReturn
 import pytest
 
 from harness.errors import FaultControlUnavailable, KnownClientGap, NotSupported, TargetRefused
+from harness.waiting import WaitTimeout
 
 NOT_SUPPORTED = "NOT_SUPPORTED"
 TARGET_REFUSED = "TARGET_REFUSED"
 KNOWN_CLIENT_GAP = "KNOWN_CLIENT_GAP"
 
 # Matrix cells, in the order reports list them.
-CELLS = ("pass", "fail", "not-supported", "target-refused", "client-gap", "skipped")
+CELLS = ("pass", "fail", "error", "not-supported", "target-refused", "client-gap", "skipped")
+# The cells that say something about the target: a verdict was reached (a known client gap is one:
+# the outcome is known and accounted for). Errors, refusals and skips judged nothing.
+JUDGED = ("pass", "fail", "not-supported", "client-gap")
+# Exceptions that end a call without a verdict although they are AssertionErrors: a wait that timed
+# out is an unmet premise of the scene (the target never got there), not a promise found broken.
+NOT_VERDICTS: tuple[type[BaseException], ...] = (WaitTimeout,)
 
 
 def not_supported(what: str, evidence: str) -> NoReturn:
@@ -72,13 +82,26 @@ def _label(verdict: str) -> None:
     allure.dynamic.tag(verdict)
 
 
-def classify(outcome: str, reason: str | None) -> str:
-    """Map a pytest outcome and its reason to a matrix cell (one of `CELLS`)."""
+def is_verdict(raised: type[BaseException] | None) -> bool:
+    """Whether a call that raised `raised` failed with a verdict: a failed assertion (or `pytest.fail`,
+    a deliberate one). None (no exception known, e.g. a strict xfail that passed) counts as one."""
+    if raised is None:
+        return True
+    if issubclass(raised, NOT_VERDICTS):
+        return False
+    return issubclass(raised, AssertionError | pytest.fail.Exception)
+
+
+def classify(outcome: str, reason: str | None, raised: type[BaseException] | None = None) -> str:
+    """Map a pytest outcome, its reason and (for a failed call) the exception type it raised to a
+    matrix cell (one of `CELLS`). `outcome` "error" is a failed setup or teardown."""
     reason = reason or ""
     if outcome == "passed":
         return "pass"
+    if outcome == "error":
+        return "error"
     if outcome == "failed":
-        return "fail"
+        return "fail" if is_verdict(raised) else "error"
     if NOT_SUPPORTED in reason:
         return "not-supported"
     if TARGET_REFUSED in reason:

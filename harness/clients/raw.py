@@ -69,8 +69,9 @@ class RawConnector:
 def versions(client: RawClient, api: str, lowest: int = 0) -> list[int]:
     """Every version of `api` from `lowest` that both the broker and our spec speak."""
     a = client.specs.api(api)
+    top = client.max_version(api)  # negotiates; a broker without the API raises ApiNotOffered
     lo, hi = client.broker_versions[a.key]
-    return [v for v in range(max(lo, lowest, a.valid_versions.low), client.max_version(api) + 1) if v <= hi]
+    return [v for v in range(max(lo, lowest, a.valid_versions.low), top + 1) if v <= hi]
 
 
 def metadata(client: RawClient, topic: str, version: int | None = None) -> dict[str, Any]:

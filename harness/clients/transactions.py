@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
-from harness.errors import Unrecoverable
+from harness.errors import NotSupported, Unrecoverable
 from harness.protocol import errors
 from harness.protocol.client import Exchange, RawClient
 from harness.protocol.exceptions import ProtocolError
@@ -34,6 +34,24 @@ COORDINATOR_TRANSIENT = frozenset(
 TRANSACTION_TRANSIENT = COORDINATOR_TRANSIENT | {errors.CONCURRENT_TRANSACTIONS}
 
 Answer = Exchange | dict[str, Any]
+
+
+# What a transaction needs of a broker: a producer id, its partitions and offsets added, its end.
+TRANSACTION_APIS = ("InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "TxnOffsetCommit")
+
+
+def require_transactions(client: RawClient) -> None:
+    """Raise `NotSupported` (with what the broker advertised of them) where it lacks any API a
+    transaction needs; such a target cannot be judged on what transactions promise."""
+    if not client.broker_versions:
+        client.negotiate()
+    keys = {a: client.specs.api(a).key for a in TRANSACTION_APIS}
+    missing = [a for a, k in keys.items() if k not in client.broker_versions]
+    if missing:
+        offered = ", ".join(f"{a} v{client.broker_versions[k][0]}-{client.broker_versions[k][1]}"
+                            for a, k in keys.items() if k in client.broker_versions) or "none of them"
+        raise NotSupported("transactions", f"{client.host}:{client.port} advertises no {', '.join(missing)} in "
+                           f"ApiVersions; of the transaction APIs it offers {offered}")
 
 
 def settle(

@@ -136,6 +136,12 @@ class Cluster(abc.ABC):
     def resume_controller(self) -> None:
         raise FaultControlUnavailable(self.target.label)
 
+    def move_leader_to(self, topic: str, partition: int, to: int) -> None:
+        """Ask the target, in its own way, to make broker `to` lead the partition; return once asked
+        (`harness.nemesis.leadership.move_leader` waits for the move). Targets whose capabilities
+        name no way of their own move leaders by reassignment, and do not implement this."""
+        raise NotImplementedError(f"{self.target.label} moves leaders by reassignment")
+
     def restart_node(self, broker_id: int) -> None:
         """Clean stop, then start; returns once the broker is registered and unfenced again."""
         self.stop_node(broker_id)

@@ -14,7 +14,7 @@ class ExternalCluster(Cluster):
         self.target = target
         self._bootstrap = target.bootstrap
         self.extra_config = target.security.client_config()
-        self.version = "external"
+        self.version = target.version or "external"  # a profile may declare its Apache Kafka release
         self._brokers: dict[int, tuple[str, int]] = {}
 
     def start(self) -> ExternalCluster:

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from harness.cluster.base import Cluster
-from harness.cluster.target import APACHE, EXTERNAL, KFAKE, TargetSpec
+from harness.cluster.target import APACHE, COMMAND, EXTERNAL, KFAKE, TargetSpec
 from harness.errors import FaultControlUnavailable
 
 
@@ -34,8 +34,14 @@ def _external(target: TargetSpec, log_dir: Path | None) -> Cluster:
     return ExternalCluster(target)
 
 
+def _command(target: TargetSpec, log_dir: Path | None) -> Cluster:
+    from harness.cluster.command import CommandCluster
+
+    return CommandCluster(target, log_dir)
+
+
 BACKENDS: dict[str, Callable[[TargetSpec, Path | None], Cluster]] = {
-    APACHE: _apache, KFAKE: _kfake, EXTERNAL: _external,
+    APACHE: _apache, KFAKE: _kfake, EXTERNAL: _external, COMMAND: _command,
 }
 
 
@@ -60,6 +66,10 @@ def prepare(target: TargetSpec) -> str:
         from harness.cluster.kfake import ensure_binary
 
         return f"kfake at {ensure_binary()}"
+    if target.kind == COMMAND:
+        from harness.cluster.command import prepare as prepare_command
+
+        return prepare_command(target)
     return f"external target at {target.bootstrap}"
 
 
@@ -70,9 +80,22 @@ def side_cluster(
 ) -> Iterator[Cluster]:
     """A started one-broker Apache Kafka cluster beside the target (default: of the target's
     version), with SASL/PLAIN and the StandardAuthorizer or finalized features if asked; closed
-    on exit. A target whose capabilities do not allow it raises `FaultControlUnavailable`."""
+    on exit. A target whose capabilities do not allow it raises `FaultControlUnavailable`.
+
+    Beside kfake, a SASL side cluster is a one-broker kfake with SASL/PLAIN and ACLs (the same
+    users), so that the checks that need one judge kfake itself."""
+    if beside.target.kind == KFAKE and sasl and version is None and not features:
+        from harness.cluster.kfake import KfakeCluster
+        from harness.cluster.local import SaslConfig
+
+        with KfakeCluster(TargetSpec(kind=KFAKE, version=None, brokers=1, name=f"kfake-{name}"),
+                          sasl=SaslConfig()) as kfake:
+            yield kfake
+        return
     if not beside.capabilities.side_clusters:
-        raise FaultControlUnavailable(beside.target.label, f"a local {name} cluster beside the target")
+        raise FaultControlUnavailable(
+            beside.target.label, f"a local Apache Kafka {name} cluster beside the target, and judges that cluster "
+            "and the Java client rather than the target; it runs where the target is Apache Kafka")
     from harness.cluster.local import LocalCluster, LocalClusterSpec, SaslConfig
 
     spec = LocalClusterSpec(

@@ -1,7 +1,18 @@
 """The kfake backend: franz-go's fake cluster, built from the Go module proxy and run on loopback.
 
-kfake is a second, independent implementation of the Kafka protocol. It has no replication and
-no processes per broker, so it offers no fault control: checks that need it skip with that reason.
+kfake is a second, independent implementation of the Kafka protocol, in one process with no
+replication. Our main (harness/kfake/main.go) takes commands on its stdin, one JSON line each,
+answered on its stdout: that is how this backend moves leaders and fakes node faults.
+- stop/kill: kfake's RemoveNode; its listener and every connection to it close, and kfake gives
+  each partition a random running leader with a higher epoch (one log per partition: nothing is
+  lost, so stop and kill are the same).
+- start: AddNode with the same id on the same port; kfake again gives every partition a random
+  leader with a higher epoch.
+- pause: every request that node receives is held (other nodes answer) until resume, which
+  answers the held ones: what clients see of a SIGSTOP'd broker. After FENCE_AFTER_MS its
+  leaderships move to running nodes at the next epoch, as a controller fences a frozen broker;
+  unlike a fenced Apache broker it stays in Metadata's broker list.
+There is no controller quorum to pause.
 """
 
 from __future__ import annotations
@@ -9,16 +20,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 from harness import session
-from harness.clients import kafka
 from harness.cluster import probe
-from harness.cluster.base import Cluster, FaultControlUnavailable, NodeState
+from harness.cluster.base import Cluster, NodeState
+from harness.cluster.local import SaslConfig
 from harness.cluster.target import KFAKE, TargetSpec
-from harness.errors import ClusterError, SetupError
+from harness.errors import ClusterError, NodeExited, SetupError
 from harness.kafka.dist import cache_root
 from harness.process.spawn import spawn
 from harness.waiting import wait_until
@@ -51,40 +66,63 @@ def ensure_binary() -> Path:
     return out
 
 
+def _host_port(addr: str) -> tuple[str, int]:
+    host, _, port = addr.rpartition(":")
+    return host, int(port)
+
+
+# A paused node's leaderships move after this long, as a local Apache cluster's controller fences a
+# frozen broker after broker.session.timeout.ms (harness/cluster/local.py sets 3000).
+FENCE_AFTER_MS = 3000
+REPLY_TIMEOUT = 30.0  # seconds for kfake to answer a command; each runs on its loop, normally in milliseconds
+
+
 class KfakeCluster(Cluster):
-    def __init__(self, target: TargetSpec | None = None) -> None:
+    """kfake as a cluster with node control. With `sasl`, SASL/PLAIN with ACLs enforced: the
+    super user bypasses them, every other user has none until granted (the KIP-1319 checks)."""
+
+    def __init__(self, target: TargetSpec | None = None, sasl: SaslConfig | None = None) -> None:
         self.target = target or TargetSpec(kind=KFAKE, version=None)
         self.version = f"kfake {kfake_module_version()}"
         self.brokers = self.target.brokers
+        self.sasl = sasl
         self.proc: subprocess.Popen[str] | None = None
-        self._addrs: dict[int, tuple[str, int]] = {}
+        self._addrs: dict[int, tuple[str, int]] = {}  # every broker ever started, stopped ones too
+        self._probes: dict[int, tuple[str, int]] = {}  # with SASL: kfake's credential-free way in for the harness
+        self._states: dict[int, NodeState] = {}
+        self._lock = threading.Lock()  # one command in flight: replies come in order, matched by id
+        self._nodes_lock = threading.Lock()  # node states and the commands that change them
+        self._next_id = 0
+        self._replies: queue.Queue[dict[str, Any] | None] = queue.Queue()  # None: kfake's stdout ended
+        self._reader: threading.Thread | None = None
         self.log_path = session.current().scratch("kfake") / "kfake.log"
 
     def start(self) -> KfakeCluster:
         binary = ensure_binary()
+        cmd = [str(binary), f"-brokers={self.brokers}", f"-tag={session.current().marker}"]
+        if self.sasl is not None:
+            users = ",".join(f"{u}:{p}" for u, p in sorted(self.sasl.users.items()))
+            cmd += ["-sasl-users", users, "-superuser", self.sasl.super_user]
         log = open(self.log_path, "w")  # the child writes its stderr here for its whole life
         try:
-            self.proc = spawn(
-                [str(binary), f"-brokers={self.brokers}", f"-tag={session.current().marker}"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-            )
+            self.proc = spawn(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
         finally:
             log.close()
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         try:
-            addrs = json.loads(line)["addrs"]
-        except (ValueError, KeyError) as exc:
+            ready = json.loads(line)
+            nodes, probes = ready["nodes"], ready.get("probes") or {}
+        except (ValueError, KeyError, TypeError) as exc:
             self.close()
-            log_tail = self.log_path.read_text()[-500:]
-            raise ClusterError(f"kfake did not report its addresses: {line!r}; log: {log_tail}") from exc
-        host, _, port = addrs[0].rpartition(":")
-        md = wait_until(lambda: probe.metadata(host, int(port), topics=[]), 30, lambda: f"kfake at {addrs[0]}")
-        self._addrs = {b: (host, int(port)) for b in md.broker_ids}
-        # Metadata names each broker's own address; the probe gives ids, the admin client addresses.
-        with kafka.admin({"bootstrap.servers": ",".join(addrs)}) as admin:
-            listed = admin.list_topics(timeout=10)
-        self._addrs = {b.id: (b.host, b.port) for b in listed.brokers.values()}
+            raise ClusterError(f"kfake did not report its addresses: {line!r}; log: {self._log_tail()}") from exc
+        self._addrs = {int(node): _host_port(addr) for node, addr in nodes.items()}
+        self._probes = {int(node): _host_port(addr) for node, addr in probes.items()}
+        self._states = dict.fromkeys(self._addrs, NodeState.RUNNING)
+        self._reader = threading.Thread(target=self._read_replies, name="kcts-kfake-replies", daemon=True)
+        self._reader.start()
+        for b in self.broker_ids:
+            self._wait_listed(b)
         return self
 
     def close(self) -> None:
@@ -95,7 +133,73 @@ class KfakeCluster(Cluster):
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
+        if self.proc is not None:
+            for pipe in (self.proc.stdin, self.proc.stdout):
+                if pipe is not None:
+                    try:
+                        pipe.close()
+                    except OSError:
+                        pass  # a broken pipe to a dead child is what close means here
+        if self._reader is not None:
+            self._reader.join(5)
 
+    # -- the command channel ---------------------------------------------------------------
+    def _read_replies(self) -> None:
+        """The reader thread: every line kfake writes after its ready line is one reply."""
+        assert self.proc is not None and self.proc.stdout is not None
+        try:
+            for line in self.proc.stdout:
+                try:
+                    self._replies.put(json.loads(line))
+                except ValueError:
+                    self._replies.put({"id": None, "garbled": line})
+        except (OSError, ValueError):
+            pass  # the pipe closed under us: close() ran
+        self._replies.put(None)
+
+    def _log_tail(self, chars: int = 1500) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:] or "(empty)"
+        except OSError as exc:
+            return f"(unreadable: {exc})"
+
+    def _exited(self, doing: str) -> NodeExited:
+        code = self.proc.poll() if self.proc is not None else None
+        return NodeExited(f"kfake exited (code {code}) {doing}; log {self.log_path}: {self._log_tail()}")
+
+    def _command(self, op: str, timeout: float = REPLY_TIMEOUT, **fields: Any) -> dict[str, Any]:
+        """Send one command and return its reply; ClusterError on an error reply or no reply in time."""
+        what = f"{op} {json.dumps(fields, sort_keys=True)}"
+        with self._lock:
+            if self.proc is None or self.proc.stdin is None:
+                raise ClusterError(f"kfake is not started; cannot {what}")
+            if self.proc.poll() is not None:
+                raise self._exited(f"before {what}")
+            self._next_id += 1
+            rid = self._next_id
+            try:
+                self.proc.stdin.write(json.dumps({"id": rid, "op": op, **fields}) + "\n")
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError, ValueError) as exc:
+                raise self._exited(f"when sent {what}") from exc
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    reply = self._replies.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    raise ClusterError(
+                        f"kfake did not answer {what} within {timeout:.0f}s; log {self.log_path}: {self._log_tail()}"
+                    ) from None
+                if reply is None:
+                    self._replies.put(None)  # stays the last word for whoever asks next
+                    raise self._exited(f"while asked {what}")
+                if reply.get("id") != rid:
+                    continue  # the late answer to a command that timed out before
+                if "error" in reply:
+                    raise ClusterError(f"kfake refused {what}: {reply['error']}")
+                return reply
+
+    # -- addresses ---------------------------------------------------------------------------
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(f"{h}:{p}" for h, p in self._addrs.values())
@@ -107,10 +211,77 @@ class KfakeCluster(Cluster):
     def broker_address(self, broker_id: int) -> tuple[str, int]:
         return self._addrs[broker_id]
 
+    def probe_address(self, broker_id: int) -> tuple[str, int]:
+        return self._probes.get(broker_id) or self._addrs[broker_id]
+
+    def client_config(self, user: str | None = None) -> dict[str, str]:
+        if self.sasl is None:
+            return super().client_config(user)
+        if user is not None and user not in self.sasl.users:
+            raise ClusterError(f"no SASL user {user!r} on this kfake; users are {sorted(self.sasl.users)}")
+        return {**super().client_config(), **self.sasl.client_config(user)}
+
+    # -- node control ------------------------------------------------------------------------
     def node_state(self, broker_id: int) -> NodeState:
-        return NodeState.RUNNING
+        try:
+            return self._states[broker_id]
+        except KeyError:
+            raise ClusterError(f"kfake has no broker {broker_id}; its brokers are {self.broker_ids}") from None
 
-    def _no_control(self, broker_id: int) -> None:
-        raise FaultControlUnavailable(self.target.label)
+    # Each operation reads the state, commands kfake and records the new state under one lock, so
+    # that two threads stopping the same node send one "remove".
+    def start_node(self, broker_id: int) -> None:
+        with self._nodes_lock:
+            state = self.node_state(broker_id)
+            if state is NodeState.PAUSED:
+                self._command("resume", node=broker_id)
+                self._states[broker_id] = NodeState.RUNNING
+            if state is not NodeState.STOPPED:
+                return
+            self._command("add", node=broker_id, port=self._addrs[broker_id][1])
+            self._states[broker_id] = NodeState.RUNNING
+        self._wait_listed(broker_id)
 
-    start_node = stop_node = kill_node = pause_node = resume_node = _no_control
+    def stop_node(self, broker_id: int) -> None:
+        with self._nodes_lock:
+            if self.node_state(broker_id) is not NodeState.STOPPED:
+                self._command("remove", node=broker_id)  # done on kfake's loop: gone when it answers
+                self._states[broker_id] = NodeState.STOPPED
+
+    def kill_node(self, broker_id: int) -> None:
+        self.stop_node(broker_id)  # one log per partition, in one process: a crash loses what a clean stop does
+
+    def pause_node(self, broker_id: int) -> None:
+        with self._nodes_lock:
+            if self.node_state(broker_id) is NodeState.RUNNING:
+                self._command("pause", node=broker_id, fence_ms=FENCE_AFTER_MS)
+                self._states[broker_id] = NodeState.PAUSED
+
+    def resume_node(self, broker_id: int) -> None:
+        with self._nodes_lock:
+            if self.node_state(broker_id) is NodeState.PAUSED:
+                self._command("resume", node=broker_id)
+                self._states[broker_id] = NodeState.RUNNING
+
+    def move_leader_to(self, topic: str, partition: int, to: int) -> None:
+        """kfake's MoveTopicPartition: `to` leads at once, at the next leader epoch."""
+        self._command("move", topic=topic, partition=partition, node=to)
+
+    def _wait_listed(self, broker_id: int, timeout: float = 30.0) -> None:
+        """Until every running broker's Metadata lists `broker_id` (kfake changes its broker list on
+        its loop, so this is at once; the wait is for the listener and the sockets)."""
+        seen: dict[int, object] = {}
+
+        def listed() -> bool:
+            for b in self.running_brokers():
+                try:
+                    ids = probe.metadata(*self.probe_address(b), topics=[], timeout=2).broker_ids
+                except OSError as exc:
+                    seen[b] = exc
+                    return False
+                seen[b] = ids
+                if broker_id not in ids:
+                    return False
+            return True
+
+        wait_until(listed, timeout, lambda: f"kfake broker {broker_id} listed by every running broker: {seen}")

@@ -10,14 +10,18 @@ Spellings accepted by `parse` (the matrix's `--targets` and `kcts run --target`)
   `4.4.0`, `4.0.x`          a local Apache Kafka cluster of that version
   `kfake`                   franz-go's kfake, built and started here
   `external:HOST:PORT`      a cluster that is already running
-A profile file (`--target-profile FILE`, TOML) has a `[target]` table with the same fields as
-`TargetSpec`, and an optional `[target.security]` table.
+  `tansu`, `tansu-memory`   a shipped profile (harness/profiles/<name>.toml)
+A profile file (`--target-profile FILE` or a shipped profile's name, TOML) has a `[target]` table
+with the same fields as `TargetSpec`, and an optional `[target.security]` table. A `command` target
+(any broker binary the harness starts and controls) also has the tables its backend reads
+(`[build]`, `[[service]]`, `[node]`, `[leader_move]`: harness/cluster/command.py).
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -25,8 +29,14 @@ from typing import Any
 from harness.errors import KctsError
 from harness.kafka.dist import DEFAULT_VERSION, normalize_version
 
-APACHE, KFAKE, EXTERNAL = "apache", "kfake", "external"
-KINDS = (APACHE, KFAKE, EXTERNAL)
+APACHE, KFAKE, EXTERNAL, COMMAND = "apache", "kfake", "external", "command"
+KINDS = (APACHE, KFAKE, EXTERNAL, COMMAND)
+PROFILES = Path(__file__).resolve().parent.parent / "profiles"
+
+# How a leader is moved: reordering the replicas then a preferred election, applied at once (Apache);
+# the target's own control API (kfake); the profile's hook command. None: reassignment is tried,
+# and a target that does not apply it refuses the premise.
+REASSIGNMENT, API, HOOK = "reassignment", "api", "hook"
 
 
 @dataclass(frozen=True)
@@ -35,11 +45,17 @@ class Capabilities:
 
     fault_control: bool  # stop, kill, pause and resume nodes, and the controller
     node_logs: bool  # read each broker's log (evidence, truncation log lines)
-    side_clusters: bool  # start one-broker Apache clusters of the target's version beside it
+    # Checks that start one-broker Apache clusters beside the target (of its version, or an older
+    # release) judge those clusters and the Java client, so they run where the target is Apache.
+    side_clusters: bool
     owned: bool  # the harness started it and throws it away; False: clean up what the run made
-    # Leader moves by reassignment: True where the target is known to apply them (a target that
-    # then does not is failing), None where that is for the target to show.
-    leader_moves: bool | None
+    leader_moves: str | None  # REASSIGNMENT, API, HOOK or None (see above)
+    # Each replica keeps a log of its own: a stopped follower leaves the ISR, and an unclean
+    # election can diverge the logs. False where the target keeps one log per partition (kfake, a
+    # shared storage engine); None where that is for the target to show.
+    replication: bool | None = True
+    controller: bool = False  # pause and resume the controller quorum
+    no_replication: str = ""  # why not, the evidence of "not supported" for checks that need replicas
 
 
 @dataclass(frozen=True)
@@ -67,6 +83,10 @@ class TargetSpec:
     security: Security = field(default_factory=Security)
     java_clients: str = DEFAULT_VERSION  # the kafka-clients version of the Java drivers
     name: str | None = None  # the matrix column title; default `label`
+    profile: Path | None = None  # the profile file it came from
+    replication: bool | None = None  # a profile's word on it; default: the kind's
+    # The profile's other tables ([build], [[service]], [node], [leader_move]), for its backend.
+    tables: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -91,11 +111,32 @@ class TargetSpec:
 
     @property
     def capabilities(self) -> Capabilities:
-        local = self.kind == APACHE
-        return Capabilities(
-            fault_control=local, node_logs=local, side_clusters=local, owned=self.kind != EXTERNAL,
-            leader_moves=True if local else None,
-        )
+        if self.kind == APACHE:
+            caps = Capabilities(fault_control=True, node_logs=True, side_clusters=True, owned=True,
+                                leader_moves=REASSIGNMENT, replication=True, controller=True)
+        elif self.kind == KFAKE:
+            caps = Capabilities(
+                fault_control=True, node_logs=False, side_clusters=False, owned=True, leader_moves=API,
+                replication=False,
+                no_replication="kfake keeps one log per partition that every broker serves; its Metadata lists "
+                "every replica in the ISR whatever state the brokers are in, so no follower falls behind and "
+                "no election can diverge a log",
+            )
+        elif self.kind == COMMAND:
+            caps = Capabilities(
+                fault_control=True, node_logs=True, side_clusters=False, owned=True,
+                leader_moves=HOOK if "leader_move" in self.tables else None, replication=True,
+            )
+        else:
+            # An external target whose profile declares its Apache Kafka release gets the side-cluster
+            # checks, which then judge that release as they do for a local cluster of it.
+            caps = Capabilities(fault_control=False, node_logs=False, side_clusters=self.version is not None,
+                                owned=False, leader_moves=None, replication=None)
+        if self.replication is not None and self.replication != caps.replication:
+            why = str(self.tables.get("replication_why", "")) or (
+                f"the {self.label} profile says its brokers keep no replicas of their own")
+            caps = replace(caps, replication=self.replication, no_replication=why if not self.replication else "")
+        return caps
 
     def environment(self) -> dict[str, str]:
         """What reports show of the target (no secret)."""
@@ -110,6 +151,11 @@ class TargetSpec:
 def parse(text: str, **overrides: Any) -> TargetSpec:
     """A target from its short spelling (see the module docstring)."""
     text = text.strip()
+    if (PROFILES / f"{text}.toml").is_file():
+        # A profile says how many brokers it runs; only the Java clients' version is the caller's.
+        spec = from_profile(PROFILES / f"{text}.toml")
+        java = overrides.get("java_clients")
+        return replace(spec, java_clients=java) if java else spec
     if text == KFAKE:
         return TargetSpec(kind=KFAKE, version=None, **overrides)
     if text.startswith(f"{EXTERNAL}:"):
@@ -122,22 +168,52 @@ def parse(text: str, **overrides: Any) -> TargetSpec:
     return TargetSpec(kind=APACHE, version=version, **overrides)
 
 
+def profile_path(name: str) -> Path:
+    """A profile file by path, or a shipped profile by name (`tansu`)."""
+    path = Path(name)
+    if path.suffix != ".toml" and not path.exists() and (PROFILES / f"{name}.toml").is_file():
+        return PROFILES / f"{name}.toml"
+    if not path.is_file():
+        shipped = sorted(p.stem for p in PROFILES.glob("*.toml"))
+        raise KctsError(f"no target profile {name!r}: give a TOML file's path or one of the shipped profiles {shipped}")
+    return path
+
+
+PROFILE_FIELDS = ("kind", "version", "brokers", "bootstrap", "java_clients", "name", "replication",
+                  "replication_why", "security")
+
+
 def from_profile(path: Path) -> TargetSpec:
-    """A target from a TOML profile's `[target]` table."""
+    """A target from a TOML profile: its `[target]` table, and the tables its backend reads."""
+    path = profile_path(str(path))
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise KctsError(f"cannot read target profile {path}: {exc}") from None
-    table = dict(data.get("target") or {})
+    table = dict(data.pop("target", None) or {})
     if not table:
         raise KctsError(f"target profile {path} has no [target] table")
-    security = Security(**table.pop("security", {}))
-    known = {f for f in TargetSpec.__dataclass_fields__}
-    unknown = set(table) - known
+    unknown = set(table) - set(PROFILE_FIELDS)
     if unknown:
-        raise KctsError(f"target profile {path}: unknown fields {sorted(unknown)}; known: {sorted(known)}")
+        raise KctsError(f"target profile {path}: unknown [target] fields {sorted(unknown)}; "
+                        f"known: {sorted(PROFILE_FIELDS)}")
+    try:
+        security = Security(**table.pop("security", {}))
+    except TypeError as exc:
+        raise KctsError(f"target profile {path}: [target.security]: {exc}; known: "
+                        f"{sorted(Security.__dataclass_fields__)}") from None
+    why = table.pop("replication_why", None)
+    if why:
+        data["replication_why"] = why
+    table["profile"] = path
+    table["tables"] = data
     kind = table.get("kind", APACHE)
-    if kind == APACHE:
+    extra = sorted(set(data) - {"replication_why"})
+    if extra and kind != COMMAND:
+        raise KctsError(f"target profile {path}: tables {extra} belong to a command target (kind = \"command\"); "
+                        f"a {kind} target has only [target]")
+    if kind == APACHE or (kind == EXTERNAL and table.get("version")):
+        # An external target may declare the Apache Kafka release it runs (see `capabilities`).
         table["version"] = normalize_version(str(table.get("version", DEFAULT_VERSION)))
         table.setdefault("java_clients", table["version"])
     else:
@@ -176,6 +252,8 @@ def from_options(
 def to_run_args(spec: TargetSpec) -> list[str]:
     """The `kcts run` arguments that select this target (the matrix runs each target this way)."""
     args = ["--java-clients", spec.java_clients]
+    if spec.profile is not None:
+        return ["--target-profile", str(spec.profile), *args]
     if spec.kind == APACHE:
         return ["--kafka-version", str(spec.version), "--brokers", str(spec.brokers), *args]
     if spec.kind == KFAKE:

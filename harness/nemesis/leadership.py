@@ -1,9 +1,10 @@
 """Leader changes that need no fault: reorder the replicas, then a preferred election.
 
-`move_leader` makes another in-sync replica the preferred one (the same replicas, reordered, so
-no data moves) and elects it. It works on any target that allows partition reassignment, so the
-checks that only need "a partition with a past" run on external targets too; faults are left to
-the checks about faults.
+`move_leader` makes another in-sync replica lead: by the target's own way where it has one (kfake's
+control API, a profile's hook), else by making it the preferred replica (the same replicas,
+reordered, so no data moves) and electing it. That works on any target that applies partition
+reassignment, so the checks that only need "a partition with a past" run on external targets too;
+faults are left to the checks about faults.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from confluent_kafka import ElectionType, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from harness.cluster.base import Cluster, PartitionState
+from harness.cluster.target import API, HOOK, REASSIGNMENT
 from harness.errors import TargetRefused
 from harness.protocol import errors
 from harness.protocol.client import RawClient
@@ -24,15 +26,43 @@ def move_leader(
 ) -> PartitionState:
     """Make `to` (default: the first in-sync follower) lead; return the state once it leads at a higher epoch.
 
-    A target that refuses the reordering raises `TargetRefused` (no verdict on the KIP: the check
-    could not set up its premise).
+    The target's own way is used where its capabilities name one (kfake's control API, a profile's
+    hook); reassignment and a preferred election otherwise. A target that cannot move this leader
+    (one broker, no reassignment, a reordering it does not apply) raises `TargetRefused`: no
+    verdict on the KIP, the check could not set up its premise.
     """
     before = cluster.partition_state(topic, partition)
-    target = to if to is not None else next(b for b in before.isr if b != before.leader)
+    target = to if to is not None else _next_leader(cluster, before)
+    how = cluster.capabilities.leader_moves
+    if how in (API, HOOK):
+        cluster.move_leader_to(topic, partition, target)
+        return cluster.wait_for_partition(
+            topic, partition, lambda s: s.leader == target and s.leader_epoch > before.leader_epoch,
+            f"leader {target} above epoch {before.leader_epoch} after the target's own leader move ({how})", timeout,
+        )
+    _reorder(cluster, raw, topic, partition, target, before, timeout)
+    return _elect_preferred_until(cluster, admin, topic, partition, target, before, timeout)
+
+
+def _next_leader(cluster: Cluster, before: PartitionState) -> int:
+    followers = [b for b in before.isr if b != before.leader]
+    if followers:
+        return followers[0]
+    if len(cluster.broker_ids) < 2:
+        raise TargetRefused(f"{cluster.target.label} runs {len(cluster.broker_ids)} broker: moving the leader of "
+                            f"{before.topic}-{before.partition} needs a second one")
+    raise TargetRefused(f"{before.topic}-{before.partition} has no in-sync follower to take the lead: {before}")
+
+
+def _reorder(
+    cluster: Cluster, raw: RawClient, topic: str, partition: int, target: int, before: PartitionState,
+    timeout: float,
+) -> None:
     order = [target, *(b for b in before.replicas if b != target)]
-    if not raw.supports("AlterPartitionReassignments", 0):
-        raise TargetRefused(f"moving a leader needs AlterPartitionReassignments, which {raw.host}:{raw.port} "
-                            "does not offer")
+    for api in ("AlterPartitionReassignments", "ElectLeaders"):
+        if not raw.supports(api, 0):
+            raise TargetRefused(f"moving a leader by reassignment needs {api}, which {raw.host}:{raw.port} "
+                                "does not offer in ApiVersions")
     caps = cluster.capabilities
     body = {"TimeoutMs": 10000, "Topics": [{"Name": topic, "Partitions": [{"PartitionIndex": partition,
                                                                             "Replicas": order}]}]}
@@ -44,15 +74,21 @@ def move_leader(
     try:
         cluster.wait_for_partition(
             topic, partition, lambda s: list(s.replicas) == order, f"replicas in order {order}",
-            timeout if caps.owned and caps.fault_control else 10.0,
+            timeout if caps.leader_moves == REASSIGNMENT else 10.0,
         )
     except WaitTimeout as exc:
-        if caps.leader_moves:
+        if caps.leader_moves == REASSIGNMENT:
             raise  # a target known to apply a reordering at once: not doing so is a failure here
         # Some targets answer success and apply nothing (kfake: "we don't actually perform
         # reassignment, just validate"); no leader can be moved there, so the premise is missing.
         raise TargetRefused(f"{cluster.target.label} accepted reordering {topic}-{partition} to {order} "
                             f"but did not apply it, so no leader can be moved there ({exc})") from None
+
+
+def _elect_preferred_until(
+    cluster: Cluster, admin: AdminClient, topic: str, partition: int, target: int, before: PartitionState,
+    timeout: float,
+) -> PartitionState:
     attempts: list[str] = []
 
     def elected() -> PartitionState | None:

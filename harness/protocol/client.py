@@ -17,7 +17,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -27,6 +27,7 @@ from harness.protocol.codec import decode, decode_response, encode, encode_reque
 from harness.protocol.dump import dump
 from harness.protocol.errors import describe
 from harness.protocol.exceptions import (
+    ApiNotOffered,
     AuthenticationFailed,
     ConnectionFailed,
     DecodeError,
@@ -64,6 +65,26 @@ class Exchange:
         else:
             parts.append("<- (no response expected)")
         return "\n".join(parts)
+
+
+# --- recorder hook ---------------------------------------------------------------------------
+# Whoever wants every exchange (the pytest plugin, per check: harness.reports.wire) installs a hook
+# here; it gets the client, the exchange and the exception that ended it (None when it completed).
+# A module global rather than a ContextVar, so that exchanges made on a scenario's helper threads
+# are seen too (threads do not inherit a context); unset, it costs one global read per exchange.
+ExchangeHook = Callable[["RawClient", Exchange, BaseException | None], None]
+_recorder: ExchangeHook | None = None
+
+
+def set_recorder(hook: ExchangeHook | None) -> ExchangeHook | None:
+    """Hand every exchange of every RawClient to `hook` (None: to nobody); return the hook it replaces."""
+    global _recorder
+    previous, _recorder = _recorder, hook
+    return previous
+
+
+def current_recorder() -> ExchangeHook | None:
+    return _recorder
 
 
 class RawClient:
@@ -169,7 +190,7 @@ class RawClient:
         if not self.broker_versions:
             self.negotiate()
         if a.key not in self.broker_versions:
-            raise ProtocolError(f"{self.host}:{self.port} does not support {a.name} (api {a.key}) at all")
+            raise ApiNotOffered(self.host, self.port, a.name, a.key, list(self.broker_versions))
         lo, hi = self.broker_versions[a.key]
         top = min(hi, a.valid_versions.high)
         if top < max(lo, a.valid_versions.low):
@@ -242,6 +263,30 @@ class RawClient:
         ex = Exchange(a, version, 0, decode(a.request, version, payload), b"")
         # Produce with acks=0 (also the spec default when Acks is left out) gets no response.
         expect_response = not (a.key == 0 and ex.request.get("Acks") == 0)
+        start = time.monotonic()
+        try:
+            self._complete(ex, a, version, payload, timeout, expect_response, records)
+        except BaseException as exc:
+            ex.elapsed = ex.elapsed or time.monotonic() - start
+            if _recorder is not None:
+                _recorder(self, ex, exc)
+            raise
+        if _recorder is not None:
+            _recorder(self, ex, None)
+        self.last = ex
+        return ex
+
+    def _complete(
+        self,
+        ex: Exchange,
+        a: ApiSpec,
+        version: int,
+        payload: bytes,
+        timeout: float | None,
+        expect_response: bool,
+        records: str,
+    ) -> None:
+        """Send `ex`'s request and fill in its response (nothing when none is expected)."""
         with self._lock:
             cid = next(self._correlation) & 0x7FFFFFFF
             ex.correlation_id = cid
@@ -251,8 +296,7 @@ class RawClient:
             raw = self._roundtrip(frame, a, version, cid, timeout, expect_response)
             ex.elapsed = time.monotonic() - start
         if raw is None:
-            self.last = ex
-            return ex
+            return
         ex.response_bytes = raw
         try:
             ex.response_header, ex.response = decode_response(a, version, raw, records=records)
@@ -267,19 +311,32 @@ class RawClient:
                 f"{self.host}:{self.port}: response to {a.name} v{version} has correlation id "
                 f"{ex.response_header.get('CorrelationId')}, expected {cid}; connection closed"
             )
-        self.last = ex
-        return ex
 
     def send_raw(
         self, api: str | int | ApiSpec, version: int, body_bytes: bytes, *, timeout: float | None = None
     ) -> bytes:
         """Send a hand-made body after a proper header; return the response frame (header included)."""
         a = self.specs.api(api)
-        with self._lock:
-            cid = next(self._correlation) & 0x7FFFFFFF
-            frame = encode_request_header(a, version, {"CorrelationId": cid, "ClientId": self.client_id}) + body_bytes
-            raw = self._roundtrip(frame, a, version, cid, timeout, True)
+        # Recorded undecoded: the body is hand-made (often on purpose malformed), the answer unparsed.
+        ex = Exchange(a, version, 0, {}, b"")
+        start = time.monotonic()
+        try:
+            with self._lock:
+                cid = next(self._correlation) & 0x7FFFFFFF
+                ex.correlation_id = cid
+                frame = encode_request_header(a, version, {"CorrelationId": cid, "ClientId": self.client_id})
+                ex.request_bytes = frame + body_bytes
+                raw = self._roundtrip(ex.request_bytes, a, version, cid, timeout, True)
+        except BaseException as exc:
+            ex.elapsed = time.monotonic() - start
+            if _recorder is not None:
+                _recorder(self, ex, exc)
+            raise
         assert raw is not None
+        ex.elapsed = time.monotonic() - start
+        ex.response_bytes = raw
+        if _recorder is not None:
+            _recorder(self, ex, None)
         return raw
 
     # --- socket -----------------------------------------------------------------------------

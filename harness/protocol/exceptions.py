@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from harness.errors import NotSupported
+
 
 class ProtocolError(Exception):
     """Base class of everything the codec and the raw client raise."""
@@ -45,3 +47,14 @@ class RequestTimeout(ProtocolError):
 
 class AuthenticationFailed(ProtocolError):
     """SASL handshake or authentication was refused."""
+
+
+class ApiNotOffered(ProtocolError, NotSupported):
+    """The broker advertises no version of an API a check needs: the check is "not supported by this
+    target", with the APIs it did advertise as the evidence."""
+
+    def __init__(self, host: str, port: int, api: str, key: int, offered: list[int]) -> None:
+        NotSupported.__init__(
+            self, f"{api} (api {key})",
+            f"{host}:{port} advertises no version of it in ApiVersions; it offers api keys {sorted(offered)}",
+        )

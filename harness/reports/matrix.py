@@ -2,6 +2,8 @@
 
 Built from each target's `results.json`; written as matrix.json, matrix.md and a self-contained
 matrix.html (no script or style from anywhere else, so it works offline and from a CI artifact).
+Each target's column shows its depth (how many checks reached a verdict, "judged N/M (P%)") and
+its counts; a FAIL or ERROR cell links to the check's text evidence and its decoded wire exchanges.
 """
 
 from __future__ import annotations
@@ -13,17 +15,26 @@ from pathlib import Path
 from typing import Any
 
 from harness.areas import AREAS, OTHER
+from harness.reports.results import summarize
+from harness.verdicts import CELLS
 
 AREA_TITLES = {**{a.marker: a.title for a in AREAS}, OTHER.marker: OTHER.title}
 CELL_LABELS = {
     "pass": "pass",
     "fail": "FAIL",
+    "error": "ERROR",
     "not-supported": "not supported",
     "target-refused": "target refused the premise",
     "client-gap": "known client gap",
     "skipped": "skipped",
     "absent": "—",
 }
+# The same, short, for the counts under each target's name.
+COUNT_LABELS = {
+    "pass": "pass", "fail": "FAIL", "error": "ERROR", "not-supported": "not supported",
+    "target-refused": "refused", "client-gap": "gap", "skipped": "skipped",
+}
+WIRE_CELLS = ("fail", "error")  # the cells that link to the wire evidence too
 
 
 @dataclass(frozen=True)
@@ -42,17 +53,19 @@ def build(targets: list[tuple[Target, dict[str, Any]]]) -> dict[str, Any]:
                 {"nodeid": check["nodeid"], "area": check["area"], "promise": check["promise"], "cells": {}},
             )
             evidence = f"{target.folder}/{check.get('evidence') or 'results.json'}"
+            wire = check.get("wire_evidence")
             row["cells"][target.name] = {
                 "cell": check["cell"], "outcome": check["outcome"], "reason": check["reason"], "evidence": evidence,
+                "wire": f"{target.folder}/{wire}" if wire and check["cell"] in WIRE_CELLS else None,
             }
     names = [t.name for t, _ in targets]
     for row in rows.values():
         for name in names:
-            absent = {"cell": "absent", "outcome": "absent", "reason": "not run", "evidence": None}
+            absent = {"cell": "absent", "outcome": "absent", "reason": "not run", "evidence": None, "wire": None}
             row["cells"].setdefault(name, absent)
     order = list(AREA_TITLES)
     ordered = sorted(rows.values(), key=lambda r: (order.index(r["area"]) if r["area"] in order else 99, r["nodeid"]))
-    summary = {name: _count([r["cells"][name]["cell"] for r in ordered]) for name in names}
+    summary = {name: summarize(r["cells"][name]["cell"] for r in ordered) for name in names}
     return {
         "targets": [{"name": t.name, "folder": t.folder, "environment": res.get("environment", {})}
                     for t, res in targets],
@@ -61,11 +74,22 @@ def build(targets: list[tuple[Target, dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
-def _count(cells: list[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for c in cells:
-        out[c] = out.get(c, 0) + 1
-    return out
+def depth(summary: dict[str, Any]) -> str:
+    """"judged 40/52 (76%)": checks that reached a verdict, of those the target ran. The percentage
+    is rounded down, so that 100% means every check was judged."""
+    total, judged = summary["total"], summary["judged"]
+    return f"judged {judged}/{total} ({judged * 100 // total}%)" if total else "judged 0/0"
+
+
+def counts(summary: dict[str, Any]) -> str:
+    """"pass 38, FAIL 2, ERROR 1, not supported 0, refused 3, gap 0, skipped 8"."""
+    return ", ".join(f"{COUNT_LABELS[c]} {summary['counts'].get(c, 0)}" for c in CELLS)
+
+
+def summary_line(name: str, summary: dict[str, Any]) -> str:
+    """One line per target, as `kcts matrix` prints it at the end."""
+    absent = f", not run {summary['absent']}" if summary.get("absent") else ""
+    return f"{name}: {depth(summary)}: {counts(summary)}{absent}"
 
 
 def write_all(matrix: dict[str, Any], folder: Path) -> list[Path]:
@@ -79,7 +103,8 @@ def write_all(matrix: dict[str, Any], folder: Path) -> list[Path]:
 def to_markdown(matrix: dict[str, Any]) -> str:
     names = [t["name"] for t in matrix["targets"]]
     lines = ["# Compatibility matrix", ""]
-    lines.append("| check | " + " | ".join(names) + " |")
+    heads = [f"{n}<br>{depth(matrix['summary'][n])}<br>{counts(matrix['summary'][n])}" for n in names]
+    lines.append("| check | " + " | ".join(h.replace("|", "\\|") for h in heads) + " |")
     lines.append("|---|" + "---|" * len(names))
     area = None
     for row in matrix["rows"]:
@@ -90,14 +115,18 @@ def to_markdown(matrix: dict[str, Any]) -> str:
         for name in names:
             c = row["cells"][name]
             label = CELL_LABELS[c["cell"]]
-            cells.append(f"[{label}]({c['evidence']})" if c["evidence"] else label)
+            text = f"[{label}]({c['evidence']})" if c["evidence"] else label
+            if c.get("wire"):
+                text += f" [wire]({c['wire']})"
+            cells.append(text)
         promise = row["promise"].replace("|", "\\|")
         lines.append(f"| {promise} | " + " | ".join(cells) + " |")
-    lines += ["", "| target | " + " | ".join(CELL_LABELS[k] for k in CELL_LABELS if k != "absent") + " |",
-              "|---|" + "---|" * (len(CELL_LABELS) - 1)]
+    lines += ["", "| target | judged | " + " | ".join(CELL_LABELS[k] for k in CELLS) + " |",
+              "|---|---|" + "---|" * len(CELLS)]
     for name in names:
         s = matrix["summary"][name]
-        lines.append(f"| {name} | " + " | ".join(str(s.get(k, 0)) for k in CELL_LABELS if k != "absent") + " |")
+        lines.append(f"| {name} | {depth(s).removeprefix('judged ')} | "
+                     + " | ".join(str(s["counts"].get(k, 0)) for k in CELLS) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -109,10 +138,13 @@ th{background:#f0f0f0;position:sticky;top:0}
 tr.area td{background:#e8e8f4;font-weight:bold}
 td.cell{text-align:center;white-space:nowrap}
 td.pass{background:#d7f5d7} td.fail{background:#f7c4c4;font-weight:bold}
+td.error{background:#f9dcc0;font-weight:bold}
 td.not-supported{background:#e2e2e2}
 td.target-refused{background:#e6e0f0} td.client-gap{background:#fbe7b5} td.skipped{background:#f4f4f4;color:#666}
 td.absent{color:#aaa}
 .nodeid{color:#777;font-size:12px}
+.depth{font-weight:normal;font-size:12px} .counts{font-weight:normal;font-size:11px;color:#555}
+a.wire{font-weight:normal;font-size:11px;margin-left:.4em}
 .why{font-size:11px;color:#555;white-space:normal;max-width:22em}
 a{color:inherit}
 """
@@ -123,15 +155,18 @@ def to_html(matrix: dict[str, Any]) -> str:
     names = [t["name"] for t in matrix["targets"]]
     out = ["<!doctype html><html><head><meta charset='utf-8'><title>kcts compatibility matrix</title>",
            f"<style>{_STYLE}</style></head><body><h1>kcts compatibility matrix</h1>"]
-    out.append("<table id='summary'><tr><th>target</th><th>environment</th>"
-               + "".join(f"<th>{esc(CELL_LABELS[k])}</th>" for k in CELL_LABELS if k != "absent") + "</tr>")
+    out.append("<table id='summary'><tr><th>target</th><th>environment</th><th>judged</th>"
+               + "".join(f"<th>{esc(CELL_LABELS[k])}</th>" for k in CELLS) + "</tr>")
     for t in matrix["targets"]:
         env = ", ".join(f"{k}={v}" for k, v in t["environment"].items())
         s = matrix["summary"][t["name"]]
         out.append(f"<tr><td>{esc(t['name'])}</td><td>{esc(env)}</td>"
-                   + "".join(f"<td>{s.get(k, 0)}</td>" for k in CELL_LABELS if k != "absent") + "</tr>")
+                   f"<td>{esc(depth(s).removeprefix('judged '))}</td>"
+                   + "".join(f"<td>{s['counts'].get(k, 0)}</td>" for k in CELLS) + "</tr>")
     out.append("</table><p></p><table id='matrix'><tr><th>check (promise)</th>"
-               + "".join(f"<th>{esc(n)}</th>" for n in names) + "</tr>")
+               + "".join(f"<th data-target='{esc(n)}'>{esc(n)}<div class='depth'>{esc(depth(matrix['summary'][n]))}"
+                         f"</div><div class='counts'>{esc(counts(matrix['summary'][n]))}</div></th>" for n in names)
+               + "</tr>")
     area = None
     for row in matrix["rows"]:
         if row["area"] != area:
@@ -143,6 +178,8 @@ def to_html(matrix: dict[str, Any]) -> str:
             c = row["cells"][name]
             label = esc(CELL_LABELS[c["cell"]])
             body = f"<a href='{esc(c['evidence'])}'>{label}</a>" if c["evidence"] else label
+            if c.get("wire"):
+                body += f"<a class='wire' href='{esc(c['wire'])}'>wire</a>"
             if c["cell"] not in ("pass", "absent") and c["reason"]:
                 reason = c["reason"] if len(c["reason"]) <= 90 else c["reason"][:87] + "..."
                 body += f"<div class='why'>{esc(reason)}</div>"

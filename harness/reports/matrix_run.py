@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness.cluster.target import TargetSpec, from_profile, parse, to_run_args
 from harness.process.spawn import die_with_parent
-from harness.reports.matrix import Target, build, write_all
+from harness.reports.matrix import Target, build, summary_line, write_all
 
 
 def target_spec(text: str) -> TargetSpec:
@@ -53,11 +53,15 @@ def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path(
         else:
             data = json.loads(results.read_text())
         runs.append((Target(spec, f"targets/{name}"), data))
-    paths = write_all(build(runs), folder)
+    matrix = build(runs)
+    paths = write_all(matrix, folder)
     latest = reports / "latest"
     if latest.is_symlink() or latest.exists():
         latest.unlink()
     latest.symlink_to(folder.name)
     for p in paths:
         print(f"kcts matrix: wrote {p}")
+    # Last, so that the depth of every target is what the terminal ends with.
+    for t in matrix["targets"]:
+        print(f"kcts matrix: {summary_line(t['name'], matrix['summary'][t['name']])}", flush=True)
     return folder

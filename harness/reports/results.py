@@ -1,16 +1,25 @@
-"""Per-check results of one run, as the matrix reads them: `results.json` and one evidence file per non-pass."""
+"""Per-check results of one run, as the matrix reads them: `results.json` (the checks and a summary)
+and, for each check that did not pass, its text evidence and its wire evidence (harness.reports.wire)."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness.areas import AREAS, OTHER
-from harness.verdicts import classify
+from harness.reports import wire
+from harness.verdicts import CELLS, JUDGED, classify
+
+# The type of the exception a check's call raised (set by the pytest plugin's pytest_pyfunc_call):
+# a failed assertion is a FAIL, anything else an ERROR. Only the type: the exception itself would
+# keep the check's frames, and the clients in them, alive past its teardown.
+RAISED_KEY = pytest.StashKey[type[BaseException]]()
 
 
 @dataclass
@@ -23,6 +32,7 @@ class CheckResult:
     reason: str
     duration_s: float
     evidence: str | None = None  # path relative to the run folder
+    wire_evidence: str | None = None  # the decoded raw-protocol exchanges (.wire.json), relative to the run folder
 
 
 @dataclass
@@ -40,17 +50,41 @@ class RunResults:
             if previous is not None and previous.outcome in ("failed", "error"):
                 return
             reason = _reason(report)
-            cell = classify("failed" if outcome == "error" else outcome, reason)
+            raised = item.stash.get(RAISED_KEY, None) if report.when == "call" else None
+            cell = classify(outcome, reason, raised)
             result = CheckResult(item.nodeid, area_of(item), promise_of(item), outcome, cell, reason,
                                  round(report.duration, 3))
             if cell != "pass":
                 result.evidence = _write_evidence(run_dir, item.nodeid, report)
+                result.wire_evidence = _write_wire_evidence(run_dir, item)
             self.checks[item.nodeid] = result
 
+    def summary(self) -> dict[str, Any]:
+        return summarize(c.cell for c in self.checks.values())
+
     def write(self, path: Path) -> None:
-        data = {"target": self.target, "environment": self.environment,
+        data = {"target": self.target, "environment": self.environment, "summary": self.summary(),
                 "checks": [asdict(c) for c in self.checks.values()]}
         path.write_text(json.dumps(data, indent=1))
+
+
+def summarize(cells: Iterable[str]) -> dict[str, Any]:
+    """How deep a run went: its checks, how many reached a verdict (harness.verdicts.JUDGED), and
+    the count of each cell. Cells outside CELLS (the matrix's "absent") are counted apart."""
+    counts = dict.fromkeys(CELLS, 0)
+    absent = 0
+    for cell in cells:
+        if cell in counts:
+            counts[cell] += 1
+        else:
+            absent += 1
+    total = sum(counts.values())
+    judged = sum(counts[c] for c in JUDGED)
+    out: dict[str, Any] = {"total": total, "judged": judged,
+                           "judged_fraction": round(judged / total, 4) if total else 0.0, "counts": counts}
+    if absent:
+        out["absent"] = absent
+    return out
 
 
 def area_of(item: pytest.Item) -> str:
@@ -90,9 +124,22 @@ def _reason(report: pytest.TestReport) -> str:
     return ""
 
 
+def evidence_stem(nodeid: str) -> str:
+    """The file name a check's evidence files share (`.txt`, `.wire.json`)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid)[:180]
+
+
+def _write_wire_evidence(run_dir: Path, item: pytest.Item) -> str | None:
+    recorder = wire.recorder_of(item)
+    if recorder is None:
+        return None
+    path = recorder.write(run_dir / "evidence" / f"{evidence_stem(item.nodeid)}.wire.json", item.nodeid)
+    wire.attach(path)
+    return str(path.relative_to(run_dir))
+
+
 def _write_evidence(run_dir: Path, nodeid: str, report: pytest.TestReport) -> str:
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid)[:180] + ".txt"
-    path = run_dir / "evidence" / name
+    path = run_dir / "evidence" / f"{evidence_stem(nodeid)}.txt"
     path.parent.mkdir(parents=True, exist_ok=True)
     parts = [f"{nodeid}\noutcome: {_outcome(report)}\n", str(report.longrepr or "")]
     parts += [f"\n----- {title} -----\n{text}" for title, text in report.sections]

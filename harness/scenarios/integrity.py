@@ -28,6 +28,7 @@ from harness.cluster.base import Cluster
 from harness.integrity.model import Expectation, TruncationWindow
 from harness.integrity.run import expectation
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
+from harness.scenarios.premises import require_transactions
 from harness.waiting import wait_until
 from harness.workload.pipeline import Pipeline, PipelineSpec, ProcessorKind
 from harness.workload.scenario import drive
@@ -66,6 +67,7 @@ def clean_faults(
     """Run the pipeline (`processor`, two instances) from `input_topic` into `outputs` (3 partitions each)
     while the nemesis crashes the leader of outputs[0]-0, bounces that of input-1 and pauses that of
     outputs[1]-2; return once every group is past the last committed input record."""
+    require_transactions(cluster)
     pipeline = Pipeline(cluster, input_topic, outputs, group, PipelineSpec(processor=processor)).start()
     steps = [Step(0.15, "crash", outputs[0], 0), Step(0.4, "bounce", input_topic, 1),
              Step(0.65, "pause", outputs[1], 2)]
@@ -104,6 +106,7 @@ def unclean_pipeline(cluster: Cluster, victim: str, input_topic: str, other: str
     partition 0 on brokers the recipe stops), run the confluent-kafka pipeline from `input_topic`
     into `victim` and `other`: a first batch processed; the unclean-election recipe on victim-0
     with a second batch processed while its ISR is the leader alone; a third batch; finished."""
+    require_transactions(cluster)
     a, b, c = cluster.broker_ids[:3]
     # Only partition 0 has both replicas on brokers the recipe stops; the others keep a live leader (c).
     with kafka.admin(cluster.client_config()) as admin:

@@ -22,6 +22,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from harness.clients import kafka
 from harness.clients import raw as rr
+from harness.clients import transactions as tx
 from harness.clients.history import produce, read_through
 from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster, PartitionState
@@ -78,6 +79,7 @@ def transactions(cluster: Cluster, topic: str, transactional_id: str) -> Log:
     raw = rr.RawConnector(cluster)
     try:
         mover = raw(cluster.running_brokers()[0])
+        tx.require_transactions(mover)
         with (kafka.producer({**cluster.client_config(), "transactional.id": transactional_id}) as txn,
               kafka.admin(cluster.client_config()) as admin):
             txn.init_transactions(30)

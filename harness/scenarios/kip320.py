@@ -28,7 +28,7 @@ from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients.history import produce
 from harness.cluster.base import Cluster, NodeState
-from harness.errors import ClusterError
+from harness.errors import ClusterError, NotSupported, TargetRefused
 from harness.nemesis.faults import Crash, LeaderFailover
 from harness.nemesis.leadership import elect_preferred, move_leader
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
@@ -77,6 +77,12 @@ class EpochHistory:
     appends: tuple[Append, ...]
     steps: tuple[Step, ...]
     unclean: UncleanElection | None = None
+    refused: str | None = None  # why the target would not move the leader (the history then has no move)
+
+    def require_moves(self, what: str) -> None:
+        """Raise `TargetRefused` where the target refused the leader moves `what` needs."""
+        if self.refused is not None:
+            raise TargetRefused(f"{what} needs a partition whose leader moved: {self.refused}")
 
     def append_dicts(self) -> list[dict[str, int]]:
         return [{"first": a.first, "last": a.last, "epoch": a.epoch} for a in self.appends]
@@ -136,15 +142,17 @@ class _HistoryWriter:
         self.steps.append(Step(step, leader[0], dict(seen)))
 
     def history(
-        self, name: str, topic_id: uuid.UUID, unclean: UncleanElection | None = None
+        self, name: str, topic_id: uuid.UUID, unclean: UncleanElection | None = None, refused: str | None = None,
     ) -> EpochHistory:
-        return EpochHistory(name, self.topic, topic_id, tuple(self.appends), tuple(self.steps), unclean)
+        return EpochHistory(name, self.topic, topic_id, tuple(self.appends), tuple(self.steps), unclean, refused)
 
 
 def leader_moves(cluster: Cluster, topic: str, moves: int = 3) -> EpochHistory:
     """Write in the first epoch, then `moves` times: move the leader to the next in-sync replica, write.
 
-    `topic`: 3 replicas. A target that does not apply the moves raises `TargetRefused`.
+    `topic`: 3 replicas. A target that will not move the leader (one broker, reassignment not
+    applied) gives a history of one epoch, with its refusal in `refused`: what needs no move is
+    still judged on it.
     """
     raw = rr.RawConnector(cluster)
     try:
@@ -156,7 +164,12 @@ def leader_moves(cluster: Cluster, topic: str, moves: int = 3) -> EpochHistory:
             w.write("created")
             w.observe("created")
             for i in range(moves):
-                state = move_leader(cluster, mover, admin, topic)
+                try:
+                    state = move_leader(cluster, mover, admin, topic)
+                except TargetRefused as exc:
+                    if i:
+                        raise  # the target moved a leader before: refusing the next one is no premise
+                    return w.history("leader-moves", tid, refused=str(exc))
                 w.observe(f"leader move to {state.leader}")
                 w.write(f"move{i}")
             return w.history("leader-moves", tid)
@@ -227,11 +240,17 @@ def _seen_by(raw: rr.RawConnector, broker: int, topic: str) -> dict[str, Any]:
     return rr.partition_metadata(raw(broker), topic)
 
 
-def _leader_and_follower(raw: rr.RawConnector, topic: str) -> tuple[int, int, int]:
-    """(leader, an in-sync follower, epoch), where leader and follower agree on the epoch."""
+def _leader_and_follower(raw: rr.RawConnector, topic: str, need_follower: bool = True) -> tuple[int, int, int]:
+    """(leader, an in-sync follower, epoch), where leader and follower agree on the epoch. Without
+    an in-sync follower (a one-broker target): `TargetRefused` if `need_follower`, else follower -1."""
     p = _seen_by(raw, raw.cluster.running_brokers()[0], topic)
     p = _seen_by(raw, p["LeaderId"], topic)
-    follower = next(b for b in p["IsrNodes"] if b != p["LeaderId"])
+    follower = next((b for b in p["IsrNodes"] if b != p["LeaderId"]), None)
+    if follower is None:
+        if need_follower:
+            raise TargetRefused(f"{topic} has no in-sync follower to ask (ISR {p['IsrNodes']}, "
+                                f"{len(raw.cluster.broker_ids)} broker(s))")
+        return p["LeaderId"], -1, p["LeaderEpoch"]
     theirs = _seen_by(raw, follower, topic)["LeaderEpoch"]
     assert theirs == p["LeaderEpoch"], (
         f"premise: leader {p['LeaderId']} is at epoch {p['LeaderEpoch']}, follower {follower} at {theirs}"
@@ -265,7 +284,7 @@ def end_offsets(cluster: Cluster, history: EpochHistory) -> LeaderAnswers:
     its log, the current one, the next one and one far above every known epoch."""
     raw = rr.RawConnector(cluster)
     try:
-        leader, _, epoch = _leader_and_follower(raw, history.topic)
+        leader, _, epoch = _leader_and_follower(raw, history.topic, need_follower=False)
         client = raw(leader)
         batches, log_end = rr.read_log(client, history.topic, history.topic_id)
         asked = sorted({b.partition_leader_epoch for b in batches} | {epoch, epoch + 1, epoch + 7})
@@ -283,7 +302,7 @@ def list_offsets_epochs(cluster: Cluster, history: EpochHistory) -> LeaderAnswer
     top version: EARLIEST, LATEST, and the base timestamp of every data batch."""
     raw = rr.RawConnector(cluster)
     try:
-        leader, _, epoch = _leader_and_follower(raw, history.topic)
+        leader, _, epoch = _leader_and_follower(raw, history.topic, need_follower=False)
         client = raw(leader)
         batches, log_end = rr.read_log(client, history.topic, history.topic_id)
         times = [b.base_timestamp for b in batches if not b.is_control]
@@ -322,6 +341,8 @@ def replica_logs(cluster: Cluster, history: EpochHistory) -> ReplicaLogs:
     try:
         leader = _seen_by(raw, cluster.running_brokers()[0], history.topic)["LeaderId"]
         followers = [b for b in _seen_by(raw, leader, history.topic)["IsrNodes"] if b != leader]
+        if cluster.capabilities.replication is False:
+            followers = []  # one log per partition, served by its leader: there is no other to read
         leader_log, log_end = rr.read_log(raw(leader), history.topic, history.topic_id)
         logs = {leader: leader_log}
 
@@ -343,20 +364,21 @@ def replica_logs(cluster: Cluster, history: EpochHistory) -> ReplicaLogs:
 # -- epoch validation ------------------------------------------------------------------------
 
 
-def requested_epochs(current: int) -> list[int]:
-    """The CurrentLeaderEpoch of each case in `CASES`."""
-    return [rr.NO_EPOCH, current, current - 1, current + 1]
+def requested_epochs(current: int, cases: tuple[str, ...] = CASES) -> list[int]:
+    """The CurrentLeaderEpoch of each case in `cases` (of `CASES`)."""
+    epochs = {"unset": rr.NO_EPOCH, "current": current, "older": current - 1, "newer": current + 1}
+    return [epochs[c] for c in cases]
 
 
 def _probe(
     client: RawClient, broker: int, role: str, api: str, lowest: int, current: int,
-    send: Callable[[int, int], dict[str, Any]], epoch_field_from: int,
+    send: Callable[[int, int], dict[str, Any]], epoch_field_from: int, cases: tuple[str, ...],
 ) -> list[dict[str, Any]]:
     """Send `send(version, epoch)` for each version from `lowest` and each requested epoch; versions
     before `epoch_field_from` carry no CurrentLeaderEpoch and are sent once, without one."""
     answers = []
     for version in rr.versions(client, api, lowest):
-        epochs = requested_epochs(current) if version >= epoch_field_from else [rr.NO_EPOCH]
+        epochs = requested_epochs(current, cases) if version >= epoch_field_from else [rr.NO_EPOCH]
         for epoch in epochs:
             answers.append({
                 "api": api, "version": version, "broker": broker, "role": role,
@@ -366,22 +388,24 @@ def _probe(
 
 
 def _probe_api(client: RawClient, broker: int, role: str, api: str, h: EpochHistory, current: int,
-               lowest: int | None) -> list[dict[str, Any]]:
+               lowest: int | None, cases: tuple[str, ...]) -> list[dict[str, Any]]:
     if api == "Fetch":
         return _probe(
             client, broker, role, api, 0 if lowest is None else lowest, current,
             lambda v, e: rr.fetch(client, v, h.topic, h.topic_id, 0, 0, current_epoch=e), epoch_field_from=9,
+            cases=cases,
         )
     if api == "OffsetForLeaderEpoch":
         return _probe(
             client, broker, role, api, 2 if lowest is None else lowest, current,
             lambda v, e: rr.offsets_for_leader_epoch(client, v, h.topic, 0, current, current_epoch=e),
-            epoch_field_from=2,
+            epoch_field_from=2, cases=cases,
         )
     if api == "ListOffsets":
         return _probe(
             client, broker, role, api, 4 if lowest is None else lowest, current,
             lambda v, e: rr.list_offsets(client, v, h.topic, 0, -1, current_epoch=e), epoch_field_from=4,
+            cases=cases,
         )
     raise ValueError(f"no epoch-validation probe for {api}")
 
@@ -416,21 +440,31 @@ class ValidationProbes:
 
 def epoch_validation(
     cluster: Cluster, history: EpochHistory, api: str, roles: tuple[str, ...] = ("leader", "follower"),
-    lowest: int | None = None,
+    lowest: int | None = None, cases: tuple[str, ...] = CASES,
 ) -> ValidationProbes:
     """Probe `api` (Fetch, OffsetForLeaderEpoch or ListOffsets) on the leader and/or an in-sync
     follower of `history`'s partition: one request per version (from `lowest`, default the first
-    version the probe knows) and requested epoch (`CASES`). A follower is probed with Fetch only
-    once its high watermark has caught up with the leader's."""
+    version the probe knows) and requested epoch (`cases`). A follower is probed with Fetch only
+    once its high watermark has caught up with the leader's. Where there is no follower (one
+    broker) only the leader is probed; a probe of followers alone raises `TargetRefused`. The
+    older case needs a past epoch: `history.require_moves` raises `TargetRefused` without one."""
+    if "older" in cases:
+        history.require_moves(f"asking {api} with an older CurrentLeaderEpoch")
+    caps = cluster.capabilities
+    if caps.replication is False:  # no follower holds a replica of its own to answer from
+        if "leader" not in roles:
+            raise NotSupported(f"{api} to a follower replica", caps.no_replication)
+        roles = ("leader",)
     raw = rr.RawConnector(cluster)
     try:
-        leader, follower, epoch = _leader_and_follower(raw, history.topic)
+        leader, follower, epoch = _leader_and_follower(raw, history.topic, need_follower="leader" not in roles)
+        roles = tuple(r for r in roles if r == "leader" or follower >= 0)
         if api == "Fetch" and "follower" in roles:
             _wait_for_follower_high_watermark(raw, history, leader, follower, epoch)
         answers: list[dict[str, Any]] = []
         for role in roles:
             broker = leader if role == "leader" else follower
-            answers += _probe_api(raw(broker), broker, role, api, history, epoch, lowest)
+            answers += _probe_api(raw(broker), broker, role, api, history, epoch, lowest, cases)
         return ValidationProbes(history.topic, leader, follower, epoch, answers)
     finally:
         raw.close()
@@ -486,12 +520,13 @@ def _txn_commit(
 
 
 def committed_epochs(
-    cluster: Cluster, topic: str, group: str, transactional_id: Callable[[str], str]
+    cluster: Cluster, topic: str, group: str, transactional_id: Callable[[str], str], api: str = "OffsetCommit",
 ) -> CommittedEpochs:
-    """Commit its own (offset, epoch) to `group` with each OffsetCommit version (v6+), then in a
-    committed transaction with each TxnOffsetCommit version (v2+, `transactional_id(hint)` names
-    each transaction); after each commit, read it back with every OffsetFetch version (v5+).
-    A commit the coordinator refuses is a broken premise (AssertionError)."""
+    """Commit its own (offset, epoch) to `group` with each version of `api`: OffsetCommit (v6+), or
+    TxnOffsetCommit (v2+) in a committed transaction (`transactional_id(hint)` names each one);
+    after each commit, read it back with every OffsetFetch version (v5+). A target without
+    transactions raises `NotSupported` for TxnOffsetCommit. A commit the coordinator refuses is a
+    broken premise (AssertionError)."""
     raw = rr.RawConnector(cluster)
     try:
         any_broker = raw(cluster.running_brokers()[0])
@@ -509,10 +544,13 @@ def committed_epochs(
                                "sent": {"offset": offset, "epoch": epoch},
                                "got": rr.offset_fetch(gcoord, fv, group, topic, tid, 0)})
 
-        for v in rr.versions(gcoord, "OffsetCommit", FIRST_WITH_EPOCH["OffsetCommit"]):
-            offset, epoch = 100 + v, 10 + v
-            read_back(f"OffsetCommit v{v}", rr.offset_commit(gcoord, v, group, topic, tid, 0, offset, epoch),
-                      offset, epoch)
+        if api == "OffsetCommit":
+            for v in rr.versions(gcoord, "OffsetCommit", FIRST_WITH_EPOCH["OffsetCommit"]):
+                offset, epoch = 100 + v, 10 + v
+                read_back(f"OffsetCommit v{v}", rr.offset_commit(gcoord, v, group, topic, tid, 0, offset, epoch),
+                          offset, epoch)
+            return CommittedEpochs(topic, group, rounds)
+        tx.require_transactions(any_broker)
         for v in rr.versions(gcoord, "TxnOffsetCommit", FIRST_WITH_EPOCH["TxnOffsetCommit"]):
             offset, epoch = 200 + v, 30 + v
             txn_id = transactional_id(f"kip320-committed-epoch-{v}")

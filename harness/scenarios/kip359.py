@@ -224,7 +224,8 @@ def _java_writes(java: JavaClient) -> Writes:
 
 def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
     """Both producers write `topic` (3 replicas, min.insync.replicas=2) through a crash, a clean stop and
-    a pause of its leader; each fault healed and the ISR full again before the next."""
+    a pause of its leader; each fault healed and the ISR full again before the next. On a target
+    whose nodes the harness cannot stop, through three leader moves instead (clean failovers)."""
     config = session.current().scratch("kip359") / "producer.properties"
     # VerifiableProducer sets retries=0, which idempotence refuses; the file overrides it.
     config.write_text("enable.idempotence=true\nacks=all\nretries=2147483647\nlinger.ms=5\nrequest.timeout.ms=10000\n")
@@ -251,7 +252,15 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
             java.start()
             py.start()
             progress()
-            for fault in (Crash, CleanStop, Pause):
+            if not cluster.capabilities.fault_control:
+                with kafka.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
+                    for _ in range(3):
+                        before = cluster.partition_state(topic)
+                        after = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+                        applied.append(f"leader move {before.leader}@{before.leader_epoch} -> "
+                                       f"{after.leader}@{after.leader_epoch}")
+                        progress()
+            for fault in (Crash, CleanStop, Pause) if cluster.capabilities.fault_control else ():
                 f: Fault = fault(cluster, "leader", topic)
                 before = cluster.partition_state(topic)
                 hit = f.inject()

@@ -64,7 +64,7 @@ def test_clean_faults_keep_every_record_exactly_once(
 
 
 def test_unclean_election_loses_only_records_in_the_reported_window(
-    fault_cluster: Cluster, topic_factory: TopicFactory, run_prefix: str,
+    unclean_cluster: Cluster, topic_factory: TopicFactory, run_prefix: str,
     integrity_checker: IntegrityChecker, integrity_dir: Path,
 ) -> None:
     """Scenario: the confluent-kafka pipeline runs into two outputs. One output allows unclean election
@@ -81,7 +81,7 @@ def test_unclean_election_loses_only_records_in_the_reported_window(
     inp = topic_factory(partitions=3, replication_factor=3, config=SAFE)
     other = topic_factory(partitions=3, replication_factor=3, config=SAFE)
     group = f"{run_prefix}-unclean-{uuid.uuid4().hex[:6]}"
-    run = unclean_pipeline(fault_cluster, victim, inp, other, group)
+    run = unclean_pipeline(unclean_cluster, victim, inp, other, group)
     election, window, truncated = run.election, run.window, run.truncated
     findings = integrity_checker.pipeline(run)
 

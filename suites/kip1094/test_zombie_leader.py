@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.kip1094, pytest.mark.needs_fault_control]
 
 
 def test_zombie_leader_answers_a_newer_committed_epoch_with_an_epoch_error(
-    fault_cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames
+    zombie_cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames
 ) -> None:
     """Seed 004, "Committing Leader Epoch", Phases 1-3: a leader frozen long enough to be replaced,
     then thawed while it cannot hear the controller, still believes it leads at its old epoch (a
@@ -22,7 +22,7 @@ def test_zombie_leader_answers_a_newer_committed_epoch_with_an_epoch_error(
     beyond the zombie's log end. A fetch of Xj carrying that committed epoch must get
     UNKNOWN_LEADER_EPOCH (so the consumer refreshes its metadata), not OFFSET_OUT_OF_RANGE, which
     the zombie gives a fetch without an epoch; OffsetsForLeaderEpoch and ListOffsets likewise."""
-    zombie = zombie_leader(fault_cluster, topic_factory(), run_names.group("kip1094-zombie"))
+    zombie = zombie_leader(zombie_cluster, topic_factory(), run_names.group("kip1094-zombie"))
     recorded.save("kip1094-zombie", {"answers": zombie.answers, "committed": zombie.committed,
                                      "zombie_epoch": zombie.zombie_epoch})
     zombie_state = f"from zombie {zombie.before.leader} at epoch {zombie.zombie_epoch}; committed {zombie.committed}"

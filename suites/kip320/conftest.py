@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from fixtures.cluster import Cluster, fault_control
+from fixtures.cluster import UNCLEAN, Cluster, fault_control
 from fixtures.module_scope import module_topic
 from fixtures.topics import RunNames
 from harness.scenarios import kip320
@@ -30,7 +30,7 @@ def leader_moves(request: pytest.FixtureRequest, cluster: Cluster) -> EpochHisto
 @pytest.fixture(scope="module")
 def nemesis_history(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[EpochHistory]:
     """A 2-replica partition through a clean stop, a crash, a failback and a forced unclean election."""
-    with fault_control(cluster):
+    with fault_control(cluster, UNCLEAN):
         yield kip320.nemesis_history(cluster, module_topic(request, "nemesis", 2, UNCLEAN_TOPIC))
 
 
@@ -45,7 +45,7 @@ def truncation(
     request: pytest.FixtureRequest, cluster: Cluster, run_names: RunNames
 ) -> Iterator[TruncationHistory]:
     """One forced unclean election watched by every consumer of the truncation checks (see the scenario)."""
-    with fault_control(cluster):
+    with fault_control(cluster, UNCLEAN):
         topic = module_topic(request, "truncation", 2, UNCLEAN_TOPIC)
         groups = {client: run_names.group(f"kip320-truncation-{client}") for client in ("librdkafka", "java")}
         yield unclean_election_watched(cluster, topic, groups)

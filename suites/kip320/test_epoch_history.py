@@ -59,6 +59,18 @@ def test_fetched_batches_carry_the_epoch_they_were_appended_in(history: EpochHis
         assert_batches_carry_append_epochs(batches, appends, f"{role} {broker}")
 
 
+def test_metadata_leader_epoch_rises_with_every_leader_move(leader_moves: EpochHistory) -> None:
+    """Seed 000, "Protocol Changes / Metadata": the Metadata response carries the partition's
+    leader epoch. Through three leader moves (the target's own way, or reassignment and a
+    preferred election; no fault), every running broker's Metadata (at its top version) agrees on
+    the epoch after each move, and the epoch rises strictly with each one."""
+    steps = leader_moves.step_dicts()
+    recorded.save("kip320-metadata-epochs-moves", {"steps": steps})
+    moves = [s for s in steps if "leader move" in s["step"]]
+    assert len(moves) == 3, f"premise: the history has {len(moves)} leader moves, not 3: {steps}"
+    assert_epochs_rise(steps)
+
+
 @pytest.mark.needs_fault_control
 def test_metadata_leader_epoch_rises_with_every_election(nemesis_history: EpochHistory) -> None:
     """Seed 000, "Protocol Changes / Metadata": the Metadata response carries the partition's

@@ -1,4 +1,8 @@
-"""KIP-320 epoch validation: Fetch, OffsetsForLeaderEpoch and ListOffsets check CurrentLeaderEpoch first."""
+"""KIP-320 epoch validation: Fetch, OffsetsForLeaderEpoch and ListOffsets check CurrentLeaderEpoch first.
+
+Each API has two checks: the cases any partition can be asked about (no epoch, the current one, a
+newer one), and the older epoch, which needs a partition whose leader has moved.
+"""
 
 from __future__ import annotations
 
@@ -7,48 +11,85 @@ import pytest
 from fixtures.cluster import Cluster
 from harness.checks import recorded
 from harness.checks.epoch_fencing import assert_covers, assert_epoch_validation
-from harness.scenarios.kip320 import CASES, EpochHistory, ValidationProbes, epoch_validation
+from harness.scenarios.kip320 import EpochHistory, ValidationProbes, epoch_validation
 
 pytestmark = pytest.mark.kip320
 
+ANY_PARTITION = ("unset", "current", "newer")
+OLDER = ("older",)
 
-def _judge(name: str, probes: ValidationProbes) -> None:
+
+def _judge(name: str, probes: ValidationProbes, cases: tuple[str, ...]) -> None:
     recorded.save(name, {"answers": probes.answers})
-    assert_covers(probes.answers, set(CASES))
+    assert_covers(probes.answers, set(cases))
     assert_epoch_validation(probes.answers, f"on {probes.topic}")
 
 
-def test_fetch_on_the_leader_fences_older_and_unknown_epochs(leader_moves: EpochHistory, cluster: Cluster) -> None:
+def test_fetch_on_the_leader_serves_the_current_epoch_and_refuses_a_newer_one(
+    leader_moves: EpochHistory, cluster: Cluster
+) -> None:
     """Seed 000, "Leader Fetch Handling" and "Protocol Changes / Fetch": at every Fetch version with
-    CurrentLeaderEpoch (v9+), the leader answers an older epoch with FENCED_LEADER_EPOCH and a newer
-    one with UNKNOWN_LEADER_EPOCH, returning no records; the current epoch and the sentinel -1
-    ("bypass the epoch validation") are served. The partition is at epoch 3 after three leader moves."""
-    _judge("kip320-fetch-leader", epoch_validation(cluster, leader_moves, "Fetch", ("leader",), lowest=9))
+    CurrentLeaderEpoch (v9+), the leader answers a newer epoch with UNKNOWN_LEADER_EPOCH, returning
+    no records; the current epoch and the sentinel -1 ("bypass the epoch validation") are served."""
+    probes = epoch_validation(cluster, leader_moves, "Fetch", ("leader",), lowest=9, cases=ANY_PARTITION)
+    _judge("kip320-fetch-leader-current", probes, ANY_PARTITION)
+
+
+def test_fetch_on_the_leader_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
+    """Seed 000, "Leader Fetch Handling": at every Fetch version with CurrentLeaderEpoch (v9+), the
+    leader answers an older epoch with FENCED_LEADER_EPOCH, returning no records. The partition is
+    at epoch 3 after three leader moves."""
+    probes = epoch_validation(cluster, leader_moves, "Fetch", ("leader",), lowest=9, cases=OLDER)
+    _judge("kip320-fetch-leader-older", probes, OLDER)
 
 
 def test_fetch_on_a_follower_answers_per_kip_320_then_kip_392(leader_moves: EpochHistory, cluster: Cluster) -> None:
-    """Seed 000, "Protocol Changes / Fetch": a follower receiving a fetch now answers the epoch
-    errors where the epoch differs (validation first, as on the leader). With a matching or unset
-    epoch, KIP-392 (fetch from follower, Kafka 2.4) decides: from Fetch v11 a follower serves
-    consumer fetches; below v11 it answers NOT_LEADER_OR_FOLLOWER. Every version the broker
-    speaks (v4 up) is probed."""
-    _judge("kip320-fetch-follower", epoch_validation(cluster, leader_moves, "Fetch", ("follower",)))
+    """Seed 000, "Protocol Changes / Fetch": a follower receiving a fetch answers the epoch errors
+    where the epoch differs (validation first, as on the leader). With a matching or unset epoch,
+    KIP-392 (fetch from follower, Kafka 2.4) decides: from Fetch v11 a follower serves consumer
+    fetches; below v11 it answers NOT_LEADER_OR_FOLLOWER. Every version the broker speaks (v4 up) is
+    probed with no epoch, the current one and a newer one."""
+    probes = epoch_validation(cluster, leader_moves, "Fetch", ("follower",), cases=ANY_PARTITION)
+    _judge("kip320-fetch-follower-current", probes, ANY_PARTITION)
 
 
-def test_offsets_for_leader_epoch_validates_current_leader_epoch(
+def test_fetch_on_a_follower_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
+    """Seed 000, "Protocol Changes / Fetch": a follower answers a fetch with an older
+    CurrentLeaderEpoch with FENCED_LEADER_EPOCH (validation before KIP-392's follower rules)."""
+    probes = epoch_validation(cluster, leader_moves, "Fetch", ("follower",), lowest=9, cases=OLDER)
+    _judge("kip320-fetch-follower-older", probes, OLDER)
+
+
+def test_offsets_for_leader_epoch_validates_current_and_newer_epochs(
     leader_moves: EpochHistory, cluster: Cluster
 ) -> None:
     """Seed 000, "Protocol Changes / OffsetsForLeaderEpoch": "If the current leader epoch does not
-    match that of the leader", FENCED_LEADER_EPOCH (the KIP's text says FENCED_REPLICA) or
-    UNKNOWN_LEADER_EPOCH, "as we do for the Fetch API"; -1 and the current epoch are answered. A
-    follower validates the epoch the same way, then answers NOT_LEADER_OR_FOLLOWER."""
-    probes = epoch_validation(cluster, leader_moves, "OffsetForLeaderEpoch")
-    _judge("kip320-offsets-for-leader-epoch-validation", probes)
+    match that of the leader", UNKNOWN_LEADER_EPOCH for a newer one, "as we do for the Fetch API";
+    -1 and the current epoch are answered. A follower validates the epoch the same way, then
+    answers NOT_LEADER_OR_FOLLOWER."""
+    probes = epoch_validation(cluster, leader_moves, "OffsetForLeaderEpoch", cases=ANY_PARTITION)
+    _judge("kip320-offsets-for-leader-epoch-validation-current", probes, ANY_PARTITION)
 
 
-def test_list_offsets_validates_current_leader_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
+def test_offsets_for_leader_epoch_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
+    """Seed 000, "Protocol Changes / OffsetsForLeaderEpoch": an older current leader epoch is
+    answered with FENCED_LEADER_EPOCH (the KIP's text says FENCED_REPLICA), by the leader and by a
+    follower alike."""
+    probes = epoch_validation(cluster, leader_moves, "OffsetForLeaderEpoch", cases=OLDER)
+    _judge("kip320-offsets-for-leader-epoch-validation-older", probes, OLDER)
+
+
+def test_list_offsets_validates_current_and_newer_epochs(leader_moves: EpochHistory, cluster: Cluster) -> None:
     """Seed 000, "Protocol Changes / ListOffsets": ListOffsets (v4+) carries CurrentLeaderEpoch "to
-    protect clients from querying stale leaders" and "will support the FENCED_LEADER_EPOCH and
-    UNKNOWN_LEADER_EPOCH error codes"; -1 and the current epoch are answered (by the leader; a
+    protect clients from querying stale leaders" and "will support the ... UNKNOWN_LEADER_EPOCH
+    error code" for a newer epoch; -1 and the current epoch are answered (by the leader; a
     follower validates, then answers NOT_LEADER_OR_FOLLOWER)."""
-    _judge("kip320-list-offsets-validation", epoch_validation(cluster, leader_moves, "ListOffsets"))
+    probes = epoch_validation(cluster, leader_moves, "ListOffsets", cases=ANY_PARTITION)
+    _judge("kip320-list-offsets-validation-current", probes, ANY_PARTITION)
+
+
+def test_list_offsets_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
+    """Seed 000, "Protocol Changes / ListOffsets": ListOffsets (v4+) answers an older
+    CurrentLeaderEpoch with FENCED_LEADER_EPOCH, on the leader and on a follower."""
+    probes = epoch_validation(cluster, leader_moves, "ListOffsets", cases=OLDER)
+    _judge("kip320-list-offsets-validation-older", probes, OLDER)

@@ -60,7 +60,6 @@ def test_produce_to_a_former_leader_is_refused_with_the_current_leader(
     assert_refused_with_leader_hint(answers, former.leader, former.epoch, former.endpoint)
 
 
-@pytest.mark.needs_fault_control
 @pytest.mark.parametrize("client", ["librdkafka", "java"])
 def test_idempotent_producer_across_leader_failovers_writes_no_duplicate_and_no_gap(
     failover_writes: FailoverWrites, client: str

@@ -24,15 +24,15 @@ def test_every_acknowledged_record_is_read_back_in_order(
         assert [r.offset for r in got] == [w.offset for w in history.acked], f"partition {p}: offsets differ from acks"
 
 
-@pytest.mark.needs_fault_control
 def test_clean_leader_failover_loses_no_acknowledged_record(
-    request: pytest.FixtureRequest, fault_cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames,
+    request: pytest.FixtureRequest, failover_cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames,
 ) -> None:
-    """With acks=all and min.insync.replicas=2, stop the leader cleanly between two batches: every
+    """With acks=all and min.insync.replicas=2, stop the leader cleanly between two batches (on a
+    target whose nodes are not the harness's: move the leader): every
     acknowledged record of both batches is in the log exactly once, at its acknowledged offset, and
     the new leader's epoch is higher than the old one."""
     topic = topic_factory(replication_factor=3, config={"min.insync.replicas": "2"})
-    run = clean_failover(fault_cluster, topic, run_names.group(request.node.name), n=300)
+    run = clean_failover(failover_cluster, topic, run_names.group(request.node.name), n=300)
     first, second = run.first, run.second
     old, old_epoch, new, new_epoch = run.old, run.old_epoch, run.new, run.new_epoch
 
@@ -48,7 +48,7 @@ def test_clean_leader_failover_loses_no_acknowledged_record(
 
 @pytest.mark.needs_fault_control
 def test_unclean_election_loses_exactly_the_truncated_range(
-    request: pytest.FixtureRequest, fault_cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames,
+    request: pytest.FixtureRequest, unclean_cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames,
 ) -> None:
     """Force an unclean election (KIP-320 "Fetch and truncation" scenario; recipe in KAFKA-NOTES):
     records only the old leader held (acks=1) are lost, exactly the range the nemesis reports as
@@ -57,7 +57,7 @@ def test_unclean_election_loses_exactly_the_truncated_range(
     topic = topic_factory(
         replication_factor=2, config={"min.insync.replicas": "1", "unclean.leader.election.enable": "true"}
     )
-    run = unclean_loss(fault_cluster, topic, run_names.group(request.node.name))
+    run = unclean_loss(unclean_cluster, topic, run_names.group(request.node.name))
     safe, after, election = run.safe, run.after, run.election
 
     lost_acked = run.divergent[0].acked

@@ -13,8 +13,9 @@ import pytest
 
 from harness.kafka.dist import DEFAULT_VERSION
 from harness.pytest_plugin import run_dir
-from harness.reports.matrix import Target, build, to_markdown, write_all
+from harness.reports.matrix import Target, build, summary_line, to_html, to_markdown, write_all
 from harness.reports.matrix_run import target_args
+from harness.reports.results import summarize
 
 CHECKS = [
     ("suites/kip1319/test_v6.py::test_v6_commit", "kip1319", "v6 with a TopicId commits.",
@@ -22,6 +23,9 @@ CHECKS = [
     ("suites/kip320/test_fetch.py::test_fenced", "kip320", "An older epoch is fenced.",
      {"a": ("fail", "failed", "AssertionError: error 0 != 74"),
       "b": ("client-gap", "xfailed", "KNOWN_CLIENT_GAP: #5158")}),
+    ("suites/kip320/test_fetch.py::test_diverging", "kip320", "A diverging epoch is answered.",
+     {"a": ("error", "failed", "StopIteration"),
+      "b": ("target-refused", "skipped", "TARGET_REFUSED: no leader move")}),
     ("suites/smoke/test_smoke.py::test_round_trip", "smoke", "Records come back.",
      {"a": ("pass", "passed", ""), "b": ("skipped", "skipped", "needs fault control; the target is kfake")}),
 ]
@@ -31,8 +35,11 @@ def results_for(target: str) -> dict:
     checks = []
     for nodeid, area, promise, cells in CHECKS:
         cell, outcome, reason = cells[target]
+        stem = nodeid.rsplit("::", 1)[1]
         checks.append({"nodeid": nodeid, "area": area, "promise": promise, "outcome": outcome, "cell": cell,
-                       "reason": reason, "duration_s": 0.1, "evidence": None if cell == "pass" else "evidence/x.txt"})
+                       "reason": reason, "duration_s": 0.1,
+                       "evidence": None if cell == "pass" else f"evidence/{stem}.txt",
+                       "wire_evidence": None if cell == "pass" else f"evidence/{stem}.wire.json"})
     return {"target": target, "environment": {"backend": target}, "checks": checks}
 
 
@@ -42,11 +49,35 @@ def sample_matrix() -> dict:
 
 def test_rows_are_grouped_by_kip_in_a_fixed_order_with_one_cell_per_target() -> None:
     m = sample_matrix()
-    assert [r["area"] for r in m["rows"]] == ["smoke", "kip320", "kip1319"]
-    kip320 = m["rows"][1]
-    assert kip320["cells"]["a"]["cell"] == "fail" and kip320["cells"]["b"]["cell"] == "client-gap"
-    assert kip320["cells"]["a"]["evidence"] == "targets/a/evidence/x.txt"
-    assert m["summary"]["b"] == {"skipped": 1, "client-gap": 1, "not-supported": 1}
+    assert [r["area"] for r in m["rows"]] == ["smoke", "kip320", "kip320", "kip1319"]
+    fenced = next(r for r in m["rows"] if r["nodeid"].endswith("test_fenced"))
+    assert fenced["cells"]["a"]["cell"] == "fail" and fenced["cells"]["b"]["cell"] == "client-gap"
+    assert fenced["cells"]["a"]["evidence"] == "targets/a/evidence/test_fenced.txt"
+    assert m["summary"]["b"]["counts"] == {"pass": 0, "fail": 0, "error": 0, "not-supported": 1,
+                                           "target-refused": 1, "client-gap": 1, "skipped": 1}
+
+
+def test_each_target_summary_counts_what_was_judged_and_errors_apart_from_failures() -> None:
+    m = sample_matrix()
+    # a: pass, FAIL, ERROR, pass -> three judged of four; the ERROR is no verdict.
+    assert m["summary"]["a"] == {
+        "total": 4, "judged": 3, "judged_fraction": 0.75,
+        "counts": {"pass": 2, "fail": 1, "error": 1, "not-supported": 0, "target-refused": 0, "client-gap": 0,
+                   "skipped": 0},
+    }
+    # b: not supported and a known client gap are verdicts; a refusal and a skip are not.
+    assert (m["summary"]["b"]["judged"], m["summary"]["b"]["total"]) == (2, 4)
+    assert summary_line("a", m["summary"]["a"]) == (
+        "a: judged 3/4 (75%): pass 2, FAIL 1, ERROR 1, not supported 0, refused 0, gap 0, skipped 0")
+
+
+def test_results_summary_matches_the_matrix_summary_and_rounds_depth_down() -> None:
+    cells = ["pass"] * 2 + ["skipped"]
+    assert summarize(cells) == {"total": 3, "judged": 2, "judged_fraction": 0.6667,
+                                "counts": {"pass": 2, "fail": 0, "error": 0, "not-supported": 0,
+                                           "target-refused": 0, "client-gap": 0, "skipped": 1}}
+    assert summary_line("t", summarize(["pass"] * 199 + ["error"])).startswith("t: judged 199/200 (99%): ")
+    assert summary_line("t", summarize([])).startswith("t: judged 0/0: ")
 
 
 def test_a_check_missing_from_one_target_is_shown_as_not_run() -> None:
@@ -59,7 +90,41 @@ def test_a_check_missing_from_one_target_is_shown_as_not_run() -> None:
 
 def test_markdown_links_every_non_pass_cell_to_its_evidence() -> None:
     md = to_markdown(sample_matrix())
-    assert "[FAIL](targets/a/evidence/x.txt)" in md and "[known client gap](targets/b/evidence/x.txt)" in md
+    assert "[known client gap](targets/b/evidence/test_fenced.txt)" in md
+
+
+def test_fail_and_error_cells_link_to_text_and_wire_evidence_other_cells_to_text_only() -> None:
+    m = sample_matrix()
+    md, page = to_markdown(m), to_html(m)
+    assert "[FAIL](targets/a/evidence/test_fenced.txt) [wire](targets/a/evidence/test_fenced.wire.json)" in md
+    assert "[ERROR](targets/a/evidence/test_diverging.txt) [wire](targets/a/evidence/test_diverging.wire.json)" in md
+    assert "[known client gap](targets/b/evidence/test_fenced.txt) |" in md
+    assert "test_v6_commit.wire.json" not in md and "test_round_trip.wire.json" not in md
+    for stem in ("test_fenced", "test_diverging"):
+        assert f"<a href='targets/a/evidence/{stem}.txt'>" in page
+        assert f"<a class='wire' href='targets/a/evidence/{stem}.wire.json'>wire</a>" in page
+    assert "targets/b/evidence/test_fenced.wire.json" not in page
+
+
+def test_column_headers_show_depth_and_counts() -> None:
+    m = sample_matrix()
+    header = to_markdown(m).splitlines()[2]
+    assert header == (
+        "| check | a<br>judged 3/4 (75%)<br>pass 2, FAIL 1, ERROR 1, not supported 0, refused 0, gap 0, skipped 0 "
+        "| b<br>judged 2/4 (50%)<br>pass 0, FAIL 0, ERROR 0, not supported 1, refused 1, gap 1, skipped 1 |")
+    page = to_html(m)
+    th = re.search(r"<th data-target='a'>(.*?)</th>", page)
+    assert th is not None
+    assert "judged 3/4 (75%)" in th[1] and "FAIL 1, ERROR 1" in th[1]
+
+
+def test_an_older_results_file_without_wire_evidence_still_builds() -> None:
+    old = results_for("a")
+    for check in old["checks"]:
+        check.pop("wire_evidence")
+    m = build([(Target("a", "targets/a"), old)])
+    assert all(r["cells"]["a"]["wire"] is None for r in m["rows"])
+    assert "[FAIL](targets/a/evidence/test_fenced.txt) |" in to_markdown(m)
 
 
 @pytest.mark.parametrize(("spec", "args"), [

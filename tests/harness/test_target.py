@@ -55,11 +55,43 @@ def test_kafka_version_on_a_target_with_its_own_broker_is_an_error() -> None:
 
 
 def test_capabilities_come_from_the_kind() -> None:
-    assert parse("4.4.0").capabilities.fault_control and parse("4.4.0").capabilities.leader_moves is True
+    assert parse("4.4.0").capabilities.fault_control and parse("4.4.0").capabilities.leader_moves == "reassignment"
     kfake = parse("kfake").capabilities
-    assert not kfake.fault_control and not kfake.side_clusters and kfake.owned and kfake.leader_moves is None
+    assert kfake.fault_control and not kfake.side_clusters and kfake.owned and kfake.leader_moves == "api"
+    assert kfake.replication is False and "one log per partition" in kfake.no_replication
     external = parse("external:127.0.0.1:9092").capabilities
-    assert not external.owned and not external.node_logs
+    assert not external.owned and not external.node_logs and external.replication is None
+    assert external.leader_moves is None and not external.fault_control
+
+
+def test_a_command_profile_keeps_its_backend_tables_and_its_word_on_replication(tmp_path: Path) -> None:
+    profile = tmp_path / "broker-x.toml"
+    profile.write_text(
+        '[target]\nkind = "command"\nname = "broker-x"\nversion = "1.2"\nbrokers = 2\nreplication = false\n'
+        'replication_why = "one shared store"\n[node]\ncommand = ["broker-x", "{port}"]\n'
+        '[leader_move]\ncommand = ["mv", "{topic}"]\n'
+    )
+    spec = from_profile(profile)
+    caps = spec.capabilities
+    assert (spec.kind, spec.label, spec.brokers, spec.profile) == ("command", "broker-x", 2, profile)
+    assert spec.tables["node"]["command"] == ["broker-x", "{port}"]
+    assert caps.leader_moves == "hook" and caps.replication is False and caps.no_replication == "one shared store"
+    assert to_run_args(spec)[:2] == ["--target-profile", str(profile)]
+
+
+def test_a_profile_typo_is_one_error_naming_the_field_and_the_known_ones(tmp_path: Path) -> None:
+    profile = tmp_path / "typo.toml"
+    profile.write_text('[target]\nkind = "kfake"\nbrokerz = 3\n')
+    with pytest.raises(KctsError, match=r"unknown \[target\] fields \['brokerz'\]; known: .*'brokers'"):
+        from_profile(profile)
+    profile.write_text('[target]\nkind = "kfake"\n[node]\ncommand = ["x"]\n')
+    with pytest.raises(KctsError, match=r"tables \['node'\] belong to a command target"):
+        from_profile(profile)
+
+
+def test_a_missing_profile_names_the_shipped_ones() -> None:
+    with pytest.raises(KctsError, match=r"no target profile 'nope'.*shipped profiles"):
+        from_profile(Path("nope"))
 
 
 def test_a_profile_file_names_a_target_and_keeps_its_password_out_of_reprs(tmp_path: Path) -> None:
@@ -80,7 +112,7 @@ def test_a_profile_file_names_a_target_and_keeps_its_password_out_of_reprs(tmp_p
     ('[target]\nkind = "tansu"\n', "unknown target kind 'tansu'"),
     ('[target]\nkind = "external"\n', "needs a bootstrap address"),
     ('[target]\nversion = "4.4"\n', "not a Kafka version"),
-    ('[target]\nbrokerz = 3\n', "unknown fields \\['brokerz'\\]"),
+    ('[target]\nbrokerz = 3\n', "unknown \\[target\\] fields \\['brokerz'\\]"),
     ("kind = 1\n", "has no \\[target\\] table"),
 ])
 def test_a_bad_profile_is_one_clear_error(tmp_path: Path, text: str, error: str) -> None:

@@ -1,20 +1,146 @@
-"""Verdict classification: each outcome lands in exactly one matrix cell."""
+"""Verdict classification: each outcome lands in exactly one matrix cell; an ERROR (no verdict
+reached) is told apart from a FAIL (a failed assertion)."""
+
+from __future__ import annotations
+
+import json
 
 import pytest
 
-from harness.verdicts import KNOWN_CLIENT_GAP, NOT_SUPPORTED, TARGET_REFUSED, classify
+from harness.protocol.exceptions import ProtocolError
+from harness.verdicts import CELLS, KNOWN_CLIENT_GAP, NOT_SUPPORTED, TARGET_REFUSED, classify, is_verdict
+from harness.waiting import WaitTimeout
+
+pytest_plugins = ["pytester"]
 
 
 @pytest.mark.parametrize(
-    ("outcome", "reason", "cell"),
+    ("outcome", "reason", "raised", "cell"),
     [
-        ("passed", None, "pass"),
-        ("failed", "AssertionError", "fail"),
-        ("skipped", f"{NOT_SUPPORTED}: TxnOffsetCommit v6 (max 5)", "not-supported"),
-        ("xfailed", f"{KNOWN_CLIENT_GAP}: librdkafka #5158", "client-gap"),
-        ("skipped", f"{TARGET_REFUSED}: the target refused to create topic t", "target-refused"),
-        ("skipped", "needs fault control; the target is external", "skipped"),
+        ("passed", None, None, "pass"),
+        ("failed", "assert 0 == 74", AssertionError, "fail"),
+        ("failed", "Failed: the broker answered twice", pytest.fail.Exception, "fail"),
+        ("failed", "[XPASS(strict)] KNOWN_CLIENT_GAP: librdkafka #5158", None, "fail"),
+        ("failed", "StopIteration", StopIteration, "error"),
+        ("failed", "KeyError: 'Topics'", KeyError, "error"),
+        ("failed", "ProtocolError: no overlap", ProtocolError, "error"),
+        ("failed", "WaitTimeout: no leader within 30s", WaitTimeout, "error"),
+        ("error", "fixture 'cluster' failed", None, "error"),
+        ("skipped", f"{NOT_SUPPORTED}: TxnOffsetCommit v6 (max 5)", None, "not-supported"),
+        ("xfailed", f"{KNOWN_CLIENT_GAP}: librdkafka #5158", None, "client-gap"),
+        ("skipped", f"{TARGET_REFUSED}: the target refused to create topic t", None, "target-refused"),
+        ("skipped", "needs fault control; the target is external", None, "skipped"),
     ],
 )
-def test_outcomes_map_to_one_cell(outcome: str, reason: str | None, cell: str) -> None:
-    assert classify(outcome, reason) == cell
+def test_outcomes_map_to_one_cell(outcome: str, reason: str | None, raised: type[BaseException] | None,
+                                  cell: str) -> None:
+    assert classify(outcome, reason, raised) == cell
+    assert cell in CELLS
+
+
+def test_only_assertions_are_verdicts_and_a_timed_out_wait_is_not_one() -> None:
+    class OlderVersionSent(AssertionError):
+        pass
+
+    assert is_verdict(AssertionError) and is_verdict(OlderVersionSent) and is_verdict(pytest.fail.Exception)
+    assert not is_verdict(WaitTimeout)  # an AssertionError by type, but an unmet premise of the scene
+    assert not any(map(is_verdict, (StopIteration, KeyError, ProtocolError, TimeoutError)))
+
+
+CHECKS = '''
+import pytest
+from harness.protocol.exceptions import ProtocolError
+from harness.waiting import WaitTimeout
+
+
+@pytest.fixture
+def broken_setup():
+    raise RuntimeError("cannot build the scene")
+
+
+@pytest.fixture
+def broken_teardown():
+    yield
+    raise KeyError("teardown")
+
+
+def test_assertion():
+    assert 0 == 74, "the broker answered error 0, the promise is 74"
+
+
+def test_assertion_subclass():
+    class OlderVersionSent(AssertionError):
+        pass
+    raise OlderVersionSent("v5 sent")
+
+
+def test_pytest_fail():
+    pytest.fail("deliberately")
+
+
+def test_stop_iteration():
+    next(iter([]))
+
+
+def test_protocol_error():
+    raise ProtocolError("Metadata v12 has no overlap")
+
+
+def test_key_error():
+    {}["Topics"]
+
+
+def test_wait_timeout():
+    raise WaitTimeout("no new leader within 30s")
+
+
+def test_setup_error(broken_setup):
+    pass
+
+
+def test_teardown_error(broken_teardown):
+    pass
+
+
+def test_passes():
+    pass
+
+
+def test_skipped():
+    pytest.skip("NOT_SUPPORTED: Metadata v13 is not supported by this target (max 12)")
+'''
+
+EXPECTED = {
+    "test_assertion": ("failed", "fail"),
+    "test_assertion_subclass": ("failed", "fail"),
+    "test_pytest_fail": ("failed", "fail"),
+    "test_stop_iteration": ("failed", "error"),
+    "test_protocol_error": ("failed", "error"),
+    "test_key_error": ("failed", "error"),
+    "test_wait_timeout": ("failed", "error"),
+    "test_setup_error": ("error", "error"),
+    "test_teardown_error": ("error", "error"),
+    "test_passes": ("passed", "pass"),
+    "test_skipped": ("skipped", "not-supported"),
+}
+
+
+def test_plugin_tells_errors_from_failures_and_sums_them_up_in_results_json(pytester: pytest.Pytester) -> None:
+    """The checks above, run by the kcts plugin in a pytest of their own: their cells in results.json
+    and its summary (a check whose call passed but whose teardown failed is an ERROR, not a pass)."""
+    pytester.makepyfile(test_kinds=CHECKS)
+    reports = pytester.path / "reports"
+    result = pytester.runpytest_subprocess("--reports-dir", str(reports), "--run-id", "r", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=7, errors=2, skipped=1)
+    run = json.loads((reports / "r" / "results.json").read_text())
+    got = {c["nodeid"].rsplit("::", 1)[1]: (c["outcome"], c["cell"]) for c in run["checks"]}
+    assert got == EXPECTED
+    assert run["summary"] == {
+        "total": 11, "judged": 5, "judged_fraction": round(5 / 11, 4),
+        "counts": {"pass": 1, "fail": 3, "error": 6, "not-supported": 1, "target-refused": 0, "client-gap": 0,
+                   "skipped": 0},
+    }
+    for check in run["checks"]:
+        if check["cell"] != "pass":
+            assert check["evidence"].endswith(".txt") and check["wire_evidence"].endswith(".wire.json"), check
+            assert (reports / "r" / check["wire_evidence"]).is_file()

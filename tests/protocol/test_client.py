@@ -133,7 +133,7 @@ def test_negotiation_falls_back_to_the_brokers_api_versions(broker: FakeBroker) 
         assert broker.requests[0][2]["ClientSoftwareName"] == "kcts"
         assert c.max_version("Metadata") == 12 and c.max_version("ApiVersions") == 3
         assert c.supports("Produce", 3) and not c.supports("Produce", 12)
-        with pytest.raises(ProtocolError, match="does not support Fetch"):
+        with pytest.raises(ProtocolError, match=r"Fetch \(api 1\) is not supported by this target"):
             c.max_version("Fetch")
         md = c.send("Metadata", 12, {"Topics": None})
         assert md["ClusterId"] == "c" and md["Brokers"][0]["Host"] == "127.0.0.1"

@@ -1,0 +1,484 @@
+"""The command backend: any broker binary under kcts's control, from a small TOML target profile.
+
+A profile (`kcts run --target-profile FILE`, or a shipped one by name: harness/profiles/) says how
+to install the binary once, which services its nodes need, how to start one node, and optionally
+how to move a partition's leader. Every node is a process of ours: stop is SIGTERM (SIGKILL past
+`stop_timeout`), kill is SIGKILL, pause SIGSTOP, resume SIGCONT; a node restarts on the same port
+and data directory. Each node's stdout and stderr go to `<log dir>/node-<id>.log`.
+
+    [target]                     # read by harness.cluster.target
+    kind = "command"
+    name = "tansu"               # names the column, and the build cache: ~/.cache/kcts/<name>/<version>
+    version = "0.6.0"
+    brokers = 3
+    replication = false          # the brokers keep no replica logs of their own (shared storage)
+
+    [build]                      # optional: install once (harness.cluster.builds)
+    command = ["cargo", "install", "--locked", "tansu", "--version", "0.6.0", "--root", "{root}"]
+    creates = "{root}/bin/tansu"
+    needs = ["cargo"]
+    timeout = 3600
+    name = "tansu"               # optional: the cache's name when it is not the target's
+
+    [[service]]                  # optional, any number: started before the nodes, stopped after
+    kind = "postgres"            # (harness.cluster.services: postgres, or any command)
+    database = "tansu"
+    init_sql = ["tansu-0.6.0-postgres.sql"]
+
+    [node]
+    command = ["{root}/bin/tansu", "broker", "--listener-url", "tcp://{host}:{port}/", ...]
+    env = { RUST_LOG = "info" }
+    ready = "metadata"           # a Metadata request to the node answers; or "port" (it accepts)
+    start_timeout = 60
+    stop_timeout = 20
+    tag_argv0 = true             # the session tag goes in argv[0] unless a template uses {session_tag}
+
+    [leader_move]                # optional: how to make broker {to} lead {topic}-{partition}
+    command = ["my-tool", "elect", "--bootstrap", "{bootstrap}", "{topic}", "{partition}", "{to}"]
+    timeout = 60                 # a non-zero exit (or the deadline) is the target refusing the move
+
+Node placeholders: {node_id} (1..brokers), {port}, {host} (127.0.0.1), {data_dir} (the node's own,
+kept across restarts), {bootstrap} (every node's host:port), {root} (the build root),
+{cluster_id} (fresh per cluster), {session_tag}, {name}, {version}, and what services expose
+({postgres_url}, {postgres_host}, {postgres_port}; {NAME_host}, {NAME_port}). The leader-move
+hook has {topic}, {partition}, {to} (a broker id as Metadata names it), {to_host}, {to_port},
+{bootstrap}, {root}, {cluster_id} and the services' values.
+
+Broker ids: with `ready = "metadata"`, each node's id is what its own Metadata answer says it is
+(a node listing one broker is that broker; one listing several is the one with its {node_id}). When
+those are distinct, they are the cluster's broker ids. When several nodes call themselves the same
+broker (Tansu: every broker is node 111), the ids are the node numbers, and a request to act on the
+shared id is the target refusing the premise: it names no single process for that broker.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import session
+from harness.cluster import probe
+from harness.cluster.base import Cluster, NodeState
+from harness.cluster.builds import BuildSpec, build_root, ensure_built
+from harness.cluster.node import random_kafka_uuid
+from harness.cluster.services import (
+    HOST,
+    ManagedProcess,
+    PostgresService,
+    Service,
+    check_keys,
+    child_env,
+    make_service,
+    placeholders,
+    port_open,
+    render,
+    resolve_executable,
+    run_once,
+    service_values,
+    session_tag,
+    string_list,
+    string_table,
+    typed,
+)
+from harness.cluster.target import TargetSpec
+from harness.errors import ClusterError, NodeExited, SetupError, TargetRefused
+from harness.process.ports import free_port
+from harness.waiting import WaitTimeout, wait_until
+
+TABLES = ("build", "service", "node", "leader_move")
+IGNORED = ("target", "replication_why")  # harness.cluster.target's
+NODE_KEYS = ("command", "env", "ready", "start_timeout", "stop_timeout", "tag_argv0")
+HOOK_KEYS = ("command", "env", "timeout")
+READY = ("metadata", "port")
+NODE_VALUES = ("node_id", "port", "host", "data_dir", "bootstrap", "root", "cluster_id", "session_tag", "name",
+               "version")
+HOOK_VALUES = ("topic", "partition", "to", "to_host", "to_port", "bootstrap", "root", "cluster_id", "session_tag",
+               "name", "version")
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    command: list[str]
+    env: dict[str, str]
+    ready: str
+    start_timeout: float
+    stop_timeout: float
+    tag_argv0: bool
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    command: list[str]
+    env: dict[str, str]
+    timeout: float
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A command target's profile tables, checked: typos and unknown placeholders fail here."""
+
+    path: Path | None
+    name: str
+    version: str | None
+    brokers: int
+    build: BuildSpec | None
+    services: list[dict[str, Any]]
+    node: NodeSpec
+    leader_move: HookSpec | None
+
+    @property
+    def root(self) -> Path:
+        return build_root(self.build.name if self.build and self.build.name else self.name, self.version)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.version}" if self.version else self.name
+
+
+def load_profile(target: TargetSpec) -> Profile:
+    """The profile of a command target: its tables (the target parser's, or read from its file)."""
+    path: Path | None = getattr(target, "profile", None)
+    tables: Mapping[str, Any] = getattr(target, "tables", None) or {}
+    if not tables and path is not None:
+        try:
+            tables = tomllib.loads(Path(path).read_text())
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise SetupError(f"cannot read target profile {path}: {exc}") from None
+    tables = {k: v for k, v in tables.items() if k not in IGNORED}
+    unknown = sorted(set(tables) - set(TABLES))
+    if unknown:
+        raise SetupError(f"target profile {path}: unknown table{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(f'[{t}]' for t in unknown)}; a command target has [target], "
+                         f"{', '.join(f'[{t}]' for t in TABLES if t != 'service')} and [[service]]")
+    name = target.name or (Path(path).stem if path else "command")
+    build = BuildSpec.from_table(tables["build"], path) if "build" in tables else None
+    services = tables.get("service", [])
+    if not isinstance(services, list):
+        raise SetupError(f"target profile {path}: write services as [[service]] tables (an array), not [service]")
+    node_table = tables.get("node")
+    if not isinstance(node_table, dict):
+        raise SetupError(f"target profile {path}: a command target needs a [node] table with its command")
+    check_keys(node_table, NODE_KEYS, "[node]", path)
+    ready = typed(node_table, "ready", str, "[node]", path, "metadata")
+    if ready not in READY:
+        raise SetupError(f"target profile {path}: [node] ready = {ready!r}; use one of {', '.join(READY)}")
+    node = NodeSpec(
+        command=string_list(node_table, "command", "[node]", path, required=True),
+        env=string_table(node_table, "env", "[node]", path),
+        ready=ready,
+        start_timeout=typed(node_table, "start_timeout", float, "[node]", path, 60.0),
+        stop_timeout=typed(node_table, "stop_timeout", float, "[node]", path, 20.0),
+        tag_argv0=typed(node_table, "tag_argv0", bool, "[node]", path, True),
+    )
+    hook = None
+    if "leader_move" in tables:
+        table = tables["leader_move"]
+        if not isinstance(table, dict):
+            raise SetupError(f"target profile {path}: [leader_move] must be a table")
+        check_keys(table, HOOK_KEYS, "[leader_move]", path)
+        hook = HookSpec(
+            command=string_list(table, "command", "[leader_move]", path, required=True),
+            env=string_table(table, "env", "[leader_move]", path),
+            timeout=typed(table, "timeout", float, "[leader_move]", path, 60.0),
+        )
+    profile = Profile(path, name, target.version, target.brokers, build, services, node, hook)
+    _check_placeholders(profile)
+    return profile
+
+
+def _check_placeholders(profile: Profile) -> None:
+    """Unknown placeholders in [node] and [leader_move] fail before anything starts."""
+    exposed: list[str] = []
+    for i, table in enumerate(profile.services):
+        if not isinstance(table, dict):
+            raise SetupError(f"target profile {profile.path}: [[service]] #{i + 1} must be a table")
+        exposed += service_values(table)
+    for where, templates, known in (
+        ("[node]", [*profile.node.command, *profile.node.env.values()], [*NODE_VALUES, *exposed]),
+        ("[leader_move]", [*profile.leader_move.command, *profile.leader_move.env.values()]
+         if profile.leader_move else [], [*HOOK_VALUES, *exposed]),
+    ):
+        for template in templates:
+            unknown = placeholders(template) - set(known)
+            if unknown:
+                raise SetupError(
+                    f"target profile {profile.path}: {where} unknown placeholder "
+                    f"{', '.join(f'{{{u}}}' for u in sorted(unknown))} in {template!r}; known: "
+                    + ", ".join(f"{{{k}}}" for k in sorted(known))
+                )
+
+
+def ensure_installed(profile: Profile) -> str:
+    """Build what the profile's [build] says (once), and check the node's program runs."""
+    line = ensure_built(profile.build, profile.root, profile.label) if profile.build else ""
+    program = render(profile.node.command[0], {"root": str(profile.root), "name": profile.name,
+                                               "version": str(profile.version)}, f"[node] of {profile.label}")
+    resolve_executable(program, f"the {profile.label} node command")
+    return line or f"{profile.label}: {program}"
+
+
+def prepare(target: TargetSpec) -> str:
+    """Before any test: the profile parses, the binary is built (once) and runs, the services can start."""
+    profile = load_profile(target)
+    parts = [ensure_installed(profile)]
+    for i, table in enumerate(profile.services):
+        # Only checked here, not started: the log directory is never written.
+        service = make_service(table, profile.path, Path("."), i)
+        if isinstance(service, PostgresService):
+            parts.append(service.check())
+    nodes = f"{profile.brokers} node{'s' if profile.brokers > 1 else ''}"
+    return f"{'; '.join(parts)} ({nodes})"
+
+
+class CommandNode(ManagedProcess):
+    """One broker process of a command target; `node_id` is the harness's number for it."""
+
+    def __init__(self, node_id: int, port: int, data_dir: Path, log_path: Path, tag_argv0: bool) -> None:
+        super().__init__(f"node-{node_id}", [], log_path, tag_argv0=tag_argv0)
+        self.node_id = node_id
+        self.port = port
+        self.data_dir = data_dir
+        self.reported_id: int | None = None
+
+
+class CommandCluster(Cluster):
+    def __init__(self, target: TargetSpec, log_dir: Path | None = None) -> None:
+        self.target = target
+        self.profile = load_profile(target)
+        self.version = self.profile.label
+        self.workdir = session.current().scratch(f"command-{self.profile.name}")
+        self.log_dir = log_dir or (self.workdir / "node-logs")
+        self.cluster_id = random_kafka_uuid()
+        self.services: list[Service] = [
+            make_service(t, self.profile.path, self.log_dir, i) for i, t in enumerate(self.profile.services)
+        ]
+        self.nodes = {
+            i: CommandNode(i, free_port(), self.workdir / f"node-{i}", self.log_dir / f"node-{i}.log",
+                           self.profile.node.tag_argv0)
+            for i in range(1, self.profile.brokers + 1)
+        }
+        self.values: dict[str, str] = {}
+        self.hook_log = self.log_dir / "leader-move.log"
+        # Broker id (as Metadata names it) -> node; ids several nodes share -> those nodes.
+        self._by_id: dict[int, CommandNode] = dict(self.nodes)
+        self._shared: dict[int, list[int]] = {}
+        self._started_services: list[Service] = []
+        self._closed = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> CommandCluster:
+        try:
+            ensure_installed(self.profile)
+            self.values = {
+                "host": HOST, "root": str(self.profile.root), "cluster_id": self.cluster_id,
+                "session_tag": session_tag(), "name": self.profile.name, "version": str(self.profile.version),
+                "bootstrap": self.bootstrap_servers,
+            }
+            for service in self.services:
+                self._started_services.append(service)
+                self.values.update(service.start(self.values))
+            for node in self.nodes.values():
+                self._configure(node)
+                node.spawn()
+            self._wait_ready(list(self.nodes.values()), self.profile.node.start_timeout)
+            self._learn_ids()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _configure(self, node: CommandNode) -> None:
+        node.data_dir.mkdir(parents=True, exist_ok=True)
+        values = {**self.values, "node_id": str(node.node_id), "port": str(node.port), "data_dir": str(node.data_dir)}
+        where = f"target profile {self.profile.path}: [node]"
+        node.argv = [render(a, values, where) for a in self.profile.node.command]
+        node.env = child_env({k: render(v, values, where) for k, v in self.profile.node.env.items()})
+        # The node runs in its data directory: whatever it reads or writes relative to its working
+        # directory (Tansu reads a .env file there) is its own.
+        node.cwd = node.data_dir
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        errors = []
+        for node in self.nodes.values():
+            node.resume()
+        for node in self.nodes.values():
+            try:
+                node.stop(self.profile.node.stop_timeout)
+            except Exception as exc:  # noqa: BLE001 - keep stopping the rest, report at the end
+                errors.append(f"{node.name}: {exc!r}")
+                node.kill()
+        for service in reversed(self._started_services):
+            try:
+                service.stop()
+            except Exception as exc:  # noqa: BLE001
+                errors.append(f"{service.name}: {exc!r}")
+        session.remove_tree(self.workdir)
+        if errors:
+            raise ClusterError("errors while stopping the command target: " + "; ".join(errors))
+
+    def _ready(self, node: CommandNode) -> bool:
+        if self.profile.node.ready == "port":
+            return port_open(HOST, node.port)
+        probe.metadata(HOST, node.port, topics=[], timeout=2)
+        return True
+
+    def _wait_ready(self, nodes: list[CommandNode], timeout: float) -> None:
+        """Every node answers (see `ready`); a node or service that exits ends the wait at once."""
+        seen: dict[int, str] = {}
+
+        def ready() -> bool:
+            for service in self._started_services:
+                service.check_alive()
+            ok = True
+            for node in nodes:
+                node.check_alive()
+                try:
+                    if self._ready(node):
+                        seen[node.node_id] = "ready"
+                        continue
+                    seen[node.node_id] = "port closed"
+                except OSError as exc:
+                    seen[node.node_id] = f"not answering ({exc.__class__.__name__})"
+                ok = False
+            return ok
+
+        try:
+            wait_until(ready, timeout, lambda: f"{self.profile.node.ready} readiness per node: {seen}", interval=0.1)
+        except NodeExited as exc:
+            raise ClusterError(f"{self.profile.label} did not start: {exc}") from None
+        except WaitTimeout as exc:
+            tails = "\n".join(
+                f"--- {n.name} on {HOST}:{n.port}: {n.command_line}\n{n.log_tail(15)}"
+                for n in nodes if seen.get(n.node_id) != "ready"
+            )
+            raise ClusterError(f"{self.profile.label} not ready within {timeout:.0f}s: {exc}\n{tails}") from None
+
+    def _learn_ids(self) -> None:
+        """Which broker each node says it is (see the module docstring)."""
+        if self.profile.node.ready != "metadata":
+            return
+        for node in self.nodes.values():
+            try:
+                ids = probe.metadata(HOST, node.port, topics=[], timeout=5).broker_ids
+            except OSError:  # it answered a moment ago; without its word, it keeps its node number
+                ids = ()
+            node.reported_id = ids[0] if len(ids) == 1 else node.node_id if node.node_id in ids else None
+        reported = [n.reported_id for n in self.nodes.values()]
+        if None not in reported and len(set(reported)) == len(reported):
+            self._by_id = {n.reported_id: n for n in self.nodes.values() if n.reported_id is not None}
+            self._shared = {}
+            return
+        self._by_id = dict(self.nodes)
+        by_reported: dict[int, list[int]] = {}
+        for n in self.nodes.values():
+            if n.reported_id is not None:
+                by_reported.setdefault(n.reported_id, []).append(n.node_id)
+        self._shared = {r: ns for r, ns in by_reported.items() if len(ns) > 1 and r not in self.nodes}
+
+    # -- addresses ---------------------------------------------------------------------------
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{HOST}:{n.port}" for n in self.nodes.values())
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return sorted(self._by_id)
+
+    def node(self, broker_id: int) -> CommandNode:
+        try:
+            return self._by_id[broker_id]
+        except KeyError:
+            pass
+        shared = self._shared.get(broker_id)
+        if shared:
+            raise TargetRefused(
+                f"broker {broker_id} is what every one of nodes {shared} calls itself in Metadata: the "
+                f"{self.profile.label} target names no single process for broker {broker_id}, so the harness "
+                "cannot act on it alone"
+            )
+        raise ClusterError(f"no broker {broker_id}; brokers are {self.broker_ids}")
+
+    def broker_address(self, broker_id: int) -> tuple[str, int]:
+        return HOST, self.node(broker_id).port
+
+    def environment(self) -> dict[str, str]:
+        env = {**super().environment(), "command_profile": str(self.profile.path)}
+        ids = {n.node_id: n.reported_id for n in self.nodes.values()}
+        if any(n != r for n, r in ids.items()):
+            env["reported_broker_ids"] = ", ".join(f"node {n}: {r}" for n, r in ids.items())
+        return env
+
+    # -- evidence ----------------------------------------------------------------------------
+    def log_paths(self) -> list[Path]:
+        paths = [n.log_path for n in self.nodes.values()] + [s.log_path for s in self.services]
+        return [*paths, self.hook_log] if self.hook_log.exists() else paths
+
+    def node_log_size(self, broker_id: int) -> int:
+        return self.node(broker_id).log_size()
+
+    def node_log(self, broker_id: int, since: int = 0) -> str | None:
+        return self.node(broker_id).log_text(since)
+
+    # -- node control ------------------------------------------------------------------------
+    def node_state(self, broker_id: int) -> NodeState:
+        return self.node(broker_id).state
+
+    def start_node(self, broker_id: int) -> None:
+        node = self.node(broker_id)
+        if node.state is NodeState.PAUSED:
+            node.resume()
+        if node.state is NodeState.RUNNING:
+            return
+        node.spawn()
+        self._wait_ready([node], self.profile.node.start_timeout)
+
+    def stop_node(self, broker_id: int) -> None:
+        self.node(broker_id).stop(self.profile.node.stop_timeout)
+
+    def kill_node(self, broker_id: int) -> None:
+        self.node(broker_id).kill()
+
+    def pause_node(self, broker_id: int) -> None:
+        self.node(broker_id).pause()
+
+    def resume_node(self, broker_id: int) -> None:
+        self.node(broker_id).resume()
+
+    # -- leader moves ------------------------------------------------------------------------
+    def move_leader_to(self, topic: str, partition: int, to: int) -> None:
+        """Run the profile's [leader_move] hook; its failure is the target refusing the move."""
+        hook = self.profile.leader_move
+        if hook is None:
+            super().move_leader_to(topic, partition, to)
+            return
+        host, port = self.broker_address(to)
+        values = {**self.values, "topic": topic, "partition": str(partition), "to": str(to), "to_host": host,
+                  "to_port": str(port)}
+        where = f"target profile {self.profile.path}: [leader_move]"
+        argv = [render(a, values, where) for a in hook.command]
+        env = child_env({k: render(v, values, where) for k, v in hook.env.items()})
+        try:
+            result = run_once(argv, self.hook_log, f"move {topic}-{partition} to {to}", hook.timeout, env=env,
+                              cwd=self.workdir)
+        except OSError as exc:
+            raise SetupError(f"{where}: cannot run {argv[0]}: {exc}") from exc
+        if result.returncode != 0:
+            how = (f"did not finish within {hook.timeout:.0f}s" if result.returncode == -9
+                   else f"exited with code {result.returncode}")
+            raise TargetRefused(
+                f"the {self.profile.label} leader-move hook {how} asked to make broker {to} lead "
+                f"{topic}-{partition}; its output (also in {self.hook_log}):\n{tail_text(result.stdout)}"
+            )
+
+
+def tail_text(text: str, lines: int = 15) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:]) or "<no output>"
+
+
+__all__ = ["CommandCluster", "Profile", "load_profile", "prepare"]
