@@ -64,6 +64,7 @@ def test_metadata_leader_epoch_rises_with_every_leader_move(leader_moves: EpochH
     leader epoch. Through three leader moves (the target's own way, or reassignment and a
     preferred election; no fault), every running broker's Metadata (at its top version) agrees on
     the epoch after each move, and the epoch rises strictly with each one."""
+    leader_moves.require_moves("the Metadata epoch across leader moves")
     steps = leader_moves.step_dicts()
     recorded.save("kip320-metadata-epochs-moves", {"steps": steps})
     moves = [s for s in steps if "leader move" in s["step"]]
