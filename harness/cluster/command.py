@@ -47,8 +47,10 @@ hook has {topic}, {partition}, {to} (a broker id as Metadata names it), {to_host
 Broker ids: with `ready = "metadata"`, each node's id is what its own Metadata answer says it is
 (a node listing one broker is that broker; one listing several is the one with its {node_id}). When
 those are distinct, they are the cluster's broker ids. When several nodes call themselves the same
-broker (Tansu: every broker is node 111), the ids are the node numbers, and a request to act on the
-shared id is the target refusing the premise: it names no single process for that broker.
+broker (Tansu: every broker is node 111), the ids are the node numbers; the shared id still has an
+address (a running node that shares it: each answers for it) and a state (running while one of them
+runs), but stopping, killing or pausing it is the target refusing the premise: it names no single
+process for that broker.
 """
 
 from __future__ import annotations
@@ -404,7 +406,16 @@ class CommandCluster(Cluster):
             )
         raise ClusterError(f"no broker {broker_id}; brokers are {self.broker_ids}")
 
+    def _sharing(self, broker_id: int) -> list[CommandNode]:
+        """The nodes that all call themselves `broker_id`, if several do."""
+        return [self.nodes[n] for n in self._shared.get(broker_id, [])]
+
     def broker_address(self, broker_id: int) -> tuple[str, int]:
+        """A node's address; for an id several nodes share, a running one of them: each answers for it."""
+        sharing = self._sharing(broker_id)
+        if sharing:
+            running = [n for n in sharing if n.state is NodeState.RUNNING]
+            return HOST, (running or sharing)[0].port
         return HOST, self.node(broker_id).port
 
     def environment(self) -> dict[str, str]:
@@ -420,13 +431,19 @@ class CommandCluster(Cluster):
         return [*paths, self.hook_log] if self.hook_log.exists() else paths
 
     def node_log_size(self, broker_id: int) -> int:
-        return self.node(broker_id).log_size()
+        return 0 if self._sharing(broker_id) else self.node(broker_id).log_size()
 
     def node_log(self, broker_id: int, since: int = 0) -> str | None:
-        return self.node(broker_id).log_text(since)
+        """One node's log; None for an id several nodes share (no one log is that broker's)."""
+        return None if self._sharing(broker_id) else self.node(broker_id).log_text(since)
 
     # -- node control ------------------------------------------------------------------------
     def node_state(self, broker_id: int) -> NodeState:
+        """A node's state; for an id several nodes share, running while any of them runs."""
+        sharing = self._sharing(broker_id)
+        if sharing:
+            states = {n.state for n in sharing}
+            return next(s for s in (NodeState.RUNNING, NodeState.PAUSED, NodeState.STOPPED) if s in states)
         return self.node(broker_id).state
 
     def start_node(self, broker_id: int) -> None:
