@@ -10,7 +10,7 @@ import abc
 from dataclasses import dataclass, field
 
 from harness.cluster.base import Cluster, NodeState
-from harness.errors import KctsError
+from harness.errors import KctsError, TargetRefused
 
 Target = str | int
 
@@ -22,6 +22,10 @@ def resolve_target(cluster: Cluster, target: Target, topic: str | None, partitio
         raise KctsError(f"target {target!r} needs a topic to be resolved against")
     state = cluster.partition_state(topic, partition)
     if target == "leader":
+        if state.leader not in cluster.broker_ids:
+            raise TargetRefused(
+                f"{topic}-{partition}'s leader, as Metadata names it, is broker {state.leader}, which is no one "
+                f"process the harness can stop (its nodes: {cluster.broker_ids}); a failover needs one")
         return state.leader
     if target == "follower":
         followers = [b for b in state.isr if b != state.leader]

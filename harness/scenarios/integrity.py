@@ -148,6 +148,7 @@ class FinishedPipeline:
 
 def finished_pipeline(cluster: Cluster, input_topic: str, outputs: list[str], group: str) -> FinishedPipeline:
     """One confluent-kafka processor copies 500 generated records from `input_topic` into `outputs`."""
+    require_transactions(cluster)
     pipeline = Pipeline(cluster, input_topic, outputs, group, PipelineSpec(instances=1)).start()
     try:
         pipeline.generator.write(500)

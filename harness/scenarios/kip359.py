@@ -29,7 +29,7 @@ from harness.clients import raw as rr
 from harness.clients.jvm import VERIFIABLE_PRODUCER, JavaClient
 from harness.cluster.base import Cluster, PartitionState
 from harness.kafka.dist import resolve
-from harness.nemesis.faults import CleanStop, Crash, Fault, Pause
+from harness.nemesis.faults import CleanStop, Crash, Fault, Pause, resolve_target
 from harness.nemesis.leadership import move_leader
 from harness.protocol.records import encode_batch
 from harness.protocol.spec import SpecSet
@@ -234,6 +234,8 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
         "--value-prefix", str(JAVA_PREFIX), "--command-config", str(config),
     ])
     replicas = set(cluster.partition_state(topic).replicas)
+    if cluster.capabilities.fault_control:
+        resolve_target(cluster, "leader", topic)  # a leader no one process holds refuses the premise before any write
     applied: list[str] = []
     with kafka.producer({**cluster.client_config(), **_LibrdkafkaWriter.CONFIG}) as producer:
         py = _LibrdkafkaWriter(producer, topic)

@@ -181,6 +181,6 @@ def _stop_java(java: JavaClient) -> None:
     if java.proc is not None and java.proc.poll() is None:
         java.send_line("exit")
         try:
-            java.wait_exit(20)
+            java.wait_exit(60)  # a JVM that said "exited" may take long to go on a loaded 2-core machine
         finally:
             java.stop()
