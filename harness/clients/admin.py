@@ -43,11 +43,20 @@ def create_topic(
     sent to one that has not yet gets UNKNOWN_TOPIC_ID, so all of them must agree first.
     """
     rf = min(replication_factor, len(cluster.broker_ids))
-    future = admin.create_topics([NewTopic(name, partitions, rf, config=config or {})])[name]
+    topic = NewTopic(name, partitions, rf, config=config or {})
     try:
-        future.result(timeout=timeout)
+        admin.create_topics([topic])[name].result(timeout=timeout)
     except Exception as exc:
-        raise TargetRefused(f"the target refused to create topic {name} (rf={rf}, config={config}): {exc}") from exc
+        if "NOT_CONTROLLER" not in str(exc):
+            raise TargetRefused(f"the target refused to create topic {name} (rf={rf}, config={config}): {exc}") from exc
+        # A long-lived client may still name a controller that has since moved (kfake answers
+        # CreateTopics on its controller only); a new client asks the target again.
+        with admin_client(cluster) as fresh:
+            try:
+                fresh.create_topics([topic])[name].result(timeout=timeout)
+            except Exception as again:
+                raise TargetRefused(f"the target refused to create topic {name} (rf={rf}, config={config}): "
+                                    f"{again}") from again
     for p in range(partitions):
         cluster.wait_for_partition(
             name, p, lambda s: s.leader >= 0 and len(s.isr) == rf, f"leader and {rf} in-sync replicas", timeout

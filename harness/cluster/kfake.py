@@ -125,6 +125,10 @@ class KfakeCluster(Cluster):
             self._wait_listed(b)
         return self
 
+    def log_paths(self) -> list[Path]:
+        """kfake's own log (its stderr: the control channel's complaints, its panics), for the report."""
+        return [self.log_path]
+
     def close(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
