@@ -16,21 +16,15 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 
 from harness.cluster import probe
 from harness.cluster.target import Capabilities, TargetSpec
 from harness.errors import FaultControlUnavailable, KctsError, SetupError
+from harness.process.service import ProcessState as NodeState
 from harness.waiting import wait_until
 
 __all__ = ["Cluster", "FaultControlUnavailable", "NodeState", "PartitionState"]
-
-
-class NodeState(Enum):
-    STOPPED = "stopped"
-    RUNNING = "running"
-    PAUSED = "paused"
 
 
 @dataclass(frozen=True)

@@ -7,17 +7,15 @@ import hashlib
 import os
 import re
 import shutil
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 from harness.cluster.base import NodeState
 from harness.errors import ClusterError, NodeExited
 from harness.kafka.dist import KafkaDistribution
 from harness.process import jvm
+from harness.process.service import SignalledProcess
 from harness.process.spawn import spawn
-from harness.waiting import wait_until
 
 _LOG4J2 = """\
 status = warn
@@ -50,7 +48,7 @@ def render_properties(props: dict[str, object]) -> str:
     return "".join(f"{k}={v}\n" for k, v in sorted(props.items()))
 
 
-class KafkaNode:
+class KafkaNode(SignalledProcess):
     """A KRaft node process. `props` is its server.properties; its data lives under `workdir`."""
 
     def __init__(
@@ -72,8 +70,7 @@ class KafkaNode:
         self.log_path = log_path
         self.cds_archive = cds_archive
         self.archive_out = archive_out
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.paused = False
+        super().__init__()
         self.config_path = workdir / "server.properties"
         self.log4j_path = workdir / "log4j2.properties"
         self.log4j1_path = workdir / "log4j.properties"
@@ -158,29 +155,12 @@ class KafkaNode:
         if proc.returncode != 0:
             raise ClusterError(f"formatting {self.name} failed (exit {proc.returncode}): {out.strip()[-800:]}")
 
-    # -- lifecycle ---------------------------------------------------------------------------
-    @property
-    def state(self) -> NodeState:
-        if self.proc is None or self.proc.poll() is not None:
-            return NodeState.STOPPED
-        return NodeState.PAUSED if self.paused else NodeState.RUNNING
-
+    # -- lifecycle (stop, kill, pause, resume and the log: SignalledProcess) -------------------
     def spawn(self) -> None:
         """Launch the JVM and return at once; readiness is the cluster's to judge."""
         if self.state is not NodeState.STOPPED:
             return
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "ab")  # the child writes to it for its whole life
-        try:
-            log.write(f"\n===== start {self.name} at {time.strftime('%H:%M:%S')} =====\n".encode())
-            log.flush()
-            self.proc = spawn(
-                self.java_command("kafka.Kafka", str(self.config_path)),
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir,
-            )
-        finally:
-            log.close()
-        self.paused = False
+        self._launch(self.java_command("kafka.Kafka", str(self.config_path)), "", cwd=self.workdir)
 
     def check_alive(self) -> None:
         if self.proc is not None and self.proc.poll() is not None:
@@ -198,60 +178,7 @@ class KafkaNode:
 
     def stop(self, timeout: float = 60.0) -> None:
         """SIGTERM and wait (a broker runs its controlled shutdown); SIGKILL past the timeout."""
-        if self.state is NodeState.STOPPED:
-            return
-        assert self.proc is not None
-        if self.paused:
-            self.resume()
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-
-    def kill(self) -> None:
-        if self.state is NodeState.STOPPED:
-            return
-        assert self.proc is not None
-        self.proc.kill()
-        self.proc.wait(30)
-        self.paused = False
-
-    def pause(self) -> None:
-        if self.state is NodeState.RUNNING:
-            assert self.proc is not None
-            self.proc.send_signal(signal.SIGSTOP)
-            _wait_stopped(self.proc.pid)
-            self.paused = True
-
-    def resume(self) -> None:
-        if self.state is NodeState.PAUSED:
-            assert self.proc is not None
-            self.proc.send_signal(signal.SIGCONT)
-            self.paused = False
-
-    def log_tail(self, lines: int = 40) -> str:
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(0, os.SEEK_END)
-                f.seek(max(0, f.tell() - 64 * 1024))
-                return b"\n".join(f.read().splitlines()[-lines:]).decode(errors="replace")
-        except OSError as exc:
-            return f"<no log: {exc}>"
-
-    def log_text(self, since: int = 0) -> str:
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(since)
-                return f.read().decode(errors="replace")
-        except OSError:
-            return ""
-
-    def log_size(self) -> int:
-        try:
-            return self.log_path.stat().st_size
-        except OSError:
-            return 0
+        super().stop(timeout)
 
 
 def random_kafka_uuid() -> str:
@@ -260,15 +187,3 @@ def random_kafka_uuid() -> str:
         text = base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")
         if not text.startswith("-"):
             return text
-
-
-def _wait_stopped(pid: int, timeout: float = 5.0) -> None:
-    """SIGSTOP is asynchronous: wait until the kernel shows the process stopped (state T)."""
-
-    def state() -> str:
-        try:
-            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return "gone"
-
-    wait_until(lambda: state() in ("T", "t", "gone"), timeout, lambda: f"process {pid} in state {state()}", 0.01)

@@ -37,7 +37,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +46,7 @@ from harness import session
 from harness.cluster.base import NodeState
 from harness.errors import ClusterError, NodeExited, SetupError
 from harness.process.ports import LOOPBACK, free_port
+from harness.process.service import SignalledProcess, tail
 from harness.process.spawn import spawn
 from harness.waiting import WaitTimeout, wait_until
 
@@ -126,16 +126,6 @@ def child_env(extra: Mapping[str, str]) -> dict[str, str]:
     return {**os.environ, "KCTS_SESSION": session.current().id, **extra}
 
 
-def tail(path: Path, lines: int = 30) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 64 * 1024))
-            return b"\n".join(f.read().splitlines()[-lines:]).decode(errors="replace")
-    except OSError as exc:
-        return f"<no log: {exc}>"
-
-
 def port_open(host: str, port: int, timeout: float = 1.0) -> bool:
     try:
         with socket.create_connection((host, port), timeout=timeout):
@@ -165,12 +155,13 @@ class RunAs:
             os.chown(path, self.uid, self.gid)
 
 
-class ManagedProcess:
+class ManagedProcess(SignalledProcess):
     """One long-running child: its stdout and stderr go to `log_path`; start, stop, kill, pause, resume."""
 
     def __init__(self, name: str, argv: list[str], log_path: Path, *, env: Mapping[str, str] | None = None,
                  cwd: Path | None = None, run_as: RunAs | None = None, tag_argv0: bool = True,
                  stop_signal: int = signal.SIGTERM) -> None:
+        super().__init__()
         self.name = name
         self.argv = argv
         self.log_path = log_path
@@ -179,18 +170,10 @@ class ManagedProcess:
         self.run_as = run_as
         self.tag_argv0 = tag_argv0
         self.stop_signal = stop_signal
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.paused = False
 
     @property
     def command_line(self) -> str:
         return " ".join(self.argv)
-
-    @property
-    def state(self) -> NodeState:
-        if self.proc is None or self.proc.poll() is not None:
-            return NodeState.STOPPED
-        return NodeState.PAUSED if self.paused else NodeState.RUNNING
 
     def spawn(self) -> None:
         """Launch and return at once; readiness is the caller's to judge."""
@@ -202,20 +185,11 @@ class ManagedProcess:
         if self.tag_argv0 and not any(tag in a for a in argv):
             # The program sees an argv[0] of its own name and the tag; exec uses `executable`.
             argv[0] = f"{argv[0]} ({tag})"
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "ab")  # the child writes to it for its whole life
         try:
-            log.write(f"\n===== start {self.name} at {time.strftime('%H:%M:%S')}: {self.command_line} =====\n".encode())
-            log.flush()
-            self.proc = spawn(
-                argv, executable=executable, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                cwd=self.cwd, env=self.env, **(self.run_as.popen_kwargs() if self.run_as else {}),
-            )
+            self._launch(argv, f": {self.command_line}", executable=executable, cwd=self.cwd, env=self.env,
+                         **(self.run_as.popen_kwargs() if self.run_as else {}))
         except OSError as exc:
             raise ClusterError(f"{self.name}: cannot run {self.command_line}: {exc}") from exc
-        finally:
-            log.close()
-        self.paused = False
 
     def check_alive(self) -> None:
         """NodeExited (which ends any wait at once) with the command and the log's tail."""
@@ -225,68 +199,6 @@ class ManagedProcess:
                 f"command: {self.command_line}\nlast lines of {self.log_path}:\n{self.log_tail()}"
             )
 
-    def stop(self, timeout: float = 20.0) -> None:
-        """The stop signal, and wait; SIGKILL past the timeout. Returns once the process is gone."""
-        if self.state is NodeState.STOPPED:
-            return
-        assert self.proc is not None
-        if self.paused:
-            self.resume()
-        self.proc.send_signal(self.stop_signal)
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-
-    def kill(self) -> None:
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(30)
-        self.paused = False
-
-    def pause(self) -> None:
-        if self.state is NodeState.RUNNING:
-            assert self.proc is not None
-            self.proc.send_signal(signal.SIGSTOP)
-            wait_stopped(self.proc.pid)
-            self.paused = True
-
-    def resume(self) -> None:
-        if self.state is NodeState.PAUSED:
-            assert self.proc is not None
-            self.proc.send_signal(signal.SIGCONT)
-            self.paused = False
-
-    def log_tail(self, lines: int = 30) -> str:
-        return tail(self.log_path, lines)
-
-    def log_text(self, since: int = 0) -> str:
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(since)
-                return f.read().decode(errors="replace")
-        except OSError:
-            return ""
-
-    def log_size(self) -> int:
-        try:
-            return self.log_path.stat().st_size
-        except OSError:
-            return 0
-
-
-def wait_stopped(pid: int, timeout: float = 5.0) -> None:
-    """SIGSTOP is asynchronous: wait until the kernel shows the process stopped (state T)."""
-
-    def state() -> str:
-        try:
-            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return "gone"
-
-    wait_until(lambda: state() in ("T", "t", "gone"), timeout, lambda: f"process {pid} in state {state()}", 0.01)
 
 
 def resolve_executable(program: str, what: str) -> str:
