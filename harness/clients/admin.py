@@ -44,19 +44,22 @@ def create_topic(
     """
     rf = min(replication_factor, len(cluster.broker_ids))
     topic = NewTopic(name, partitions, rf, config=config or {})
-    try:
-        admin.create_topics([topic])[name].result(timeout=timeout)
-    except Exception as exc:
-        if "NOT_CONTROLLER" not in str(exc):
+
+    def create(client: AdminClient) -> None:
+        try:
+            client.create_topics([topic])[name].result(timeout=timeout)
+        except Exception as exc:
             raise TargetRefused(f"the target refused to create topic {name} (rf={rf}, config={config}): {exc}") from exc
+
+    try:
+        create(admin)
+    except TargetRefused as refused:
+        if "NOT_CONTROLLER" not in str(refused):
+            raise
         # A long-lived client may still name a controller that has since moved (kfake answers
         # CreateTopics on its controller only); a new client asks the target again.
         with admin_client(cluster) as fresh:
-            try:
-                fresh.create_topics([topic])[name].result(timeout=timeout)
-            except Exception as again:
-                raise TargetRefused(f"the target refused to create topic {name} (rf={rf}, config={config}): "
-                                    f"{again}") from again
+            create(fresh)
     for p in range(partitions):
         cluster.wait_for_partition(
             name, p, lambda s: s.leader >= 0 and len(s.isr) == rf, f"leader and {rf} in-sync replicas", timeout

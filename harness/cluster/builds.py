@@ -36,11 +36,11 @@ from harness.cluster.services import (
     render,
     string_list,
     string_table,
-    tail,
     typed,
 )
 from harness.errors import SetupError
 from harness.kafka.dist import cache_root
+from harness.process.service import tail
 from harness.process.spawn import spawn
 
 BUILD_KEYS = ("command", "creates", "needs", "hint", "env", "timeout", "name")

@@ -12,6 +12,8 @@ from __future__ import annotations
 from confluent_kafka import ElectionType, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from harness.clients import kafka
+from harness.clients import raw as rr
 from harness.cluster.base import Cluster, PartitionState
 from harness.cluster.target import API, HOOK, REASSIGNMENT
 from harness.errors import TargetRefused
@@ -42,6 +44,13 @@ def move_leader(
         )
     _reorder(cluster, raw, topic, partition, target, before, timeout)
     return _elect_preferred_until(cluster, admin, topic, partition, target, before, timeout)
+
+
+def move_leader_away(cluster: Cluster, topic: str, partition: int = 0) -> tuple[PartitionState, PartitionState]:
+    """`move_leader` to the next in-sync replica with clients of its own: the partition (before, after)."""
+    with kafka.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
+        before = cluster.partition_state(topic, partition)
+        return before, move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic, partition)
 
 
 def _next_leader(cluster: Cluster, before: PartitionState) -> int:

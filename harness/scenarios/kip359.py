@@ -30,7 +30,7 @@ from harness.clients.jvm import VERIFIABLE_PRODUCER, JavaClient
 from harness.cluster.base import Cluster, PartitionState
 from harness.kafka.dist import resolve
 from harness.nemesis.faults import CleanStop, Crash, Fault, Pause, resolve_target
-from harness.nemesis.leadership import move_leader
+from harness.nemesis.leadership import move_leader, move_leader_away
 from harness.protocol.records import encode_batch
 from harness.protocol.spec import SpecSet
 from harness.scenarios.kip320 import requested_epochs
@@ -254,27 +254,26 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
             java.start()
             py.start()
             progress()
-            if not cluster.capabilities.fault_control:
-                with kafka.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
-                    for _ in range(3):
-                        before = cluster.partition_state(topic)
-                        after = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
-                        applied.append(f"leader move {before.leader}@{before.leader_epoch} -> "
-                                       f"{after.leader}@{after.leader_epoch}")
-                        progress()
-            for fault in (Crash, CleanStop, Pause) if cluster.capabilities.fault_control else ():
-                f: Fault = fault(cluster, "leader", topic)
-                before = cluster.partition_state(topic)
-                hit = f.inject()
-                after = cluster.wait_for_partition(
-                    topic, 0,
-                    lambda s, hit=hit, e=before.leader_epoch: s.leader not in (-1, hit) and s.leader_epoch > e,
-                    f"a new leader after the {f.name} of {hit}",
-                )
-                applied.append(f"{f.name} of {hit}@{before.leader_epoch} -> {after.leader}@{after.leader_epoch}")
-                progress()
-                f.heal()
-                cluster.wait_for_isr(topic, 0, replicas)
+            if cluster.capabilities.fault_control:
+                for fault in (Crash, CleanStop, Pause):
+                    f: Fault = fault(cluster, "leader", topic)
+                    before = cluster.partition_state(topic)
+                    hit = f.inject()
+                    after = cluster.wait_for_partition(
+                        topic, 0,
+                        lambda s, hit=hit, e=before.leader_epoch: s.leader not in (-1, hit) and s.leader_epoch > e,
+                        f"a new leader after the {f.name} of {hit}",
+                    )
+                    applied.append(f"{f.name} of {hit}@{before.leader_epoch} -> {after.leader}@{after.leader_epoch}")
+                    progress()
+                    f.heal()
+                    cluster.wait_for_isr(topic, 0, replicas)
+            else:
+                for _ in range(3):
+                    before, after = move_leader_away(cluster, topic)
+                    applied.append(f"leader move {before.leader}@{before.leader_epoch} -> "
+                                   f"{after.leader}@{after.leader_epoch}")
+                    progress()
             progress()
         finally:
             try:

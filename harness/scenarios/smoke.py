@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.clients import kafka
-from harness.clients import raw as rr
 from harness.clients.history import ProduceHistory, Read, produce, read_partition
 from harness.cluster.base import Cluster
 from harness.nemesis.faults import LeaderFailover
-from harness.nemesis.leadership import move_leader
+from harness.nemesis.leadership import move_leader_away
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
 
 
@@ -73,9 +72,7 @@ def clean_failover(cluster: Cluster, topic: str, group: str, n: int = 300) -> Cl
         if cluster.capabilities.fault_control:
             old, old_epoch, new, new_epoch = LeaderFailover(cluster, topic).run()
         else:  # a target whose nodes are not ours: a leader move is the clean failover
-            with kafka.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
-                before = cluster.partition_state(topic)
-                after = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+            before, after = move_leader_away(cluster, topic)
             old, old_epoch, new, new_epoch = before.leader, before.leader_epoch, after.leader, after.leader_epoch
         second = produce(producer, topic, values("after", n))
     if cluster.capabilities.fault_control:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from fixtures.cluster import Cluster, fault_control
+from fixtures.cluster import Cluster, failover_control
 from fixtures.module_scope import module_topic
 from harness.scenarios.kip359 import FailoverWrites, failover_writes
 
@@ -16,9 +16,6 @@ def failover_writes_fixture(request: pytest.FixtureRequest, cluster: Cluster) ->
     """Idempotent confluent-kafka and Java producers writing one partition through a crash, a clean
     stop and a pause of its leader, or three leader moves on a target whose nodes are not the
     harness's (see harness.scenarios.kip359)."""
-    if not cluster.capabilities.fault_control:
-        yield failover_writes(cluster, module_topic(request, "failovers", 3, {"min.insync.replicas": "2"}))
-        return
-    with fault_control(cluster):
+    with failover_control(cluster):
         topic = module_topic(request, "failovers", 3, {"min.insync.replicas": "2"})
         yield failover_writes(cluster, topic)
