@@ -1,4 +1,5 @@
-"""The `kcts` command: `kcts run [pytest args]`, `kcts matrix --targets ...`, `kcts bench NAME --json`."""
+"""The `kcts` command: `kcts run [pytest args]`, `kcts matrix --targets ...`, `kcts bench NAME --json`,
+`kcts image` (the docker backend's image), `kcts compare RUN_A RUN_B` (the verdicts of two runs)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__ or "", "\nusage: kcts run [--kafka-version V] [pytest args...] | "
               "kcts matrix --targets 4.4.0,4.3.1,kfake [pytest args...] | "
-              "kcts bench {" + ",".join(BENCHES) + "} [--json]")
+              "kcts bench {" + ",".join(BENCHES) + "} [--json] | kcts image [--kafka-version V] | "
+              "kcts compare RUN_A RUN_B")
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     try:
@@ -31,13 +33,17 @@ def main(argv: list[str] | None = None) -> int:
             return bench(rest)
         if command == "matrix":
             return matrix(rest)
+        if command == "image":
+            return image(rest)
+        if command == "compare":
+            return compare(rest)
     except KctsError as exc:
         print(f"kcts: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kcts: interrupted", file=sys.stderr)
         return 130
-    print(f"kcts: unknown command {command!r}; use run, matrix or bench", file=sys.stderr)
+    print(f"kcts: unknown command {command!r}; use run, matrix, bench, image or compare", file=sys.stderr)
     return 2
 
 
@@ -72,10 +78,12 @@ def _target(args: list[str]) -> TargetSpec:
     parser.add_argument("--java-clients", default=os.environ.get("KCTS_JAVA_CLIENTS"))
     parser.add_argument("--target")
     parser.add_argument("--target-profile")
+    parser.add_argument("--image", default=os.environ.get("KCTS_IMAGE"))
+    parser.add_argument("--publish-from", type=int)
     o, _ = parser.parse_known_args(args)
     security = Security(o.security_protocol, o.sasl_mechanism, o.sasl_username, o.sasl_password)
     return from_options(o.backend, o.kafka_version, o.brokers, o.bootstrap_servers, security, o.java_clients,
-                        o.target, o.target_profile)
+                        o.target, o.target_profile, o.image, o.publish_from)
 
 
 def matrix(args: list[str]) -> int:
@@ -88,6 +96,35 @@ def matrix(args: list[str]) -> int:
     opts, pytest_args = parser.parse_known_args(args)
     os.chdir(REPO)
     run_matrix([t.strip() for t in opts.targets.split(",") if t.strip()], pytest_args)
+    return 0
+
+
+def compare(args: list[str]) -> int:
+    """Exit 0 when two runs give the same verdict on every check both ran (and they share one)."""
+    from harness.reports.compare import compare as compare_runs
+
+    parser = argparse.ArgumentParser(prog="kcts compare", description="compare the verdicts of two runs")
+    parser.add_argument("run_a", type=Path, help="a report folder (reports/<run-id>) or its results.json")
+    parser.add_argument("run_b", type=Path)
+    opts = parser.parse_args(args)
+    result = compare_runs(opts.run_a, opts.run_b)
+    print(result.render())
+    return 0 if result.same else 1
+
+
+def image(args: list[str]) -> int:
+    """Build (or find) the docker backend's Apache Kafka image, offline; print its tags."""
+    from harness.docker import engine, images
+    from harness.kafka.dist import check_java, normalize_version, resolve
+
+    parser = argparse.ArgumentParser(prog="kcts image", description="build kcts/kafka:<version> offline "
+                                     "(debootstrap base + Maven Central jars), as docker/compose.yaml runs it")
+    parser.add_argument("--kafka-version", default=DEFAULT_VERSION)
+    opts = parser.parse_args(args)
+    check_java()
+    built = images.ensure_kafka(engine.client(), resolve(normalize_version(opts.kafka_version)))
+    how = f"built in {built.seconds:.0f} s" if built.seconds else "already built"
+    print(f"{built.tag} and {images.KAFKA_REPO}:{built.tag.split(':')[1].split('-')[0]} ({how})")
     return 0
 
 
@@ -110,13 +147,20 @@ def bench(args: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--kafka-version", default=DEFAULT_VERSION)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--backend", dest="startup_on", choices=("local", "docker"), default="local",
+                        help="startup: docker compares the cluster in containers with the local one")
+    parser.add_argument("--warm-images", action="store_true",
+                        help="startup --backend docker: keep the images instead of timing their cold build")
     parser.add_argument("--records", type=int, default=1_000_000, help="integrity: records generated")
     parser.add_argument("--spark-master", default="local[2]", help="integrity: Spark master of the checker")
     opts = parser.parse_args(args)
     if opts.name == "startup":
         from harness.bench import startup
 
-        result = startup.run(opts.kafka_version, rounds=opts.rounds)
+        if opts.startup_on == "docker":
+            result = startup.run_docker(opts.kafka_version, rounds=opts.rounds, cold=not opts.warm_images)
+        else:
+            result = startup.run(opts.kafka_version, rounds=opts.rounds)
     elif opts.name == "unclean":
         from harness.bench import unclean
 

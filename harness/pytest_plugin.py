@@ -30,6 +30,7 @@ MARKERS = {
     **{a.marker: a.description for a in AREAS},
     "live": "a harness test that needs a real cluster",
     "tansu": "a harness test of the Tansu target (skipped until its binary is built: tox -e vendor)",
+    "docker": "a harness test that needs a Docker engine",
     "needs_fault_control": "needs to stop, kill or pause nodes of the target",
 }
 
@@ -52,9 +53,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--target-profile", default=None,
                     help="a TOML file with a [target] table (see harness/cluster/target.py)")
     group.addoption("--brokers", type=int, default=3, help="broker processes in the local cluster (default 3)")
-    group.addoption("--backend", choices=("local", "external", "kfake"), default="local",
-                    help="local: start a Kafka cluster here; external: use --bootstrap-servers; "
-                    "kfake: build and start franz-go's kfake here")
+    group.addoption("--backend", choices=("local", "docker", "external", "kfake"), default="local",
+                    help="local: start a Kafka cluster here; docker: start it in containers; external: use "
+                    "--bootstrap-servers; kfake: build and start franz-go's kfake here")
+    group.addoption("--image", default=os.environ.get("KCTS_IMAGE"),
+                    help="docker backend: the Apache Kafka image to run (default: one kcts builds offline)")
+    group.addoption("--publish-from", type=int, default=None,
+                    help="docker backend: publish the brokers' client ports on 127.0.0.1 from this port on "
+                    "(default: free ports)")
     group.addoption("--bootstrap-servers", default=None, help="host:port[,...] of an external target")
     group.addoption("--security-protocol", default=None, help="external target: SASL_PLAINTEXT, SASL_SSL, ...")
     group.addoption("--sasl-mechanism", default=None, help="external target: PLAIN, SCRAM-SHA-256, ...")
@@ -77,7 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
         spec = from_options(
             opt.backend, opt.kafka_version, opt.brokers, opt.bootstrap_servers,
             Security(opt.security_protocol, opt.sasl_mechanism, opt.sasl_username, opt.sasl_password),
-            opt.java_clients, opt.target, opt.target_profile,
+            opt.java_clients, opt.target, opt.target_profile, opt.image, opt.publish_from,
         )
     except KctsError as exc:
         raise pytest.UsageError(str(exc)) from None

@@ -1,7 +1,8 @@
 """The reaper: `python -m harness.reaper SESSION_ID ROOT FD`.
 
 Blocks on FD until the harness process that holds its other end is gone, then kills every
-process whose command line carries the session marker, removes the session's containers, and
+process whose command line carries the session marker, removes the session's containers, networks
+and volumes, and
 deletes the session root. Runs no longer than that.
 """
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -47,16 +47,13 @@ def kill_tagged(session_id: str, grace: float = 0.0) -> list[int]:
 
 
 def remove_containers(session_id: str) -> None:
-    if shutil.which("docker") is None:
-        return
+    """Every container, network and volume labelled with the session (harness.docker.engine)."""
     try:
-        ids = subprocess.run(
-            ["docker", "ps", "-aq", "--filter", f"label=kcts.session={session_id}"],
-            capture_output=True, text=True, timeout=30,
-        ).stdout.split()
-        if ids:
-            subprocess.run(["docker", "rm", "-f", *ids], capture_output=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
+        from harness.docker import engine
+
+        c = engine.client(timeout=20)
+        engine.remove_labelled(c, f"{engine.SESSION_LABEL}={session_id}")
+    except Exception:  # noqa: BLE001 - no daemon or no SDK: nothing of ours can be running there
         pass
 
 

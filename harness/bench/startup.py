@@ -1,4 +1,9 @@
-"""`kcts bench startup`: time to ready a controller + N brokers ÷ time to ready one combined node."""
+"""`kcts bench startup`: time to ready a controller + N brokers ÷ time to ready one combined node.
+
+With `--backend docker`: time to ready the same cluster in containers (harness.cluster.docker) ÷
+time to ready it as local processes, measured in turn in one run; the cold image build (the base
+image by debootstrap, then Kafka's) is timed first, from an engine holding neither.
+"""
 
 from __future__ import annotations
 
@@ -32,6 +37,61 @@ def time_combined(dist: KafkaDistribution) -> float:
     finally:
         node.stop(20)
         session.remove_tree(workdir)
+
+
+def time_docker(version: str, brokers: int) -> float:
+    from harness.cluster.docker import DockerCluster
+    from harness.cluster.target import docker_target
+
+    t0 = time.monotonic()
+    with DockerCluster(docker_target(version, None, brokers=brokers)):
+        return time.monotonic() - t0
+
+
+def cold_image_build(dist: KafkaDistribution) -> dict[str, object]:
+    """Remove kcts's base and Kafka images of this content, then build both; the seconds each took."""
+    from harness.docker import engine, images
+
+    client = engine.client()
+    base = images.base_tag()
+    kafka = images.kafka_tag(dist, base)
+    for tag in (kafka, f"{images.KAFKA_REPO}:{dist.version}", base):
+        if images.exists(client, tag):
+            client.images.remove(tag, force=True)
+    t0 = time.monotonic()
+    built_base = images.ensure_base(client)
+    t1 = time.monotonic()
+    images.ensure_kafka(client, dist)
+    t2 = time.monotonic()
+    return {"base_image_s": round(t1 - t0, 1), "kafka_image_s": round(t2 - t1, 1),
+            "cold_build_s": round(t2 - t0, 1), "base_tag": built_base.tag}
+
+
+def run_docker(version: str = DEFAULT_VERSION, brokers: int = 3, rounds: int = 3,
+               cold: bool = True) -> dict[str, object]:
+    dist = resolve(version)
+    ensure_cds_archive(dist)
+    build = cold_image_build(dist) if cold else {}
+    time_docker(version, brokers)  # warm both: the page cache holds the image's layers and the jars
+    time_cluster(dist, brokers)
+    docker, local = [], []
+    for _ in range(rounds):  # interleaved, so that machine noise hits both sides alike
+        local.append(time_cluster(dist, brokers))
+        docker.append(time_docker(version, brokers))
+    d, loc = statistics.median(docker), statistics.median(local)
+    return {
+        "bench": "startup",
+        "backend": "docker",
+        "kafka_version": dist.version,
+        "brokers": brokers,
+        "rounds": rounds,
+        "docker_cluster_ready_s": round(d, 3),
+        "local_cluster_ready_s": round(loc, 3),
+        "docker_samples_s": [round(x, 3) for x in docker],
+        "local_samples_s": [round(x, 3) for x in local],
+        "ratio": round(d / loc, 3),
+        **build,
+    }
 
 
 def run(version: str = DEFAULT_VERSION, brokers: int = 3, rounds: int = 3) -> dict[str, object]:

@@ -15,8 +15,10 @@ Guarantees, for every backend:
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from harness.cluster import probe
 from harness.cluster.target import Capabilities, TargetSpec
@@ -24,7 +26,7 @@ from harness.errors import FaultControlUnavailable, KctsError, SetupError
 from harness.process.service import ProcessState as NodeState
 from harness.waiting import wait_until
 
-__all__ = ["Cluster", "FaultControlUnavailable", "NodeState", "PartitionState"]
+__all__ = ["Cluster", "FaultControlUnavailable", "Node", "NodeCluster", "NodeState", "PartitionState"]
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,15 @@ class Cluster(abc.ABC):
     def resume_controller(self) -> None:
         raise FaultControlUnavailable(self.target.label)
 
+    def isolate_node(self, broker_id: int) -> None:
+        """Cut a broker off the network: it keeps running, and reaches no node and no client (nor they
+        it) until `heal_node`. Targets whose capabilities have no `partitions` raise."""
+        raise FaultControlUnavailable(self.target.label, "network partitions")
+
+    def heal_node(self, broker_id: int) -> None:
+        """Reconnect a broker cut off by `isolate_node`; returns once it is on the network again."""
+        raise FaultControlUnavailable(self.target.label, "network partitions")
+
     def move_leader_to(self, topic: str, partition: int, to: int) -> None:
         """Ask the target, in its own way, to make broker `to` lead the partition; return once asked
         (`harness.nemesis.leadership.move_leader` waits for the move). Targets whose capabilities
@@ -221,8 +232,72 @@ class Cluster(abc.ABC):
 
         return wait_until(check, timeout, lambda: f"{topic}-{partition} {what}: last seen {seen[0]}")
 
+    def wait_registered(self, broker_ids: list[int], timeout: float, alive: Callable[[], None]) -> None:
+        """Wait until every broker's own metadata lists all of `broker_ids` (registered and unfenced);
+        `alive` raises if a node died meanwhile. The timeout shows what each broker listed."""
+        seen: dict[int, object] = {}
+
+        def ready() -> bool:
+            alive()
+            ok = True
+            for b in broker_ids:
+                host, port = self.probe_address(b)
+                try:
+                    md = probe.metadata(host, port, topics=[], timeout=2)
+                    seen[b] = md.broker_ids
+                    ok &= set(broker_ids) <= set(md.broker_ids)
+                except OSError as exc:
+                    seen[b] = f"not answering ({exc.__class__.__name__})"
+                    ok = False
+            return ok
+
+        wait_until(ready, timeout, lambda: f"brokers' metadata (broker -> ids listed): {seen}", interval=0.1)
+
     def wait_for_isr(self, topic: str, partition: int, isr: set[int], timeout: float = 30.0) -> PartitionState:
         return self.wait_for_partition(topic, partition, lambda s: set(s.isr) == isr, f"ISR == {sorted(isr)}", timeout)
 
     def wait_for_leader(self, topic: str, partition: int, leader: int, timeout: float = 30.0) -> PartitionState:
         return self.wait_for_partition(topic, partition, lambda s: s.leader == leader, f"leader == {leader}", timeout)
+
+
+class Node(Protocol):
+    """One broker as a backend holds it: a process or a container of its own."""
+
+    @property
+    def state(self) -> NodeState: ...
+    def stop(self) -> None: ...
+    def kill(self) -> None: ...
+    def pause(self) -> None: ...
+    def resume(self) -> None: ...
+    def log_size(self) -> int: ...
+    def log_text(self, since: int = 0) -> str: ...
+
+
+class NodeCluster(Cluster):
+    """A cluster whose every broker is one `Node` of its own: node control and node logs are that
+    node's (the local backend's JVMs, the docker backend's containers)."""
+
+    @abc.abstractmethod
+    def node(self, broker_id: int) -> Node:
+        """The broker's node; a `ClusterError` naming the brokers there are for an unknown id."""
+
+    def node_state(self, broker_id: int) -> NodeState:
+        return self.node(broker_id).state
+
+    def stop_node(self, broker_id: int) -> None:
+        self.node(broker_id).stop()
+
+    def kill_node(self, broker_id: int) -> None:
+        self.node(broker_id).kill()
+
+    def pause_node(self, broker_id: int) -> None:
+        self.node(broker_id).pause()
+
+    def resume_node(self, broker_id: int) -> None:
+        self.node(broker_id).resume()
+
+    def node_log_size(self, broker_id: int) -> int:
+        return self.node(broker_id).log_size()
+
+    def node_log(self, broker_id: int, since: int = 0) -> str | None:
+        return self.node(broker_id).log_text(since)

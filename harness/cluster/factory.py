@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from harness.cluster.base import Cluster
-from harness.cluster.target import APACHE, COMMAND, EXTERNAL, KFAKE, TargetSpec
+from harness.cluster.target import APACHE, COMMAND, DOCKER, EXTERNAL, KFAKE, TargetSpec
 from harness.errors import FaultControlUnavailable
 
 
@@ -28,6 +28,12 @@ def _kfake(target: TargetSpec, log_dir: Path | None) -> Cluster:
     return KfakeCluster(target)
 
 
+def _docker(target: TargetSpec, log_dir: Path | None) -> Cluster:
+    from harness.cluster.docker import DockerCluster
+
+    return DockerCluster(target, log_dir)
+
+
 def _external(target: TargetSpec, log_dir: Path | None) -> Cluster:
     from harness.cluster.external import ExternalCluster
 
@@ -41,7 +47,7 @@ def _command(target: TargetSpec, log_dir: Path | None) -> Cluster:
 
 
 BACKENDS: dict[str, Callable[[TargetSpec, Path | None], Cluster]] = {
-    APACHE: _apache, KFAKE: _kfake, EXTERNAL: _external, COMMAND: _command,
+    APACHE: _apache, KFAKE: _kfake, EXTERNAL: _external, COMMAND: _command, DOCKER: _docker,
 }
 
 
@@ -62,6 +68,22 @@ def prepare(target: TargetSpec) -> str:
         check_java()
         dist = resolve(target.version)
         return f"Apache Kafka {dist.version} ({len(dist.jars)} jars, tools {dist.tools_version})"
+    if target.kind == DOCKER:
+        from harness.cluster.docker import check_ports_free
+        from harness.docker import engine, images
+        from harness.kafka.dist import check_java, resolve
+
+        check_java()  # the Java clients, and any side cluster, run here
+        if target.publish_from:
+            check_ports_free({b: target.publish_from + b - 1 for b in range(1, target.brokers + 1)})
+        client = engine.client()
+        if target.image:
+            built = images.require(client, target.image)
+        else:
+            assert target.version is not None
+            built = images.ensure_kafka(client, resolve(target.version))
+        how = f"built in {built.seconds:.0f} s" if built.seconds else "reused"
+        return f"Apache Kafka {target.version or ''} in containers from {built.tag} ({how})"
     if target.kind == KFAKE:
         from harness.cluster.kfake import ensure_binary
 

@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import session
-from harness.cluster import probe
-from harness.cluster.base import Cluster, NodeState
+from harness.cluster.base import NodeCluster, NodeState
 from harness.cluster.combined import ensure_cds_archive
 from harness.cluster.node import KafkaNode, random_kafka_uuid
 from harness.cluster.target import APACHE, TargetSpec
@@ -15,10 +14,43 @@ from harness.errors import ClusterError, NodeExited
 from harness.kafka.dist import DEFAULT_VERSION, KafkaDistribution, cache_root, check_java, resolve
 from harness.process.cds import cds_archive_path
 from harness.process.ports import free_port
-from harness.waiting import WaitTimeout, wait_until
+from harness.waiting import WaitTimeout
 
 CONTROLLER_ID = 1000
 HOST = "127.0.0.1"
+
+
+# What every cluster the harness starts shares, local or in containers.
+CONTROLLER_TUNING: dict[str, object] = {
+    # A crashed broker is fenced, and its partitions re-elected, within seconds.
+    "broker.session.timeout.ms": 3000,
+    # Leaders move only when a check moves them: the periodic preferred-leader election
+    # would otherwise move one in the middle of a scenario.
+    "auto.leader.rebalance.enable": "false",
+}
+
+
+def broker_tuning(brokers: int) -> dict[str, object]:
+    """A broker's settings besides its identity and listeners, in a cluster of `brokers`."""
+    return {
+        "broker.heartbeat.interval.ms": 250,
+        "replica.lag.time.max.ms": 10000,
+        "auto.create.topics.enable": "false",
+        "auto.leader.rebalance.enable": "false",
+        "group.initial.rebalance.delay.ms": 0,
+        "offsets.topic.num.partitions": 3,
+        "offsets.topic.replication.factor": min(3, brokers),
+        "transaction.state.log.num.partitions": 3,
+        "transaction.state.log.replication.factor": min(3, brokers),
+        "transaction.state.log.min.isr": min(2, brokers),
+        # Fewer threads start faster on 2 cores and carry test traffic easily.
+        "num.network.threads": 1,
+        "num.io.threads": 2,
+        "background.threads": 2,
+        "num.replica.fetchers": 1,
+        "num.recovery.threads.per.data.dir": 1,
+        "log.segment.bytes": 16 * 1024 * 1024,
+    }
 
 
 @dataclass
@@ -60,7 +92,7 @@ class LocalClusterSpec:
     start_timeout: float = 120.0
 
 
-class LocalCluster(Cluster):
+class LocalCluster(NodeCluster):
     def __init__(
         self, spec: LocalClusterSpec | None = None, dist: KafkaDistribution | None = None,
         target: TargetSpec | None = None,
@@ -108,11 +140,7 @@ class LocalCluster(Cluster):
             "listeners": f"CONTROLLER://{HOST}:{self.controller_port}",
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT",
             "log.dirs": self.workdir / "controller" / "data",
-            # A crashed broker is fenced, and its partitions re-elected, within seconds.
-            "broker.session.timeout.ms": 3000,
-            # Leaders move only when a check moves them: the periodic preferred-leader election
-            # would otherwise move one in the middle of a scenario.
-            "auto.leader.rebalance.enable": "false",
+            **CONTROLLER_TUNING,
         }
         if self.spec.sasl:
             props["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
@@ -133,23 +161,7 @@ class LocalCluster(Cluster):
             "listener.security.protocol.map": f"CLIENT:{proto},CONTROLLER:PLAINTEXT",
             "inter.broker.listener.name": "CLIENT",
             "log.dirs": self.workdir / f"broker-{node_id}" / "data",
-            "broker.heartbeat.interval.ms": 250,
-            "replica.lag.time.max.ms": 10000,
-            "auto.create.topics.enable": "false",
-            "auto.leader.rebalance.enable": "false",
-            "group.initial.rebalance.delay.ms": 0,
-            "offsets.topic.num.partitions": 3,
-            "offsets.topic.replication.factor": min(3, n),
-            "transaction.state.log.num.partitions": 3,
-            "transaction.state.log.replication.factor": min(3, n),
-            "transaction.state.log.min.isr": min(2, n),
-            # Fewer threads start faster on 2 cores and carry test traffic easily.
-            "num.network.threads": 1,
-            "num.io.threads": 2,
-            "background.threads": 2,
-            "num.replica.fetchers": 1,
-            "num.recovery.threads.per.data.dir": 1,
-            "log.segment.bytes": 16 * 1024 * 1024,
+            **broker_tuning(n),
         }
         if self.spec.sasl:
             probe = f"HARNESS://{HOST}:{self.probe_ports[node_id]}"
@@ -202,24 +214,13 @@ class LocalCluster(Cluster):
 
     def _wait_ready(self, broker_ids: list[int], timeout: float) -> None:
         """Ready: every broker's own metadata lists all of `broker_ids` as registered and unfenced."""
-        seen: dict[int, object] = {}
-
-        def ready() -> bool:
+        def alive() -> None:
             self.controller.check_alive()
-            ok = True
             for b in broker_ids:
                 self.brokers[b].check_alive()
-                try:
-                    md = probe.metadata(HOST, self.probe_ports[b], topics=[], timeout=2)
-                    seen[b] = md.broker_ids
-                    ok &= set(broker_ids) <= set(md.broker_ids)
-                except OSError as exc:
-                    seen[b] = f"not answering ({exc.__class__.__name__})"
-                    ok = False
-            return ok
 
         try:
-            wait_until(ready, timeout, lambda: f"brokers' metadata (broker -> ids listed): {seen}", interval=0.1)
+            self.wait_registered(broker_ids, timeout, alive)
         except NodeExited as exc:
             raise ClusterError(f"Kafka {self.version} cluster did not start: {exc}") from exc
         except WaitTimeout as exc:
@@ -260,16 +261,7 @@ class LocalCluster(Cluster):
     def log_paths(self) -> list[Path]:
         return [n.log_path for n in [self.controller, *self.brokers.values()]]
 
-    def node_log_size(self, broker_id: int) -> int:
-        return self.node(broker_id).log_size()
-
-    def node_log(self, broker_id: int, since: int = 0) -> str | None:
-        return self.node(broker_id).log_text(since)
-
     # -- node control ------------------------------------------------------------------------
-    def node_state(self, broker_id: int) -> NodeState:
-        return self.node(broker_id).state
-
     def start_node(self, broker_id: int) -> None:
         node = self.node(broker_id)
         if node.state is NodeState.PAUSED:
@@ -278,18 +270,6 @@ class LocalCluster(Cluster):
             return
         node.spawn()
         self._wait_ready([b for b in self.broker_ids if self.node_state(b) is NodeState.RUNNING], 60)
-
-    def stop_node(self, broker_id: int) -> None:
-        self.node(broker_id).stop()
-
-    def kill_node(self, broker_id: int) -> None:
-        self.node(broker_id).kill()
-
-    def pause_node(self, broker_id: int) -> None:
-        self.node(broker_id).pause()
-
-    def resume_node(self, broker_id: int) -> None:
-        self.node(broker_id).resume()
 
     def pause_controller(self) -> None:
         self.controller.pause()

@@ -13,31 +13,10 @@ from pathlib import Path
 from harness.cluster.base import NodeState
 from harness.errors import ClusterError, NodeExited
 from harness.kafka.dist import KafkaDistribution
+from harness.kafka.log4j import LOG4J1_PROPERTIES, LOG4J2_PROPERTIES
 from harness.process import jvm
 from harness.process.service import SignalledProcess
 from harness.process.spawn import spawn
-
-_LOG4J2 = """\
-status = warn
-appender.out.type = Console
-appender.out.name = OUT
-appender.out.layout.type = PatternLayout
-appender.out.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = INFO
-rootLogger.appenderRef.out.ref = OUT
-logger.kafka.name = org.apache.kafka
-logger.kafka.level = INFO
-logger.state.name = state.change.logger
-logger.state.level = INFO
-"""
-
-# Kafka 3.9 logs through reload4j (log4j 1.x); the same layout, to the same stdout.
-_LOG4J1 = """\
-log4j.rootLogger=INFO, out
-log4j.appender.out=org.apache.log4j.ConsoleAppender
-log4j.appender.out.layout=org.apache.log4j.PatternLayout
-log4j.appender.out.layout.ConversionPattern=[%d] %p %m (%c)%n
-"""
 
 # Every node: no JMX metrics reporter. Nothing here reads JMX, and registering thousands of
 # MBeans costs each JVM about a fifth of its start-up CPU.
@@ -82,8 +61,8 @@ class KafkaNode(SignalledProcess):
     def write_config(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.config_path.write_text(render_properties(self.props))
-        self.log4j_path.write_text(_LOG4J2)
-        self.log4j1_path.write_text(_LOG4J1)
+        self.log4j_path.write_text(LOG4J2_PROPERTIES)
+        self.log4j1_path.write_text(LOG4J1_PROPERTIES)
 
     def cds_archive_ready(self) -> bool:
         return self.cds_archive is not None and self.cds_archive.exists()

@@ -13,6 +13,8 @@ them, and exposes values to the node templates:
     bin_dir = "/usr/lib/postgresql/15/bin"  # default: where `postgres` on PATH lives
     start_timeout = 60
     # exposes {postgres_url} (postgres://kcts@127.0.0.1:PORT/DATABASE), {postgres_host}, {postgres_port}
+    # to container nodes (harness.cluster.command_containers), the same on the address they reach:
+    # the gateway of the run's own Docker network, where it also listens, for that subnet only
 
     [[service]]
     kind = "command"             # any server: a command template, ready when its port accepts
@@ -30,6 +32,7 @@ their argv[0] unless their command places `{session_tag}` itself.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import pwd
 import re
@@ -247,6 +250,15 @@ class Service:
     def stop(self) -> None:
         raise NotImplementedError
 
+    def serve_containers(self, gateway: str, subnet: str) -> None:
+        """Before `start`: also serve the containers of a Docker network (`subnet`), which reach this
+        machine at `gateway`. Only a PostgreSQL service can; a profile check refuses the others'
+        values in a container node's templates (harness.cluster.command)."""
+
+    def container_values(self) -> dict[str, str]:
+        """After `start`: the values that `start` returned, as a container node reaches the service."""
+        return {}
+
 
 POSTGRES_KEYS = ("kind", "name", "database", "init_sql", "options", "user", "bin_dir", "start_timeout")
 COMMAND_KEYS = ("kind", "name", "command", "env", "ready", "start_timeout", "stop_timeout")
@@ -256,6 +268,10 @@ SUPERUSER = "kcts"
 
 class PostgresService(Service):
     """A throwaway PostgreSQL: initdb in scratch, `postgres` in the foreground on loopback, trust auth.
+
+    For container nodes (`serve_containers`) it also listens on the gateway address of the run's
+    Docker network, an address of this machine that only that network's containers reach, and
+    trusts connections from that network's subnet alone; never on every address.
 
     The server runs as itself under harness.process.spawn, not through pg_ctl, which would
     daemonize it out of reach of PDEATHSIG. Shutdown is SIGINT (PostgreSQL's fast shutdown: it
@@ -281,6 +297,8 @@ class PostgresService(Service):
         self.profile = profile
         self.server: ManagedProcess | None = None
         self.workdir: Path | None = None
+        self.port: int | None = None
+        self.containers: tuple[str, str] | None = None  # (gateway address, subnet) of container nodes
 
     # -- before any test: is everything there? -------------------------------------------------
     def check(self) -> str:
@@ -328,6 +346,17 @@ class PostgresService(Service):
         return RunAs(name, entry.pw_uid, entry.pw_gid)
 
     # -- lifecycle -----------------------------------------------------------------------------
+    def serve_containers(self, gateway: str, subnet: str) -> None:
+        try:
+            address, network = ipaddress.ip_address(gateway), ipaddress.ip_network(subnet, strict=False)
+        except ValueError as exc:
+            raise ClusterError(f"{self.name}: the Docker network's gateway {gateway!r} or subnet {subnet!r} "
+                               f"is not an address: {exc}") from None
+        if address.is_unspecified or address not in network or network.prefixlen < 8:
+            raise ClusterError(f"{self.name}: will not listen on {gateway} for {subnet}: PostgreSQL serves only "
+                               "the run's own Docker network, at its gateway address")
+        self.containers = (str(address), str(network))
+
     def start(self, values: Mapping[str, str]) -> dict[str, str]:
         bin_dir = self.bin_dir()
         run_as = self.run_as()
@@ -348,7 +377,13 @@ class PostgresService(Service):
                 f"PostgreSQL initdb failed (exit {initdb.returncode}) in {data}"
                 + (f" as user {run_as.name}" if run_as else "") + f":\n{_last(initdb.stdout)}"
             )
-        port = free_port()
+        listen = HOST
+        if self.containers:
+            gateway, subnet = self.containers
+            listen = f"{HOST},{gateway}"
+            with open(data / "pg_hba.conf", "a") as hba:
+                hba.write(f"# the run's Docker network (kcts): its containers only\nhost all all {subnet} trust\n")
+        port = self.port = free_port()
         settings = {
             # The tag on the command line, and in every backend's process title, for the reaper.
             "cluster_name": session_tag(),
@@ -356,7 +391,7 @@ class PostgresService(Service):
             "fsync": "off", "synchronous_commit": "off", "full_page_writes": "off",
             **self.options,
         }
-        argv = [str(bin_dir / "postgres"), "-D", str(data), "-h", HOST, "-p", str(port), "-k", str(sockets)]
+        argv = [str(bin_dir / "postgres"), "-D", str(data), "-h", listen, "-p", str(port), "-k", str(sockets)]
         for k, v in settings.items():
             argv += ["-c", f"{k}={v}"]
         # argv[0] stays the program's path: PostgreSQL finds its installation from it.
@@ -391,8 +426,14 @@ class PostgresService(Service):
             r = run_once([*psql, *args], self.log_path, what, 300, env=psql_env)
             if r.returncode != 0:
                 raise ClusterError(f"PostgreSQL {what} failed (exit {r.returncode}):\n{_last(r.stdout)}")
-        url = f"postgres://{SUPERUSER}@{HOST}:{port}/{self.database}"
-        return {f"{self.name}_url": url, f"{self.name}_host": HOST, f"{self.name}_port": str(port)}
+        return self._values(HOST)
+
+    def _values(self, host: str) -> dict[str, str]:
+        url = f"postgres://{SUPERUSER}@{host}:{self.port}/{self.database}"
+        return {f"{self.name}_url": url, f"{self.name}_host": host, f"{self.name}_port": str(self.port)}
+
+    def container_values(self) -> dict[str, str]:
+        return self._values(self.containers[0]) if self.containers and self.port else {}
 
     def check_alive(self) -> None:
         if self.server is not None:

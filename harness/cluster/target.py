@@ -9,8 +9,10 @@ what the harness can do to it; checks ask those, never which backend it is.
 Spellings accepted by `parse` (the matrix's `--targets` and `kcts run --target`):
   `4.4.0`, `4.0.x`          a local Apache Kafka cluster of that version
   `kfake`                   franz-go's kfake, built and started here
+  `docker:4.4.0`            Apache Kafka 4.4.0 in containers, from an image kcts builds offline
+  `docker:IMAGE`            the same from a named image (`docker:apache/kafka:4.4.0`)
   `external:HOST:PORT`      a cluster that is already running
-  `tansu`, `tansu-memory`   a shipped profile (harness/profiles/<name>.toml)
+  `tansu`, `tansu-memory`, `tansu-docker`   a shipped profile (harness/profiles/<name>.toml)
 A profile file (`--target-profile FILE` or a shipped profile's name, TOML) has a `[target]` table
 with the same fields as `TargetSpec`, and an optional `[target.security]` table. A `command` target
 (any broker binary the harness starts and controls) also has the tables its backend reads
@@ -29,8 +31,8 @@ from typing import Any
 from harness.errors import KctsError
 from harness.kafka.dist import DEFAULT_VERSION, normalize_version
 
-APACHE, KFAKE, EXTERNAL, COMMAND = "apache", "kfake", "external", "command"
-KINDS = (APACHE, KFAKE, EXTERNAL, COMMAND)
+APACHE, KFAKE, EXTERNAL, COMMAND, DOCKER = "apache", "kfake", "external", "command", "docker"
+KINDS = (APACHE, KFAKE, EXTERNAL, COMMAND, DOCKER)
 PROFILES = Path(__file__).resolve().parent.parent / "profiles"
 
 # How a leader is moved: reordering the replicas then a preferred election, applied at once (Apache);
@@ -55,6 +57,7 @@ class Capabilities:
     # shared storage engine); None where that is for the target to show.
     replication: bool | None = True
     controller: bool = False  # pause and resume the controller quorum
+    partitions: bool = False  # cut a node off the network and reconnect it (Cluster.isolate_node)
     no_replication: str = ""  # why not, the evidence of "not supported" for checks that need replicas
 
 
@@ -87,12 +90,18 @@ class TargetSpec:
     replication: bool | None = None  # a profile's word on it; default: the kind's
     # The profile's other tables ([build], [[service]], [node], [leader_move]), for its backend.
     tables: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    image: str | None = None  # docker: the image to run; None: kcts builds Apache Kafka `version`
+    publish_from: int | None = None  # docker: brokers' client ports on 127.0.0.1 from here on; None: free ones
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise KctsError(f"unknown target kind {self.kind!r}; use one of {', '.join(KINDS)}")
         if self.kind == EXTERNAL and not self.bootstrap:
             raise KctsError("an external target needs a bootstrap address: --bootstrap-servers host:port[,...]")
+        if self.kind == DOCKER and not (self.version or self.image):
+            raise KctsError("a docker target needs an Apache Kafka version (--kafka-version) or an image (--image)")
+        if self.publish_from is not None and not 1024 <= self.publish_from <= 65535 - self.brokers:
+            raise KctsError(f"--publish-from {self.publish_from}: give a port from 1024 to {65535 - self.brokers}")
         if self.brokers < 1:
             raise KctsError(f"--brokers must be at least 1, not {self.brokers}")
 
@@ -101,19 +110,26 @@ class TargetSpec:
         """How the target is named in reasons and reports: `4.4.0`, `kfake`, `external`."""
         if self.name:
             return self.name
+        if self.kind == DOCKER:
+            return f"docker:{self.image or self.version}"
         return self.version if self.kind == APACHE and self.version else self.kind
 
     @property
     def protocol_specs(self) -> str:
         """Whose message schemas the harness speaks to it with: its own version's where it is an
         Apache Kafka release, the default release's otherwise (requests are versioned anyway)."""
-        return self.version if self.kind == APACHE and self.version else DEFAULT_VERSION
+        return self.version if self.kind in (APACHE, DOCKER) and self.version else DEFAULT_VERSION
 
     @property
     def capabilities(self) -> Capabilities:
         if self.kind == APACHE:
             caps = Capabilities(fault_control=True, node_logs=True, side_clusters=True, owned=True,
                                 leader_moves=REASSIGNMENT, replication=True, controller=True)
+        elif self.kind == DOCKER:
+            # Apache Kafka in containers: as a local cluster, and a node can be cut off the network.
+            caps = Capabilities(fault_control=True, node_logs=True, side_clusters=self.version is not None,
+                                owned=True, leader_moves=REASSIGNMENT, replication=True, controller=True,
+                                partitions=True)
         elif self.kind == KFAKE:
             caps = Capabilities(
                 fault_control=True, node_logs=False, side_clusters=False, owned=True, leader_moves=API,
@@ -123,9 +139,12 @@ class TargetSpec:
                 "no election can diverge a log",
             )
         elif self.kind == COMMAND:
+            # Nodes in containers ([node] image) can also be cut off the run's network.
+            node = self.tables.get("node")
             caps = Capabilities(
                 fault_control=True, node_logs=True, side_clusters=False, owned=True,
                 leader_moves=HOOK if "leader_move" in self.tables else None, replication=True,
+                partitions=isinstance(node, Mapping) and "image" in node,
             )
         else:
             # An external target whose profile declares its Apache Kafka release gets the side-cluster
@@ -143,6 +162,8 @@ class TargetSpec:
         env = {"target": self.label, "target_kind": self.kind, "java_clients": self.java_clients}
         if self.bootstrap:
             env["bootstrap"] = self.bootstrap
+        if self.image:
+            env["image"] = self.image
         if self.security.mechanism:
             env["sasl_mechanism"] = self.security.mechanism
         return env
@@ -158,6 +179,8 @@ def parse(text: str, **overrides: Any) -> TargetSpec:
         return replace(spec, java_clients=java) if java else spec
     if text == KFAKE:
         return TargetSpec(kind=KFAKE, version=None, **overrides)
+    if text.startswith(f"{DOCKER}:"):
+        return docker_target(text.removeprefix(f"{DOCKER}:"), None, **overrides)
     if text.startswith(f"{EXTERNAL}:"):
         hostport = text.removeprefix(f"{EXTERNAL}:")
         if not re.fullmatch(r"[^:,\s]+:\d+(,[^:,\s]+:\d+)*", hostport):
@@ -166,6 +189,26 @@ def parse(text: str, **overrides: Any) -> TargetSpec:
     version = normalize_version(text)
     overrides.setdefault("java_clients", version)
     return TargetSpec(kind=APACHE, version=version, **overrides)
+
+
+def docker_target(version_or_image: str | None, image: str | None, **overrides: Any) -> TargetSpec:
+    """Apache Kafka in containers: `4.4.0` (an image kcts builds), or an image reference whose tag
+    may name the release (`apache/kafka:4.4.0`); `image` names the image beside a version."""
+    text = (version_or_image or "").strip()
+    version: str | None = None
+    if text and re.fullmatch(r"\d+\.\d+\.(\d+|x)", text):
+        version = normalize_version(text)
+    elif text:
+        image = image or text
+    if image and version is None:
+        tag = image.rpartition(":")[2] if ":" in image.rpartition("/")[2] else ""
+        if re.fullmatch(r"\d+\.\d+\.\d+", tag):
+            version = tag
+    if image is None and version is None:
+        version = DEFAULT_VERSION
+    if version is not None:
+        overrides.setdefault("java_clients", version)
+    return TargetSpec(kind=DOCKER, version=version, image=image, **overrides)
 
 
 def profile_path(name: str) -> Path:
@@ -180,7 +223,7 @@ def profile_path(name: str) -> Path:
 
 
 PROFILE_FIELDS = ("kind", "version", "brokers", "bootstrap", "java_clients", "name", "replication",
-                  "replication_why", "security")
+                  "replication_why", "security", "image", "publish_from")
 
 
 def from_profile(path: Path) -> TargetSpec:
@@ -212,7 +255,7 @@ def from_profile(path: Path) -> TargetSpec:
     if extra and kind != COMMAND:
         raise KctsError(f"target profile {path}: tables {extra} belong to a command target (kind = \"command\"); "
                         f"a {kind} target has only [target]")
-    if kind == APACHE or (kind == EXTERNAL and table.get("version")):
+    if kind in (APACHE, DOCKER) or (kind == EXTERNAL and table.get("version")):
         # An external target may declare the Apache Kafka release it runs (see `capabilities`).
         table["version"] = normalize_version(str(table.get("version", DEFAULT_VERSION)))
         table.setdefault("java_clients", table["version"])
@@ -223,7 +266,8 @@ def from_profile(path: Path) -> TargetSpec:
 
 def from_options(
     backend: str, kafka_version: str | None, brokers: int, bootstrap: str | None, security: Security,
-    java_clients: str | None, target: str | None = None, profile: str | None = None,
+    java_clients: str | None, target: str | None = None, profile: str | None = None, image: str | None = None,
+    publish_from: int | None = None,
 ) -> TargetSpec:
     """The target the command line names: `--target`/`--target-profile`, or the backend options."""
     if profile:
@@ -233,6 +277,8 @@ def from_options(
     elif backend == "local":
         version = normalize_version(kafka_version or DEFAULT_VERSION)
         spec = TargetSpec(kind=APACHE, version=version, brokers=brokers, java_clients=version)
+    elif backend == DOCKER:
+        spec = docker_target(kafka_version, image, brokers=brokers, publish_from=publish_from)
     elif backend in (KFAKE, EXTERNAL):
         if kafka_version:
             raise KctsError(
@@ -241,7 +287,9 @@ def from_options(
             )
         spec = TargetSpec(kind=backend, version=None, brokers=brokers, bootstrap=bootstrap, security=security)
     else:
-        raise KctsError(f"unknown --backend {backend!r}; use local, kfake or external")
+        raise KctsError(f"unknown --backend {backend!r}; use local, docker, kfake or external")
+    if (image or publish_from) and spec.kind != DOCKER:
+        raise KctsError("--image and --publish-from belong to a docker target: add --backend docker")
     if java_clients:
         spec = replace(spec, java_clients=normalize_version(java_clients))
     if spec.kind == EXTERNAL and security != Security() and spec.security == Security():
@@ -258,6 +306,11 @@ def to_run_args(spec: TargetSpec) -> list[str]:
         return ["--kafka-version", str(spec.version), "--brokers", str(spec.brokers), *args]
     if spec.kind == KFAKE:
         return ["--backend", KFAKE, "--brokers", str(spec.brokers), *args]
+    if spec.kind == DOCKER:
+        own = ["--kafka-version", spec.version] if spec.version else []
+        image = ["--image", spec.image] if spec.image else []
+        ports = ["--publish-from", str(spec.publish_from)] if spec.publish_from else []
+        return ["--backend", DOCKER, *own, *image, *ports, "--brokers", str(spec.brokers), *args]
     sec = spec.security
     for flag, value in (("--security-protocol", sec.protocol), ("--sasl-mechanism", sec.mechanism),
                         ("--sasl-username", sec.username)):

@@ -48,7 +48,30 @@ def wait_stopped(pid: int, timeout: float = 5.0) -> None:
     wait_until(lambda: state() in ("T", "t", "gone"), timeout, lambda: f"process {pid} in state {state()}", 0.01)
 
 
-class SignalledProcess:
+class LogFile:
+    """A node's log on this machine, at `log_path`: its size as a mark, its text since a mark, its tail."""
+
+    log_path: Path
+
+    def log_tail(self, lines: int = 30) -> str:
+        return tail(self.log_path, lines)
+
+    def log_text(self, since: int = 0) -> str:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(since)
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def log_size(self) -> int:
+        try:
+            return self.log_path.stat().st_size
+        except OSError:
+            return 0
+
+
+class SignalledProcess(LogFile):
     """One child whose stdout and stderr go to `log_path` for its whole life; every operation is
     idempotent and returns once the kernel shows its effect."""
 
@@ -114,19 +137,3 @@ class SignalledProcess:
             self.proc.send_signal(signal.SIGCONT)
             self.paused = False
 
-    def log_tail(self, lines: int = 30) -> str:
-        return tail(self.log_path, lines)
-
-    def log_text(self, since: int = 0) -> str:
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(since)
-                return f.read().decode(errors="replace")
-        except OSError:
-            return ""
-
-    def log_size(self) -> int:
-        try:
-            return self.log_path.stat().st_size
-        except OSError:
-            return 0

@@ -35,7 +35,7 @@ LAYERS: dict[str, int] = {
     "harness.session": 1, "harness.reaper": 1,
     "harness.process": 2,
     "harness.kafka": 3, "harness.protocol": 3, "harness.clients.kafka": 3,
-    "harness.checks": 4,
+    "harness.checks": 4, "harness.docker": 4, "harness.docker.engine": 1,
     "harness.cluster": 5,
     "harness.clients": 6, "harness.nemesis": 6, "harness.proxy": 6,
     "harness.workload": 7, "harness.integrity": 7,

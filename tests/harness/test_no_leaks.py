@@ -26,11 +26,11 @@ def interruptible() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def start_holder(tmp_path: Path) -> tuple[subprocess.Popen[bytes], dict]:
+def start_holder(tmp_path: Path, *options: str) -> tuple[subprocess.Popen[bytes], dict]:
     hold = tmp_path / "hold.json"
     with open(tmp_path / "holder.log", "wb") as log:  # the child keeps writing to it; evidence on failure
         proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--brokers", "1",
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--brokers", "1", *options,
              "--reports-dir", str(tmp_path / "reports"), str(REPO / "tests" / "sessions" / "hold_cluster.py")],
             cwd=REPO, env={**os.environ, "KCTS_HOLD_FILE": str(hold)}, stdout=log, stderr=subprocess.STDOUT,
             preexec_fn=interruptible,
