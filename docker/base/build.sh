@@ -6,7 +6,10 @@
 #   docker/base/build.sh [MIRROR]     prints the image's tag: kcts/base:bookworm-jre17-<hash of this file>
 #
 # An image of that tag already in the engine is reused; one build runs at a time (a lock shared with
-# the harness, harness/docker/images.py, which runs this script when it needs the base).
+# the harness, harness/docker/images.py, which runs this script when it needs the base). A build is
+# also saved beside kcts's other downloads (~/.cache/kcts/docker/, as the Maven jars are), so that a
+# new engine on this machine loads it in seconds instead of running debootstrap again
+# (KCTS_BASE_REBUILD=1: build anyway).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 tag="kcts/base:bookworm-jre17-$(sha256sum "$here/build.sh" | cut -c1-12)"
@@ -17,6 +20,10 @@ mkdir -p "$(dirname "$lock")"
 exec 9>"$lock"
 flock 9
 if docker image inspect "$tag" >/dev/null 2>&1; then echo "$tag"; exit 0; fi
+saved="$(dirname "$lock")/${tag//[:\/]/_}.tar"
+if [ -z "${KCTS_BASE_REBUILD:-}" ] && [ -s "$saved" ] && docker load -i "$saved" >/dev/null 2>&1 && docker image inspect "$tag" >/dev/null 2>&1; then
+  echo "$tag"; exit 0
+fi
 if [ -z "$mirror" ]; then
   # The first http(s) URI of the machine's own sources: deb822 (URIs:) or one-line (deb URL suite).
   mirror="$(grep -hs -m1 -E '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | head -1 || true)"
@@ -38,4 +45,7 @@ tar -C "$work/root" -c . | docker import \
   --change 'ENV JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64' \
   --change 'LABEL org.opencontainers.image.title=kcts-base' \
   - "$tag" >/dev/null
+docker save -o "$saved.tmp$$" "$tag" && mv "$saved.tmp$$" "$saved" || rm -f "$saved.tmp$$"
+# Only the current base is worth keeping: a saved image of an older build script is never loaded again.
+find "$(dirname "$lock")" -maxdepth 1 -name 'kcts_base_*.tar' ! -name "$(basename "$saved")" -delete
 echo "$tag"

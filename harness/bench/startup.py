@@ -7,6 +7,7 @@ image by debootstrap, then Kafka's) is timed first, from an engine holding neith
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
@@ -58,8 +59,12 @@ def cold_image_build(dist: KafkaDistribution) -> dict[str, object]:
     for tag in (kafka, f"{images.KAFKA_REPO}:{dist.version}", base):
         if images.exists(client, tag):
             client.images.remove(tag, force=True)
+    os.environ["KCTS_BASE_REBUILD"] = "1"  # debootstrap again, not the saved image
     t0 = time.monotonic()
-    built_base = images.ensure_base(client)
+    try:
+        built_base = images.ensure_base(client)
+    finally:
+        del os.environ["KCTS_BASE_REBUILD"]
     t1 = time.monotonic()
     images.ensure_kafka(client, dist)
     t2 = time.monotonic()

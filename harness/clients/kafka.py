@@ -25,6 +25,8 @@ QUIET = {"log_level": 3}  # librdkafka logs only errors; checks read state, not 
 _ids = itertools.count(1)
 _lock = threading.Lock()
 _open: dict[int, OpenClient] = {}
+_activity = itertools.count()  # ticks when a client is made and when it is closed
+_last_activity = 0
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,12 @@ def open_keys() -> frozenset[int]:
         return frozenset(_open)
 
 
+def activity() -> int:
+    """A mark that changes whenever a client is made or closed (the plugin collects garbage only then)."""
+    with _lock:
+        return _last_activity
+
+
 def left_open(since: frozenset[int]) -> list[OpenClient]:
     """Clients made after the `open_keys()` mark `since` that are still open, other than lasting ones."""
     with _lock:
@@ -60,14 +68,17 @@ def _tracked(kind: str, lasting: bool) -> Iterator[None]:
     """Keep a client in the registry of open ones while the block runs, with where it was made."""
     frame = next(f for f in reversed(traceback.extract_stack()[:-1])
                  if f.filename not in (__file__, contextlib.__file__))
+    global _last_activity
     key = next(_ids)
     with _lock:
         _open[key] = OpenClient(key, kind, f"{frame.filename}:{frame.lineno} ({frame.name})", lasting)
+        _last_activity = next(_activity)
     try:
         yield
     finally:
         with _lock:
             _open.pop(key, None)
+            _last_activity = next(_activity)
 
 
 def close_producer(producer: Producer, timeout: float = 10.0) -> int:

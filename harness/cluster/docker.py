@@ -17,6 +17,7 @@ this process dies before `close`.
 from __future__ import annotations
 
 import socket
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -148,14 +149,16 @@ class DockerCluster(NodeCluster):
         self.controller = self._node("controller", self.controller_props(), None, READY_LOG)
         self.nodes = {i: self._node(f"broker-{i}", self.broker_props(i), {CLIENT_PORT: self.ports[i]}, None)
                       for i in self.ports}
-        # Brokers first: they wait for the controller on their own, and its start (the storage
-        # format, then the JVM) is the longest; testcontainers' log wait covers the controller.
-        try:
-            for node in self.nodes.values():
-                node.start()
-            self.controller.start(timeout=120)
-        except (NodeExited, WaitTimeout) as exc:
-            raise ClusterError(f"Kafka {self.version} in containers did not start: {exc}") from None
+        # Every container at once (the engine sets each up in a fraction of a second, one after the
+        # other); brokers wait for the controller on their own, and testcontainers' log wait covers it.
+        with ThreadPoolExecutor(len(self.nodes) + 1, thread_name_prefix="docker-start") as pool:
+            starts = [pool.submit(self.controller.start, 120), *(pool.submit(n.start) for n in self.nodes.values())]
+        failed = [f.exception() for f in starts if f.exception() is not None]
+        if failed:
+            first = failed[0]
+            if isinstance(first, (NodeExited, WaitTimeout)):
+                raise ClusterError(f"Kafka {self.version} in containers did not start: {first}") from None
+            raise first  # type: ignore[misc]
         self._wait_ready(list(self.nodes), 120)
 
     def _check_ports(self) -> None:

@@ -10,7 +10,7 @@ import abc
 from dataclasses import dataclass, field
 
 from harness.cluster.base import Cluster, NodeState
-from harness.errors import KctsError, TargetRefused
+from harness.errors import FaultControlUnavailable, KctsError, TargetRefused
 
 Target = str | int
 
@@ -93,6 +93,27 @@ class Pause(Fault):
 
     def _heal(self, broker: int) -> None:
         self.cluster.resume_node(broker)
+
+
+class Isolate(Fault):
+    """A network partition around one broker: it runs on, but no node and no client reaches it (nor
+    it them) until healed. Needs a target whose capabilities have `partitions` (the docker backend)."""
+
+    name = "isolate"
+
+    def _inject(self, broker: int) -> None:
+        if not self.cluster.capabilities.partitions:
+            raise FaultControlUnavailable(self.cluster.target.label, "network partitions")
+        self.cluster.isolate_node(broker)
+
+    def _heal(self, broker: int) -> None:
+        self.cluster.heal_node(broker)
+
+
+def node_faults(cluster: Cluster) -> tuple[type[Fault], ...]:
+    """Every fault this target's capabilities allow on one broker: crash, clean stop, pause, and a
+    network partition where it can be cut off."""
+    return (Crash, CleanStop, Pause, *((Isolate,) if cluster.capabilities.partitions else ()))
 
 
 @dataclass

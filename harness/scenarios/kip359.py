@@ -29,7 +29,7 @@ from harness.clients import raw as rr
 from harness.clients.jvm import VERIFIABLE_PRODUCER, JavaClient
 from harness.cluster.base import Cluster, PartitionState
 from harness.kafka.dist import resolve
-from harness.nemesis.faults import CleanStop, Crash, Fault, Pause, resolve_target
+from harness.nemesis.faults import Fault, node_faults, resolve_target
 from harness.nemesis.leadership import move_leader, move_leader_away
 from harness.protocol.records import encode_batch
 from harness.protocol.spec import SpecSet
@@ -255,7 +255,7 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
             py.start()
             progress()
             if cluster.capabilities.fault_control:
-                for fault in (Crash, CleanStop, Pause):
+                for fault in node_faults(cluster):
                     f: Fault = fault(cluster, "leader", topic)
                     before = cluster.partition_state(topic)
                     hit = f.inject()

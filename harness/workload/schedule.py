@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 from harness.clients import kafka
 from harness.cluster.base import Cluster, NodeState
-from harness.nemesis.faults import CleanStop, Crash, Fault, Pause
+from harness.nemesis.faults import CleanStop, Crash, Fault, Isolate, Pause
 from harness.waiting import wait_until
 from harness.workload.history import EventLog
 
-FAULTS: dict[str, type[Fault]] = {"crash": Crash, "bounce": CleanStop, "pause": Pause}
+FAULTS: dict[str, type[Fault]] = {"crash": Crash, "bounce": CleanStop, "pause": Pause, "isolate": Isolate}
 INTERNAL = ("__consumer_offsets", "__transaction_state")
 
 

@@ -14,6 +14,7 @@ from harness.cluster.command import CommandCluster, ImageSpec, load_profile, pre
 from harness.cluster.command_containers import ContainerCommandNode
 from harness.cluster.services import PostgresService
 from harness.cluster.target import from_profile, parse
+from harness.docker.network import ClusterNetwork
 from harness.errors import ClusterError, SetupError
 from tests.harness.test_command_backend import write_profile
 
@@ -91,7 +92,7 @@ def test_a_container_node_listens_on_every_address_of_its_own_and_reaches_postgr
                       "session_tag": "t", "name": "fake", "version": "1", "bootstrap": cluster.bootstrap_servers,
                       "postgres_url": "postgres://kcts@127.0.0.1:5555/fake", "postgres_host": "127.0.0.1",
                       "postgres_port": "5555"}
-    cluster.image, cluster.network = "kcts/fake:1-abc", cast(Any, object())
+    cluster.image, cluster.network, cluster.docker = "kcts/fake:1-abc", cast(Any, object()), ClusterNetwork()
     node = cluster.nodes[2]
     assert isinstance(node, ContainerCommandNode)
     cluster._configure(node)

@@ -186,6 +186,18 @@ def test_no_docker_daemon_is_one_clear_error() -> None:
     one_clear_error(proc, "no Docker daemon")
 
 
+def test_no_permission_on_the_docker_socket_names_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A socket closed to this user (root, as the gate runs, is never refused: the refusal is simulated)."""
+    sock = tmp_path / "docker.sock"
+    sock.touch()
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    monkeypatch.setattr(engine, "SOCKET", sock)
+    monkeypatch.setattr(engine.os, "access", lambda path, mode: False)
+    with pytest.raises(SetupError, match=r"no permission on .*docker\.sock: run kcts as root, or add this user to the "
+                       r"docker group"):
+        engine.client()
+
+
 def test_an_image_that_does_not_exist_is_one_clear_error(docker_client: object) -> None:
     # A registry on loopback that is not there: the pull fails at once, and nothing leaves this machine.
     proc = kcts("--backend", "docker", "--image", "127.0.0.1:9/kcts/no-such-image:1.0", "suites/smoke")
@@ -224,3 +236,21 @@ def test_the_kfake_binary_runs_from_its_image(docker_client: object) -> None:
     finally:
         container.remove(force=True)
     assert "-brokers" in out, f"kcts-kfake -h in {built.tag} printed:\n{out}"
+
+
+def test_a_failed_image_build_is_one_clear_error_with_the_builds_output(
+        docker_client: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Dockerfile whose step fails: a SetupError naming the image and carrying the build's own words."""
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "Dockerfile").write_text(
+        "ARG BASE\nFROM ${BASE}\nARG BINARY\nCOPY ${BINARY} /x\n"
+        "RUN echo kcts-test: this step fails on purpose && false\n")
+    binary = tmp_path / "binary"
+    binary.write_text("#!/bin/sh\n")
+    (tmp_path / "base").symlink_to(images.DOCKER_DIR / "base")  # the real base image, as it is
+    monkeypatch.setattr(images, "DOCKER_DIR", tmp_path)
+    with pytest.raises(SetupError) as raised:
+        images.ensure_binary(docker_client, "broken", "1", binary)  # type: ignore[arg-type]
+    text = str(raised.value)
+    assert "building the image kcts/broken:1-" in text and "kcts-test: this step fails on purpose" in text, text
+    assert "Traceback" not in text
