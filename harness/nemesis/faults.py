@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from harness.cluster.base import Cluster, NodeState
 from harness.errors import FaultControlUnavailable, KctsError, TargetRefused
+from harness.waiting import wait_until
 
 Target = str | int
 
@@ -107,7 +108,27 @@ class Isolate(Fault):
         self.cluster.isolate_node(broker)
 
     def _heal(self, broker: int) -> None:
+        """Reconnect, then wait until the broker's own metadata has caught up with the others' for the
+        fault's partition: until then it answers from the view it had when cut off (itself as leader,
+        the old ISR), and a wait or a read that asks it would see that stale state."""
         self.cluster.heal_node(broker)
+        if self.topic is None:
+            return
+        others = [b for b in self.cluster.broker_ids if b != broker]
+        seen: list[object] = ["nothing yet"]
+
+        def caught_up() -> bool:
+            try:
+                current = self.cluster.partition_state(self.topic or "", self.partition, others[0])
+                mine = self.cluster.partition_state(self.topic or "", self.partition, broker)
+            except KctsError as exc:
+                seen[0] = str(exc)
+                return False
+            seen[0] = f"broker {broker} sees {mine}; broker {others[0]} sees {current}"
+            return (mine.leader, mine.leader_epoch) == (current.leader, current.leader_epoch)
+
+        wait_until(caught_up, 60,
+                   lambda: f"{self.topic}-{self.partition} after reconnecting broker {broker}: {seen[0]}")
 
 
 def node_faults(cluster: Cluster) -> tuple[type[Fault], ...]:
