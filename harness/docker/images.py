@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,29 +141,41 @@ def kafka_tag(dist: KafkaDistribution, base: str) -> str:
     return f"{KAFKA_REPO}:{dist.version}-{digest}"
 
 
-def ensure_kafka(c: docker.DockerClient, dist: KafkaDistribution) -> Built:
-    """Apache Kafka `dist.version` on the base image (both built here if missing)."""
-    base = ensure_base(c)
-    tag = kafka_tag(dist, base.tag)
+def _ensure_on_base(c: docker.DockerClient, base: Built, tag: str, fill: Callable[[Path], None],
+                    buildargs: dict[str, str], also: str) -> Built:
+    """`tag` on `base`: reused if the engine holds it, else built (once across processes) from a
+    context that `fill` writes; the seconds include the base's own build."""
     if exists(c, tag):
         return Built(tag, base.seconds)
-    with _build_lock(f"kafka-{dist.version}"):
+    repo, _, version_hash = tag.partition(":")
+    with _build_lock(f"{repo.rpartition('/')[2]}-{version_hash.rpartition('-')[0]}"):
         if exists(c, tag):
             return Built(tag, base.seconds)
         started = time.monotonic()
-        ctx = _context(f"kafka-{dist.version}")
+        ctx = _context(tag.replace("/", "_").replace(":", "_"))
         try:
-            for name in ("Dockerfile", "kcts-entrypoint"):
-                shutil.copy2(DOCKER_DIR / "kafka" / name, ctx / name)
-            (ctx / "log4j2.properties").write_text(LOG4J2_PROPERTIES)
-            (ctx / "log4j.properties").write_text(LOG4J1_PROPERTIES)
-            (ctx / "libs").mkdir()
-            for jar in dist.jars:
-                _link_or_copy(jar, ctx / "libs" / jar.name)
-            _build(c, ctx, tag, {"BASE": base.tag, "KAFKA_VERSION": dist.version}, f"{KAFKA_REPO}:{dist.version}")
+            fill(ctx)
+            _build(c, ctx, tag, {"BASE": base.tag, **buildargs}, also)
         finally:
             shutil.rmtree(ctx, ignore_errors=True)
         return Built(tag, base.seconds + time.monotonic() - started)
+
+
+def ensure_kafka(c: docker.DockerClient, dist: KafkaDistribution) -> Built:
+    """Apache Kafka `dist.version` on the base image (both built here if missing)."""
+    base = ensure_base(c)
+
+    def fill(ctx: Path) -> None:
+        for name in ("Dockerfile", "kcts-entrypoint"):
+            shutil.copy2(DOCKER_DIR / "kafka" / name, ctx / name)
+        (ctx / "log4j2.properties").write_text(LOG4J2_PROPERTIES)
+        (ctx / "log4j.properties").write_text(LOG4J1_PROPERTIES)
+        (ctx / "libs").mkdir()
+        for jar in dist.jars:
+            _link_or_copy(jar, ctx / "libs" / jar.name)
+
+    return _ensure_on_base(c, base, kafka_tag(dist, base.tag), fill, {"KAFKA_VERSION": dist.version},
+                           f"{KAFKA_REPO}:{dist.version}")
 
 
 def ensure_binary(c: docker.DockerClient, name: str, version: str, binary: Path) -> Built:
@@ -174,21 +186,13 @@ def ensure_binary(c: docker.DockerClient, name: str, version: str, binary: Path)
     if not binary.is_file():
         raise SetupError(f"the {name} binary {binary} does not exist; build it first")
     base = ensure_base(c)
+
+    def fill(ctx: Path) -> None:
+        shutil.copy2(dockerfile, ctx / "Dockerfile")
+        _link_or_copy(binary, ctx / binary.name)
+
     tag = f"kcts/{name}:{version}-{_digest(base.tag, dockerfile.read_bytes(), _file_digest(binary))}"
-    if exists(c, tag):
-        return Built(tag, base.seconds)
-    with _build_lock(f"{name}-{version}"):
-        if exists(c, tag):
-            return Built(tag, base.seconds)
-        started = time.monotonic()
-        ctx = _context(f"{name}-{version}")
-        try:
-            shutil.copy2(dockerfile, ctx / "Dockerfile")
-            _link_or_copy(binary, ctx / binary.name)
-            _build(c, ctx, tag, {"BASE": base.tag, "BINARY": binary.name}, f"kcts/{name}:{version}")
-        finally:
-            shutil.rmtree(ctx, ignore_errors=True)
-        return Built(tag, base.seconds + time.monotonic() - started)
+    return _ensure_on_base(c, base, tag, fill, {"BINARY": binary.name}, f"kcts/{name}:{version}")
 
 
 def _file_digest(path: Path) -> str:
