@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +15,7 @@ class Evidence:
     """Sources of evidence registered by fixtures, read only when a test fails."""
 
     environment: dict[str, str] = field(default_factory=dict)
+    fingerprint: dict[str, Any] | None = None  # harness.reports.fingerprint, taken once the target runs
     log_sources: list[Callable[[], list[Path]]] = field(default_factory=list)
     _marks: dict[str, dict[Path, int]] = field(default_factory=dict)
 
@@ -34,10 +36,16 @@ class Evidence:
             with open(path, "rb") as f:
                 f.seek(max(start, size - max_bytes))
                 text = f.read().decode(errors="replace")
-            yield f"node log {path.name} (during the test)", text
+            yield f"{_node(path)} log, during the test", text
 
     def _paths(self) -> list[Path]:
         return [p for source in self.log_sources for p in source()]
+
+
+def _node(path: Path) -> str:
+    """"broker 2" for broker-2.log, "controller 1000" for controller-1000.log; else the file's name."""
+    role, _, number = path.stem.rpartition("-")
+    return f"{role} {number}" if role and number.isdigit() else path.name
 
 
 def _size(path: Path) -> int:

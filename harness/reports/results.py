@@ -1,10 +1,18 @@
 """Per-check results of one run, as the matrix reads them: `results.json` (the checks and a summary)
-and, for each check that did not pass, its text evidence and its wire evidence (harness.reports.wire)."""
+and, for each check that did not pass, its text evidence and its wire evidence (harness.reports.wire).
+
+`results.json` is a published format: `harness/reports/results.schema.json` describes it (and
+`python -m harness.reports.schema FILE...` validates files against it). A change to its shape
+bumps `SCHEMA_VERSION` and the schema with it. Besides the checks it carries the kcts version and
+commit that wrote it, and the target's fingerprint (harness.reports.fingerprint)."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+from functools import cache
+from importlib import metadata
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -15,6 +23,9 @@ import pytest
 from harness.areas import AREAS, OTHER
 from harness.reports import wire
 from harness.verdicts import CELLS, JUDGED, classify
+
+SCHEMA_VERSION = 1
+REPO = Path(__file__).resolve().parents[2]
 
 # The type of the exception a check's call raised (set by the pytest plugin's pytest_pyfunc_call):
 # a failed assertion is a FAIL, anything else an ERROR. Only the type: the exception itself would
@@ -39,6 +50,7 @@ class CheckResult:
 class RunResults:
     target: str
     environment: dict[str, str] = field(default_factory=dict)
+    fingerprint: dict[str, Any] | None = None
     checks: dict[str, CheckResult] = field(default_factory=dict)
 
     def record(self, item: pytest.Item, report: pytest.TestReport, run_dir: Path) -> None:
@@ -63,9 +75,32 @@ class RunResults:
         return summarize(c.cell for c in self.checks.values())
 
     def write(self, path: Path) -> None:
-        data = {"target": self.target, "environment": self.environment, "summary": self.summary(),
+        data = {"schema_version": SCHEMA_VERSION, "kcts": kcts_build(), "target": self.target,
+                "environment": self.environment, "fingerprint": self.fingerprint, "summary": self.summary(),
                 "checks": [asdict(c) for c in self.checks.values()]}
         path.write_text(json.dumps(data, indent=1))
+
+
+@cache
+def kcts_build() -> dict[str, Any]:
+    """The kcts that wrote a file: its version, and the commit of its checkout (None outside git)."""
+    try:
+        version = metadata.version("kcts")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    commit: str | None = None
+    dirty: bool | None = None
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10)
+        if head.returncode == 0:
+            commit = head.stdout.strip()
+            status = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                                    capture_output=True, text=True, timeout=10)
+            dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return {"version": version, "commit": commit, "dirty": dirty}
 
 
 def summarize(cells: Iterable[str]) -> dict[str, Any]:
