@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import verdicts
+from harness import attach, verdicts
 from harness.areas import AREAS
 from harness.clients import kafka
 from harness.cluster.target import Security, TargetSpec, from_options
@@ -136,10 +136,13 @@ def _allure_labels(request: pytest.FixtureRequest) -> None:
     for area in AREAS:
         if request.node.get_closest_marker(area.marker):
             allure.dynamic.epic(area.epic)
+            allure.dynamic.parent_suite(area.title)
             break
-    module_doc = (request.module.__doc__ or "").strip().splitlines()
+    # The module's first sentence (up to its first period or colon), on one line: its subject.
+    module_doc = re.split(r"(?<=[.:])\s", " ".join((request.module.__doc__ or "").split()), maxsplit=1)[0]
     if module_doc:
-        allure.dynamic.feature(module_doc[0])
+        allure.dynamic.feature(module_doc.rstrip(".:"))
+        allure.dynamic.suite(module_doc.rstrip(".:"))
     allure.dynamic.story(re.sub(r"^test_", "", request.node.originalname).replace("_", " "))
 
 
@@ -197,17 +200,9 @@ def pytest_runtest_makereport(
     if report.failed:
         for title, text in evidence(item.config).collect(item):
             report.sections.append((title, text))
-            _attach(title, text)
+            attach.text(title, text)
     item.config.stash[RESULTS_KEY].record(item, report, run_dir(item.config))
     return report
-
-
-def _attach(title: str, text: str) -> None:
-    try:
-        import allure
-    except ImportError:
-        return
-    allure.attach(text, name=title, attachment_type=allure.attachment_type.TEXT)
 
 
 # ---- wire evidence and ERROR vs FAIL (issue 13; harness/reports/wire.py, harness/reports/results.py) ----
@@ -255,6 +250,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         env.setdefault(k, v)
     results = config.stash[RESULTS_KEY]
     results.environment = dict(env)
+    results.fingerprint = evidence(config).fingerprint
     results.target = env.get("broker_version", spec.label)
     results.write(run_dir(config) / "results.json")
     allure_dir = getattr(config.option, "allure_report_dir", None)

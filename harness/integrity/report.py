@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness import attach
 from harness.integrity.model import Anomaly, Findings
 
 if TYPE_CHECKING:
@@ -92,12 +93,7 @@ def write(findings: Findings, anomalies: DataFrame, out_dir: Path, meta: dict[st
 
 
 def _attach(paths: dict[str, Path]) -> None:
-    try:
-        import allure
-    except ImportError:
-        return
-    # Outside an Allure-reporting pytest run (e.g. `kcts bench`) these calls do nothing.
-    allure.attach.file(str(paths["summary"]), name="integrity summary", attachment_type=allure.attachment_type.TEXT)
-    allure.attach.file(str(paths["json"]), name="integrity report.json", attachment_type=allure.attachment_type.JSON)
+    attach.file(paths["summary"], "integrity summary (lost, duplicated, aborted-visible)")
+    attach.file(paths["json"], "integrity findings (JSON)", "json")
     for part in sorted(paths["parquet"].glob("*.parquet")):
-        allure.attach.file(str(part), name="integrity anomalies.parquet", extension="parquet")
+        attach.file(part, "integrity anomalies (parquet)", "parquet")

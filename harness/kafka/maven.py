@@ -89,6 +89,17 @@ def copy_dependencies(
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def copy_artifact(dest: Path, artifact: str, timeout: float = 900) -> MavenResult:
+    """Fetch one artifact (`group:artifact:version[:type[:classifier]]`, e.g. a zip) into `dest`, as it is."""
+    cmd = ["mvn", "-B", "-q", *shlex.split(os.environ.get("KCTS_MAVEN_ARGS", "")), f"{DEPENDENCY_PLUGIN}:copy",
+           f"-Dartifact={artifact}", f"-DoutputDirectory={dest}"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=dest)
+    except subprocess.TimeoutExpired:
+        return MavenResult(False, f"Maven timed out after {timeout:.0f} s (Could not transfer artifact: timeout)")
+    return MavenResult(proc.returncode == 0, proc.stdout + proc.stderr)
+
+
 def cached(home: Path, fmt: int, produce: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
     """The manifest of `home`, made once by `produce(home)` under a lock; stale formats are redone.
 

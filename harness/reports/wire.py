@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from harness import attach as attach_mod
 from harness.protocol.client import Exchange, RawClient, set_recorder
 from harness.protocol.codec import UNKNOWN_TAGS
 from harness.protocol.errors import error_name
@@ -138,13 +139,41 @@ def recorder_of(item: pytest.Item) -> WireRecorder | None:
     return item.stash.get(RECORDER_KEY, None)
 
 
-def attach(path: Path, name: str = "wire exchanges (decoded)") -> None:
-    """Attach a wire evidence file to the check's Allure result, when Allure is in use."""
-    try:
-        import allure
-    except ImportError:
-        return
-    allure.attach.file(str(path), name=name, attachment_type=allure.attachment_type.JSON)
+def attach(path: Path) -> None:
+    """Attach a wire evidence file to the check's Allure result: as a text to read, and as the JSON."""
+    data = json.loads(path.read_text())
+    attach_mod.text(f"wire exchanges, readable ({data.get('exchanges_shown', 0)} of "
+                    f"{data.get('exchanges_total', 0)})", readable(data))
+    attach_mod.file(path, "wire exchanges (decoded JSON)", "json")
+
+
+def readable(data: Mapping[str, Any], width: int = 1500) -> str:
+    """The exchanges of a wire evidence file, one block each: who was asked what, and what it answered,
+    with every error code named (NOT_LEADER_OR_FOLLOWER(6), not 6)."""
+    lines = [f"{data.get('nodeid', '')}: {data.get('exchanges_shown', 0)} of {data.get('exchanges_total', 0)} "
+             "raw-protocol exchanges"]
+    if data.get("note"):
+        lines.append(str(data["note"]))
+    for ex in data.get("exchanges", []):
+        lines += ["", f"#{ex.get('seq')} {ex.get('time', '')} {ex.get('broker', '')} {ex.get('api')} "
+                      f"v{ex.get('version')} ({ex.get('elapsed_ms')} ms)",
+                  f"  asked:    {_compact(ex.get('request'), width)}",
+                  f"  answered: {_compact(_named(ex.get('response')), width)}"]
+    return "\n".join(lines)
+
+
+def _named(node: object) -> object:
+    if isinstance(node, dict):
+        return {k: (f"{error_name(v)}({v})" if k == "ErrorCode" and isinstance(v, int) else _named(v))
+                for k, v in node.items()}
+    if isinstance(node, list):
+        return [_named(v) for v in node]
+    return node
+
+
+def _compact(value: object, width: int) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    return text if len(text) <= width else text[: width - 20] + f" ... ({len(text)} chars)"
 
 
 # --- decoding to JSON -------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from harness import attach
 from harness.clients import kafka
 from harness.cluster.base import Cluster, NodeState
 from harness.nemesis.faults import CleanStop, Crash, Fault, Isolate, Pause
@@ -71,6 +72,7 @@ class FaultSchedule:
                 self.done.append(step)
         finally:
             self._heal_all()
+            attach.timeline("nemesis timeline (seconds since the workload began)", self.events.of_who("nemesis"))
 
     def injected(self) -> list[dict[str, object]]:
         return [e for e in self.events.of_who("nemesis") if str(e["what"]).endswith("-injected")]
