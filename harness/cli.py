@@ -1,5 +1,7 @@
 """The `kcts` command: `kcts run [pytest args]`, `kcts matrix --targets ...`, `kcts bench NAME --json`,
-`kcts image` (the docker backend's image), `kcts compare RUN_A RUN_B` (the verdicts of two runs)."""
+`kcts image` (the docker backend's image), `kcts compare RUN_A RUN_B` (the verdicts of two runs),
+`kcts diff OLD NEW` (what changed, for a CI gate), `kcts report [RUN]` (the rendered Allure report),
+`kcts cluster up` (a cluster to hold and poke at)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__ or "", "\nusage: kcts run [--kafka-version V] [pytest args...] | "
               "kcts matrix --targets 4.4.0,4.3.1,kfake [pytest args...] | "
               "kcts bench {" + ",".join(BENCHES) + "} [--json] | kcts image [--kafka-version V] | "
-              "kcts compare RUN_A RUN_B")
+              "kcts compare RUN_A RUN_B | kcts diff OLD NEW | kcts report [RUN] | kcts cluster up [...]")
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     try:
@@ -37,13 +39,24 @@ def main(argv: list[str] | None = None) -> int:
             return image(rest)
         if command == "compare":
             return compare(rest)
+        if command == "diff":
+            from harness.reports.diff import main as diff_main
+
+            return diff_main(rest)
+        if command == "report":
+            from harness.reports.allure_report import main as report_main
+
+            return report_main(rest)
+        if command == "cluster":
+            return cluster(rest)
     except KctsError as exc:
         print(f"kcts: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kcts: interrupted", file=sys.stderr)
         return 130
-    print(f"kcts: unknown command {command!r}; use run, matrix, bench, image or compare", file=sys.stderr)
+    print(f"kcts: unknown command {command!r}; use run, matrix, bench, image, compare, diff, report or cluster",
+          file=sys.stderr)
     return 2
 
 
@@ -110,6 +123,25 @@ def compare(args: list[str]) -> int:
     result = compare_runs(opts.run_a, opts.run_b)
     print(result.render())
     return 0 if result.same else 1
+
+
+def cluster(args: list[str]) -> int:
+    """`kcts cluster up [target options]` holds a cluster until Ctrl-C; `kcts cluster OP [ARGS]` reaches it."""
+    from harness import hold
+
+    parser = argparse.ArgumentParser(prog="kcts cluster", description="start a cluster and hold it (up), or "
+                                     "control the one held: " + ", ".join(hold.OPS))
+    parser.add_argument("--name", default="default", help="which held cluster (default: default)")
+    parser.add_argument("op", choices=("up", *hold.OPS))
+    parser.add_argument("args", nargs="*")
+    opts, target_args = parser.parse_known_args(args)
+    if opts.op == "up":
+        if opts.args:
+            raise KctsError(f"kcts cluster up takes target options only, not {' '.join(opts.args)}")
+        return hold.up(_target(target_args), opts.name)
+    if target_args:
+        raise KctsError(f"kcts cluster {opts.op}: unknown arguments {' '.join(target_args)}")
+    return hold.control(opts.name, opts.op, opts.args)
 
 
 def image(args: list[str]) -> int:
