@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.areas import AREAS, OTHER
+from harness.reports.fingerprint import short as fingerprint_line
 from harness.reports.results import summarize
 from harness.verdicts import CELLS
 
@@ -50,7 +52,8 @@ def build(targets: list[tuple[Target, dict[str, Any]]]) -> dict[str, Any]:
         for check in results.get("checks", []):
             row = rows.setdefault(
                 check["nodeid"],
-                {"nodeid": check["nodeid"], "area": check["area"], "promise": check["promise"], "cells": {}},
+                {"nodeid": check["nodeid"], "area": check["area"], "promise": check["promise"],
+                 "variant": variant(check["nodeid"]), "cells": {}},
             )
             evidence = f"{target.folder}/{check.get('evidence') or 'results.json'}"
             wire = check.get("wire_evidence")
@@ -67,11 +70,26 @@ def build(targets: list[tuple[Target, dict[str, Any]]]) -> dict[str, Any]:
     ordered = sorted(rows.values(), key=lambda r: (order.index(r["area"]) if r["area"] in order else 99, r["nodeid"]))
     summary = {name: summarize(r["cells"][name]["cell"] for r in ordered) for name in names}
     return {
-        "targets": [{"name": t.name, "folder": t.folder, "environment": res.get("environment", {})}
-                    for t, res in targets],
+        "targets": [{"name": t.name, "folder": t.folder, "environment": res.get("environment", {}),
+                     "fingerprint": res.get("fingerprint")} for t, res in targets],
         "rows": ordered,
         "summary": summary,
     }
+
+
+def variant(nodeid: str) -> str | None:
+    """The parametrized variant a row is ("leader-moves" of `test_x[leader-moves]`), or None."""
+    match = re.search(r"\[(.+)\]$", nodeid)
+    return match[1] if match else None
+
+
+def environment_line(environment: dict[str, str]) -> str:
+    """The few facts a reader compares first: the target kind, broker and client versions."""
+    keys = ("target_kind", "broker_version", "brokers", "java_clients", "librdkafka")
+    labels = {"target_kind": "", "broker_version": "broker ", "brokers": "brokers ", "java_clients": "Java clients ",
+              "librdkafka": "librdkafka "}
+    parts = [f"{labels[k]}{environment[k]}" for k in keys if environment.get(k)]
+    return " · ".join(parts) or ("; ".join(f"{k}={v}" for k, v in environment.items())[:80] or "not recorded")
 
 
 def depth(summary: dict[str, Any]) -> str:
@@ -103,7 +121,10 @@ def write_all(matrix: dict[str, Any], folder: Path) -> list[Path]:
 def to_markdown(matrix: dict[str, Any]) -> str:
     names = [t["name"] for t in matrix["targets"]]
     lines = ["# Compatibility matrix", ""]
-    heads = [f"{n}<br>{depth(matrix['summary'][n])}<br>{counts(matrix['summary'][n])}" for n in names]
+    fingerprints = {t["name"]: t.get("fingerprint") for t in matrix["targets"]}
+    heads = [f"{n}<br>{depth(matrix['summary'][n])}<br>{counts(matrix['summary'][n])}"
+             + (f"<br>fp {fingerprints[n]['digest']}" if (fingerprints.get(n) or {}).get("digest") else "")
+             for n in names]
     lines.append("| check | " + " | ".join(h.replace("|", "\\|") for h in heads) + " |")
     lines.append("|---|" + "---|" * len(names))
     area = None
@@ -120,6 +141,8 @@ def to_markdown(matrix: dict[str, Any]) -> str:
                 text += f" [wire]({c['wire']})"
             cells.append(text)
         promise = row["promise"].replace("|", "\\|")
+        if row.get("variant"):
+            promise = f"*[{row['variant']}]* {promise}"
         lines.append(f"| {promise} | " + " | ".join(cells) + " |")
     lines += ["", "| target | judged | " + " | ".join(CELL_LABELS[k] for k in CELLS) + " |",
               "|---|---|" + "---|" * len(CELLS)]
@@ -131,48 +154,91 @@ def to_markdown(matrix: dict[str, Any]) -> str:
 
 
 _STYLE = """
-body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+body{font-family:system-ui,sans-serif;margin:1em;color:#222;max-width:100%}
 table{border-collapse:collapse;width:100%}
-th,td{border:1px solid #ccc;padding:4px 8px;vertical-align:top;font-size:14px}
-th{background:#f0f0f0;position:sticky;top:0}
+th,td{border:1px solid #ccc;padding:3px 6px;vertical-align:top;font-size:13px;overflow-wrap:anywhere}
+th{background:#f0f0f0;position:sticky;top:0;z-index:1}
+#matrix{table-layout:fixed}
+#summary th{white-space:nowrap}
+#matrix col.promise{width:34%}
 tr.area td{background:#e8e8f4;font-weight:bold}
-td.cell{text-align:center;white-space:nowrap}
+td.cell{text-align:center}
 td.pass{background:#d7f5d7} td.fail{background:#f7c4c4;font-weight:bold}
 td.error{background:#f9dcc0;font-weight:bold}
 td.not-supported{background:#e2e2e2}
 td.target-refused{background:#e6e0f0} td.client-gap{background:#fbe7b5} td.skipped{background:#f4f4f4;color:#666}
 td.absent{color:#aaa}
-.nodeid{color:#777;font-size:12px}
+.nodeid{color:#777;font-size:11px}
+.variant{display:inline-block;background:#dde6f7;border-radius:3px;padding:0 4px;margin-right:4px;font-size:11px;
+  font-weight:bold;color:#234}
 .depth{font-weight:normal;font-size:12px} .counts{font-weight:normal;font-size:11px;color:#555}
 a.wire{font-weight:normal;font-size:11px;margin-left:.4em}
-.why{font-size:11px;color:#555;white-space:normal;max-width:22em}
+details{font-weight:normal;font-size:11px;color:#555;text-align:left}
+details summary{cursor:pointer}
+details .full{white-space:pre-wrap;margin-top:2px}
+table.apis{border:0;margin-top:2px} table.apis td{border:0;padding:0 4px;font-size:11px}
 a{color:inherit}
 """
+
+
+def _details(summary: str, body: str) -> str:
+    """Folded text: `summary` (escaped) shown, `body` (already HTML) on click."""
+    return f"<details><summary>{html.escape(summary)}</summary><div class='full'>{body}</div></details>"
+
+
+def _fingerprint(fp: dict[str, Any] | None) -> str:
+    if not fp or "error" in fp:
+        return f"<div class='counts'>{html.escape(fingerprint_line(fp))}</div>"
+    esc = html.escape
+    apis = "".join(f"<tr><td>{esc(name)}</td><td>v{lo}-{hi}</td></tr>"
+                   for name, (lo, hi) in sorted(fp.get("api_versions", {}).items()))
+    features = "".join(f"<tr><td>{esc(kind)} {esc(name)}</td><td>{lo}-{hi}</td></tr>"
+                       for kind in ("finalized", "supported")
+                       for name, (lo, hi) in sorted(fp.get("features", {}).get(kind, {}).items()))
+    return _details(fingerprint_line(fp), f"<table class='apis'>{apis}{features}</table>")
+
+
+def _reason(reason: str) -> str:
+    """A long reason folded to its first clause; a short one shown as it is."""
+    if len(reason) <= 60:
+        return f"<div class='counts'>{html.escape(reason)}</div>"
+    # The cell already names the verdict; the summary is what the reason is about.
+    text = re.sub(r"^(NOT_SUPPORTED|TARGET_REFUSED|KNOWN_CLIENT_GAP): ", "", reason)
+    head = re.split(r"\s\(|;\s|:\s", text, maxsplit=1)[0]
+    if len(head) > 60:
+        head = head[:57].rsplit(" ", 1)[0] + "..."
+    return _details(head, html.escape(reason))
 
 
 def to_html(matrix: dict[str, Any]) -> str:
     esc = html.escape
     names = [t["name"] for t in matrix["targets"]]
     out = ["<!doctype html><html><head><meta charset='utf-8'><title>kcts compatibility matrix</title>",
+           "<meta name='viewport' content='width=device-width'>",
            f"<style>{_STYLE}</style></head><body><h1>kcts compatibility matrix</h1>"]
-    out.append("<table id='summary'><tr><th>target</th><th>environment</th><th>judged</th>"
-               + "".join(f"<th>{esc(CELL_LABELS[k])}</th>" for k in CELLS) + "</tr>")
+    out.append("<table id='summary'><tr><th>target</th><th>environment</th><th>fingerprint</th><th>judged</th>"
+               + "".join(f"<th title='{esc(CELL_LABELS[k])}'>{esc(COUNT_LABELS[k])}</th>" for k in CELLS) + "</tr>")
     for t in matrix["targets"]:
-        env = ", ".join(f"{k}={v}" for k, v in t["environment"].items())
+        env = "<br>".join(f"{esc(k)}={esc(str(v))}" for k, v in sorted(t["environment"].items()))
         s = matrix["summary"][t["name"]]
-        out.append(f"<tr><td>{esc(t['name'])}</td><td>{esc(env)}</td>"
+        out.append(f"<tr><td>{esc(t['name'])}</td><td>{_details(environment_line(t['environment']), env)}</td>"
+                   f"<td>{_fingerprint(t.get('fingerprint'))}</td>"
                    f"<td>{esc(depth(s).removeprefix('judged '))}</td>"
                    + "".join(f"<td>{s['counts'].get(k, 0)}</td>" for k in CELLS) + "</tr>")
-    out.append("</table><p></p><table id='matrix'><tr><th>check (promise)</th>"
-               + "".join(f"<th data-target='{esc(n)}'>{esc(n)}<div class='depth'>{esc(depth(matrix['summary'][n]))}"
-                         f"</div><div class='counts'>{esc(counts(matrix['summary'][n]))}</div></th>" for n in names)
+    out.append("</table><p></p><table id='matrix'><colgroup><col class='promise'>"
+               + "<col>" * len(names) + "</colgroup><tr><th>check (promise)</th>"
+               + "".join(f"<th data-target='{esc(t['name'])}'>{esc(t['name'])}<div class='depth'>"
+                         f"{esc(depth(matrix['summary'][t['name']]))}</div><div class='counts'>"
+                         f"{esc(counts(matrix['summary'][t['name']]))}</div>{_fingerprint(t.get('fingerprint'))}</th>"
+                         for t in matrix["targets"])
                + "</tr>")
     area = None
     for row in matrix["rows"]:
         if row["area"] != area:
             area = row["area"]
             out.append(f"<tr class='area'><td colspan='{len(names) + 1}'>{esc(AREA_TITLES.get(area, area))}</td></tr>")
-        out.append(f"<tr data-nodeid='{esc(row['nodeid'])}'><td>{esc(row['promise'])}"
+        tag = f"<span class='variant'>variant: {esc(row['variant'])}</span>" if row.get("variant") else ""
+        out.append(f"<tr data-nodeid='{esc(row['nodeid'])}'><td>{tag}{esc(row['promise'])}"
                    f"<div class='nodeid'>{esc(row['nodeid'])}</div></td>")
         for name in names:
             c = row["cells"][name]
@@ -181,10 +247,8 @@ def to_html(matrix: dict[str, Any]) -> str:
             if c.get("wire"):
                 body += f"<a class='wire' href='{esc(c['wire'])}'>wire</a>"
             if c["cell"] not in ("pass", "absent") and c["reason"]:
-                reason = c["reason"] if len(c["reason"]) <= 90 else c["reason"][:87] + "..."
-                body += f"<div class='why'>{esc(reason)}</div>"
-            out.append(f"<td class='cell {c['cell']}' data-target='{esc(name)}' data-cell='{c['cell']}' "
-                       f"title='{esc(c['reason'])}'>{body}</td>")
+                body += _reason(c["reason"])
+            out.append(f"<td class='cell {c['cell']}' data-target='{esc(name)}' data-cell='{c['cell']}'>{body}</td>")
         out.append("</tr>")
     out.append("</table></body></html>")
     return "\n".join(out)

@@ -71,8 +71,8 @@ def test_unclean_election_loses_only_records_in_the_reported_window(
     (RF 2, min.insync.replicas 1) and its partition 0 alone has both replicas on brokers the nemesis
     stops. After a first batch is processed, the nemesis shrinks that partition's ISR to its leader,
     the pipeline processes a second batch (committed on the leader alone), the nemesis forces an
-    unclean election of the stale follower (recipe in KAFKA-NOTES) and the old leader truncates;
-    a third batch follows.
+    unclean election of the stale follower (the followers stopped, the lone leader written to, then
+    a follower elected uncleanly) and the old leader truncates; a third batch follows.
 
     Promise: every record missing from read_committed was last written inside the truncation window
     the nemesis reports (topic, partition, offset range); nothing else is lost, duplicated, reordered

@@ -23,8 +23,8 @@ CLIENTS = ["librdkafka", "java"]
 def test_committed_epoch_is_the_epoch_of_the_last_consumed_record(
     client: str, cluster: Cluster, two_epochs: Log, run_names: RunNames
 ) -> None:
-    """Seed 004, "Committing Leader Epoch" and "PART III": a consumer commits the next offset with
-    the leader epoch of the last record it consumed. The log has 20 records from one epoch and 20
+    """KIP-1094 consumer-offsets guide, "Committing Leader Epoch" and "PART III": a consumer commits
+    the next offset with the leader epoch of the last record it consumed. The log has 20 records from one epoch and 20
     from the next, and is read after the leader moved: the commit after the first 20 carries the
     old epoch (not the leader's current one), the commit after the rest the new epoch. Java commits
     ConsumerRecords.nextOffsets() (KIP-1094, 20 records per poll); librdkafka commits its stored
@@ -47,8 +47,8 @@ def test_committed_epoch_is_the_epoch_of_the_last_consumed_record(
 def test_position_and_commit_move_past_transaction_markers(
     client: str, cluster: Cluster, transactions: Log, run_names: RunNames
 ) -> None:
-    """Seed 004, "Control Records vs Data Records", "Consumer position" and KIP-1094: after reading
-    three committed transactions (read_committed), position() and the committed offset are the
+    """KIP-1094 consumer-offsets guide, "Control Records vs Data Records" and "Consumer position": after
+    reading three committed transactions (read_committed), position() and the committed offset are the
     log end, past the last COMMIT marker, so the lag is 0; the committed epoch is the epoch of the
     last record before it. That record is the marker, appended in a later epoch than its
     transaction's data (the leader moved between the two): the data's epoch would not validate

@@ -1,4 +1,5 @@
-"""KIP-1094 article (seed 004), the zombie leader: a committed epoch newer than a stale leader's is refused as such."""
+"""KIP-1094 consumer-offsets guide, the zombie leader: a committed epoch newer than a stale leader's
+is refused as such."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ pytestmark = [pytest.mark.kip1094, pytest.mark.needs_fault_control]
 def test_zombie_leader_answers_a_newer_committed_epoch_with_an_epoch_error(
     zombie_cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames
 ) -> None:
-    """Seed 004, "Committing Leader Epoch", Phases 1-3: a leader frozen long enough to be replaced,
-    then thawed while it cannot hear the controller, still believes it leads at its old epoch (a
+    """KIP-1094 consumer-offsets guide, "Committing Leader Epoch", Phases 1-3: a leader frozen long
+    enough to be replaced, then thawed while it cannot hear the controller, still believes it leads at its old epoch (a
     zombie) and serves fetches. A consumer group committed (Xj, epoch 2) from the new leader, Xj
     beyond the zombie's log end. A fetch of Xj carrying that committed epoch must get
     UNKNOWN_LEADER_EPOCH (so the consumer refreshes its metadata), not OFFSET_OUT_OF_RANGE, which

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.kip320
 def test_committed_leader_epoch_is_kept_by_every_offset_commit_and_fetch_version(
     cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames
 ) -> None:
-    """Seed 000, "Protocol Changes / OffsetCommit, OffsetFetch": the leader epoch committed with an
+    """KIP-320, "Protocol Changes / OffsetCommit, OffsetFetch": the leader epoch committed with an
     offset by OffsetCommit (v6+) is returned by OffsetFetch (v5+) with the offset. Each commit
     version writes its own (offset, epoch); every OffsetFetch version reads it back."""
     commits = committed_epochs(
@@ -29,7 +29,7 @@ def test_committed_leader_epoch_is_kept_by_every_offset_commit_and_fetch_version
 def test_committed_leader_epoch_is_kept_by_every_txn_offset_commit_and_fetch_version(
     cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames
 ) -> None:
-    """Seed 000, "Protocol Changes / TxnOffsetCommit, OffsetFetch": the leader epoch committed with
+    """KIP-320, "Protocol Changes / TxnOffsetCommit, OffsetFetch": the leader epoch committed with
     an offset in a committed transaction by TxnOffsetCommit (v2+) is returned by OffsetFetch (v5+)
     with the offset. Each commit version writes its own (offset, epoch); every OffsetFetch version
     reads it back. A target without transactions is "not supported", with what it advertised."""

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.kip320
 def test_offsets_for_leader_epoch_ends_each_epoch_where_the_next_begins(
     history: EpochHistory, cluster: Cluster
 ) -> None:
-    """Seed 000, "Replica Handling" and "Consumer Handling": after a sequence of leader changes,
+    """KIP-320, "Replica Handling" and "Consumer Handling": after a sequence of leader changes,
     OffsetsForLeaderEpoch answers each past epoch with that epoch and the start offset of the next
     one (as the log's own batches show it), the current epoch with the log end, and an epoch above
     every known one with the sentinel (-1, -1). The nemesis history includes an unclean election:
@@ -33,7 +33,7 @@ def test_offsets_for_leader_epoch_ends_each_epoch_where_the_next_begins(
 
 
 def test_list_offsets_returns_the_epoch_of_the_offset_it_returns(history: EpochHistory, cluster: Cluster) -> None:
-    """Seed 000, "Protocol Changes / ListOffsets": "we add the leader epoch to the response that
+    """KIP-320, "Protocol Changes / ListOffsets": "we add the leader epoch to the response that
     corresponds with the returned offset": EARLIEST gives offset 0 and the epoch of its batch,
     LATEST the log end and the current epoch, a timestamp the first record at or after it and that
     record's epoch. Asked with the current epoch, at v4 (the first with LeaderEpoch) and the top version."""
@@ -45,8 +45,9 @@ def test_list_offsets_returns_the_epoch_of_the_offset_it_returns(history: EpochH
 
 
 def test_fetched_batches_carry_the_epoch_they_were_appended_in(history: EpochHistory, cluster: Cluster) -> None:
-    """Seed 000 / KAFKA-NOTES: the leader stamps PartitionLeaderEpoch into each batch at append;
-    consumers commit and validate with it. Each acknowledged write sits in a batch stamped with
+    """KIP-320, "Replica Handling" and "Consumer Handling" (the epoch of each batch, from KIP-101): the
+    leader stamps PartitionLeaderEpoch into each batch at append; consumers commit and validate with it.
+    Each acknowledged write sits in a batch stamped with
     the epoch it was written in, on the leader and, read through Fetch v11+, on every in-sync
     follower (a follower keeps the leader's stamp)."""
     replicas = replica_logs(cluster, history)
@@ -60,7 +61,7 @@ def test_fetched_batches_carry_the_epoch_they_were_appended_in(history: EpochHis
 
 
 def test_metadata_leader_epoch_rises_with_every_leader_move(leader_moves: EpochHistory) -> None:
-    """Seed 000, "Protocol Changes / Metadata": the Metadata response carries the partition's
+    """KIP-320, "Protocol Changes / Metadata": the Metadata response carries the partition's
     leader epoch. Through three leader moves (the target's own way, or reassignment and a
     preferred election; no fault), every running broker's Metadata (at its top version) agrees on
     the epoch after each move, and the epoch rises strictly with each one."""
@@ -74,7 +75,7 @@ def test_metadata_leader_epoch_rises_with_every_leader_move(leader_moves: EpochH
 
 @pytest.mark.needs_fault_control
 def test_metadata_leader_epoch_rises_with_every_election(nemesis_history: EpochHistory) -> None:
-    """Seed 000, "Protocol Changes / Metadata": the Metadata response carries the partition's
+    """KIP-320, "Protocol Changes / Metadata": the Metadata response carries the partition's
     leader epoch. Through a clean stop of the leader, a crash, a failback to the preferred leader
     and a forced unclean election, every running broker's Metadata (at its top version) agrees on
     the epoch after each election, and the epoch rises strictly with each one."""

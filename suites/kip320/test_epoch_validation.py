@@ -28,7 +28,7 @@ def _judge(name: str, probes: ValidationProbes, cases: tuple[str, ...]) -> None:
 def test_fetch_on_the_leader_serves_the_current_epoch_and_refuses_a_newer_one(
     leader_moves: EpochHistory, cluster: Cluster
 ) -> None:
-    """Seed 000, "Leader Fetch Handling" and "Protocol Changes / Fetch": at every Fetch version with
+    """KIP-320, "Leader Fetch Handling" and "Protocol Changes / Fetch": at every Fetch version with
     CurrentLeaderEpoch (v9+), the leader answers a newer epoch with UNKNOWN_LEADER_EPOCH, returning
     no records; the current epoch and the sentinel -1 ("bypass the epoch validation") are served."""
     probes = epoch_validation(cluster, leader_moves, "Fetch", ("leader",), lowest=9, cases=ANY_PARTITION)
@@ -36,7 +36,7 @@ def test_fetch_on_the_leader_serves_the_current_epoch_and_refuses_a_newer_one(
 
 
 def test_fetch_on_the_leader_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
-    """Seed 000, "Leader Fetch Handling": at every Fetch version with CurrentLeaderEpoch (v9+), the
+    """KIP-320, "Leader Fetch Handling": at every Fetch version with CurrentLeaderEpoch (v9+), the
     leader answers an older epoch with FENCED_LEADER_EPOCH, returning no records. The partition is
     at epoch 3 after three leader moves."""
     probes = epoch_validation(cluster, leader_moves, "Fetch", ("leader",), lowest=9, cases=OLDER)
@@ -44,7 +44,7 @@ def test_fetch_on_the_leader_fences_an_older_epoch(leader_moves: EpochHistory, c
 
 
 def test_fetch_on_a_follower_answers_per_kip_320_then_kip_392(leader_moves: EpochHistory, cluster: Cluster) -> None:
-    """Seed 000, "Protocol Changes / Fetch": a follower receiving a fetch answers the epoch errors
+    """KIP-320, "Protocol Changes / Fetch": a follower receiving a fetch answers the epoch errors
     where the epoch differs (validation first, as on the leader). With a matching or unset epoch,
     KIP-392 (fetch from follower, Kafka 2.4) decides: from Fetch v11 a follower serves consumer
     fetches; below v11 it answers NOT_LEADER_OR_FOLLOWER. Every version the broker speaks (v4 up) is
@@ -54,7 +54,7 @@ def test_fetch_on_a_follower_answers_per_kip_320_then_kip_392(leader_moves: Epoc
 
 
 def test_fetch_on_a_follower_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
-    """Seed 000, "Protocol Changes / Fetch": a follower answers a fetch with an older
+    """KIP-320, "Protocol Changes / Fetch": a follower answers a fetch with an older
     CurrentLeaderEpoch with FENCED_LEADER_EPOCH (validation before KIP-392's follower rules)."""
     probes = epoch_validation(cluster, leader_moves, "Fetch", ("follower",), lowest=9, cases=OLDER)
     _judge("kip320-fetch-follower-older", probes, OLDER)
@@ -63,7 +63,7 @@ def test_fetch_on_a_follower_fences_an_older_epoch(leader_moves: EpochHistory, c
 def test_offsets_for_leader_epoch_validates_current_and_newer_epochs(
     leader_moves: EpochHistory, cluster: Cluster
 ) -> None:
-    """Seed 000, "Protocol Changes / OffsetsForLeaderEpoch": "If the current leader epoch does not
+    """KIP-320, "Protocol Changes / OffsetsForLeaderEpoch": "If the current leader epoch does not
     match that of the leader", UNKNOWN_LEADER_EPOCH for a newer one, "as we do for the Fetch API";
     -1 and the current epoch are answered. A follower validates the epoch the same way, then
     answers NOT_LEADER_OR_FOLLOWER."""
@@ -72,7 +72,7 @@ def test_offsets_for_leader_epoch_validates_current_and_newer_epochs(
 
 
 def test_offsets_for_leader_epoch_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
-    """Seed 000, "Protocol Changes / OffsetsForLeaderEpoch": an older current leader epoch is
+    """KIP-320, "Protocol Changes / OffsetsForLeaderEpoch": an older current leader epoch is
     answered with FENCED_LEADER_EPOCH (the KIP's text says FENCED_REPLICA), by the leader and by a
     follower alike."""
     probes = epoch_validation(cluster, leader_moves, "OffsetForLeaderEpoch", cases=OLDER)
@@ -80,7 +80,7 @@ def test_offsets_for_leader_epoch_fences_an_older_epoch(leader_moves: EpochHisto
 
 
 def test_list_offsets_validates_current_and_newer_epochs(leader_moves: EpochHistory, cluster: Cluster) -> None:
-    """Seed 000, "Protocol Changes / ListOffsets": ListOffsets (v4+) carries CurrentLeaderEpoch "to
+    """KIP-320, "Protocol Changes / ListOffsets": ListOffsets (v4+) carries CurrentLeaderEpoch "to
     protect clients from querying stale leaders" and "will support the ... UNKNOWN_LEADER_EPOCH
     error code" for a newer epoch; -1 and the current epoch are answered (by the leader; a
     follower validates, then answers NOT_LEADER_OR_FOLLOWER)."""
@@ -89,7 +89,7 @@ def test_list_offsets_validates_current_and_newer_epochs(leader_moves: EpochHist
 
 
 def test_list_offsets_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
-    """Seed 000, "Protocol Changes / ListOffsets": ListOffsets (v4+) answers an older
+    """KIP-320, "Protocol Changes / ListOffsets": ListOffsets (v4+) answers an older
     CurrentLeaderEpoch with FENCED_LEADER_EPOCH, on the leader and on a follower."""
     probes = epoch_validation(cluster, leader_moves, "ListOffsets", cases=OLDER)
     _judge("kip320-list-offsets-validation-older", probes, OLDER)

@@ -32,7 +32,7 @@ def _judged(truncation: TruncationHistory, name: str) -> tuple[list[dict], list[
 def test_consumer_beyond_the_divergence_point_resumes_exactly_there(
     truncation: TruncationHistory, client: str, reset: str
 ) -> None:
-    """Seed 000, "Consumer Handling": a consumer positioned beyond the divergence point when the
+    """KIP-320, "Consumer Handling": a consumer positioned beyond the divergence point when the
     unclean election truncates its records, with auto.offset.reset earliest or latest, resets "as
     precisely as possible": it resumes at the divergence offset, not at the log start nor at the
     end, and reads every record the new leader wrote, in order."""
@@ -47,7 +47,7 @@ def test_consumer_beyond_the_divergence_point_resumes_exactly_there(
 
 @pytest.mark.parametrize("client", ["librdkafka", "java"])
 def test_consumer_without_reset_policy_surfaces_the_truncation(truncation: TruncationHistory, client: str) -> None:
-    """Seed 000, "Consumer Handling": with no auto reset policy, poll raises the truncation
+    """KIP-320, "Consumer Handling": with no auto reset policy, poll raises the truncation
     (LogTruncationException with the divergent offset; in librdkafka an _AUTO_OFFSET_RESET error
     naming the truncation) instead of reading on."""
     reads, errors = _judged(truncation, f"{client}/{NO_RESET[client]}")
@@ -61,7 +61,7 @@ def test_consumer_without_reset_policy_surfaces_the_truncation(truncation: Trunc
 def test_restarted_group_detects_truncation_from_its_committed_epoch(
     truncation: TruncationHistory, client: str
 ) -> None:
-    """Seed 000, "For consumers ... 2.": the leader epoch in the offset commit "allows consumer groups
+    """KIP-320, "For consumers ... 2.": the leader epoch in the offset commit "allows consumer groups
     to detect truncation across rebalances or restarts". A group committed (50, epoch before the
     election); a new member started after it, with no reset policy, must report the truncation
     rather than read on from offset 50 and skip the new leader's records 20..49."""

@@ -25,7 +25,7 @@ RECORDED_WRITES = 300
 
 
 def test_produce_carries_current_leader_epoch(cluster: Cluster, topic_factory: TopicFactory) -> None:
-    """Seed 002, "Public Interfaces": a new Produce version adds CurrentLeaderEpoch to each
+    """KIP-359, "Public Interfaces": a new Produce version adds CurrentLeaderEpoch to each
     partition, and the leader answers a mismatch with FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH
     as KIP-320 does for Fetch. The verdict comes from the target's own Produce schema at every
     version it speaks: without the field anywhere, "not supported by this target", with the
@@ -45,7 +45,7 @@ def test_produce_carries_current_leader_epoch(cluster: Cluster, topic_factory: T
 def test_produce_to_a_former_leader_is_refused_with_the_current_leader(
     cluster: Cluster, topic_factory: TopicFactory
 ) -> None:
-    """Seed 002 ("Proposed Changes": the producer must learn when its metadata is stale) as Apache
+    """KIP-359 ("Proposed Changes": the producer must learn when its metadata is stale) as Apache
     Kafka implements it: a Produce sent to the replica that led before a leader change is refused
     with NOT_LEADER_OR_FOLLOWER and nothing appended, at every version; from v10 the refusal
     carries the KIP-951 CurrentLeader (leader id and epoch, equal to what Metadata says) and the
@@ -64,7 +64,7 @@ def test_produce_to_a_former_leader_is_refused_with_the_current_leader(
 def test_idempotent_producer_across_leader_failovers_writes_no_duplicate_and_no_gap(
     failover_writes: FailoverWrites, client: str
 ) -> None:
-    """Seed 002, "Motivation" (a write must not be accepted twice or by a stale leader across
+    """KIP-359, "Motivation" (a write must not be accepted twice or by a stale leader across
     consecutive leader elections), with what brokers implement: an idempotent producer
     (enable.idempotence, acks=all) writing while its partition's leader is crashed, stopped and
     paused in turn has every write acknowledged and in the log exactly once, in send order, at its

@@ -50,7 +50,7 @@ def test_clean_leader_failover_loses_no_acknowledged_record(
 def test_unclean_election_loses_exactly_the_truncated_range(
     request: pytest.FixtureRequest, unclean_cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames,
 ) -> None:
-    """Force an unclean election (KIP-320 "Fetch and truncation" scenario; recipe in KAFKA-NOTES):
+    """Force an unclean election (KIP-320 "Motivation", "Consumer handling of unclean truncation"):
     records only the old leader held (acks=1) are lost, exactly the range the nemesis reports as
     truncated, and nothing else: every earlier record and every record written to the new leader
     is read back once, at its acknowledged offset."""
