@@ -8,16 +8,18 @@ and points `reports/latest` at it.
 from __future__ import annotations
 
 import gc
+import json
 import os
 import platform
 import re
 import time
 from collections.abc import Generator
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 
-from harness import attach, verdicts
+from harness import attach, progress, verdicts
 from harness.areas import AREAS
 from harness.clients import kafka
 from harness.cluster.target import Security, TargetSpec, from_options
@@ -40,6 +42,8 @@ RESULTS_KEY = pytest.StashKey[RunResults]()
 TARGET_KEY = pytest.StashKey[TargetSpec]()
 OPEN_CLIENTS_KEY = pytest.StashKey[frozenset[int]]()
 CLIENT_ACTIVITY_KEY = pytest.StashKey[int]()
+PROGRESS_STREAM_KEY = pytest.StashKey[TextIO]()
+STARTED_KEY = pytest.StashKey[float]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -105,6 +109,13 @@ def pytest_configure(config: pytest.Config) -> None:
     except OSError:
         pass
     config.stash[RUN_DIR_KEY] = run_dir.resolve()
+    config.stash[STARTED_KEY] = time.monotonic()
+    # pytest captures fd 2 while a check runs; a duplicate taken now (capture is suspended during
+    # configure) still reaches the terminal or CI log, for the progress of long checks.
+    try:
+        config.stash[PROGRESS_STREAM_KEY] = os.fdopen(os.dup(2), "w", buffering=1, closefd=True)
+    except OSError:
+        pass
     config.stash[EVIDENCE_KEY] = Evidence()
     config.stash[RESULTS_KEY] = RunResults(target=spec.label)
     if not getattr(config.option, "xmlpath", None):
@@ -202,7 +213,23 @@ def pytest_runtest_makereport(
             report.sections.append((title, text))
             attach.text(title, text)
     item.config.stash[RESULTS_KEY].record(item, report, run_dir(item.config))
+    if report.when == "teardown":
+        checked = item.config.stash[RESULTS_KEY].checks.get(item.nodeid)
+        _progress_line(item.config, {"nodeid": item.nodeid, "cell": checked.cell if checked else "pass"})
     return report
+
+
+def _progress_line(config: pytest.Config, data: dict[str, object]) -> None:
+    """One line of `progress.jsonl` in the run folder: what `kcts matrix` follows while a run goes on."""
+    started = config.stash.setdefault(STARTED_KEY, time.monotonic())
+    line = json.dumps({**data, "elapsed_s": round(time.monotonic() - started, 1)})
+    with open(run_dir(config) / "progress.jsonl", "a") as f:
+        f.write(line + "\n")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if RUN_DIR_KEY in session.config.stash:
+        _progress_line(session.config, {"collected": len(session.items)})
 
 
 # ---- wire evidence and ERROR vs FAIL (issue 13; harness/reports/wire.py, harness/reports/results.py) ----
@@ -214,8 +241,14 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return (yield)
     from harness.reports.wire import recording
 
-    with recording(item):
-        return (yield)
+    stream = item.config.stash.get(PROGRESS_STREAM_KEY, None)
+    if stream is not None:
+        progress.begin(stream, item.name)
+    try:
+        with recording(item):
+            return (yield)
+    finally:
+        progress.end()
 
 
 @pytest.hookimpl(wrapper=True)

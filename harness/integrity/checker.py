@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
 from typing import TYPE_CHECKING, TypeAlias
 
+from harness import progress
 from harness.integrity.model import Anomaly, Expectation, Findings, TopicTotals, TruncationWindow
 from harness.workload.history import IdRange, TxnOutcome
 
@@ -262,6 +263,7 @@ def check(
     # the cores while the main read waits on fetches and the driver plans the next stage.
     with ThreadPoolExecutor(1) as pool:
         in_log_future = pool.submit(_in_log, uncommitted, expect) if uncommitted is not None else None
+        progress.status("checker (Spark): reading every output record and annotating it")
         annotated = annotate(records, expect).persist()
         copies = suspect_copies(annotated).persist()
         counts_by_topic = topic_counts(annotated, copies, expect)
@@ -269,10 +271,12 @@ def check(
         present = {t: n for t, (_, n) in counts_by_topic.items()}
 
         t1 = time.monotonic()
+        progress.status("checker (Spark): finding lost, duplicated and aborted-visible records")
         anomalies = find_anomalies(annotated, copies, expect, present, writes).persist()
         counts, per_topic, samples = _summarize(anomalies)
         timings["anomalies_s"] = round(time.monotonic() - t1, 3)
         t2 = time.monotonic()
+        progress.status("checker (Spark): reading the uncommitted log for aborted records")
         in_log = in_log_future.result() if in_log_future is not None else {}
         timings["read_uncommitted_wait_s"] = round(time.monotonic() - t2, 3)
     totals = [

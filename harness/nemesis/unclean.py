@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import ElectionType, TopicPartition
 
+from harness import progress
 from harness.clients import kafka
 from harness.cluster.base import Cluster, NodeState, PartitionState
 from harness.errors import ClusterError
@@ -76,6 +77,8 @@ def force_unclean_election(
         timeout,
         lambda: f"{topic}-{partition}: follower {new_leader} and leader {old_leader} log ends {log_ends()}",
     )
+    progress.step(f"nemesis: stopping followers {followers} of {topic}-{partition}, leaving leader {old_leader} "
+                  "alone in the ISR")
     for b in followers:
         cluster.stop_node(b)
     cluster.wait_for_isr(topic, partition, {old_leader})
@@ -84,11 +87,14 @@ def force_unclean_election(
     leo_before = cluster.log_end_offset(topic, partition, old_leader)
     log_mark = cluster.node_log_size(old_leader)
 
+    progress.step(f"nemesis: stopping leader {old_leader}; electing broker {new_leader} uncleanly")
     cluster.stop_node(old_leader)
     cluster.start_node(new_leader)
     state = _elect_unclean(cluster, topic, partition, new_leader, before.leader_epoch, timeout)
     divergence = cluster.log_end_offset(topic, partition, new_leader)
 
+    progress.step(f"nemesis: broker {new_leader} leads at epoch {state.leader_epoch}; restarting {old_leader}, "
+                  f"which truncates from offset {divergence}")
     cluster.start_node(old_leader)
     cluster.wait_for_partition(
         topic, partition, lambda s: old_leader in s.isr, f"old leader {old_leader} back in the ISR", timeout

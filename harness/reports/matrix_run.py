@@ -8,11 +8,15 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.cluster.target import TargetSpec, from_profile, parse, to_run_args
 from harness.process.spawn import die_with_parent
 from harness.reports.matrix import Target, build, summary_line, write_all
+
+LIVE = sys.stdout.isatty() and os.environ.get("CI", "").lower() not in ("1", "true", "yes")
 
 
 def target_spec(text: str) -> TargetSpec:
@@ -36,8 +40,16 @@ def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path(
     folder = reports / f"matrix-{stamp}"
     (folder / "targets").mkdir(parents=True, exist_ok=True)
     runs: list[tuple[Target, dict]] = []
-    for spec, target in selected:
+    before = previous_durations(reports, folder)
+    for index, (spec, target) in enumerate(selected):
         name = slug(spec)
+        later = [slug(s) for s, _ in selected[index + 1:]]
+
+        def progress_line(state: RunProgress, spec: str = spec, name: str = name, index: int = index,
+                          later: list[str] = later) -> str:
+            return describe(state, f"[{index + 1}/{len(selected)}] {spec}", before.get(name),
+                            [before.get(n) for n in later])
+
         env = {**os.environ, "KCTS_NO_LATEST": "1"}
         if target.security.password:
             env["KCTS_SASL_PASSWORD"] = target.security.password
@@ -45,7 +57,15 @@ def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path(
                "--reports-dir", str(folder / "targets"), "--run-id", name, *pytest_args]
         print(f"kcts matrix: {spec}: {' '.join(cmd[3:])}", flush=True)
         # Each target's run dies with the matrix run (and takes its brokers with it: it has its own reaper).
-        code = subprocess.call(cmd, env=env, preexec_fn=die_with_parent)
+        # On a terminal the run's own output goes to its folder and one live line shows where it is;
+        # elsewhere (CI) the output is kept in the log, with a progress line now and then.
+        log = folder / "targets" / f"{name}.pytest.log"
+        with open(log, "wb") if LIVE else open(os.devnull, "wb") as out:
+            proc = subprocess.Popen(cmd, env=env, preexec_fn=die_with_parent,
+                                    **({"stdout": out, "stderr": subprocess.STDOUT} if LIVE else {}))
+            code = watch(proc, folder / "targets" / name / "progress.jsonl", progress_line)
+        if LIVE:
+            print(f"kcts matrix: {spec}: its output is in {log}", flush=True)
         results = folder / "targets" / name / "results.json"
         if not results.exists():
             print(f"kcts matrix: {spec}: no results (exit {code}); its column shows nothing ran", flush=True)
@@ -65,3 +85,94 @@ def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path(
     for t in matrix["targets"]:
         print(f"kcts matrix: {summary_line(t['name'], matrix['summary'][t['name']])}", flush=True)
     return folder
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """How far one target's run has got, from its progress.jsonl (written by the pytest plugin)."""
+
+    collected: int | None
+    done: int
+    elapsed_s: float
+    failed: int
+
+
+def read_progress(path: Path) -> RunProgress:
+    collected, done, failed, elapsed = None, 0, 0, 0.0
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue  # a line being written
+        elapsed = float(item.get("elapsed_s", elapsed))
+        if "collected" in item:
+            collected = int(item["collected"])
+        elif "nodeid" in item:
+            done += 1
+            failed += item.get("cell") in ("fail", "error")
+    return RunProgress(collected, done, elapsed, failed)
+
+
+def previous_durations(reports: Path, current: Path) -> dict[str, float]:
+    """Each target's wall time in the newest earlier matrix that ran it: the last elapsed_s of its
+    progress.jsonl, or (a matrix from before progress files) the sum of its checks' durations."""
+    out: dict[str, float] = {}
+    for folder in sorted(reports.glob("matrix-*"), reverse=True):
+        if folder.resolve() == current.resolve():
+            continue
+        for target in sorted((folder / "targets").glob("*")):
+            if target.name in out:
+                continue
+            if (target / "progress.jsonl").exists():
+                out[target.name] = read_progress(target / "progress.jsonl").elapsed_s
+            elif (target / "results.json").exists():
+                try:
+                    checks = json.loads((target / "results.json").read_text()).get("checks", [])
+                except ValueError:
+                    continue
+                out[target.name] = sum(float(c.get("duration_s", 0)) for c in checks)
+    return out
+
+
+def _minutes(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
+
+
+def describe(state: RunProgress, title: str, previous: float | None, later: list[float | None]) -> str:
+    """"[2/3] kfake: 31/64 checks (1 FAIL/ERROR), 2 min 10 s in; about 6 min 40 s left" """
+    of = f"/{state.collected}" if state.collected is not None else ""
+    bad = f" ({state.failed} FAIL/ERROR)" if state.failed else ""
+    text = f"{title}: {state.done}{of} checks{bad}, {_minutes(state.elapsed_s)} in"
+    if previous is None or any(t is None for t in later):
+        return text + "; no earlier run of every target left to estimate the time from"
+    left = max(previous - state.elapsed_s, 0.0) + sum(t for t in later if t is not None)
+    return text + f"; about {_minutes(left)} left (from the last matrix's durations)"
+
+
+def watch(proc: subprocess.Popen[bytes], progress: Path, line: Callable[[RunProgress], str],
+          every: float = 30.0, live: bool | None = None) -> int:
+    """Wait for one target's run, showing its progress: a live line on a terminal, a plain line every
+    `every` seconds elsewhere (CI). Returns its exit code."""
+    live = LIVE if live is None else live
+    last = time.monotonic()
+    while True:
+        try:
+            code = proc.wait(timeout=1.0)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        state = read_progress(progress)
+        if live:
+            sys.stdout.write(f"\r\x1b[2K{line(state)}")
+            sys.stdout.flush()
+        elif time.monotonic() - last >= every:
+            print(f"kcts matrix: {line(state)}", flush=True)
+            last = time.monotonic()
+    final = read_progress(progress)
+    print(f"{chr(13) + chr(27) + '[2K' if live else ''}kcts matrix: {line(final)}; exit {code}", flush=True)
+    return code

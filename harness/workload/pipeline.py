@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from harness import progress
 from harness.cluster.base import Cluster
 from harness.kafka.dist import resolve
 from harness.waiting import wait_until
@@ -122,7 +123,12 @@ class Pipeline:
     def caught_up(self) -> bool:
         self.check_processors()
         last = self.generator.history.last_committed_offset
-        for offsets in self.committed_progress().values():
+        progress_now = self.committed_progress()
+        done = min((sum(1 for p, end in last.items() if offsets.get(p, -1) > end) for offsets in progress_now.values()),
+                   default=0)
+        progress.status(f"pipeline: {self.generator.next_id} records written; the processors are past the last "
+                        f"committed input record on {done} of {len(last)} input partitions")
+        for offsets in progress_now.values():
             if any(offsets.get(p, -1) <= last_offset for p, last_offset in last.items()):
                 return False
         return not self.probe.open_transactions({t: self.spec.partitions for t in self.outputs})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+from harness import progress
 from harness.workload.pipeline import Pipeline
 from harness.workload.schedule import FaultSchedule, Step
 
@@ -37,6 +38,8 @@ def drive(
                     return
                 pipeline.check_processors()
                 pipeline.generator.write(chunk, rate)
+                progress.status(f"pipeline: {pipeline.generator.next_id} records written (at least {records}); "
+                                f"nemesis step {len(schedule.done)} of {len(schedule.steps)} done")
         except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread below
             failure.append(exc)
             schedule.halt.set()

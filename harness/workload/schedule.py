@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness import attach
+from harness import attach, progress
 from harness.clients import kafka
 from harness.cluster.base import Cluster, NodeState
 from harness.nemesis.faults import CleanStop, Crash, Fault, Isolate, Pause
@@ -85,6 +85,7 @@ class FaultSchedule:
         before = self.cluster.partition_state(step.topic, step.partition)
         fault = FAULTS[step.fault](self.cluster, "leader", step.topic, step.partition)
         victim = fault.inject()
+        progress.step(f"nemesis: {step.fault} the leader of {step.topic}-{step.partition} (broker {victim})")
         self.events.add("nemesis", f"{step.fault}-injected", broker=victim, topic=step.topic,
                         partition=step.partition, epoch=before.leader_epoch, progress=round(self.progress(), 3))
         after = self.cluster.wait_for_partition(
@@ -92,6 +93,8 @@ class FaultSchedule:
             f"a leader other than the faulted broker {victim}", self.timeout,
         )
         self.events.add("nemesis", "leader-moved", leader=after.leader, epoch=after.leader_epoch)
+        progress.step(f"nemesis: broker {after.leader} leads {step.topic}-{step.partition} at epoch "
+                      f"{after.leader_epoch}; healing broker {victim}")
         fault.heal()
         self.wait_healthy()
         self.events.add("nemesis", f"{step.fault}-healed", broker=victim)
