@@ -7,7 +7,8 @@ for a check that ends within `QUIET_S`: the gate's output stays the dots it is. 
 - on a terminal, one live line under pytest's own, rewritten in place, gone when the check ends;
 - elsewhere (CI, a pipe, `CI=true`), plain lines: every step, and the status at most every `EVERY_S`.
 
-The pytest plugin calls `begin` and `end` around each check, with a stream that reaches the real
+The pytest plugin calls `begin` when a check starts and `end` before pytest reports its outcome (so
+that the live line is gone before pytest writes its dot), with a stream that reaches the real
 terminal even while pytest captures the check's output (a duplicate of stderr taken before capture).
 Outside a check (a bench, a script) both calls do nothing.
 """
@@ -28,8 +29,9 @@ class Progress:
     """The running check's progress on one stream (see the module docstring)."""
 
     def __init__(self, stream: TextIO, name: str, live: bool, clock: Callable[[], float] = time.monotonic,
-                 width: int = 120) -> None:
+                 width: int = 120, column: Callable[[], int] = lambda: 0) -> None:
         self.stream = stream
+        self.column = column  # where pytest's own line ends: the cursor goes back there
         self.name = name
         self.live = live
         self.clock = clock
@@ -61,7 +63,9 @@ class Progress:
     def end(self) -> None:
         with self._lock:
             if self._line_open:
-                self.stream.write("\x1b8\n\x1b[2K\x1b8")  # clear the live line, back to pytest's
+                # Clear the live line, then back up to where pytest's line ended, for its next word.
+                col = self.column()
+                self.stream.write("\r\x1b[2K\x1b[1A" + (f"\x1b[{col}C" if col else ""))
                 self.stream.flush()
                 self._line_open = False
 
@@ -96,10 +100,9 @@ class Progress:
     def _live(self, line: str) -> None:
         line = line[: self.width - 1]
         if not self._line_open:
-            # Make room below pytest's line first, so that saving the cursor survives the scroll.
-            self.stream.write("\n\x1b[1A\x1b7")
+            self.stream.write("\n")  # a line of its own, under pytest's
             self._line_open = True
-        self.stream.write(f"\x1b8\n\x1b[2K{line}")
+        self.stream.write(f"\r\x1b[2K{line}")
         self.stream.flush()
         self._shown = True
 
@@ -108,8 +111,10 @@ _current: Progress | None = None
 _timer: threading.Timer | None = None
 
 
-def begin(stream: TextIO, name: str, clock: Callable[[], float] = time.monotonic) -> Progress:
-    """Start reporting for the check `name` on `stream`; a terminal gets the live line unless CI is set."""
+def begin(stream: TextIO, name: str, clock: Callable[[], float] = time.monotonic,
+          column: Callable[[], int] = lambda: 0) -> Progress:
+    """Start reporting for the check `name` on `stream`; a terminal gets the live line unless CI is set.
+    `column` tells where the terminal's current line ends (pytest's terminal writer knows)."""
     global _current, _timer
     end()
     live = stream.isatty() and os.environ.get("CI", "").lower() not in ("1", "true", "yes")
@@ -117,7 +122,7 @@ def begin(stream: TextIO, name: str, clock: Callable[[], float] = time.monotonic
         width = os.get_terminal_size(stream.fileno()).columns if live else 120
     except (OSError, ValueError, AttributeError):
         width = 120
-    _current = Progress(stream, name, live, clock, width)
+    _current = Progress(stream, name, live, clock, width, column)
     _timer = threading.Timer(QUIET_S + 0.1, _current.tick)
     _timer.daemon = True
     _timer.start()

@@ -219,6 +219,13 @@ def pytest_runtest_makereport(
     return report
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """The live progress line goes before pytest writes the check's outcome beside its file name."""
+    if report.when == "call" or report.failed or report.skipped:
+        progress.end()
+
+
 def _progress_line(config: pytest.Config, data: dict[str, object]) -> None:
     """One line of `progress.jsonl` in the run folder: what `kcts matrix` follows while a run goes on."""
     started = config.stash.setdefault(STARTED_KEY, time.monotonic())
@@ -243,7 +250,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
     stream = item.config.stash.get(PROGRESS_STREAM_KEY, None)
     if stream is not None:
-        progress.begin(stream, item.name)
+        reporter = item.config.pluginmanager.get_plugin("terminalreporter")
+        writer = getattr(reporter, "_tw", None)
+        progress.begin(stream, item.name, column=lambda: int(getattr(writer, "width_of_current_line", 0)))
     try:
         with recording(item):
             return (yield)

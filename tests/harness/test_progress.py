@@ -68,16 +68,17 @@ def test_plain_lines_show_every_step_and_the_status_at_most_every_five_seconds(
 def test_a_terminal_gets_one_live_line_cleared_at_the_end(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CI", raising=False)
     clock, out = Clock(), Stream(tty=True)
-    progress.begin(out, "test_long", clock)
+    progress.begin(out, "test_long", clock, column=lambda: 47)
     clock.now += 12
     progress.status("checker (Spark): reading every output record")
     clock.now += 1
     progress.status("checker (Spark): finding lost records")
     progress.end()
-    text = out.getvalue()
-    assert "\n" not in text.replace("\x1b8\n", "").replace("\n\x1b[1A", "")  # rewritten in place, never scrolled
-    assert text.count("\x1b8\n\x1b[2K  [test_long") == 2
-    assert text.endswith("\x1b8\n\x1b[2K\x1b8")  # cleared, the cursor back where pytest left it
+    assert out.getvalue() == (
+        "\n\r\x1b[2K  [test_long 12 s] checker (Spark): reading every output record"
+        "\r\x1b[2K  [test_long 13 s] checker (Spark): finding lost records"
+        "\r\x1b[2K\x1b[1A\x1b[47C"  # cleared, the cursor back at the end of pytest's line
+    )
 
 
 def test_ci_gets_plain_lines_even_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
