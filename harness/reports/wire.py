@@ -148,24 +148,76 @@ def attach(path: Path) -> None:
 
 
 def readable(data: Mapping[str, Any], width: int = 1500) -> str:
-    """The exchanges of a wire evidence file, one block each: who was asked what, and what it answered,
-    with every error code named (NOT_LEADER_OR_FOLLOWER(6), not 6)."""
+    """The exchanges of a wire evidence file as a text to read: first one line each (who was asked,
+    which API, and the errors its answer carries), then one block each with what was asked and what
+    was answered, every error code named (NOT_LEADER_OR_FOLLOWER(6), not 6) and every broker address
+    that a Metadata answer tied to a node id shown as that broker ("broker 2 (127.0.0.1:40123)")."""
+    exchanges = list(data.get("exchanges", []))
+    brokers = _broker_names(exchanges)
     lines = [f"{data.get('nodeid', '')}: {data.get('exchanges_shown', 0)} of {data.get('exchanges_total', 0)} "
              "raw-protocol exchanges"]
     if data.get("note"):
         lines.append(str(data["note"]))
-    for ex in data.get("exchanges", []):
-        lines += ["", f"#{ex.get('seq')} {ex.get('time', '')} {ex.get('broker', '')} {ex.get('api')} "
-                      f"v{ex.get('version')} ({ex.get('elapsed_ms')} ms)",
-                  f"  asked:    {_compact(ex.get('request'), width)}",
-                  f"  answered: {_compact(_named(ex.get('response')), width)}"]
+    if exchanges:
+        lines += ["", "in short (errors each answer carries, NONE left out):"]
+        lines += [f"  #{ex.get('seq'):<4} {brokers.get(ex.get('broker'), ex.get('broker', '')):<30} "
+                  f"{ex.get('api')} v{ex.get('version')}: {_outcome(ex)}" for ex in exchanges]
+    for ex in exchanges:
+        lines += ["", f"#{ex.get('seq')} {ex.get('time', '')} {brokers.get(ex.get('broker'), ex.get('broker', ''))} "
+                      f"{ex.get('api')} v{ex.get('version')} ({ex.get('elapsed_ms')} ms)",
+                  f"  asked:    {_compact(ex.get('request', ex.get('request_frame')), width)}"]
+        if ex.get("error"):
+            lines.append(f"  failed:   {ex['error']}")
+        else:
+            lines.append(f"  answered: {_compact(_named(ex.get('response', ex.get('response_frame'))), width)}")
     return "\n".join(lines)
+
+
+def _broker_names(exchanges: list[dict[str, Any]]) -> dict[str, str]:
+    """host:port -> "broker N (host:port)", from the Brokers of every Metadata answer among `exchanges`."""
+    names: dict[str, str] = {}
+    for ex in exchanges:
+        answer = ex.get("response")
+        for b in answer.get("Brokers", []) if isinstance(answer, dict) else []:
+            if isinstance(b, dict) and {"NodeId", "Host", "Port"} <= b.keys():
+                address = f"{b['Host']}:{b['Port']}"
+                names[address] = f"broker {b['NodeId']} ({address})"
+    return names
+
+
+def _outcome(ex: Mapping[str, Any]) -> str:
+    """What an exchange ended with, in a few words: the transport error, or the named error codes of
+    its answer with how often each occurs ("UNKNOWN_LEADER_EPOCH(74) x2"), or "no error"."""
+    if ex.get("error"):
+        return f"failed: {ex['error']}"
+    answer = ex.get("response")
+    if isinstance(answer, str):
+        return answer  # "the same as exchange N's"
+    if answer is None:
+        return str(ex.get("note", "no answer decoded"))
+    counts: dict[str, int] = {}
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k.endswith("ErrorCode") and isinstance(v, int) and v:
+                    named = f"{error_name(v)}({v})"
+                    counts[named] = counts.get(named, 0) + 1
+                else:
+                    walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(answer)
+    return ", ".join(f"{n} x{c}" if c > 1 else n for n, c in counts.items()) or "no error"
 
 
 def _named(node: object) -> object:
     if isinstance(node, dict):
-        return {k: (f"{error_name(v)}({v})" if k == "ErrorCode" and isinstance(v, int) else _named(v))
-                for k, v in node.items()}
+        # The JSON's "ErrorCode (name)" twin is dropped: the code itself is shown with its name.
+        return {k: (f"{error_name(v)}({v})" if k.endswith("ErrorCode") and isinstance(v, int) else _named(v))
+                for k, v in node.items() if not k.endswith("ErrorCode (name)")}
     if isinstance(node, list):
         return [_named(v) for v in node]
     return node

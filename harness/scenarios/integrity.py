@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import NewTopic
 
+from harness import attach
 from harness.clients import kafka
 from harness.clients.history import produce, read_partition
 from harness.cluster.base import Cluster
@@ -30,6 +31,7 @@ from harness.integrity.run import expectation
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
 from harness.scenarios.premises import require_transactions
 from harness.waiting import wait_until
+from harness.workload.history import EventLog
 from harness.workload.pipeline import Pipeline, PipelineSpec, ProcessorKind
 from harness.workload.scenario import drive
 from harness.workload.schedule import Step
@@ -117,20 +119,30 @@ def unclean_pipeline(cluster: Cluster, victim: str, input_topic: str, other: str
     for p in range(3):
         cluster.wait_for_partition(victim, p, lambda s: len(s.isr) == 2, "both replicas in sync")
     pipeline = Pipeline(cluster, input_topic, [victim, other], group, PipelineSpec()).start()
+    # What the nemesis did and when, for the report: the election is this pipeline's only fault.
+    timeline = EventLog()
     try:
         pipeline.generator.write(600)
         wait_until(pipeline.caught_up, 60, pipeline.describe)
+        timeline.add("pipeline", "first batch processed", records=600)
 
         def second_batch() -> None:
+            timeline.add("nemesis", "old leader alone in the ISR; second batch written to it", records=400)
             pipeline.generator.write(400)
             wait_until(pipeline.caught_up, 60, pipeline.describe)
 
+        timeline.add("nemesis", "unclean election begins", topic=victim, partition=0)
         election = force_unclean_election(cluster, victim, 0, write_divergent=second_batch)
+        timeline.add("nemesis", "unclean election done", old_leader=election.old_leader,
+                     new_leader=election.new_leader, epoch=f"{election.epoch_before}->{election.epoch_after}",
+                     truncated=f"[{election.truncated.start},{election.truncated.stop})")
         before_third = len(pipeline.history.writes)
         pipeline.generator.write(400)
         pipeline.finish()
+        timeline.add("pipeline", "third batch processed; pipeline finished", records=400)
     finally:
         pipeline.stop()
+        attach.timeline("nemesis timeline (seconds since the pipeline started)", timeline.events)
     window = TruncationWindow(victim, 0, election.truncated.start, election.truncated.stop)
     # The third batch reuses the truncated offsets on the new leader: only earlier writes were lost.
     truncated = sorted(

@@ -6,9 +6,12 @@ kept in the tests' own report folder (screenshots/)."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -18,6 +21,7 @@ from typing import Any
 import pytest
 
 from harness.pytest_plugin import RUN_DIR_KEY
+from harness.reports.wire import readable
 
 REPO = Path(__file__).resolve().parents[2]
 ALTERED = REPO / "tests" / "sessions" / "altered_check.py"
@@ -30,11 +34,19 @@ def kcts(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
 
 
 def embedded(index: Path) -> dict[str, Any]:
-    """The data files a single-file Allure report carries inline, decoded, by their path."""
-    out = {}
-    for name, blob in re.findall(r"d\('(data/[^']+\.json|widgets/[^']+\.json)','([^']*)'\)", index.read_text()):
-        out[name] = json.loads(base64.b64decode(blob))
+    """The files a single-file Allure report carries inline, by their path: its data and widgets
+    decoded from JSON, its text attachments as text."""
+    out: dict[str, Any] = {}
+    for name, blob in re.findall(r"d\('((?:data|widgets)/[^']+\.(?:json|txt))','([^']*)'\)", index.read_text()):
+        raw = base64.b64decode(blob)
+        out[name] = raw.decode() if name.endswith(".txt") else json.loads(raw)
     return out
+
+
+def leaves(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """The test results under a node of an Allure tree (behaviors.json, suites.json)."""
+    children = node.get("children")
+    return [node] if children is None else [leaf for c in children for leaf in leaves(c)]
 
 
 def chromium(url: str, screenshot: Path | None = None) -> str:
@@ -48,11 +60,25 @@ def chromium(url: str, screenshot: Path | None = None) -> str:
              f"--user-data-dir={profile}", "--window-size=1400,1100", "--virtual-time-budget=8000"]
     try:
         if screenshot is not None:
-            subprocess.run([*flags, f"--screenshot={screenshot}", url], capture_output=True, timeout=90, check=True)
-        return subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True, timeout=90,
-                              check=True).stdout
+            browse([*flags, f"--screenshot={screenshot}", url])
+        return browse([*flags, "--dump-dom", url])
     finally:
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def browse(cmd: list[str], timeout: float = 90) -> str:
+    """Run one headless Chromium to its end; its stdout. Chromium runs in a process group of its own,
+    killed whole if it overstays, so no renderer or zygote outlives the test."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None or proc.returncode != 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 0, f"chromium exited {proc.returncode}: {err[-2000:]}"
+    return out
 
 
 @pytest.mark.live
@@ -74,6 +100,11 @@ def test_the_rendered_report_shows_kips_a_failing_check_with_evidence_and_the_en
     assert "broker 1 log, during the test" in names, names
     assert any(n.startswith("wire exchanges, readable") for n in names), names
     assert "wire exchanges (decoded JSON)" in names, names
+    (wire,) = (a for a in failing["testStage"]["attachments"] if a["name"].startswith("wire exchanges, readable"))
+    assert wire["type"] == "text/plain"
+    text = data[f"data/attachments/{wire['source']}"]
+    # The real answers (the alteration is the check's, not the wire's): the newer epoch refused, by name.
+    assert re.search(r"broker \d \(127\.0\.0\.1:\d+\) +ListOffsets v4: UNKNOWN_LEADER_EPOCH\(75\)", text), text[:3000]
     assert [c["name"] for c in data["data/behaviors.json"]["children"]] == ["KIP-320"]
     environment = {e["name"]: e["values"] for e in data["widgets/environment.json"]}
     assert environment["broker_version"] == ["4.4.0"] and environment["librdkafka"], environment
@@ -86,8 +117,32 @@ def test_the_rendered_report_shows_kips_a_failing_check_with_evidence_and_the_en
     assert "Failed" in page and FAILING in page
     assert "wire exchanges, readable" in page and "broker 1 log, during the test" in page
     assert "expected UNKNOWN_LEADER_EPOCH" in page  # the assertion's evidence, as the reader sees it
-    behaviors = chromium(f"{index.as_uri()}#behaviors")
-    assert "KIP-320" in behaviors
+    opened = chromium(f"{index.as_uri()}#testresult/{failing['uid']}?attachment={wire['uid']}",
+                      shots / "allure-failing-wire.png")
+    assert "in short (errors each answer carries" in opened and "UNKNOWN_LEADER_EPOCH(75)" in opened
+    # The Behaviors tree (KIP > module > check) opened at the failing check, its page beside it.
+    leaf = next(leaf for leaf in leaves(data["data/behaviors.json"]) if leaf["uid"] == failing["uid"])
+    behaviors = chromium(f"{index.as_uri()}#behaviors/{leaf['parentUid']}/{leaf['uid']}",
+                         shots / "allure-behaviors.png")
+    assert "KIP-320" in behaviors and "epoch validation on ListOffsets" in behaviors and FAILING in behaviors
+
+
+def test_the_readable_wire_exchanges_name_brokers_errors_and_failures() -> None:
+    metadata = {"seq": 1, "broker": "127.0.0.1:9001", "api": "Metadata", "version": 12, "request": {"Topics": None},
+                "response": {"Brokers": [{"NodeId": 2, "Host": "127.0.0.1", "Port": 9001, "Rack": None}],
+                             "Topics": [{"ErrorCode": 3, "ErrorCode (name)": "UNKNOWN_TOPIC_OR_PARTITION"}]}}
+    refused = {"seq": 2, "broker": "127.0.0.1:9001", "api": "ListOffsets", "version": 4, "request": {},
+               "response": {"Topics": [{"Partitions": [{"ErrorCode": 75}, {"ErrorCode": 75}, {"ErrorCode": 0}]}]}}
+    broken = {"seq": 3, "broker": "127.0.0.1:9009", "api": "Fetch", "version": 12, "request": {},
+              "error": "ConnectionError: closed by the broker"}
+    text = readable({"nodeid": "t.py::test_x", "exchanges_shown": 3, "exchanges_total": 3,
+                     "exchanges": [metadata, refused, broken]})
+    lines = text.splitlines()
+    assert re.search(r"#1 +broker 2 \(127\.0\.0\.1:9001\) +Metadata v12: UNKNOWN_TOPIC_OR_PARTITION\(3\)$", lines[3])
+    assert lines[4].endswith("ListOffsets v4: UNKNOWN_LEADER_EPOCH(75) x2")
+    assert re.search(r"#3 +127\.0\.0\.1:9009 +Fetch v12: failed: ConnectionError: closed by the broker$", lines[5])
+    assert '"ErrorCode": "UNKNOWN_TOPIC_OR_PARTITION(3)"' in text and "(name)" not in text
+    assert "  failed:   ConnectionError: closed by the broker" in text
 
 
 def test_a_folder_without_allure_results_is_one_clear_error(tmp_path: Path) -> None:
