@@ -84,9 +84,10 @@ def variant(nodeid: str) -> str | None:
 
 
 def environment_line(environment: dict[str, str]) -> str:
-    """The few facts a reader compares first: the target kind, broker and client versions."""
-    keys = ("target_kind", "broker_version", "brokers", "java_clients", "librdkafka")
-    labels = {"target_kind": "", "broker_version": "broker ", "brokers": "brokers ", "java_clients": "Java clients ",
+    """The few facts a reader compares first: the target kind, broker and client versions (the broker
+    count is in the fingerprint's line beside it)."""
+    keys = ("target_kind", "broker_version", "java_clients", "librdkafka")
+    labels = {"target_kind": "", "broker_version": "broker ", "java_clients": "Java clients ",
               "librdkafka": "librdkafka "}
     parts = [f"{labels[k]}{environment[k]}" for k in keys if environment.get(k)]
     return " · ".join(parts) or ("; ".join(f"{k}={v}" for k, v in environment.items())[:80] or "not recorded")
@@ -144,11 +145,13 @@ def to_markdown(matrix: dict[str, Any]) -> str:
         if row.get("variant"):
             promise = f"*[{row['variant']}]* {promise}"
         lines.append(f"| {promise} | " + " | ".join(cells) + " |")
-    lines += ["", "| target | judged | " + " | ".join(CELL_LABELS[k] for k in CELLS) + " |",
-              "|---|---|" + "---|" * len(CELLS)]
-    for name in names:
-        s = matrix["summary"][name]
-        lines.append(f"| {name} | {depth(s).removeprefix('judged ')} | "
+    lines += ["", "| target | environment | fingerprint | judged | " + " | ".join(CELL_LABELS[k] for k in CELLS) + " |",
+              "|---|---|---|---|" + "---|" * len(CELLS)]
+    for t in matrix["targets"]:
+        s = matrix["summary"][t["name"]]
+        facts = [environment_line(t["environment"]), fingerprint_line(t.get("fingerprint"))]
+        lines.append(f"| {t['name']} | " + " | ".join(f.replace("|", "\\|") for f in facts)
+                     + f" | {depth(s).removeprefix('judged ')} | "
                      + " | ".join(str(s["counts"].get(k, 0)) for k in CELLS) + " |")
     return "\n".join(lines) + "\n"
 
@@ -159,7 +162,7 @@ table{border-collapse:collapse;width:100%}
 th,td{border:1px solid #ccc;padding:3px 6px;vertical-align:top;font-size:13px;overflow-wrap:anywhere}
 th{background:#f0f0f0;position:sticky;top:0;z-index:1}
 #matrix{table-layout:fixed}
-#summary th{white-space:nowrap}
+#summary th,#summary td.name,#summary td.judged{white-space:nowrap}
 #matrix col.promise{width:34%}
 tr.area td{background:#e8e8f4;font-weight:bold}
 td.cell{text-align:center}
@@ -176,7 +179,11 @@ a.wire{font-weight:normal;font-size:11px;margin-left:.4em}
 details{font-weight:normal;font-size:11px;color:#555;text-align:left}
 details summary{cursor:pointer}
 details .full{white-space:pre-wrap;margin-top:2px}
-table.apis{border:0;margin-top:2px} table.apis td{border:0;padding:0 4px;font-size:11px}
+.apis{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,16em),1fr));column-gap:1em;margin:2px 0}
+.apis span{white-space:nowrap} .apis b{font-weight:normal;color:#222;overflow-wrap:anywhere;white-space:normal}
+.apis h4{grid-column:1/-1;margin:4px 0 0;font-size:11px}
+#summary .apis{min-width:36em}
+#matrix th .apis{max-height:16em;overflow-y:auto}  /* the head is sticky: it must not cover the rows */
 a{color:inherit}
 """
 
@@ -187,24 +194,31 @@ def _details(summary: str, body: str) -> str:
 
 
 def _fingerprint(fp: dict[str, Any] | None) -> str:
-    if not fp or "error" in fp:
+    if not fp:
         return f"<div class='counts'>{html.escape(fingerprint_line(fp))}</div>"
+    if "error" in fp:  # why the target told nothing is worth a click, not a line in every head
+        return _details(fingerprint_line(fp), html.escape(str(fp["error"])))
     esc = html.escape
-    apis = "".join(f"<tr><td>{esc(name)}</td><td>v{lo}-{hi}</td></tr>"
+    # A grid of "Name vLo-Hi" items: as many columns as the cell is wide, one in a narrow column head.
+    apis = "".join(f"<span><b>{esc(name)}</b> v{lo}-{hi}</span>"
                    for name, (lo, hi) in sorted(fp.get("api_versions", {}).items()))
-    features = "".join(f"<tr><td>{esc(kind)} {esc(name)}</td><td>{lo}-{hi}</td></tr>"
-                       for kind in ("finalized", "supported")
-                       for name, (lo, hi) in sorted(fp.get("features", {}).get(kind, {}).items()))
-    return _details(fingerprint_line(fp), f"<table class='apis'>{apis}{features}</table>")
+    features = "".join(
+        f"<h4>{kind} features</h4>"
+        + "".join(f"<span><b>{esc(name)}</b> {lo}-{hi}</span>" for name, (lo, hi) in sorted(ranges.items()))
+        for kind in ("finalized", "supported") if (ranges := fp.get("features", {}).get(kind)))
+    return _details(fingerprint_line(fp), f"<div class='apis'><h4>ApiVersions</h4>{apis}{features}</div>")
 
 
 def _reason(reason: str) -> str:
     """A long reason folded to its first clause; a short one shown as it is."""
     if len(reason) <= 60:
         return f"<div class='counts'>{html.escape(reason)}</div>"
-    # The cell already names the verdict; the summary is what the reason is about.
-    text = re.sub(r"^(NOT_SUPPORTED|TARGET_REFUSED|KNOWN_CLIENT_GAP): ", "", reason)
-    head = re.split(r"\s\(|;\s|:\s", text, maxsplit=1)[0]
+    # The cell already names the verdict (a FAIL is a failed assertion), so the summary is what the
+    # reason is about; an ERROR keeps its exception's name, which is what it is about. A verdict's own
+    # reason puts its evidence in parentheses; an assertion's parentheses are often what it found.
+    text, marked = re.subn(r"^(NOT_SUPPORTED|TARGET_REFUSED|KNOWN_CLIENT_GAP): ", "", reason)
+    text = text.removeprefix("AssertionError: ").strip()
+    head = re.split(r"\s\(|;\s|:\s|\n" if marked else r";\s|:\s|\n", text, maxsplit=1)[0]
     if len(head) > 60:
         head = head[:57].rsplit(" ", 1)[0] + "..."
     return _details(head, html.escape(reason))
@@ -221,9 +235,10 @@ def to_html(matrix: dict[str, Any]) -> str:
     for t in matrix["targets"]:
         env = "<br>".join(f"{esc(k)}={esc(str(v))}" for k, v in sorted(t["environment"].items()))
         s = matrix["summary"][t["name"]]
-        out.append(f"<tr><td>{esc(t['name'])}</td><td>{_details(environment_line(t['environment']), env)}</td>"
+        out.append(f"<tr><td class='name'>{esc(t['name'])}</td>"
+                   f"<td>{_details(environment_line(t['environment']), env)}</td>"
                    f"<td>{_fingerprint(t.get('fingerprint'))}</td>"
-                   f"<td>{esc(depth(s).removeprefix('judged '))}</td>"
+                   f"<td class='judged'>{esc(depth(s).removeprefix('judged '))}</td>"
                    + "".join(f"<td>{s['counts'].get(k, 0)}</td>" for k in CELLS) + "</tr>")
     out.append("</table><p></p><table id='matrix'><colgroup><col class='promise'>"
                + "<col>" * len(names) + "</colgroup><tr><th>check (promise)</th>"

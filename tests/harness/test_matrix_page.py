@@ -22,6 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 TARGETS = ["4.4.0", "4.3.1", "docker:4.4.0", "kfake", "tansu", "tansu-docker"]
 REASON = ("NOT_SUPPORTED: TxnOffsetCommit v6 authorization checks (TxnOffsetCommit v6, KIP-1319) is not supported "
           "by this target (127.0.0.1:35479 advertises TxnOffsetCommit v0-5)")
+FAILED = ("AssertionError: OffsetFetch v8 returned (106, epoch -1) for a commit of (106, epoch 16): the committed "
+          "leader epoch is dropped")
 
 
 def suite_promises() -> list[tuple[str, str]]:
@@ -44,8 +46,9 @@ def six_targets() -> dict:
         for j, (nodeid, promise) in enumerate(promises):
             for v in (["[leader-moves]", "[nemesis]"] if "epoch_history" in nodeid else [""]):
                 cell = ["pass", "not-supported", "fail", "target-refused", "skipped", "client-gap"][(i + j) % 6]
+                reason = {"pass": "", "fail": FAILED}.get(cell, REASON)
                 checks.append({"nodeid": nodeid + v, "area": nodeid.split("/")[1], "promise": promise,
-                               "outcome": "passed", "cell": cell, "reason": "" if cell == "pass" else REASON,
+                               "outcome": "passed", "cell": cell, "reason": reason,
                                "duration_s": 1.0, "evidence": f"evidence/{j}.txt", "wire_evidence": None})
         fp = with_digest({"version": name, "brokers": 3, "features": {"supported": {}, "finalized": {}},
                           "api_versions": {f"Api{k}": [0, k] for k in range(80)}})
@@ -68,11 +71,17 @@ def test_variants_are_named_in_their_rows_and_long_text_is_folded() -> None:
     rows = [r for r in m["rows"] if r["variant"]]
     assert {r["variant"] for r in rows} == {"leader-moves", "nemesis"}
     assert "<span class='variant'>variant: leader-moves</span>" in page
-    assert "*[nemesis]*" in to_markdown(m)
+    md = to_markdown(m)
+    assert "*[nemesis]*" in md
+    # the markdown names each column's fingerprint in its head and its summary row
+    assert re.search(r"\| 4\.4\.0<br>judged [^|]*<br>fp [0-9a-f]{12} \|", md)
+    assert "| kfake | apache · broker kfake · Java clients 4.4.0 | kfake · 3 brokers · 80 APIs · fp " in md
     # fingerprints: a short line that expands to the API ranges
     assert re.search(r"<details><summary>4\.4\.0 · 3 brokers · 80 APIs · fp [0-9a-f]{12}</summary>", page)
     # a long reason: its first clause shown, the whole on expand; no reason cut with "..." alone
     assert "<summary>TxnOffsetCommit v6 authorization checks</summary><div class='full'>NOT_SUPPORTED: " in page
+    # a FAIL's summary is what the assertion found, not "AssertionError"
+    assert "<summary>OffsetFetch v8 returned (106, epoch -1) for a commit of...</summary>" in page
     assert "api_59=v0-59" in page and "<summary>apache · broker 4.4.0 · Java clients 4.4.0</summary>" in page
 
 
