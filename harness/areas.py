@@ -25,6 +25,9 @@ AREAS: tuple[Area, ...] = (
          "KIP-1319: TxnOffsetCommit v6 with topic IDs"),
     Area("integrity", "Record integrity", "Record-level integrity under faults",
          "record-level integrity of transactional pipelines under faults"),
+    Area("partition", "Network partitions", "Network partitions: zombie leaders and cut links",
+         "network partitions between nodes (clients still reach every node): the KIP-320 zombie leader, "
+         "acks=all on a minority leader, a cut-off controller, pipelines under cut links"),
 )
 OTHER = Area("other", "Other", "Other", "checks outside every area")
 

@@ -2,7 +2,7 @@
 
 Blocks on FD until the harness process that holds its other end is gone, then kills every
 process whose command line carries the session marker, removes the session's containers, networks
-and volumes, and
+and volumes, its link rules and node cgroups, and
 deletes the session root. Runs no longer than that.
 """
 
@@ -57,6 +57,16 @@ def remove_containers(session_id: str) -> None:
         pass
 
 
+def remove_links(session_id: str) -> None:
+    """The session's nftables tables and node cgroups (harness.network.links)."""
+    try:
+        from harness.network import links
+
+        links.reap(session_id)
+    except Exception:  # noqa: BLE001 - nothing of ours can be there without nft and cgroups
+        pass
+
+
 def main(argv: list[str]) -> int:
     session_id, root, fd = argv[0], Path(argv[1]), int(argv[2])
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -70,6 +80,7 @@ def main(argv: list[str]) -> int:
             break
     kill_tagged(session_id)
     remove_containers(session_id)
+    remove_links(session_id)
     shutil.rmtree(root, ignore_errors=True)
     return 0
 

@@ -162,12 +162,12 @@ def offsets_for_leader_epoch(
 
 
 def produce(
-    client: RawClient, version: int, topic: str, tid: uuid.UUID, partition: int, records: bytes
+    client: RawClient, version: int, topic: str, tid: uuid.UUID, partition: int, records: bytes, acks: int = -1
 ) -> Exchange:
     key = {"TopicId": tid} if version >= 13 else {"Name": topic}
     body = {
         "TransactionalId": None,
-        "Acks": -1,
+        "Acks": acks,
         "TimeoutMs": 10000,
         "TopicData": [{**key, "PartitionData": [{"Index": partition, "Records": records}]}],
     }

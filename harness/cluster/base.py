@@ -15,7 +15,7 @@ Guarantees, for every backend:
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -23,6 +23,7 @@ from typing import Protocol
 from harness.cluster import probe
 from harness.cluster.target import Capabilities, TargetSpec
 from harness.errors import FaultControlUnavailable, KctsError, SetupError
+from harness.network.links import LinkFault
 from harness.process.service import ProcessState as NodeState
 from harness.waiting import wait_until
 
@@ -141,6 +142,26 @@ class Cluster(abc.ABC):
         """Reconnect a broker cut off by `isolate_node`; returns once it is on the network again."""
         raise FaultControlUnavailable(self.target.label, "network partitions")
 
+    # -- links between nodes -------------------------------------------------------------------
+    @property
+    def controller_ids(self) -> list[int]:
+        """Node ids of the dedicated controllers the harness can reach with link faults; none by default."""
+        return []
+
+    def cut_links(self, faults: Iterable[LinkFault]) -> None:
+        """Add directed link faults between nodes (`LinkFault(frm, to, loss)`: `to` stops hearing
+        `frm`, or loses `loss` % of it); clients keep reaching every node. Returns once in force.
+        Targets whose capabilities have no `links` raise."""
+        raise FaultControlUnavailable(self.target.label, f"link faults ({self.capabilities.no_links})")
+
+    def heal_links(self) -> None:
+        """Every link between nodes back to normal; returns once in force."""
+        raise FaultControlUnavailable(self.target.label, f"link faults ({self.capabilities.no_links})")
+
+    def links_in_force(self) -> str:
+        """The link faults in force, for evidence."""
+        return "no link control"
+
     def move_leader_to(self, topic: str, partition: int, to: int) -> None:
         """Ask the target, in its own way, to make broker `to` lead the partition; return once asked
         (`harness.nemesis.leadership.move_leader` waits for the move). Targets whose capabilities
@@ -156,10 +177,15 @@ class Cluster(abc.ABC):
     def running_brokers(self) -> list[int]:
         return [b for b in self.broker_ids if self.node_state(b) is NodeState.RUNNING]
 
+    def observers(self) -> list[int]:
+        """The running brokers in the order state queries ask them: one cut off from the controller
+        answers from a stale view, so the backend puts those last."""
+        return self.running_brokers()
+
     def partition_state(self, topic: str, partition: int = 0, broker: int | None = None) -> PartitionState:
         """Leader, epoch, replicas and ISR, as `broker` sees them (default: the first running one that answers)."""
         errors: list[str] = []
-        for b in self.running_brokers() if broker is None else [broker]:
+        for b in self.observers() if broker is None else [broker]:
             host, port = self.probe_address(b)
             try:
                 md = probe.metadata(host, port, [topic])

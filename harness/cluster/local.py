@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness import session
 from harness.cluster.base import NodeCluster, NodeState
 from harness.cluster.combined import ensure_cds_archive
 from harness.cluster.node import KafkaNode, random_kafka_uuid
-from harness.cluster.target import APACHE, TargetSpec
+from harness.cluster.target import APACHE, Capabilities, TargetSpec
 from harness.errors import ClusterError, NodeExited
 from harness.kafka.dist import DEFAULT_VERSION, KafkaDistribution, cache_root, check_java, resolve
+from harness.network.links import LinkControl, LinkControlUnavailable, LinkFault
 from harness.process.cds import cds_archive_path
 from harness.process.ports import free_port
 from harness.waiting import WaitTimeout
@@ -123,7 +126,27 @@ class LocalCluster(NodeCluster):
             )
             for i in self.ports
         }
+        self.links, self.no_links = self._link_control()
         self._closed = False
+
+    def _link_control(self) -> tuple[LinkControl | None, str]:
+        """Each node in a cgroup of its own and the run's link rules, where this machine allows;
+        otherwise why not (checks that cut links skip with it)."""
+        if os.environ.get("KCTS_LINKS", "1") == "0":
+            return None, "link faults are off (KCTS_LINKS=0)"
+        ports = {CONTROLLER_ID: [self.controller_port]}
+        ports.update({i: [self.ports[i], self.probe_ports[i]] for i in self.ports})
+        try:
+            links = LinkControl(session.current().id, self.workdir.name, ports)
+        except LinkControlUnavailable as exc:
+            return None, str(exc)
+        for node_id, node in [(CONTROLLER_ID, self.controller), *self.brokers.items()]:
+            node.cgroup = links.cgroup(node_id)
+        return links, ""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return replace(self.target.capabilities, links=self.links is not None, no_links=self.no_links)
 
     # -- configuration -----------------------------------------------------------------------
     def _common_props(self) -> dict[str, object]:
@@ -184,6 +207,8 @@ class LocalCluster(NodeCluster):
     def start(self) -> LocalCluster:
         check_java()
         ensure_cds_archive(self.dist)
+        if self.links is not None:
+            self.links.setup()
         self.controller.format_from_template(
             self.cluster_id, self.spec.features, cache_root() / "formats" / self.dist.version
         )
@@ -208,6 +233,8 @@ class LocalCluster(NodeCluster):
             except Exception as exc:  # noqa: BLE001 - keep stopping the rest, report at the end
                 errors.append(f"{node.name}: {exc!r}")
                 node.kill()
+        if self.links is not None:
+            self.links.close()
         session.remove_tree(self.workdir)
         if errors:
             raise ClusterError("errors while stopping nodes: " + "; ".join(errors))
@@ -270,6 +297,32 @@ class LocalCluster(NodeCluster):
             return
         node.spawn()
         self._wait_ready([b for b in self.broker_ids if self.node_state(b) is NodeState.RUNNING], 60)
+
+    @property
+    def controller_ids(self) -> list[int]:
+        return [CONTROLLER_ID]
+
+    def cut_links(self, faults: Iterable[LinkFault]) -> None:
+        if self.links is None:
+            super().cut_links(faults)
+            return
+        self.links.apply(faults)
+
+    def heal_links(self) -> None:
+        if self.links is None:
+            super().heal_links()
+            return
+        self.links.heal()
+
+    def observers(self) -> list[int]:
+        running = self.running_brokers()
+        if self.links is None:
+            return running
+        deaf = {f.to for f in self.links.faults.values() if f.frm == CONTROLLER_ID}
+        return [b for b in running if b not in deaf] + [b for b in running if b in deaf]
+
+    def links_in_force(self) -> str:
+        return self.links.describe() if self.links is not None else self.no_links
 
     def pause_controller(self) -> None:
         self.controller.pause()

@@ -58,6 +58,10 @@ class Capabilities:
     replication: bool | None = True
     controller: bool = False  # pause and resume the controller quorum
     partitions: bool = False  # cut a node off the network and reconnect it (Cluster.isolate_node)
+    # Cut, degrade and heal single directed links between nodes (controller included) while
+    # clients still reach every node (Cluster.cut_links); the local backend where this machine allows.
+    links: bool = False
+    no_links: str = "the target's backend cannot cut links between its nodes"  # why not, for skips
     no_replication: str = ""  # why not, the evidence of "not supported" for checks that need replicas
 
 

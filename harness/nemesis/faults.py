@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from harness.cluster.base import Cluster, NodeState
 from harness.errors import FaultControlUnavailable, KctsError, TargetRefused
+from harness.network.links import LinkFault
 from harness.waiting import wait_until
 
 Target = str | int
@@ -107,11 +108,14 @@ class Isolate(Fault):
             raise FaultControlUnavailable(self.cluster.target.label, "network partitions")
         self.cluster.isolate_node(broker)
 
+    def _reconnect(self, broker: int) -> None:
+        self.cluster.heal_node(broker)
+
     def _heal(self, broker: int) -> None:
         """Reconnect, then wait until the broker's own metadata has caught up with the others' for the
         fault's partition: until then it answers from the view it had when cut off (itself as leader,
         the old ISR), and a wait or a read that asks it would see that stale state."""
-        self.cluster.heal_node(broker)
+        self._reconnect(broker)
         if self.topic is None:
             return
         others = [b for b in self.cluster.broker_ids if b != broker]
@@ -129,6 +133,24 @@ class Isolate(Fault):
 
         wait_until(caught_up, 60,
                    lambda: f"{self.topic}-{self.partition} after reconnecting broker {broker}: {seen[0]}")
+
+
+class CutOff(Isolate):
+    """Every link between the broker and the other nodes (the controller included) cut both ways,
+    while clients still reach it: for as long as it lasts, a leader it was goes on serving at its old
+    epoch (a zombie). Needs a target whose capabilities have `links` (the local backend as root)."""
+
+    name = "cut-off"
+
+    def _inject(self, broker: int) -> None:
+        caps = self.cluster.capabilities
+        if not caps.links:
+            raise FaultControlUnavailable(self.cluster.target.label, f"link faults ({caps.no_links})")
+        others = [n for n in [*self.cluster.broker_ids, *self.cluster.controller_ids] if n != broker]
+        self.cluster.cut_links([f for o in others for f in (LinkFault(broker, o), LinkFault(o, broker))])
+
+    def _reconnect(self, broker: int) -> None:
+        self.cluster.heal_links()
 
 
 def node_faults(cluster: Cluster) -> tuple[type[Fault], ...]:

@@ -111,7 +111,7 @@ def force_unclean_election(
         )
     return UncleanElection(
         topic, partition, old_leader, new_leader, before.leader_epoch, state.leader_epoch,
-        divergence, leo_before, leo_after, _logged_truncation(cluster, old_leader, topic, partition, log_mark),
+        divergence, leo_before, leo_after, logged_truncation(cluster, old_leader, topic, partition, log_mark),
     )
 
 
@@ -139,7 +139,7 @@ def _elect_unclean(
         )
 
 
-def _logged_truncation(cluster: Cluster, broker: int, topic: str, partition: int, since: int) -> int | None:
+def logged_truncation(cluster: Cluster, broker: int, topic: str, partition: int, since: int) -> int | None:
     """The offset the broker's replica fetcher says it truncated to, "due to leader epoch"."""
     text = cluster.node_log(broker, since)
     pattern = (

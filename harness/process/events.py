@@ -7,6 +7,9 @@ programs, which print `{"name": ...}` lines of their own, are read into it by `a
 
 from __future__ import annotations
 
+import threading
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 Message = dict[str, Any]
@@ -23,3 +26,31 @@ def as_event(msg: Message) -> Message:
 def event_fields(msg: Message) -> Message:
     """An event's fields without its name."""
     return {k: v for k, v in msg.items() if k != "event"}
+
+
+@dataclass
+class EventLog:
+    events: list[dict[str, object]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _t0: float = field(default_factory=time.monotonic, repr=False)
+
+    def add(self, who: str, what: str, **detail: object) -> None:
+        with self._lock:
+            self.events.append({"t": round(time.monotonic() - self._t0, 3), "who": who, "what": what, **detail})
+
+    def add_reported(self, who: str, event: dict[str, object]) -> None:
+        """An event a child process reported, `{"event": name, ...fields}` (harness.process.events)."""
+        detail = dict(event)
+        self.add(who, str(detail.pop("event")), **detail)
+
+    def count(self, what: str) -> int:
+        with self._lock:
+            return sum(1 for e in self.events if e["what"] == what)
+
+    def of_who(self, who: str) -> list[dict[str, object]]:
+        with self._lock:
+            return [e for e in self.events if e["who"] == who]
+
+    def of(self, what: str) -> list[dict[str, object]]:
+        with self._lock:
+            return [e for e in self.events if e["what"] == what]

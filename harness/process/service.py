@@ -82,6 +82,7 @@ class SignalledProcess(LogFile):
     def __init__(self) -> None:
         self.proc: subprocess.Popen[bytes] | None = None
         self.paused = False
+        self.cgroup: Path | None = None  # a v2 cgroup the process joins before it execs
 
     @property
     def state(self) -> ProcessState:
@@ -96,7 +97,8 @@ class SignalledProcess(LogFile):
         try:
             log.write(f"\n===== start {self.name} at {time.strftime('%H:%M:%S')}{banner} =====\n".encode())
             log.flush()
-            self.proc = spawn(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, **popen)
+            self.proc = spawn(argv, cgroup=self.cgroup, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                               **popen)
         finally:
             log.close()
         self.paused = False

@@ -29,16 +29,17 @@ from harness.cluster.base import Cluster
 from harness.integrity.model import Expectation, TruncationWindow
 from harness.integrity.run import expectation
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
+from harness.process.events import EventLog
 from harness.scenarios.premises import require_transactions
 from harness.waiting import wait_until
-from harness.workload.history import EventLog
 from harness.workload.pipeline import Pipeline, PipelineSpec, ProcessorKind
 from harness.workload.scenario import drive
 from harness.workload.schedule import Step
 
 __all__ = [
     "CleanFaults", "CopiedRecord", "Damage", "DeletedHead", "FinishedPipeline", "ProcessorKind", "UncleanPipeline",
-    "clean_faults", "copy_into_output", "delete_output_head", "finished_pipeline", "unclean_pipeline",
+    "clean_faults", "copy_into_output", "cut_off_pipeline", "delete_output_head", "finished_pipeline",
+    "unclean_pipeline",
 ]
 
 RECORDS = 2000  # the generator writes at least this many, and keeps going until the nemesis is done
@@ -73,6 +74,26 @@ def clean_faults(
     pipeline = Pipeline(cluster, input_topic, outputs, group, PipelineSpec(processor=processor)).start()
     steps = [Step(0.15, "crash", outputs[0], 0), Step(0.4, "bounce", input_topic, 1),
              Step(0.65, "pause", outputs[1], 2)]
+    try:
+        schedule = drive(pipeline, RECORDS, RATE, steps)
+    finally:
+        pipeline.stop()
+    return CleanFaults(
+        pipeline, input_topic, list(outputs), list(schedule.done), schedule.injected(),
+        pipeline.history.events.of("done"),
+    )
+
+
+def cut_off_pipeline(
+    cluster: Cluster, input_topic: str, outputs: list[str], group: str, processor: ProcessorKind
+) -> CleanFaults:
+    """`clean_faults`, with links cut instead of processes stopped: the leader of outputs[0]-0, then
+    that of input-1, then that of outputs[1]-2 is cut off from the controller and every other broker
+    (clients still reach it) until another broker leads, then reconnected."""
+    require_transactions(cluster)
+    pipeline = Pipeline(cluster, input_topic, outputs, group, PipelineSpec(processor=processor)).start()
+    steps = [Step(0.15, "cut-off", outputs[0], 0), Step(0.4, "cut-off", input_topic, 1),
+             Step(0.65, "cut-off", outputs[1], 2)]
     try:
         schedule = drive(pipeline, RECORDS, RATE, steps)
     finally:

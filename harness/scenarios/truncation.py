@@ -16,6 +16,7 @@ Everything each one read or reported after the election is recorded; the checks 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,8 +87,19 @@ def _poll_into(consumer: Consumer, into: Observed) -> None:
         into.reads.append({"offset": msg.offset(), "epoch": msg.leader_epoch(), "value": msg.value().decode()})
 
 
-def unclean_election_watched(cluster: Cluster, topic: str, groups: dict[str, str]) -> TruncationHistory:
-    """Run the scenario on `topic` (2 replicas, unclean election enabled); `groups` names each client's group."""
+Elect = Callable[[Cluster, str, Callable[[], None]], UncleanElection]
+
+
+def _stopping_nodes(cluster: Cluster, topic: str, write_divergent: Callable[[], None]) -> UncleanElection:
+    return force_unclean_election(cluster, topic, write_divergent=write_divergent)
+
+
+def unclean_election_watched(
+    cluster: Cluster, topic: str, groups: dict[str, str], elect: Elect = _stopping_nodes
+) -> TruncationHistory:
+    """Run the scenario on `topic` (2 replicas, unclean election enabled); `groups` names each client's
+    group. `elect(cluster, topic, write_divergent)` forces the election: by default by stopping
+    nodes; `harness.nemesis.partitions` makes it by cutting links instead."""
     config = cluster.client_config()
     java = JavaClient.driver(
         resolve(cluster.java_clients), "Kip320Consumers", [cluster.bootstrap_servers, topic, "0"]
@@ -116,8 +128,9 @@ def unclean_election_watched(cluster: Cluster, topic: str, groups: dict[str, str
 
         def diverge() -> None:
             with kafka.producer({**config, "acks": "1", "enable.idempotence": False}) as divergent:
-                produce(divergent, topic, [f"divergent-{i}".encode() for i in range(DIVERGENT)])
-            last = REPLICATED + DIVERGENT - 1
+                written = produce(divergent, topic, [f"divergent-{i}".encode() for i in range(DIVERGENT)])
+            # The election may have put records of its own before these (the partition nemesis does).
+            last = max(w.offset for w in written.acked)
             for name, c in lib.items():
                 read_through(c, last, name)
             for name in [f"java/{r}" for r in RESETS["java"]] + ["java/group"]:
@@ -134,7 +147,7 @@ def unclean_election_watched(cluster: Cluster, topic: str, groups: dict[str, str
             java.send_line("close java/group")
             java_mark[0] = len(java.events)
 
-        election = force_unclean_election(cluster, topic, write_divergent=diverge)
+        election = elect(cluster, topic, diverge)
         rewritten = produce(writer, topic, [f"new-leader-{i}".encode() for i in range(REWRITTEN)])
         new_writes = [{"offset": w.offset, "value": w.value.decode()} for w in rewritten.acked]
 

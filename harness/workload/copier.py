@@ -22,9 +22,8 @@ from harness import session
 from harness.clients.jvm import TRANSACTIONAL_COPIER, client_command
 from harness.errors import KctsError
 from harness.kafka.dist import KafkaDistribution
-from harness.process.events import Message, as_event
+from harness.process.events import EventLog, Message, as_event
 from harness.process.worker import WorkerProcess, describe_exit
-from harness.workload.history import EventLog
 
 
 class CopierProcess:

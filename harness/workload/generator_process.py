@@ -16,11 +16,11 @@ from typing import Any
 
 from harness import session
 from harness.errors import Unrecoverable
-from harness.process.events import Message
+from harness.process.events import EventLog, Message
 from harness.process.worker import WorkerProcess, describe_exit, python_command
 from harness.waiting import wait_until
 from harness.workload.generator import GeneratorSpec
-from harness.workload.history import EventLog, IdRange, TxnOutcome, WriteLog
+from harness.workload.history import IdRange, TxnOutcome, WriteLog
 
 
 class GeneratorDied(Unrecoverable):

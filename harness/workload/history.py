@@ -4,14 +4,12 @@
 - `WriteLog`: every write of a committed transaction with the offset its delivery report gave;
   a lost record is attributed to a truncation window through this log. Columnar arrays, because
   a million-record run logs millions of writes.
-- `EventLog`: processor and nemesis events (aborts, restarts, faults) with their time, for the report.
 """
 
 from __future__ import annotations
 
 import csv
 import threading
-import time
 from array import array
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -90,29 +88,3 @@ class WriteLog:
         self.extend(other.rows())
 
 
-@dataclass
-class EventLog:
-    events: list[dict[str, object]] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _t0: float = field(default_factory=time.monotonic, repr=False)
-
-    def add(self, who: str, what: str, **detail: object) -> None:
-        with self._lock:
-            self.events.append({"t": round(time.monotonic() - self._t0, 3), "who": who, "what": what, **detail})
-
-    def add_reported(self, who: str, event: dict[str, object]) -> None:
-        """An event a child process reported, `{"event": name, ...fields}` (harness.process.events)."""
-        detail = dict(event)
-        self.add(who, str(detail.pop("event")), **detail)
-
-    def count(self, what: str) -> int:
-        with self._lock:
-            return sum(1 for e in self.events if e["what"] == what)
-
-    def of_who(self, who: str) -> list[dict[str, object]]:
-        with self._lock:
-            return [e for e in self.events if e["who"] == who]
-
-    def of(self, what: str) -> list[dict[str, object]]:
-        with self._lock:
-            return [e for e in self.events if e["what"] == what]

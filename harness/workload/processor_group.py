@@ -17,10 +17,10 @@ from pathlib import Path
 
 from harness import session
 from harness.errors import KctsError
-from harness.process.events import Message, event_fields
+from harness.process.events import EventLog, Message, event_fields
 from harness.process.worker import WorkerProcess, describe_exit, python_command
 from harness.waiting import wait_until
-from harness.workload.history import EventLog, WriteLog
+from harness.workload.history import WriteLog
 
 STOP_TIMEOUT_S = 60.0
 

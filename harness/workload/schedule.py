@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from harness import attach, progress
 from harness.clients import kafka
 from harness.cluster.base import Cluster, NodeState
-from harness.nemesis.faults import CleanStop, Crash, Fault, Isolate, Pause
+from harness.nemesis.faults import CleanStop, Crash, CutOff, Fault, Isolate, Pause
+from harness.process.events import EventLog
 from harness.waiting import wait_until
-from harness.workload.history import EventLog
 
-FAULTS: dict[str, type[Fault]] = {"crash": Crash, "bounce": CleanStop, "pause": Pause, "isolate": Isolate}
+FAULTS: dict[str, type[Fault]] = {
+    "crash": Crash, "bounce": CleanStop, "pause": Pause, "isolate": Isolate, "cut-off": CutOff,
+}
 INTERNAL = ("__consumer_offsets", "__transaction_state")
 
 

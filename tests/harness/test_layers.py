@@ -4,7 +4,7 @@
 The layers, lowest first (a module may import its own layer and those below):
 
     0  errors, waiting, areas
-    1  session, reaper
+    1  session, reaper, network   the run's link rules and node cgroups (the reaper removes them)
     2  process                     spawning, the child protocol, ports, the JVM command, the CDS archive
     3  kafka, protocol, clients.kafka (the closing confluent-kafka client factories: a leaf)
     4  checks                      pure judgements of what a target answered
@@ -32,7 +32,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 LAYERS: dict[str, int] = {
     "harness.errors": 0, "harness.waiting": 0, "harness.areas": 0, "harness.attach": 0, "harness.progress": 0,
-    "harness.session": 1, "harness.reaper": 1,
+    "harness.session": 1, "harness.reaper": 1, "harness.network": 1,
     "harness.process": 2,
     "harness.kafka": 3, "harness.protocol": 3, "harness.clients.kafka": 3,
     "harness.checks": 4, "harness.docker": 4, "harness.docker.engine": 1,

@@ -1,0 +1,88 @@
+"""Judgements of what nodes and clients did across a network partition (harness.scenarios.partitions).
+
+Each takes the scenario's record (plain dicts: writes with their acknowledgement, logs read back,
+answers a cut-off leader gave) and raises AssertionError naming what broke the promise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+EPOCH_ERRORS = ("FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH")
+
+
+def assert_zombie_refuses_the_new_epoch(answers: Sequence[Mapping[str, Any]], zombie: str) -> None:
+    """KIP-320 "Replica Handling": a leader asked with a CurrentLeaderEpoch other than its own answers
+    with an epoch error (UNKNOWN_LEADER_EPOCH when the request's is newer), never with data and never
+    with OFFSET_OUT_OF_RANGE, whatever the offset."""
+    assert answers, f"premise: no Fetch was sent to {zombie}"
+    wrong = [a for a in answers if a["error"] not in EPOCH_ERRORS or a["records"]]
+    assert not wrong, (
+        f"{len(wrong)} of {len(answers)} Fetches at the new leader's epoch to {zombie} were not refused with "
+        f"{' or '.join(EPOCH_ERRORS)}: " + "; ".join(
+            f"v{a['version']} offset {a['offset']} epoch {a['epoch']} -> {a['error']} with {a['records']} records"
+            for a in wrong[:6])
+    )
+
+
+def assert_truncated_to_the_new_leader(
+    old_log: Sequence[Mapping[str, Any]], new_log: Sequence[Mapping[str, Any]], divergence: int,
+    gone: Sequence[str],
+) -> None:
+    """KIP-101/KIP-320 "Replica Handling": the former leader, back as a follower, truncates its log at
+    the divergence point and then holds exactly the new leader's records; none of `gone` (what only
+    it held: its divergent records and what it acknowledged while cut off) is left."""
+    left = [r for r in old_log if r["value"] in set(gone)]
+    assert not left, (
+        f"the former leader still holds {len(left)} records it should have truncated at {divergence}: "
+        + ", ".join(f"{r['offset']}={r['value']}" for r in left[:6])
+    )
+    mine = [(r["offset"], r["value"]) for r in old_log]
+    theirs = [(r["offset"], r["value"]) for r in new_log]
+    if mine != theirs:
+        pairs = enumerate(zip(mine, theirs, strict=False))
+        first = next((i for i, (a, b) in pairs if a != b), min(len(mine), len(theirs)))
+        raise AssertionError(
+            f"the former leader's log differs from the new leader's from index {first}: former "
+            f"{mine[first:first + 3]}, new {theirs[first:first + 3]} ({len(mine)} vs {len(theirs)} records)"
+        )
+
+
+def assert_no_acknowledged_write_lost(writes: Sequence[Mapping[str, Any]], log: Sequence[Mapping[str, Any]]) -> None:
+    """acks=all (KIP-1 "min.insync.replicas", and the replication design KIP-320 builds on): every
+    write the leader acknowledged is in the log after the partition heals, exactly once, at the
+    offset its acknowledgement gave."""
+    acked = [w for w in writes if w["error"] is None]
+    assert acked, f"premise: no write was acknowledged ({len(writes)} sent)"
+    at = {r["offset"]: r["value"] for r in log}
+    seen: dict[str, int] = {}
+    for r in log:
+        seen[r["value"]] = seen.get(r["value"], 0) + 1
+    lost = [w for w in acked if at.get(w["offset"]) != w["value"]]
+    twice = sorted(v for v, n in seen.items() if n > 1)
+    assert not lost, (
+        f"{len(lost)} of {len(acked)} acknowledged writes are not at their acknowledged offset after the heal: "
+        + ", ".join(f"{w['value']}@{w['offset']} (log has {at.get(w['offset'], 'nothing')})" for w in lost[:6])
+    )
+    assert not twice, f"{len(twice)} values are in the log more than once: {twice[:6]}"
+
+
+def assert_served_without_the_controller(
+    writes: Sequence[Mapping[str, Any]], reads: Sequence[Mapping[str, Any]], cut_for: float, session_timeout: float,
+) -> None:
+    """KRaft brokers keep leading at their epochs when they cannot hear the controller (KIP-320: the
+    epoch changes only with a new leader): writes with acks=all are acknowledged and consumers read
+    them while the controller is cut off."""
+    assert cut_for >= 2 * session_timeout, (
+        f"premise: the controller was cut off for {cut_for:.1f} s, less than twice the session timeout "
+        f"{session_timeout} s")
+    during = [w for w in writes if str(w["value"]).startswith("controller-cut-off")]
+    failed = [w for w in during if w["error"] is not None]
+    assert during and not failed, (
+        f"{len(failed)} of {len(during)} writes while the controller was cut off failed: "
+        + "; ".join(f"{w['value']}: {w['error']}" for w in failed[:4])
+    )
+    acked = {w["value"] for w in during}
+    read = {r["value"] for r in reads}
+    assert read and read <= acked, f"read {len(read)} values while cut off, {len(read - acked)} never acknowledged"

@@ -1,0 +1,249 @@
+"""Links between the nodes of one local cluster, cut and healed one direction at a time.
+
+Every node (broker or controller) runs in a cgroup (v2) of its own. An nftables table of the run,
+made before the first node starts, marks each new TCP connection with the pair of nodes it joins:
+the cgroup of the socket that opened it, and the node whose listener port it was opened to. A
+connection from anything outside the nodes' cgroups (the test process, its clients, the proxy)
+carries no mark, so no link fault ever touches what clients see. A cut `frm -> to` drops every
+packet `frm` sends to `to`: the original direction of connections `frm` opened to `to`, and the
+reply direction of connections `to` opened to `frm`. Everything stays on loopback.
+
+What the run made is named after its session (`kcts_<session>_...` tables, cgroups under
+`kcts/<session>/`), so the reaper removes it after the runner dies however it dies (`reap`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import KctsError, SetupError
+
+MARK_BASE = 0x4B5C0000  # the high half tells our connection marks from anyone else's
+SYSFS_CGROUP = Path("/sys/fs/cgroup")  # where nft resolves `socket cgroupv2` paths
+
+
+class LinkControlUnavailable(KctsError):
+    """This machine cannot cut links between local nodes; the message names what is missing."""
+
+
+def cgroup2_mount() -> Path | None:
+    """Where the unified (v2) cgroup hierarchy is mounted, if anywhere."""
+    try:
+        for line in Path("/proc/self/mounts").read_text().splitlines():
+            fields = line.split()
+            if len(fields) > 2 and fields[2] == "cgroup2":
+                return Path(fields[1])
+    except OSError:
+        pass
+    return None
+
+
+def unavailable_reason() -> str | None:
+    """None when link faults work here; otherwise what is missing and how to get it."""
+    if os.geteuid() != 0:
+        return ("link faults need root (nftables rules and cgroups); run kcts as root, or in a container "
+                "with CAP_NET_ADMIN")
+    if shutil.which("nft") is None:
+        return "link faults need the nft command: install Debian's nftables (scripts/bootstrap does)"
+    if cgroup2_mount() is None:
+        return "link faults need a cgroup v2 (unified) hierarchy mounted; none is in /proc/self/mounts"
+    return None
+
+
+def _table_prefix(session_id: str) -> str:
+    return "kcts_" + re.sub(r"\W", "_", session_id)
+
+
+def _nft(script: str) -> None:
+    proc = subprocess.run(["nft", "-f", "-"], input=script, text=True, capture_output=True, timeout=30)
+    if proc.returncode != 0:
+        raise SetupError(
+            f"nft refused the run's link rules: {proc.stderr.strip()[-600:]}\n--- script ---\n{script[:2000]}"
+        )
+
+
+@dataclass(frozen=True)
+class LinkFault:
+    """One directed link fault: `to` hears nothing (`loss` 100) or loses `loss` % of what `frm` sends."""
+
+    frm: int
+    to: int
+    loss: int = 100
+
+    def __str__(self) -> str:
+        return f"{self.frm}->{self.to}" + ("" if self.loss == 100 else f" ({self.loss}% loss)")
+
+
+class LinkControl:
+    """The link faults of one cluster: `cut`, `degrade`, `heal`, and the rules' packet counts."""
+
+    def __init__(self, session_id: str, name: str, ports: dict[int, Iterable[int]]) -> None:
+        reason = unavailable_reason()
+        if reason:
+            raise LinkControlUnavailable(reason)
+        self.session_id = session_id
+        self.table = re.sub(r"\W", "_", f"{_table_prefix(session_id)}_{name}")
+        self.ports = {node: sorted(set(p)) for node, p in ports.items()}
+        self.index = {node: i + 1 for i, node in enumerate(sorted(self.ports))}
+        mount = cgroup2_mount()
+        assert mount is not None
+        self.cgroup_rel = f"kcts/{session_id}/{name}"
+        self.cgroup_root = mount / self.cgroup_rel
+        self.faults: dict[tuple[int, int], LinkFault] = {}
+        self._made = False
+
+    # -- set-up --------------------------------------------------------------------------------
+    def cgroup(self, node: int) -> Path:
+        """The cgroup a node's process joins before it execs (harness.process.spawn)."""
+        return self.cgroup_root / f"node-{node}"
+
+    def _nft_path(self, node: int) -> str:
+        return f"{self.cgroup_rel}/node-{node}"
+
+    def mark(self, frm: int, to: int) -> int:
+        return MARK_BASE | self.index[frm] << 8 | self.index[to]
+
+    def setup(self) -> LinkControl:
+        """Make the nodes' cgroups and the run's table; before any node starts, so that every
+        connection between nodes is marked from its first packet."""
+        mount = cgroup2_mount()
+        assert mount is not None
+        for node in self.ports:
+            self.cgroup(node).mkdir(parents=True, exist_ok=True)
+        if mount != SYSFS_CGROUP:
+            # nft resolves `socket cgroupv2` paths under /sys/fs/cgroup; on a hybrid layout the
+            # unified tree is mounted below it, so its `kcts` folder is linked where nft looks.
+            link = SYSFS_CGROUP / "kcts"
+            if not link.exists():
+                try:
+                    link.symlink_to(mount / "kcts")
+                except FileExistsError:
+                    pass
+        level = self.cgroup_rel.count("/") + 2
+        marking = []
+        for frm in self.ports:
+            pairs = ", ".join(
+                f"{port} : {self.mark(frm, to):#x}" for to, ports in self.ports.items() if to != frm for port in ports
+            )
+            marking.append(
+                f'    ct state new socket cgroupv2 level {level} "{self._nft_path(frm)}" '
+                f"ct mark set tcp dport map {{ {pairs} }}"
+            )
+        _nft(
+            f"table inet {self.table} {{\n"
+            "  counter off_loopback {\n  }\n"
+            "  chain tag_connections {\n    type filter hook output priority -150; policy accept;\n"
+            + "\n".join(marking) + "\n"
+            # Evidence that nodes speak to nothing but loopback: counted, never expected.
+            f'    socket cgroupv2 level {level - 1} "{self.cgroup_rel}" oifname != "lo" counter name "off_loopback"\n'
+            "  }\n"
+            "  chain link_faults {\n    type filter hook output priority 0; policy accept;\n  }\n"
+            "}\n"
+        )
+        self._made = True
+        return self
+
+    # -- faults ---------------------------------------------------------------------------------
+    def apply(self, faults: Iterable[LinkFault]) -> None:
+        """Add link faults to those in force (a link given twice takes the later one)."""
+        for f in faults:
+            if f.frm == f.to or f.frm not in self.ports or f.to not in self.ports:
+                raise KctsError(f"no link {f.frm}->{f.to}: the nodes are {sorted(self.ports)}")
+            if not 0 < f.loss <= 100:
+                raise KctsError(f"link loss must be 1..100 %, not {f.loss}")
+            self.faults[(f.frm, f.to)] = f
+        self._load()
+
+    def heal(self) -> None:
+        """Every link back to normal."""
+        self.faults.clear()
+        if self._made:
+            self._load()
+
+    def _load(self) -> None:
+        rules = []
+        for f in self.faults.values():
+            drop = "drop" if f.loss == 100 else f"numgen random mod 100 < {f.loss} drop"
+            chain = f"add rule inet {self.table} link_faults"
+            rules.append(f"{chain} ct mark {self.mark(f.frm, f.to):#x} ct direction original {drop}")
+            rules.append(f"{chain} ct mark {self.mark(f.to, f.frm):#x} ct direction reply {drop}")
+        _nft(f"flush chain inet {self.table} link_faults\n" + "\n".join(rules) + "\n")
+
+    def off_loopback_packets(self) -> int:
+        """Packets the nodes sent anywhere but loopback since the table was made."""
+        out = subprocess.run(["nft", "list", "counter", "inet", self.table, "off_loopback"],
+                             capture_output=True, text=True, timeout=30).stdout
+        found = re.search(r"packets (\d+)", out)
+        return int(found.group(1)) if found else -1
+
+    def describe(self) -> str:
+        return ", ".join(str(f) for f in self.faults.values()) or "all links up"
+
+    # -- tear-down ------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Remove the table and the cgroups; the nodes' processes must be gone."""
+        if not self._made:
+            return
+        self._made = False
+        subprocess.run(["nft", "delete", "table", "inet", self.table], capture_output=True, timeout=30)
+        _remove_cgroups(self.cgroup_root)
+
+
+def _remove_cgroups(root: Path, timeout: float = 10.0) -> None:
+    """rmdir a cgroup tree bottom-up; a cgroup empties a moment after its last process is reaped."""
+    deadline = time.monotonic() + timeout
+    for path in sorted((p for p in [root, *root.rglob("*")] if p.is_dir()), key=lambda p: -len(p.parts)):
+        while True:
+            try:
+                path.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+    for parent in (root.parent,):  # the session's folder, once its last cluster is gone
+        try:
+            parent.rmdir()
+        except OSError:
+            pass
+
+
+def reap(session_id: str) -> None:
+    """Remove every table and cgroup of a session: the reaper's part, after its processes are killed."""
+    if shutil.which("nft") is None:
+        return
+    prefix = _table_prefix(session_id)
+    listed = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True, timeout=30).stdout
+    for line in listed.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "table" and parts[2].startswith(prefix):
+            subprocess.run(["nft", "delete", "table", parts[1], parts[2]], capture_output=True, timeout=30)
+    mount = cgroup2_mount()
+    if mount is not None and (mount / "kcts" / session_id).is_dir():
+        _remove_cgroups(mount / "kcts" / session_id)
+        try:
+            (mount / "kcts" / session_id).rmdir()
+        except OSError:
+            pass
+
+
+def leftovers(session_id: str) -> list[str]:
+    """What of a session is still on this machine: tables and cgroups (for tests and the reaper)."""
+    found = []
+    prefix = _table_prefix(session_id)
+    if shutil.which("nft"):
+        listed = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True, timeout=30).stdout
+        found += [f"nft {line.strip()}" for line in listed.splitlines() if prefix in line]
+    mount = cgroup2_mount()
+    if mount is not None and (mount / "kcts" / session_id).exists():
+        found.append(f"cgroup {mount / 'kcts' / session_id}")
+    return found

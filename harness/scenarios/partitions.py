@@ -1,0 +1,320 @@
+"""Situations made by cutting links between nodes while clients still reach every node.
+
+- `zombie_leader`: the KIP-320 situation itself. A leader alone in its ISR is cut off from the
+  controller and the other brokers; the controller elects its former follower uncleanly; the cut-off
+  leader, a zombie, goes on serving clients at its old epoch: it takes acks=1 writes and answers
+  fetches. The consumers of the KIP-320 truncation scenario watch it all; raw probes ask the zombie
+  for its log at the new epoch; after the heal both replicas' logs are read.
+- `minority_leader`: an acks=all producer writes on while the leader of a 3-replica partition is cut
+  off from every other node, through the election on the majority side and the heal.
+- `controller_cut_off`: the controller cut off from every broker while clients produce (acks=all)
+  and consume, then the heal.
+
+Each returns a record of what happened (writes and their acknowledgements, reads, answers, both
+replicas' logs, the timeline); the checks in `harness.checks.partitions` judge it.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import Consumer, TopicPartition
+
+from harness import progress
+from harness.clients import kafka
+from harness.clients import raw as rr
+from harness.cluster.base import Cluster, PartitionState
+from harness.nemesis.partitions import NetworkPartition, unclean_election_by_partition
+from harness.nemesis.unclean import UncleanElection
+from harness.protocol import errors
+from harness.protocol.records import encode_batch, parse_batches
+from harness.scenarios.truncation import Observed, TruncationHistory, unclean_election_watched
+from harness.waiting import wait_until
+
+ZOMBIE_WRITES = 5
+ZOMBIE_PREFIX = "zombie-"
+
+
+def _log(cluster: Cluster, broker: int, topic: str, catch_up_to: int | None = None) -> list[dict[str, Any]]:
+    """The partition's records ({offset, value}) as `broker` serves them (a follower up to its high
+    watermark, KIP-392), once that reaches `catch_up_to`."""
+    with rr.RawConnector(cluster) as raw:
+        client = raw(broker)
+        tid = rr.topic_id(client, topic)
+
+        def read() -> list[dict[str, Any]] | None:
+            batches, hw = rr.read_log(client, topic, tid)
+            if catch_up_to is not None and hw < catch_up_to:
+                return None
+            return [{"offset": r.offset, "value": (r.value or b"").decode(errors="replace")}
+                    for b in batches if not b.is_control for r in b.records]
+
+        return wait_until(read, 30, lambda: f"broker {broker}'s high watermark reaching {catch_up_to}")
+
+
+# -- the zombie leader --------------------------------------------------------------------------
+
+
+@dataclass
+class ZombieProbes:
+    """What the zombie said while cut off: its own view, the writes it acknowledged, its answers."""
+
+    zombie: int = -1
+    view: dict[str, Any] = field(default_factory=dict)  # its Metadata for the partition
+    acked: list[dict[str, Any]] = field(default_factory=list)  # acks=1 writes it took: {offset, value}
+    at_own_epoch: dict[str, Any] = field(default_factory=dict)  # a Fetch at its epoch (the premise)
+    at_new_epoch: list[dict[str, Any]] = field(default_factory=list)  # Fetches at the new leader's epoch
+    log: list[dict[str, Any]] = field(default_factory=list)  # its log as it served it, after those writes
+
+
+@dataclass(frozen=True)
+class ZombieLeader:
+    truncation: TruncationHistory  # the consumers' reads, without the zombie's own writes
+    probes: ZombieProbes
+    zombie_reads: dict[str, list[dict[str, Any]]]  # per consumer: the zombie's writes it was served
+    old_leader_log: list[dict[str, Any]]  # after the heal, once caught up
+    new_leader_log: list[dict[str, Any]]
+    timeline: list[dict[str, object]]
+
+    @property
+    def election(self) -> UncleanElection:
+        return self.truncation.election
+
+    @property
+    def only_the_zombie_held(self) -> list[str]:
+        """The values the zombie's log held past the divergence point while it was cut off."""
+        return [r["value"] for r in self.probes.log if r["offset"] >= self.election.divergence_offset]
+
+    def evidence(self) -> str:
+        p = self.probes
+        return (f"{self.truncation.evidence()}; zombie {p.zombie} saw itself as {p.view}; it acknowledged "
+                f"{[a['offset'] for a in p.acked]}")
+
+
+def _probe_zombie(cluster: Cluster, topic: str, zombie: int, zombie_epoch: int, new_epoch: int) -> ZombieProbes:
+    """Ask the cut-off leader: its view, acks=1 writes, and Fetch at every version that carries
+    CurrentLeaderEpoch (v9 on), at its own epoch and at the new leader's, from offset 0 and past its
+    log end."""
+    probes = ZombieProbes(zombie)
+    with rr.RawConnector(cluster) as raw:
+        client = raw(zombie)
+        probes.view = {k: v for k, v in rr.partition_metadata(client, topic).items()
+                       if k in ("LeaderId", "LeaderEpoch", "IsrNodes")}
+        tid = rr.topic_id(client, topic)
+        version = client.max_version("Produce")
+        for i in range(ZOMBIE_WRITES):
+            value = f"{ZOMBIE_PREFIX}{i}"
+            p = rr.produce(client, version, topic, tid, 0, encode_batch([value.encode()]), acks=1).response
+            part = p["Responses"][0]["PartitionResponses"][0]
+            if part["ErrorCode"] == 0:
+                probes.acked.append({"offset": part["BaseOffset"], "value": value})
+        batches, log_end = rr.read_log(client, topic, tid)
+        probes.log = [{"offset": r.offset, "value": (r.value or b"").decode(errors="replace")}
+                      for b in batches if not b.is_control for r in b.records]
+        top = client.max_version("Fetch")
+        own = rr.fetch(client, top, topic, tid, 0, 0, zombie_epoch)
+        probes.at_own_epoch = {"version": top, "epoch": zombie_epoch, "error": errors.error_name(own["ErrorCode"]),
+                               "records": sum(len(b.records) for b in parse_batches(own["Records"]))}
+        for v in rr.versions(client, "Fetch", lowest=9):
+            for offset in (0, log_end + 10):
+                a = rr.fetch(client, v, topic, tid, 0, offset, new_epoch)
+                probes.at_new_epoch.append({
+                    "version": v, "offset": offset, "epoch": new_epoch, "error": errors.error_name(a["ErrorCode"]),
+                    "records": sum(len(b.records) for b in parse_batches(a["Records"] or b"")),
+                })
+    return probes
+
+
+def zombie_leader(cluster: Cluster, topic: str, groups: dict[str, str]) -> ZombieLeader:
+    """Run it on `topic` (2 replicas, min.insync.replicas 1, unclean election enabled)."""
+    net = NetworkPartition(cluster, watch=(topic, 0))
+    probes = ZombieProbes()
+
+    def while_zombie(zombie: int, new_leader: int, new_epoch: int) -> None:
+        zombie_epoch = cluster.partition_state(topic, 0, zombie).leader_epoch
+        found = _probe_zombie(cluster, topic, zombie, zombie_epoch, new_epoch)
+        probes.__dict__.update(found.__dict__)
+        net.note("scenario", "zombie probed", acked=[a["offset"] for a in found.acked],
+                 own_epoch=found.at_own_epoch, new_epoch_errors=sorted({a["error"] for a in found.at_new_epoch}))
+
+    def elect(c: Cluster, t: str, write_divergent: Any) -> UncleanElection:
+        return unclean_election_by_partition(c, t, net, write_divergent=write_divergent, while_zombie=while_zombie)
+
+    with net:
+        history = unclean_election_watched(cluster, topic, groups, elect=elect)
+    e = history.election
+    new_log = _log(cluster, e.new_leader, topic)
+    end = new_log[-1]["offset"] + 1 if new_log else 0
+    old_log = _log(cluster, e.old_leader, topic, catch_up_to=end)
+    zombie_reads = {n: [r for r in o.reads if str(r["value"]).startswith(ZOMBIE_PREFIX)]
+                    for n, o in history.observed.items()}
+    judged = {n: Observed([r for r in o.reads if not str(r["value"]).startswith(ZOMBIE_PREFIX)], o.errors)
+              for n, o in history.observed.items()}
+    history = TruncationHistory(history.topic, history.election, history.position_before, history.new_leader_writes,
+                                history.committed_before, judged, history.incomplete)
+    return ZombieLeader(history, probes, zombie_reads, old_log, new_log, net.events.events)
+
+
+# -- acks=all on the minority side --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AcknowledgedWrites:
+    """Writes through a fault ({value, offset, error}) and the partition's log after the heal."""
+
+    topic: str
+    before: PartitionState
+    after: PartitionState
+    writes: list[dict[str, Any]]
+    log: list[dict[str, Any]]
+    cut_off_log_end: int | None  # the cut-off leader's log end while cut off: what it took, acknowledged or not
+    timeline: list[dict[str, object]]
+
+    @property
+    def acked(self) -> list[dict[str, Any]]:
+        return [w for w in self.writes if w["error"] is None]
+
+    def evidence(self) -> str:
+        return (f"{self.topic}: {self.before.leader}@{self.before.leader_epoch} -> {self.after.leader}@"
+                f"{self.after.leader_epoch}; {len(self.acked)} of {len(self.writes)} writes acknowledged; "
+                f"the cut-off leader's log end while cut off {self.cut_off_log_end}; final log {len(self.log)} records")
+
+
+class _Writer:
+    """An acks=all, idempotent producer whose every delivery report is kept."""
+
+    def __init__(self, cluster: Cluster, topic: str, stack: ExitStack, brokers: list[int] | None = None) -> None:
+        self.topic = topic
+        self.writes: list[dict[str, Any]] = []
+        bootstrap = {} if brokers is None else {
+            "bootstrap.servers": ",".join("{}:{}".format(*cluster.broker_address(b)) for b in brokers)}
+        self.producer = stack.enter_context(kafka.producer({
+            **cluster.client_config(), **bootstrap, "acks": "all", "enable.idempotence": True,
+            "request.timeout.ms": 5000, "message.timeout.ms": 120000, "topic.metadata.refresh.interval.ms": 1000,
+            "linger.ms": 5,
+        }, flush_timeout=0))
+        self.n = 0
+
+    def write(self, n: int, tag: str) -> None:
+        for _ in range(n):
+            value = f"{tag}-{self.n}"
+            self.n += 1
+
+            def report(err: Any, msg: Any, value: str = value) -> None:
+                self.writes.append({"value": value, "offset": msg.offset() if err is None else None,
+                                    "error": None if err is None else err.str()})
+
+            self.producer.produce(self.topic, value.encode(), partition=0, on_delivery=report)
+            self.producer.poll(0)
+
+    def finish(self, timeout: float = 150.0) -> None:
+        left = self.producer.flush(timeout)
+        if left:
+            raise AssertionError(f"{left} writes had no delivery report after {timeout} s")
+
+
+def minority_leader(cluster: Cluster, topic: str) -> AcknowledgedWrites:
+    """On `topic` (3 replicas, min.insync.replicas 2): write, cut the leader off from every other
+    node while a producer that knows every broker writes on; once the majority has elected a new
+    leader, a new producer that knows only the majority's brokers writes there too (the new leader's
+    log grows past what the cut-off leader took); heal, write again, and read the log back once every
+    replica is in sync. Both producers are idempotent, acks=all."""
+    before = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3, "3 replicas in sync")
+    others = [b for b in cluster.broker_ids if b != before.leader]
+    net = NetworkPartition(cluster, watch=(topic, 0))
+    cut_off_end = None
+    with ExitStack() as stack:
+        writer = _Writer(cluster, topic, stack)
+        with net:
+            writer.write(100, "before")
+            writer.finish(30)
+            net.isolate(before.leader)
+            writer.write(100, "during-election")
+            after = cluster.wait_for_partition(
+                topic, 0, lambda s: s.leader not in (-1, before.leader), "a new leader on the majority side",
+                60, broker=others[0])
+            net.observe(f"broker {after.leader} elected at epoch {after.leader_epoch}")
+            # Made now, and told only of the majority's brokers, it learns the new leader first; a
+            # client that already knew the cut-off leader may go on asking it for metadata, and be
+            # told it still leads, until the heal.
+            majority = _Writer(cluster, topic, stack, brokers=others)
+            majority.write(100, "majority-after-election")
+            majority.finish(60)
+            writer.producer.poll(0)
+            cut_off_end = cluster.log_end_offset(topic, 0, before.leader)
+            acked = sum(1 for w in writer.writes + majority.writes if w["error"] is None)
+            net.note("scenario", "writes acknowledged on the majority side", acked=acked, cut_off_log_end=cut_off_end)
+        writer.write(100, "after-heal")
+        writer.finish()
+    final = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3 and s.leader >= 0, "3 replicas in sync", 60)
+    log = _log(cluster, final.leader, topic)
+    return AcknowledgedWrites(topic, before, final, writer.writes + majority.writes, log, cut_off_end,
+                              net.events.events)
+
+
+# -- the controller cut off ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ControllerCutOff:
+    writes: AcknowledgedWrites
+    reads_during: list[dict[str, Any]]  # what a consumer read while the controller was cut off
+    cut_for: float  # seconds the controller was cut off
+    session_timeout: float
+
+
+def _drain(consumer: Consumer, into: list[dict[str, Any]], wait: float = 0.1) -> int:
+    """Poll what the consumer has ({offset, value} appended to `into`); return how many `into` holds."""
+    msg = consumer.poll(wait)
+    while msg is not None:
+        if msg.error() is None:
+            into.append({"offset": msg.offset(), "value": msg.value().decode()})
+        msg = consumer.poll(0)
+    return len(into)
+
+
+def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.0) -> ControllerCutOff:
+    """On `topic` (3 replicas, min.insync.replicas 2): cut the controller off from every broker; write
+    (acks=all) and read while it lasts, past twice the brokers' session timeout (the controller
+    would fence every broker it stopped hearing), heal, write again, and read the log back."""
+    before = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3, "3 replicas in sync")
+    (controller,) = cluster.controller_ids
+    net = NetworkPartition(cluster, watch=(topic, 0))
+    reads: list[dict[str, Any]] = []
+    started, cut_for = time.monotonic(), 0.0
+    with ExitStack() as stack:
+        writer = _Writer(cluster, topic, stack)
+        consumer: Consumer = stack.enter_context(kafka.consumer({
+            **cluster.client_config(), "group.id": f"{topic}-reader", "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }))
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        # An idempotent producer's id comes from the controller (AllocateProducerIds): it has one, and
+        # the consumer its connections, before the cut.
+        writer.write(10, "before-cut")
+        writer.finish(30)
+        wait_until(lambda: _drain(consumer, reads) >= 10, 30, lambda: f"the consumer read {len(reads)} of 10 first")
+        with net:
+            net.isolate(controller)
+            started = time.monotonic()
+            progress.step(f"writing and reading while the controller is cut off ({2 * session_timeout:.0f} s)")
+            # The workload's length, not a wait for a state: writes go on for two session timeouts.
+            during = lambda: [r for r in reads if r["value"].startswith("controller-cut-off")]  # noqa: E731
+            while time.monotonic() - started < 2 * session_timeout or len(during()) < 20:
+                writer.write(10, "controller-cut-off")
+                writer.producer.flush(10)
+                _drain(consumer, reads, 0.2)
+                if time.monotonic() - started > 60:
+                    break
+            cut_for = time.monotonic() - started
+            net.observe("still cut off; writes and reads done")
+        writer.write(50, "after-heal")
+        writer.finish()
+    final = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3 and s.leader >= 0, "3 replicas in sync", 60)
+    log = _log(cluster, final.leader, topic)
+    record = AcknowledgedWrites(topic, before, final, writer.writes, log, None, net.events.events)
+    return ControllerCutOff(record, [r for r in reads if r["value"].startswith("controller-cut-off")], cut_for,
+                            session_timeout)

@@ -1,0 +1,48 @@
+"""Acknowledged writes across network partitions: a leader cut off on the minority side, and a
+controller cut off from every broker."""
+
+from __future__ import annotations
+
+import pytest
+
+from fixtures.cluster import Cluster
+from fixtures.topics import TopicFactory
+from harness.checks import recorded
+from harness.checks.partitions import assert_no_acknowledged_write_lost, assert_served_without_the_controller
+from harness.scenarios.partitions import controller_cut_off, minority_leader
+
+pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control]
+
+SAFE = {"min.insync.replicas": "2"}
+
+
+def test_minority_leader_loses_no_acknowledged_write(link_cluster: Cluster, topic_factory: TopicFactory) -> None:
+    """acks=all with min.insync.replicas 2 on 3 replicas (KIP-320 "Motivation": the leader that cannot
+    reach the others is the one whose writes may be lost): the leader is cut off from the controller
+    and both followers while an idempotent acks=all producer writes on, through the election on the
+    majority side and the heal. Every write that was acknowledged is in the final log, once, at the
+    offset its acknowledgement gave; the cut-off leader could acknowledge none of its own."""
+    run = minority_leader(link_cluster, topic_factory(replication_factor=3, config=SAFE))
+    recorded.save("partition-minority-leader", {"writes": run.writes, "log": run.log, "timeline": run.timeline})
+    assert run.after.leader_epoch > run.before.leader_epoch, f"premise: no election happened: {run.evidence()}"
+    try:
+        assert_no_acknowledged_write_lost(run.writes, run.log)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n  {run.evidence()}") from None
+
+
+def test_brokers_serve_while_the_controller_is_cut_off(link_cluster: Cluster, topic_factory: TopicFactory) -> None:
+    """KRaft with the controller cut off from every broker, longer than twice the broker session
+    timeout: the brokers keep their leaders and epochs and go on serving (acks=all writes are
+    acknowledged, consumers read them); after the heal no acknowledged write is lost, and the
+    partition's epoch has not gone back."""
+    run = controller_cut_off(link_cluster, topic_factory(replication_factor=3, config=SAFE))
+    w = run.writes
+    recorded.save("partition-controller-cut-off", {"writes": w.writes, "reads": run.reads_during, "log": w.log,
+                                                   "timeline": w.timeline})
+    try:
+        assert_served_without_the_controller(w.writes, run.reads_during, run.cut_for, run.session_timeout)
+        assert_no_acknowledged_write_lost(w.writes, w.log)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n  {w.evidence()}") from None
+    assert w.after.leader_epoch >= w.before.leader_epoch, f"the leader epoch went back: {w.evidence()}"

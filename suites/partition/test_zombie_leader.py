@@ -1,0 +1,90 @@
+"""KIP-320's zombie leader, made by cutting links: a leader cut off from the controller and the other
+brokers goes on serving its clients; what it serves, what it keeps and what consumers do about it."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.checks import recorded
+from harness.checks.partitions import assert_truncated_to_the_new_leader, assert_zombie_refuses_the_new_epoch
+from harness.checks.truncation import assert_resumed_at_divergence, assert_truncation_surfaced
+from harness.scenarios.partitions import ZombieLeader
+from harness.scenarios.truncation import NO_RESET
+
+pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control]
+
+
+def _premise(zombie: ZombieLeader) -> None:
+    p, e = zombie.probes, zombie.election
+    assert p.view.get("LeaderId") == e.old_leader and p.view.get("LeaderEpoch") == e.epoch_before, (
+        f"premise: the cut-off broker {e.old_leader} should still see itself leading at epoch {e.epoch_before}; "
+        f"it said {p.view}")
+    assert p.at_own_epoch.get("error") == "NONE", (
+        f"premise: the zombie should serve a Fetch at its own epoch; it answered {p.at_own_epoch}")
+
+
+def test_zombie_refuses_a_fetch_at_the_new_leaders_epoch(zombie: ZombieLeader) -> None:
+    """KIP-320 "Replica Handling" and "Motivation": the cut-off leader still believes it leads at
+    epoch N; a consumer that learned epoch N+1 fetches from it with CurrentLeaderEpoch N+1. At every
+    Fetch version from v9, from offset 0 and from past the zombie's log end, the answer is
+    UNKNOWN_LEADER_EPOCH (or FENCED_LEADER_EPOCH): never records and never OFFSET_OUT_OF_RANGE, which
+    would send the consumer to its reset policy."""
+    recorded.save("partition-zombie-fetches", {"view": zombie.probes.view, "own": zombie.probes.at_own_epoch,
+                                               "new": zombie.probes.at_new_epoch})
+    _premise(zombie)
+    assert_zombie_refuses_the_new_epoch(zombie.probes.at_new_epoch, f"zombie {zombie.election.old_leader}")
+
+
+def test_former_leader_truncates_what_only_it_held(zombie: ZombieLeader) -> None:
+    """KIP-320 "Replica Handling" (with KIP-101's epoch-based truncation): reconnected, the former
+    leader truncates its log to the divergence point and then holds exactly the new leader's log:
+    the records it alone took (acks=1) before and while it was cut off are gone."""
+    recorded.save("partition-zombie-logs", {
+        "old": zombie.old_leader_log, "new": zombie.new_leader_log, "acked_by_zombie": zombie.probes.acked,
+        "gone": zombie.only_the_zombie_held, "divergence": zombie.election.divergence_offset})
+    e = zombie.election
+    assert zombie.probes.acked, f"premise: the zombie acknowledged no write while cut off ({zombie.evidence()})"
+    assert e.truncated, f"premise: nothing diverged ({zombie.evidence()})"
+    gone = zombie.only_the_zombie_held
+    assert set(a["value"] for a in zombie.probes.acked) <= set(gone), (
+        f"premise: the zombie's log while cut off ({len(zombie.probes.log)} records) lacks writes it acknowledged "
+        f"{zombie.probes.acked}")
+    try:
+        assert_truncated_to_the_new_leader(zombie.old_leader_log, zombie.new_leader_log, e.divergence_offset, gone)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n  {zombie.evidence()}") from None
+
+
+@pytest.mark.parametrize("reset", ["earliest", "latest"])
+@pytest.mark.parametrize("client", ["librdkafka", "java"])
+def test_consumer_served_by_the_zombie_resumes_at_the_divergence(
+    zombie: ZombieLeader, client: str, reset: str
+) -> None:
+    """KIP-320 "Consumer Handling": a consumer that read records only the zombie held learns of the
+    new epoch, finds the divergence with OffsetsForLeaderEpoch and resumes exactly there, reading
+    every record the new leader wrote. What the zombie served before the consumer could know (its
+    own acks=1 writes) is kept as evidence and not judged."""
+    t = zombie.truncation
+    name = f"{client}/{reset}"
+    o = t.observed[name]
+    recorded.save(f"partition-zombie-{client}-{reset}", {
+        "reads": o.reads, "errors": o.errors, "zombie_reads": zombie.zombie_reads[name], "divergence": t.divergence,
+        "position_before": t.position_before, "new_leader_writes": t.new_leader_writes})
+    try:
+        assert_resumed_at_divergence(client, o.reads, o.errors, t.divergence, t.position_before, t.new_leader_writes)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n  {zombie.evidence()}") from None
+
+
+@pytest.mark.parametrize("client", ["librdkafka", "java"])
+def test_consumer_without_reset_policy_surfaces_the_zombies_truncation(zombie: ZombieLeader, client: str) -> None:
+    """KIP-320 "Consumer Handling": with no reset policy, the truncation the zombie's replacement
+    caused is raised to the application (LogTruncationException with the divergent offset; in
+    librdkafka an _AUTO_OFFSET_RESET error naming it), and nothing past it is read."""
+    t = zombie.truncation
+    o = t.observed[f"{client}/{NO_RESET[client]}"]
+    try:
+        assert_truncation_surfaced(client, o.reads, o.errors, t.divergence)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n  {zombie.evidence()}") from None
+

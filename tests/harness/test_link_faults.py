@@ -1,0 +1,121 @@
+"""Link faults between local nodes: one-way cuts cut one way, clients are never cut, and nothing of a
+run's rules or cgroups outlives it, on a clean close or after kill -9 of the runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.network.links import LinkControl, LinkFault, leftovers, unavailable_reason
+from harness.process.spawn import spawn
+from harness.reaper import tagged_pids
+from harness.waiting import wait_until
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=str(unavailable_reason()))
+
+ECHO = """
+import socket, sys
+listener = socket.create_server(("127.0.0.1", int(sys.argv[1])))
+print("listening", flush=True)
+while True:
+    c, _ = listener.accept()
+    c.sendall(b"pong:" + c.recv(64))
+    c.close()
+"""
+ASK = """
+import socket, sys
+try:
+    with socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1.5) as c:
+        c.sendall(b"ping")
+        print(c.recv(64).decode())
+except OSError as exc:
+    print(f"no answer: {exc}")
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_one_way_cut_silences_one_direction_and_never_a_client(tmp_path: Path) -> None:
+    """Nodes 1 and 2 each listen; after `cut(1 -> 2)` node 2 hears nothing node 1 sends (so 1's
+    connections to 2 go unanswered, and 2's to 1 get no reply through), node 1 still answers
+    the test process, and the heal restores every link."""
+    ports = {1: _free_port(), 2: _free_port()}
+    links = LinkControl(f"test-{os.getpid()}", "echo", {n: [p] for n, p in ports.items()}).setup()
+    servers = []
+    try:
+        for n, p in ports.items():
+            servers.append(spawn([sys.executable, "-c", ECHO, str(p)], cgroup=links.cgroup(n),
+                                 stdout=subprocess.PIPE, text=True))
+        for s in servers:
+            assert s.stdout is not None and s.stdout.readline().strip() == "listening"
+
+        def ask(frm: int, to: int) -> str:
+            out = subprocess.run([sys.executable, "-c", ASK, str(ports[to])], capture_output=True, text=True,
+                                 timeout=30, preexec_fn=lambda: _join(links.cgroup(frm)))
+            return out.stdout.strip()
+
+        assert ask(1, 2) == "pong:ping" and ask(2, 1) == "pong:ping"
+        links.apply([LinkFault(1, 2)])
+        assert ask(1, 2).startswith("no answer"), "node 2 heard node 1 through the cut"
+        assert ask(2, 1).startswith("no answer"), "node 2 heard node 1's reply through the cut"
+        with socket.create_connection(("127.0.0.1", ports[1]), timeout=5) as c:
+            c.sendall(b"client")
+            assert c.recv(64) == b"pong:client", "a client was cut off"
+        links.heal()
+        assert ask(1, 2) == "pong:ping" and ask(2, 1) == "pong:ping"
+    finally:
+        for s in servers:
+            s.kill()
+            s.wait()
+        links.close()
+    assert leftovers(f"test-{os.getpid()}") == []
+
+
+def _join(cgroup: Path) -> None:
+    (cgroup / "cgroup.procs").write_text("0")
+
+
+@pytest.mark.live
+def test_a_closed_cluster_leaves_no_rule_and_no_cgroup() -> None:
+    """A clean close of a local cluster with links cut removes its table and cgroups; the nodes sent
+    nothing off loopback while it ran."""
+    out = subprocess.run([sys.executable, str(REPO / "tests" / "sessions" / "cut_links.py"), "close"],
+                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    lines = [json.loads(x) for x in out.stdout.splitlines() if x.startswith("{")]
+    assert len(lines) == 2, f"exit {out.returncode}\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}"
+    held, closed = lines
+    assert held["in_force"] == "1->2, 2->1000" and len(held["present"]) == 2, held
+    assert held["off_loopback"] == 0, f"the nodes sent {held['off_loopback']} packets off loopback"
+    assert closed["left"] == [], f"left after close: {closed['left']}"
+    assert leftovers(held["session"]) == []
+
+
+@pytest.mark.live
+def test_kill_9_of_the_runner_leaves_no_rule_cgroup_or_process() -> None:
+    """The runner dies by SIGKILL while a link is cut: the reaper kills the nodes and removes the
+    session's table and cgroups within 30 s."""
+    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "sessions" / "cut_links.py"), "hold"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        held = json.loads(line) if line.startswith("{") else pytest.fail(f"the runner said {line!r}")
+        assert len(held["present"]) == 2, held
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    sid = held["session"]
+    wait_until(lambda: not leftovers(sid) and not tagged_pids(sid), 30,
+               lambda: f"left of session {sid}: {leftovers(sid)}, processes {tagged_pids(sid)}")

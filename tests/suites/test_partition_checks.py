@@ -1,0 +1,141 @@
+"""The partition checks reject what a broken target or client would do (recorded 4.4.0 runs, altered)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from recordings import Recording
+
+from harness.checks.partitions import (
+    assert_no_acknowledged_write_lost,
+    assert_served_without_the_controller,
+    assert_truncated_to_the_new_leader,
+    assert_zombie_refuses_the_new_epoch,
+)
+from harness.checks.truncation import assert_resumed_at_divergence
+
+RESETS = [f"partition-zombie-{c}-{r}" for c in ("librdkafka", "java") for r in ("earliest", "latest")]
+
+
+def _fetches(r: dict[str, Any]) -> None:
+    assert_zombie_refuses_the_new_epoch(r["new"], "zombie")
+
+
+def test_recorded_zombie_answers_pass(recording: Recording) -> None:
+    r = recording("partition-zombie-fetches")
+    assert {a["error"] for a in r["new"]} <= {"UNKNOWN_LEADER_EPOCH", "FENCED_LEADER_EPOCH"}
+    _fetches(r)
+
+
+def test_a_zombie_that_served_data_at_the_new_epoch_fails(recording: Recording) -> None:
+    r = recording("partition-zombie-fetches")
+    r["new"][0].update(error="NONE", records=5)
+    with pytest.raises(AssertionError, match=r"-> NONE with 5 records"):
+        _fetches(r)
+
+
+def test_a_zombie_answering_offset_out_of_range_fails(recording: Recording) -> None:
+    """KIP-1094's zombie case: past the zombie's log end, OFFSET_OUT_OF_RANGE would send a consumer to its
+    reset policy."""
+    r = recording("partition-zombie-fetches")
+    past_end = next(a for a in r["new"] if a["offset"] > 0)
+    past_end.update(error="OFFSET_OUT_OF_RANGE")
+    with pytest.raises(AssertionError, match="OFFSET_OUT_OF_RANGE"):
+        _fetches(r)
+
+
+def _logs(r: dict[str, Any]) -> None:
+    assert_truncated_to_the_new_leader(r["old"], r["new"], r["divergence"], r["gone"])
+
+
+def test_recorded_logs_pass(recording: Recording) -> None:
+    r = recording("partition-zombie-logs")
+    assert r["gone"] and {a["value"] for a in r["acked_by_zombie"]} <= set(r["gone"])
+    _logs(r)
+
+
+def test_a_former_leader_that_kept_a_zombie_write_fails(recording: Recording) -> None:
+    r = recording("partition-zombie-logs")
+    kept = r["acked_by_zombie"][0]
+    r["old"][r["divergence"]] = {"offset": r["divergence"], "value": kept["value"]}
+    with pytest.raises(AssertionError, match=rf"still holds 1 records .*{kept['value']}"):
+        _logs(r)
+
+
+def test_a_former_leader_that_did_not_catch_up_fails(recording: Recording) -> None:
+    r = recording("partition-zombie-logs")
+    r["old"] = r["old"][:-1]
+    with pytest.raises(AssertionError, match="differs from the new leader's"):
+        _logs(r)
+
+
+def _reset(r: dict[str, Any], name: str) -> None:
+    client = "java" if "-java-" in name else "librdkafka"
+    assert_resumed_at_divergence(client, r["reads"], r["errors"], r["divergence"], r["position_before"],
+                                 r["new_leader_writes"])
+
+
+@pytest.mark.parametrize("name", RESETS)
+def test_recorded_resets_after_the_zombie_pass(recording: Recording, name: str) -> None:
+    _reset(recording(name), name)
+
+
+@pytest.mark.parametrize("name", RESETS)
+def test_a_reset_to_the_wrong_offset_fails(recording: Recording, name: str) -> None:
+    """A consumer that resumed one record past the divergence point skipped the new leader's first record."""
+    r = recording(name)
+    r["reads"] = r["reads"][1:]
+    with pytest.raises(AssertionError, match=rf"resumed at offset {r['divergence'] + 1}"):
+        _reset(r, name)
+
+
+def test_recorded_minority_leader_writes_pass(recording: Recording) -> None:
+    r = recording("partition-minority-leader")
+    assert_no_acknowledged_write_lost(r["writes"], r["log"])
+
+
+def test_a_lost_acknowledged_write_fails(recording: Recording) -> None:
+    r = recording("partition-minority-leader")
+    lost = next(w for w in r["writes"] if w["value"].startswith("majority-after-election"))
+    r["log"] = [x for x in r["log"] if x["value"] != lost["value"]]
+    with pytest.raises(AssertionError, match=rf"1 of {len(r['writes'])} acknowledged writes .*{lost['value']}"):
+        assert_no_acknowledged_write_lost(r["writes"], r["log"])
+
+
+def test_a_write_acknowledged_at_another_offset_fails(recording: Recording) -> None:
+    """An acknowledgement from the cut-off leader: its offset now holds another record."""
+    r = recording("partition-minority-leader")
+    r["writes"].append({"value": "acked-by-the-zombie", "offset": r["log"][-1]["offset"], "error": None})
+    with pytest.raises(AssertionError, match="acked-by-the-zombie"):
+        assert_no_acknowledged_write_lost(r["writes"], r["log"])
+
+
+def test_a_duplicated_write_fails(recording: Recording) -> None:
+    r = recording("partition-minority-leader")
+    r["log"].append({"offset": r["log"][-1]["offset"] + 1, "value": r["log"][0]["value"]})
+    with pytest.raises(AssertionError, match="more than once"):
+        assert_no_acknowledged_write_lost(r["writes"], r["log"])
+
+
+def _controller(r: dict[str, Any], cut_for: float = 7.0) -> None:
+    assert_served_without_the_controller(r["writes"], r["reads"], cut_for, 3.0)
+
+
+def test_recorded_controller_cut_off_passes(recording: Recording) -> None:
+    r = recording("partition-controller-cut-off")
+    _controller(r)
+    assert_no_acknowledged_write_lost(r["writes"], r["log"])
+
+
+def test_a_write_refused_while_the_controller_is_cut_off_fails(recording: Recording) -> None:
+    r = recording("partition-controller-cut-off")
+    w = next(w for w in r["writes"] if w["value"].startswith("controller-cut-off"))
+    w.update(offset=None, error="Broker: Request timed out")
+    with pytest.raises(AssertionError, match=r"1 of .* writes while the controller was cut off failed"):
+        _controller(r)
+
+
+def test_a_cut_shorter_than_the_session_timeout_is_a_premise_failure(recording: Recording) -> None:
+    with pytest.raises(AssertionError, match=r"premise: the controller was cut off for 2\.0 s"):
+        _controller(recording("partition-controller-cut-off"), cut_for=2.0)
