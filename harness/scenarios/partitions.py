@@ -304,8 +304,9 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
             # The workload's length, not a wait for a state: writes go on for two session timeouts.
             during = lambda: [r for r in reads if r["value"].startswith("controller-cut-off")]  # noqa: E731
             while time.monotonic() - started < 2 * session_timeout or len(during()) < 20:
-                writer.write(10, "controller-cut-off")
-                writer.producer.flush(10)
+                if len(writer.writes) < 10 + 20 * (time.monotonic() - started):  # 20 writes/s
+                    writer.write(10, "controller-cut-off")
+                    writer.producer.flush(10)
                 _drain(consumer, reads, 0.2)
                 if time.monotonic() - started > 60:
                     break

@@ -2,7 +2,8 @@
 
 Refresh them with one recording run of the suites (it rewrites every file):
 
-    KCTS_RECORD_CHECKS=$PWD/tests/suites/data python -m pytest suites/kip320 suites/kip359 suites/kip1094 suites/kip1319 suites/partition
+    KCTS_RECORD_CHECKS=$PWD/tests/suites/data python -m pytest suites/kip320 suites/kip359 suites/kip1094 \
+        suites/kip1319 suites/partition
 """
 
 from __future__ import annotations
