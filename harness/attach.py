@@ -1,4 +1,5 @@
-"""Attachments to the running check's Allure result, named for a reader: what it is and whose.
+"""Attachments to the running check's Allure result, named for a reader: what it is and whose; and
+the run's event log, where faults write what they did as they do it.
 
 Every call does nothing outside an Allure-reporting pytest run (a bench, a script), and nothing
 when allure-pytest is not installed, so any floor of the harness may attach what it knows.
@@ -6,7 +7,13 @@ when allure-pytest is not installed, so any floor of the harness may attach what
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
+
+# The run's event log (reports/<run>/events.jsonl), opened by the pytest plugin; None elsewhere.
+_event_log: Path | None = None
+_check = ""
 
 
 def text(name: str, body: str) -> None:
@@ -38,3 +45,25 @@ def timeline(name: str, events: list[dict[str, object]]) -> None:
         detail = " ".join(f"{k}={v}" for k, v in e.items() if k not in ("t", "who", "what"))
         lines.append(f"{float(str(e.get('t', 0))):8.3f} s  {e.get('who', '')}: {e.get('what', '')}  {detail}".rstrip())
     text(name, "\n".join(lines) or "(no event)")
+
+
+def open_event_log(path: Path | None) -> None:
+    """Where `event` appends, from now on (None: nowhere)."""
+    global _event_log
+    _event_log = path
+
+
+def set_check(name: str) -> None:
+    """The check that events belong to until the next call."""
+    global _check
+    _check = name
+
+
+def event(who: str, what: str, **detail: object) -> None:
+    """One line of the run's event log: wall time, the running check, who did what, and its detail."""
+    if _event_log is None:
+        return
+    line = {"time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z",
+            "check": _check, "who": who, "what": what, **detail}
+    with open(_event_log, "a") as f:
+        f.write(json.dumps(line, default=str) + "\n")

@@ -248,6 +248,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return (yield)
     from harness.reports.wire import recording
 
+    attach.open_event_log(run_dir(item.config) / "events.jsonl")
+    attach.set_check(item.nodeid)
     stream = item.config.stash.get(PROGRESS_STREAM_KEY, None)
     if stream is not None:
         reporter = item.config.pluginmanager.get_plugin("terminalreporter")

@@ -12,7 +12,7 @@ from harness.cluster.base import NodeCluster, NodeState
 from harness.cluster.combined import ensure_cds_archive
 from harness.cluster.node import KafkaNode, random_kafka_uuid
 from harness.cluster.target import APACHE, Capabilities, TargetSpec
-from harness.errors import ClusterError, NodeExited
+from harness.errors import ClusterError, FaultControlUnavailable, NodeExited
 from harness.kafka.dist import DEFAULT_VERSION, KafkaDistribution, cache_root, check_java, resolve
 from harness.network.links import LinkControl, LinkControlUnavailable, LinkFault
 from harness.process.cds import cds_archive_path
@@ -306,7 +306,10 @@ class LocalCluster(NodeCluster):
         if self.links is None:
             super().cut_links(faults)
             return
-        self.links.apply(faults)
+        try:
+            self.links.apply(faults)
+        except LinkControlUnavailable as exc:
+            raise FaultControlUnavailable(self.target.label, str(exc)) from exc
 
     def heal_links(self) -> None:
         if self.links is None:

@@ -61,9 +61,10 @@ class NetworkPartition:
         """One way only: `to` no longer hears `frm`; `frm` still hears `to`."""
         self._inject("cut one way", [LinkFault(frm, to)], link=f"{frm}->{to}")
 
-    def degrade(self, frm: int, to: int, loss: int) -> None:
-        """`to` loses `loss` % of the packets `frm` sends it."""
-        self._inject("degrade", [LinkFault(frm, to, loss)], link=f"{frm}->{to}", loss=f"{loss}%")
+    def degrade(self, frm: int, to: int, loss: int = 0, delay_ms: int = 0) -> None:
+        """`to` loses `loss` % of the packets `frm` sends it, and hears the rest `delay_ms` late."""
+        self._inject("degrade", [LinkFault(frm, to, loss, delay_ms)], link=f"{frm}->{to}", loss=f"{loss}%",
+                     delay=f"{delay_ms} ms")
 
     def _inject(self, what: str, faults: list[LinkFault], **detail: object) -> None:
         unknown = {n for f in faults for n in (f.frm, f.to)} - set(self.nodes)
@@ -72,7 +73,7 @@ class NetworkPartition:
         self.cluster.cut_links(faults)
         self.faults.extend(faults)
         progress.step(f"nemesis: {what} {' '.join(f'{k}={v}' for k, v in detail.items())}")
-        self.events.add("nemesis", what, **detail, in_force=self.cluster.links_in_force(), **self._views())
+        self._record("nemesis", what, **detail, in_force=self.cluster.links_in_force(), **self._views())
 
     # -- heal ------------------------------------------------------------------------------------
     def heal(self) -> None:
@@ -82,15 +83,20 @@ class NetworkPartition:
         self.cluster.heal_links()
         self.faults.clear()
         progress.step("nemesis: heal")
-        self.events.add("nemesis", "heal", **self._views())
+        self._record("nemesis", "heal", **self._views())
 
     def note(self, who: str, what: str, **detail: object) -> None:
         """An event of the scenario's own, on the same clock as the nemesis's."""
-        self.events.add(who, what, **detail)
+        self._record(who, what, **detail)
 
     def observe(self, what: str) -> None:
         """What each broker says of the watched partition now, as an event."""
-        self.events.add("observer", what, **self._views())
+        self._record("observer", what, **self._views())
+
+    def _record(self, who: str, what: str, **detail: object) -> None:
+        """Into this partition's timeline (Allure) and the run's event log (events.jsonl)."""
+        self.events.add(who, what, **detail)
+        attach.event(who, what, **detail)
 
     def _views(self) -> dict[str, object]:
         if self.watch is None:

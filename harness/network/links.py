@@ -14,12 +14,14 @@ What the run made is named after its session (`kcts_<session>_...` tables, cgrou
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,14 +73,19 @@ def _nft(script: str) -> None:
 
 @dataclass(frozen=True)
 class LinkFault:
-    """One directed link fault: `to` hears nothing (`loss` 100) or loses `loss` % of what `frm` sends."""
+    """One directed link fault: `to` hears nothing of what `frm` sends (`loss` 100, the default), or
+    loses `loss` % of it, or hears it `delay_ms` late."""
 
     frm: int
     to: int
     loss: int = 100
+    delay_ms: int = 0
 
     def __str__(self) -> str:
-        return f"{self.frm}->{self.to}" + ("" if self.loss == 100 else f" ({self.loss}% loss)")
+        if self.loss == 100:
+            return f"{self.frm}->{self.to}"
+        what = [f"{self.loss}% loss"] * bool(self.loss) + [f"{self.delay_ms} ms late"] * bool(self.delay_ms)
+        return f"{self.frm}->{self.to} ({', '.join(what)})"
 
 
 class LinkControl:
@@ -97,6 +104,7 @@ class LinkControl:
         self.cgroup_rel = f"kcts/{session_id}/{name}"
         self.cgroup_root = mount / self.cgroup_rel
         self.faults: dict[tuple[int, int], LinkFault] = {}
+        self.delays = LoopbackDelays(session_id)
         self._made = False
 
     # -- set-up --------------------------------------------------------------------------------
@@ -156,10 +164,16 @@ class LinkControl:
         for f in faults:
             if f.frm == f.to or f.frm not in self.ports or f.to not in self.ports:
                 raise KctsError(f"no link {f.frm}->{f.to}: the nodes are {sorted(self.ports)}")
-            if not 0 < f.loss <= 100:
-                raise KctsError(f"link loss must be 1..100 %, not {f.loss}")
-            self.faults[(f.frm, f.to)] = f
-        self._load()
+            if not 0 <= f.loss <= 100 or f.delay_ms < 0 or not (f.loss or f.delay_ms):
+                raise KctsError(f"a link fault loses 1..100 % or delays by a positive time: not {f}")
+        before = dict(self.faults)
+        self.faults.update({(f.frm, f.to): f for f in faults})
+        try:
+            self._load()
+        except KctsError:
+            self.faults = before
+            self._load()
+            raise
 
     def heal(self) -> None:
         """Every link back to normal."""
@@ -169,11 +183,18 @@ class LinkControl:
 
     def _load(self) -> None:
         rules = []
+        delays = {f.delay_ms for f in self.faults.values() if f.delay_ms}
+        bands = self.delays.hold(delays)
         for f in self.faults.values():
-            drop = "drop" if f.loss == 100 else f"numgen random mod 100 < {f.loss} drop"
+            actions = []
+            if f.loss:
+                actions.append("drop" if f.loss == 100 else f"numgen random mod 100 < {f.loss} drop")
+            if f.delay_ms:
+                actions.append(f"meta mark set {delay_mark(bands[f.delay_ms]):#x}")
             chain = f"add rule inet {self.table} link_faults"
-            rules.append(f"{chain} ct mark {self.mark(f.frm, f.to):#x} ct direction original {drop}")
-            rules.append(f"{chain} ct mark {self.mark(f.to, f.frm):#x} ct direction reply {drop}")
+            for action in actions:
+                rules.append(f"{chain} ct mark {self.mark(f.frm, f.to):#x} ct direction original {action}")
+                rules.append(f"{chain} ct mark {self.mark(f.to, f.frm):#x} ct direction reply {action}")
         _nft(f"flush chain inet {self.table} link_faults\n" + "\n".join(rules) + "\n")
 
     def off_loopback_packets(self) -> int:
@@ -193,7 +214,118 @@ class LinkControl:
             return
         self._made = False
         subprocess.run(["nft", "delete", "table", "inet", self.table], capture_output=True, timeout=30)
+        self.delays.hold(set())
         _remove_cgroups(self.cgroup_root)
+
+
+# -- delays -------------------------------------------------------------------------------------
+# Delay needs a queue: netem under a prio qdisc on lo, one band per delay in force, chosen by the
+# packet mark the link rules set. lo is the machine's, so the prio qdisc exists only while some run
+# holds a band; each band held is a file naming its session (the reaper releases a dead session's),
+# and every change is made under one lock.
+ROOT_HANDLE = "4b5c"
+FIRST_BAND, LAST_BAND = 4, 16  # bands 1-3 carry everything else, as pfifo_fast's priomap would
+PRIOMAP = "1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1"
+BAND_DIR = Path(os.environ.get("KCTS_RUN_DIR", "/run/kcts")) / "loopback-delay"
+
+
+def delay_mark(band: int) -> int:
+    return MARK_BASE | 0xFF00 | band
+
+
+def _tc(*args: str, check: bool = True) -> str:
+    proc = subprocess.run(["tc", *args], capture_output=True, text=True, timeout=30)
+    if check and proc.returncode != 0:
+        if "qdisc kind is unknown" in proc.stderr:
+            raise LinkControlUnavailable(
+                f"link delays need the kernel's prio and netem qdiscs (sch_prio, sch_netem); tc {' '.join(args[:6])} "
+                f"says: {proc.stderr.strip()}")
+        raise SetupError(f"tc {' '.join(args)} failed: {proc.stderr.strip()[-400:]}")
+    return proc.stdout
+
+
+class LoopbackDelays:
+    """The bands of lo's delay qdisc that one session holds: `hold({delay_ms, ...})` -> band per delay."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.bands: dict[int, int] = {}
+
+    def hold(self, delays: set[int]) -> dict[int, int]:
+        if not delays and not self.bands:
+            return {}
+        if shutil.which("tc") is None:
+            raise LinkControlUnavailable("link delays need the tc command: install Debian's iproute2")
+        with _band_lock():
+            try:
+                for ms in [d for d in self.bands if d not in delays]:
+                    _release_band(self.bands.pop(ms))
+                for ms in sorted(delays - set(self.bands)):
+                    self.bands[ms] = _take_band(self.session_id, ms)
+            finally:
+                _drop_root_if_unused()
+        return dict(self.bands)
+
+
+@contextmanager
+def _band_lock() -> Iterator[None]:
+    BAND_DIR.mkdir(parents=True, exist_ok=True)
+    fd = os.open(BAND_DIR / ".lock", os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _take_band(session_id: str, delay_ms: int) -> int:
+    root = _tc("qdisc", "show", "dev", "lo", "root")
+    if f"qdisc prio {ROOT_HANDLE}:" not in root:
+        if not root.startswith("qdisc noqueue"):
+            raise LinkControlUnavailable(f"link delays need lo's root qdisc, which holds another: {root.strip()}")
+        _tc("qdisc", "add", "dev", "lo", "root", "handle", f"{ROOT_HANDLE}:", "prio", "bands", str(LAST_BAND),
+            "priomap", *PRIOMAP.split())
+    free = [b for b in range(FIRST_BAND, LAST_BAND + 1) if not (BAND_DIR / str(b)).exists()]
+    if not free:
+        raise KctsError(f"every loopback delay band is held ({LAST_BAND - FIRST_BAND + 1}): too many delays at once")
+    band = free[0]
+    (BAND_DIR / str(band)).write_text(session_id)
+    try:
+        _tc("qdisc", "replace", "dev", "lo", "parent", f"{ROOT_HANDLE}:{band:x}", "handle", f"{band:x}0:",
+            "netem", "delay", f"{delay_ms}ms")
+        _tc("filter", "replace", "dev", "lo", "parent", f"{ROOT_HANDLE}:", "protocol", "all", "prio", str(band),
+            "handle", f"{delay_mark(band):#x}", "fw", "flowid", f"{ROOT_HANDLE}:{band:x}")
+    except KctsError:
+        _release_band(band)
+        raise
+    return band
+
+
+def _release_band(band: int) -> None:
+    _tc("filter", "del", "dev", "lo", "parent", f"{ROOT_HANDLE}:", "protocol", "all", "prio", str(band), check=False)
+    _tc("qdisc", "del", "dev", "lo", "parent", f"{ROOT_HANDLE}:{band:x}", check=False)
+    (BAND_DIR / str(band)).unlink(missing_ok=True)
+
+
+def _drop_root_if_unused() -> None:
+    if not any((BAND_DIR / str(b)).exists() for b in range(FIRST_BAND, LAST_BAND + 1)):
+        if f"qdisc prio {ROOT_HANDLE}:" in _tc("qdisc", "show", "dev", "lo", "root", check=False):
+            _tc("qdisc", "del", "dev", "lo", "root", check=False)
+
+
+def _release_session_bands(session_id: str) -> None:
+    if not BAND_DIR.is_dir() or shutil.which("tc") is None:
+        return
+    with _band_lock():
+        for b in range(FIRST_BAND, LAST_BAND + 1):
+            f = BAND_DIR / str(b)
+            try:
+                owner = f.read_text()
+            except OSError:
+                continue
+            if owner == session_id:
+                _release_band(b)
+        _drop_root_if_unused()
 
 
 def _remove_cgroups(root: Path, timeout: float = 10.0) -> None:
@@ -218,7 +350,9 @@ def _remove_cgroups(root: Path, timeout: float = 10.0) -> None:
 
 
 def reap(session_id: str) -> None:
-    """Remove every table and cgroup of a session: the reaper's part, after its processes are killed."""
+    """Remove every table, delay band and cgroup of a session: the reaper's part, after its processes
+    are killed."""
+    _release_session_bands(session_id)
     if shutil.which("nft") is None:
         return
     prefix = _table_prefix(session_id)
@@ -246,4 +380,10 @@ def leftovers(session_id: str) -> list[str]:
     mount = cgroup2_mount()
     if mount is not None and (mount / "kcts" / session_id).exists():
         found.append(f"cgroup {mount / 'kcts' / session_id}")
+    for b in range(FIRST_BAND, LAST_BAND + 1):
+        try:
+            if (BAND_DIR / str(b)).read_text() == session_id:
+                found.append(f"loopback delay band {b}")
+        except OSError:
+            pass
     return found

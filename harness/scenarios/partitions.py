@@ -312,9 +312,17 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
                     break
             cut_for = time.monotonic() - started
             net.observe("still cut off; writes and reads done")
+        # Healed, each broker first learns that the controller fenced it (every partition leaderless),
+        # then that it is unfenced (leaders again, at a later epoch): until every broker has seen
+        # both, the cluster refuses new topics ("all brokers are currently fenced").
+        for b in cluster.broker_ids:
+            final = cluster.wait_for_partition(
+                topic, 0, lambda s: len(s.isr) == 3 and s.leader >= 0 and s.leader_epoch > before.leader_epoch,
+                f"led again at an epoch past {before.leader_epoch} (the controller fenced every broker)", 60, broker=b)
+        cluster.wait_registered(cluster.broker_ids, 60, lambda: None)
+        net.observe("every broker unfenced and the partition led again")
         writer.write(50, "after-heal")
         writer.finish()
-    final = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3 and s.leader >= 0, "3 replicas in sync", 60)
     log = _log(cluster, final.leader, topic)
     record = AcknowledgedWrites(topic, before, final, writer.writes, log, None, net.events.events)
     return ControllerCutOff(record, [r for r in reads if r["value"].startswith("controller-cut-off")], cut_for,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.network.links import LinkControl, LinkFault, leftovers, unavailable_reason
+from harness.network.links import LinkControl, LinkControlUnavailable, LinkFault, leftovers, unavailable_reason
 from harness.process.spawn import spawn
 from harness.reaper import tagged_pids
 from harness.waiting import wait_until
@@ -81,6 +81,50 @@ def test_a_one_way_cut_silences_one_direction_and_never_a_client(tmp_path: Path)
             s.wait()
         links.close()
     assert leftovers(f"test-{os.getpid()}") == []
+
+
+def test_a_delayed_link_is_late_one_way_and_the_band_goes_with_the_heal() -> None:
+    """`delay_ms` on 1 -> 2: node 1's question to node 2 is answered at least that late, node 2's to
+    node 1 (whose answer travels 1 -> 2) too, a client's question to node 1 is not; after the heal lo
+    has no delay qdisc of ours left."""
+    ports = {1: _free_port(), 2: _free_port()}
+    sid = f"test-delay-{os.getpid()}"
+    links = LinkControl(sid, "echo", {n: [p] for n, p in ports.items()}).setup()
+    servers = []
+    try:
+        for n, p in ports.items():
+            servers.append(spawn([sys.executable, "-c", ECHO, str(p)], cgroup=links.cgroup(n),
+                                 stdout=subprocess.PIPE, text=True))
+        for s in servers:
+            assert s.stdout is not None and s.stdout.readline().strip() == "listening"
+
+        def timed(frm: int | None, to: int) -> float:
+            code = f"import time; t = time.monotonic(); exec({ASK!r}); print(time.monotonic() - t)"
+            join = (lambda: _join(links.cgroup(frm))) if frm is not None else None
+            out = subprocess.run([sys.executable, "-c", code, str(ports[to])], capture_output=True, text=True,
+                                 timeout=30, preexec_fn=join)
+            answer, seconds = out.stdout.split()
+            assert answer == "pong:ping", out.stdout
+            return float(seconds)
+
+        try:
+            links.apply([LinkFault(1, 2, loss=0, delay_ms=400)])
+        except LinkControlUnavailable as exc:
+            pytest.skip(str(exc))
+        assert "prio 4b5c:" in subprocess.run(["tc", "qdisc", "show", "dev", "lo"], capture_output=True,
+                                               text=True).stdout
+        assert timed(1, 2) >= 0.4, "node 1's packets reached node 2 in less than the delay"
+        assert timed(2, 1) >= 0.4, "node 1's answers reached node 2 in less than the delay"
+        assert timed(None, 1) < 0.4, "a client's exchange with node 1 was delayed"
+        links.heal()
+        assert timed(1, 2) < 0.4
+    finally:
+        for s in servers:
+            s.kill()
+            s.wait()
+        links.close()
+    assert leftovers(sid) == []
+    assert "4b5c:" not in subprocess.run(["tc", "qdisc", "show", "dev", "lo"], capture_output=True, text=True).stdout
 
 
 def _join(cgroup: Path) -> None:
