@@ -1,7 +1,7 @@
 """The `kcts` command: `kcts run [pytest args]`, `kcts matrix --targets ...`, `kcts bench NAME --json`,
 `kcts image` (the docker backend's image), `kcts compare RUN_A RUN_B` (the verdicts of two runs),
 `kcts diff OLD NEW` (what changed, for a CI gate), `kcts report [RUN]` (the rendered Allure report),
-`kcts cluster up` (a cluster to hold and poke at)."""
+`kcts cluster up` (a cluster to hold and poke at), `kcts coverage` (promise -> checks -> versions -> targets)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__ or "", "\nusage: kcts run [--kafka-version V] [pytest args...] | "
               "kcts matrix --targets 4.4.0,4.3.1,kfake [pytest args...] | "
               "kcts bench {" + ",".join(BENCHES) + "} [--json] | kcts image [--kafka-version V] | "
-              "kcts compare RUN_A RUN_B | kcts diff OLD NEW | kcts report [RUN] | kcts cluster up [...]")
+              "kcts compare RUN_A RUN_B | kcts diff OLD NEW | kcts report [RUN] | kcts cluster up [...] | "
+              "kcts coverage [RESULTS...] [--json]")
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     try:
@@ -43,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
             from harness.reports.diff import main as diff_main
 
             return diff_main(rest)
+        if command == "coverage":
+            from harness.reports.coverage import main as coverage_main
+
+            return coverage_main(rest)
         if command == "report":
             from harness.reports.allure_report import main as report_main
 
@@ -55,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("kcts: interrupted", file=sys.stderr)
         return 130
-    print(f"kcts: unknown command {command!r}; use run, matrix, bench, image, compare, diff, report or cluster",
+    print(f"kcts: unknown command {command!r}; use run, matrix, bench, image, compare, diff, report, cluster or "
+          "coverage",
           file=sys.stderr)
     return 2
 

@@ -34,6 +34,7 @@ MARKERS = {
     "tansu": "a harness test of the Tansu target (skipped until its binary is built: tox -e vendor)",
     "docker": "a harness test that needs a Docker engine",
     "needs_fault_control": "needs to stop, kill or pause nodes of the target",
+    "promise": "promise(id, ...): the promises of harness/promises.toml that the check judges",
 }
 
 RUN_DIR_KEY = pytest.StashKey[Path]()
@@ -232,6 +233,17 @@ def _progress_line(config: pytest.Config, data: dict[str, object]) -> None:
     line = json.dumps({**data, "elapsed_s": round(time.monotonic() - started, 1)})
     with open(run_dir(config) / "progress.jsonl", "a") as f:
         f.write(line + "\n")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A check that names a promise the catalogue does not list is a usage error, before anything runs."""
+    from harness.promises import CATALOGUE, catalogue
+
+    known = catalogue()
+    unknown = sorted({f"{item.nodeid}: {i}" for item in items for m in item.iter_markers("promise")
+                      for i in m.args if i not in known})
+    if unknown:
+        raise pytest.UsageError(f"checks name promises that {CATALOGUE.name} does not list: {'; '.join(unknown[:5])}")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

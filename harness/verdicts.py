@@ -21,6 +21,8 @@ from typing import NoReturn
 
 import pytest
 
+from harness.cluster.reference import expected
+from harness.cluster.target import TargetSpec
 from harness.errors import FaultControlUnavailable, KnownClientGap, NotSupported, TargetRefused
 from harness.waiting import WaitTimeout
 
@@ -38,8 +40,19 @@ JUDGED = ("pass", "fail", "not-supported", "client-gap")
 NOT_VERDICTS: tuple[type[BaseException], ...] = (WaitTimeout,)
 
 
-def not_supported(what: str, evidence: str) -> NoReturn:
-    """End the check with "not supported by this target"; `evidence` shows what the target advertised."""
+def not_supported(
+    what: str, evidence: str, reference: str | None = None, *, target: TargetSpec | None = None,
+    capability: str | None = None,
+) -> NoReturn:
+    """End the check with "not supported by this target"; `evidence` shows what the target advertised.
+
+    Where the target is a release known to have the feature (`reference`, or the reference profile's
+    line for `capability` on `target`: harness.cluster.reference), a missing feature is a regression:
+    the check FAILs, the profile's line its premise."""
+    if reference is None and target is not None and capability is not None:
+        reference = expected(target, capability)
+    if reference is not None:
+        raise AssertionError(f"{what} is missing ({evidence}); {reference}")
     _label("not-supported")
     pytest.skip(f"{NOT_SUPPORTED}: {what} is not supported by this target ({evidence})")
 
@@ -65,7 +78,7 @@ def from_exception(exc: BaseException) -> None:
     """End the check with the verdict a refusal raised below the pytest layer stands for; return
     without doing anything for any other exception."""
     if isinstance(exc, NotSupported):
-        not_supported(exc.what, exc.evidence)
+        not_supported(exc.what, exc.evidence, exc.reference)
     if isinstance(exc, TargetRefused):
         target_refused(str(exc))
     if isinstance(exc, KnownClientGap):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.areas import AREAS, OTHER
+from harness.reports import coverage
 from harness.reports.fingerprint import short as fingerprint_line
 from harness.reports.results import summarize
 from harness.verdicts import CELLS
@@ -69,11 +70,13 @@ def build(targets: list[tuple[Target, dict[str, Any]]]) -> dict[str, Any]:
     order = list(AREA_TITLES)
     ordered = sorted(rows.values(), key=lambda r: (order.index(r["area"]) if r["area"] in order else 99, r["nodeid"]))
     summary = {name: summarize(r["cells"][name]["cell"] for r in ordered) for name in names}
+    promises = coverage.build({t.name: res for t, res in targets})
     return {
         "targets": [{"name": t.name, "folder": t.folder, "environment": res.get("environment", {}),
                      "fingerprint": res.get("fingerprint")} for t, res in targets],
         "rows": ordered,
         "summary": summary,
+        "coverage": {"summary": coverage.summary(promises), "promises": [c.to_json() for c in promises]},
     }
 
 
@@ -145,6 +148,16 @@ def to_markdown(matrix: dict[str, Any]) -> str:
         if row.get("variant"):
             promise = f"*[{row['variant']}]* {promise}"
         lines.append(f"| {promise} | " + " | ".join(cells) + " |")
+    cov = matrix.get("coverage")
+    if cov:
+        s = cov["summary"]
+        lines += ["", "## Promise coverage", "",
+                  f"{s['promises']} promises: " + ", ".join(f"{n} {k}" for k, n in sorted(s["by_status"].items())), "",
+                  "| promise | status | versions judged | " + " | ".join(names) + " |", "|---|---|---|" + "---|" * len(names)]
+        for p in cov["promises"]:
+            versions = "; ".join(f"{api} {','.join(map(str, v))}" for api, v in p["versions_judged"].items()) or "-"
+            lines.append(f"| `{p['id']}` | {p['status']} | {versions} | "
+                         + " | ".join(CELL_LABELS.get(p["targets"].get(n, "absent"), "-") for n in names) + " |")
     lines += ["", "| target | environment | fingerprint | judged | " + " | ".join(CELL_LABELS[k] for k in CELLS) + " |",
               "|---|---|---|---|" + "---|" * len(CELLS)]
     for t in matrix["targets"]:
@@ -265,5 +278,30 @@ def to_html(matrix: dict[str, Any]) -> str:
                 body += _reason(c["reason"])
             out.append(f"<td class='cell {c['cell']}' data-target='{esc(name)}' data-cell='{c['cell']}'>{body}</td>")
         out.append("</tr>")
-    out.append("</table></body></html>")
+    out.append("</table>")
+    out.extend(_coverage_html(matrix.get("coverage"), names))
+    out.append("</body></html>")
     return "\n".join(out)
+
+
+def _coverage_html(cov: dict[str, Any] | None, names: list[str]) -> list[str]:
+    """The promise coverage section: each promise, its status, the versions judged and each target's verdict."""
+    if not cov:
+        return []
+    esc = html.escape
+    s = cov["summary"]
+    head = f"{s['promises']} promises: " + ", ".join(f"{n} {k}" for k, n in sorted(s["by_status"].items()))
+    out = [f"<h2 id='coverage'>Promise coverage</h2><p class='coverage-summary'>{esc(head)}</p>",
+           "<table id='promises'><tr><th>promise</th><th>status</th><th>versions judged</th>"
+           + "".join(f"<th>{esc(n)}</th>" for n in names) + "</tr>"]
+    for p in cov["promises"]:
+        versions = "; ".join(f"{api} {', '.join(map(str, v))}" for api, v in p["versions_judged"].items()) or "-"
+        why = f"<div class='nodeid'>{esc(p['why'])}</div>" if p.get("why") else ""
+        out.append(f"<tr data-promise='{esc(p['id'])}'><td>{esc(p['text'])}<div class='nodeid'>{esc(p['id'])} · "
+                   f"{esc(p['kip'])} “{esc(p['section'])}”</div></td><td>{esc(p['status'])}{why}</td>"
+                   f"<td>{esc(versions)}</td>"
+                   + "".join(f"<td class='cell {esc(p['targets'].get(n, 'absent'))}'>"
+                             f"{esc(CELL_LABELS.get(p['targets'].get(n, 'absent'), '-'))}</td>" for n in names)
+                   + "</tr>")
+    out.append("</table>")
+    return out

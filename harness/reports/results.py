@@ -24,7 +24,7 @@ from harness.areas import AREAS, OTHER
 from harness.reports import wire
 from harness.verdicts import CELLS, JUDGED, classify
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 REPO = Path(__file__).resolve().parents[2]
 
 # The type of the exception a check's call raised (set by the pytest plugin's pytest_pyfunc_call):
@@ -44,6 +44,8 @@ class CheckResult:
     duration_s: float
     evidence: str | None = None  # path relative to the run folder
     wire_evidence: str | None = None  # the decoded raw-protocol exchanges (.wire.json), relative to the run folder
+    promises: list[str] = field(default_factory=list)  # ids in harness/promises.toml
+    apis: list[str] = field(default_factory=list)  # what the check's raw client exchanged: "Fetch v12"
 
 
 @dataclass
@@ -65,7 +67,7 @@ class RunResults:
             raised = item.stash.get(RAISED_KEY, None) if report.when == "call" else None
             cell = classify(outcome, reason, raised)
             result = CheckResult(item.nodeid, area_of(item), promise_of(item), outcome, cell, reason,
-                                 round(report.duration, 3))
+                                 round(report.duration, 3), promises=promises_of(item), apis=_apis(item))
             if cell != "pass":
                 result.evidence = _write_evidence(run_dir, item.nodeid, report)
                 result.wire_evidence = _write_wire_evidence(run_dir, item)
@@ -79,6 +81,19 @@ class RunResults:
                 "environment": self.environment, "fingerprint": self.fingerprint, "summary": self.summary(),
                 "checks": [asdict(c) for c in self.checks.values()]}
         path.write_text(json.dumps(data, indent=1))
+
+
+def promises_of(item: pytest.Item) -> list[str]:
+    """The promise ids a check names with @pytest.mark.promise, in order, each once."""
+    ids = [i for m in item.iter_markers("promise") for i in m.args]
+    return list(dict.fromkeys(ids))
+
+
+def _apis(item: pytest.Item) -> list[str]:
+    recorder = wire.recorder_of(item)
+    if recorder is None:
+        return []
+    return [f"{api} v{version}" for api, version in sorted(recorder.apis)]
 
 
 @cache

@@ -68,12 +68,14 @@ class WireRecorder:
         self._last: deque[Recorded] = deque(maxlen=last)
         self._lock = threading.Lock()  # exchanges may come from a scenario's helper threads
         self.total = 0
+        self.apis: set[tuple[str, int]] = set()  # every (API, version) exchanged, all of them
 
     def __call__(self, client: RawClient, ex: Exchange, error: BaseException | None) -> None:
         """RawClient's hook: keep the exchange itself; it is decoded to JSON only if the check fails."""
         seen = Recorded(time.time(), f"{client.host}:{client.port}", ex,
                         None if error is None else f"{type(error).__name__}: {error}")
         with self._lock:
+            self.apis.add((ex.api.name, ex.version))
             if len(self._first) < self._first_limit:
                 self._first.append(seen)
             else:

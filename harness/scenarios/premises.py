@@ -1,14 +1,20 @@
 """What a scenario asks of the target before it starts, so that a target lacking it gets the verdict
-"not supported" (with what it advertised) rather than an error halfway through."""
+"not supported" (with what it advertised) rather than an error halfway through; on a release known to
+have it (harness.cluster.reference), the same lack is a regression and the check fails."""
 
 from __future__ import annotations
 
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.cluster.base import Cluster
+from harness.cluster.reference import expected
+from harness.errors import NotSupported
 
 
 def require_transactions(cluster: Cluster) -> None:
     """Raise `NotSupported` where the target advertises no API a transaction needs."""
     with rr.RawConnector(cluster) as raw:
-        tx.require_transactions(raw(cluster.running_brokers()[0]))
+        try:
+            tx.require_transactions(raw(cluster.running_brokers()[0]))
+        except NotSupported as exc:
+            raise NotSupported(exc.what, exc.evidence, expected(cluster.target, "transactions")) from None

@@ -13,6 +13,7 @@ from harness.scenarios.integrity import FinishedPipeline, copy_into_output, dele
 pytestmark = pytest.mark.integrity
 
 
+@pytest.mark.promise("kcts.checker-finds-damage")
 def test_checker_flags_a_duplicate_written_into_an_output(
     finished: FinishedPipeline, cluster: Cluster, integrity_checker: IntegrityChecker,
 ) -> None:
@@ -32,6 +33,7 @@ def test_checker_flags_a_duplicate_written_into_an_output(
     assert str(row["detail"]) == f"2 copies, offsets {damage.original_offset} .. {damage.copy_offset}", row
 
 
+@pytest.mark.promise("kcts.checker-finds-damage")
 def test_checker_flags_a_loss_outside_every_reported_window(
     finished: FinishedPipeline, cluster: Cluster, integrity_checker: IntegrityChecker,
 ) -> None:

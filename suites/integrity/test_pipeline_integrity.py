@@ -22,6 +22,7 @@ def failures_message(findings: Findings, report: Path) -> str:
 
 
 @pytest.mark.parametrize("processor", [ProcessorKind.CONFLUENT, ProcessorKind.JAVA])
+@pytest.mark.promise("eos.exactly-once-under-faults")
 def test_clean_faults_keep_every_record_exactly_once(
     fault_cluster: Cluster, topic_factory: TopicFactory, run_prefix: str,
     integrity_checker: IntegrityChecker, integrity_dir: Path, processor: ProcessorKind,
@@ -63,6 +64,7 @@ def test_clean_faults_keep_every_record_exactly_once(
         )
 
 
+@pytest.mark.promise("eos.loss-only-in-truncation-window")
 def test_unclean_election_loses_only_records_in_the_reported_window(
     unclean_cluster: Cluster, topic_factory: TopicFactory, run_prefix: str,
     integrity_checker: IntegrityChecker, integrity_dir: Path,

@@ -20,6 +20,11 @@ CLIENTS = ["librdkafka", "java"]
 
 
 @pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.promise(
+    "kip1094.next-offset-epoch",
+    "kip320.consumer.commits-epoch",
+    "kip320.consumer.record-epoch-exposed",
+)
 def test_committed_epoch_is_the_epoch_of_the_last_consumed_record(
     client: str, cluster: Cluster, two_epochs: Log, run_names: RunNames
 ) -> None:
@@ -44,6 +49,7 @@ def test_committed_epoch_is_the_epoch_of_the_last_consumed_record(
 
 
 @pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.promise("kip1094.next-offset-past-markers")
 def test_position_and_commit_move_past_transaction_markers(
     client: str, cluster: Cluster, transactions: Log, run_names: RunNames
 ) -> None:

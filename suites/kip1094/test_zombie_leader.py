@@ -14,6 +14,7 @@ from harness.scenarios.kip1094 import zombie_leader
 pytestmark = [pytest.mark.kip1094, pytest.mark.needs_fault_control]
 
 
+@pytest.mark.promise("kip1094.zombie.committed-epoch-refused")
 def test_zombie_leader_answers_a_newer_committed_epoch_with_an_epoch_error(
     zombie_cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames
 ) -> None:

@@ -37,9 +37,11 @@ def require_v6(cluster: Cluster) -> RequireV6:
     "not supported by this target" unless that includes v6 (KIP-1319), with the range as evidence."""
 
     def require(what: str, on: Cluster | None = None) -> kip1319.Advertised:
-        found = kip1319.advertised(on or cluster)
+        target = on or cluster
+        found = kip1319.advertised(target)
         if not found.supports(kip1319.KIP_VERSION):
-            verdicts.not_supported(f"{what} (TxnOffsetCommit v{kip1319.KIP_VERSION}, KIP-1319)", found.describe())
+            verdicts.not_supported(f"{what} (TxnOffsetCommit v{kip1319.KIP_VERSION}, KIP-1319)", found.describe(),
+                                   target=target.target, capability="txn-offset-commit-v6")
         return found
 
     return require
@@ -65,7 +67,8 @@ def tv1_cluster(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[Cl
     """The target's version, formatted with transaction.version=1 (no Transaction V2)."""
     features = kip1319.features(cluster)
     if (features.max_supported(kip1319.TRANSACTION_VERSION) or 0) < 1:
-        verdicts.not_supported(f"the {kip1319.TRANSACTION_VERSION} feature (KIP-890)", features.describe())
+        verdicts.not_supported(f"the {kip1319.TRANSACTION_VERSION} feature (KIP-890)", features.describe(),
+                               target=cluster.target, capability="transaction-version-2")
     with side_cluster(request, cluster, "tv1", features={kip1319.TRANSACTION_VERSION: 1}) as side:
         yield side
 

@@ -17,6 +17,7 @@ from harness.scenarios import kip1319
 pytestmark = pytest.mark.kip1319
 
 
+@pytest.mark.promise("kip1319.v6.authorization-after-resolution")
 def test_unauthorized_topic_fails_every_partition_even_missing_ones(
     acls: kip1319.AclSetup, sasl_cluster: Cluster, require_v6: kip1319.RequireV6
 ) -> None:
@@ -30,6 +31,11 @@ def test_unauthorized_topic_fails_every_partition_even_missing_ones(
     assert_error_precedence(commit)
 
 
+@pytest.mark.promise(
+    "kip1319.v6.unknown-topic-id",
+    "kip1319.v6.authorization-after-resolution",
+    "kip1319.v6.missing-partition-only",
+)
 def test_mixed_request_answers_each_topic_on_its_own(
     acls: kip1319.AclSetup, sasl_cluster: Cluster, require_v6: kip1319.RequireV6
 ) -> None:

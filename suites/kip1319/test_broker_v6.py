@@ -30,6 +30,7 @@ RequireV6 = kip1319.RequireV6
 Unique = kip1319.Unique
 
 
+@pytest.mark.promise("kip1319.broker.advertises-v6")
 def test_broker_advertises_txn_offset_commit_v6(require_v6: RequireV6) -> None:
     """KIP-1319 "Public Interfaces": TxnOffsetCommit validVersions 0-6. The target's ApiVersions
     response lists TxnOffsetCommit with a max version of at least 6 (exactly 6 on Apache Kafka 4.4.0)."""
@@ -38,6 +39,7 @@ def test_broker_advertises_txn_offset_commit_v6(require_v6: RequireV6) -> None:
     assert_advertises_v6(advertised)
 
 
+@pytest.mark.promise("kip1319.v6.topic-id-keyed")
 def test_v6_commit_by_topic_id_is_fetched_with_offset_and_epoch(
     cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique
 ) -> None:
@@ -53,6 +55,7 @@ def test_v6_commit_by_topic_id_is_fetched_with_offset_and_epoch(
     assert_offsets_fetched_back(commit)
 
 
+@pytest.mark.promise("kip1319.v6.unknown-topic-id")
 def test_unknown_topic_id_fails_every_partition_of_that_topic(
     cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique
 ) -> None:
@@ -65,6 +68,7 @@ def test_unknown_topic_id_fails_every_partition_of_that_topic(
     assert_error_precedence(commit)
 
 
+@pytest.mark.promise("kip1319.v6.missing-partition-only")
 def test_missing_partition_fails_only_that_partition(
     cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique
 ) -> None:
@@ -77,6 +81,7 @@ def test_missing_partition_fails_only_that_partition(
     assert_error_precedence(commit)
 
 
+@pytest.mark.promise("kip1319.v6.group-id-not-found", "kip1319.v0-5.old-error-mapping")
 def test_unknown_group_is_group_id_not_found_on_v6_and_illegal_generation_on_v5(
     cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique
 ) -> None:
@@ -89,6 +94,7 @@ def test_unknown_group_is_group_id_not_found_on_v6_and_illegal_generation_on_v5(
     assert_group_error_mapping(answers, "GROUP_ID_NOT_FOUND")
 
 
+@pytest.mark.promise("kip1319.v6.stale-member-epoch", "kip1319.v0-5.old-error-mapping")
 def test_stale_member_epoch_is_stale_member_epoch_on_v6_and_illegal_generation_on_v5(
     cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique
 ) -> None:
@@ -102,6 +108,7 @@ def test_stale_member_epoch_is_stale_member_epoch_on_v6_and_illegal_generation_o
     assert_stale_epoch_mapping(answers)
 
 
+@pytest.mark.promise("kip1319.v6.persists-topic-id")
 def test_v6_commit_persists_the_topic_id_in_offset_commit_value(
     cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique
 ) -> None:

@@ -32,6 +32,7 @@ from harness.scenarios.kip1319 import RequireV6, Unique
 pytestmark = pytest.mark.kip1319
 
 
+@pytest.mark.promise("kip1319.client.sends-v6")
 def test_java_client_commits_consumed_offsets_with_v6(
     cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique
 ) -> None:
@@ -50,6 +51,7 @@ def test_java_client_commits_consumed_offsets_with_v6(
     assert_visible_to_read_committed(run)
 
 
+@pytest.mark.promise("kip1319.client.negotiates-lower-version")
 def test_java_client_sends_v5_when_the_broker_advertises_v5(
     cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique
 ) -> None:
@@ -65,6 +67,7 @@ def test_java_client_sends_v5_when_the_broker_advertises_v5(
     assert_offsets_fetched_back(run)
 
 
+@pytest.mark.promise("kip1319.client.fallback-v5-without-topic-id")
 def test_java_client_falls_back_to_v5_for_the_whole_request_without_a_topic_id(
     cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique
 ) -> None:
@@ -83,6 +86,7 @@ def test_java_client_falls_back_to_v5_for_the_whole_request_without_a_topic_id(
     assert_offsets_fetched_back(run)
 
 
+@pytest.mark.promise("kip1319.client.retries-unknown-topic-id")
 def test_java_client_retries_unknown_topic_id_then_commits(
     cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique
 ) -> None:
@@ -104,6 +108,7 @@ def test_java_client_retries_unknown_topic_id_then_commits(
 
 @pytest.mark.parametrize("error", ["GROUP_ID_NOT_FOUND", "STALE_MEMBER_EPOCH"],
                          ids=["GROUP_ID_NOT_FOUND", "STALE_MEMBER_EPOCH"])
+@pytest.mark.promise("kip1319.client.group-errors-abortable")
 def test_java_client_aborts_on_group_error(
     cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique, error: str
 ) -> None:

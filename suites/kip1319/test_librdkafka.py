@@ -32,6 +32,7 @@ KNOWN_GAP = pytest.mark.xfail(raises=OlderVersionSent, **_gap.mark.kwargs)
 
 
 @KNOWN_GAP
+@pytest.mark.promise("kip1319.client.sends-v6")
 def test_librdkafka_sends_txn_offset_commit_v6(
     cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique,
     report_environment: Callable[[dict[str, str]], None],

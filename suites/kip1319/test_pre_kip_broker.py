@@ -25,6 +25,7 @@ from harness.scenarios import kip1319_clients as clients
 pytestmark = pytest.mark.kip1319
 
 
+@pytest.mark.promise("kip1319.old-broker.advertises-v5")
 def test_pre_kip_broker_advertises_txn_offset_commit_v5(pre_kip_cluster: Cluster) -> None:
     """KIP-1319 "Public Interfaces" (validVersions 0-6 is the change): Apache Kafka 4.3.1, released
     before the KIP, advertises TxnOffsetCommit up to v5 (Transaction V2, KIP-890) and not v6."""
@@ -33,6 +34,7 @@ def test_pre_kip_broker_advertises_txn_offset_commit_v5(pre_kip_cluster: Cluster
     assert_tops_out_at_v5(advertised, kip1319.PRE_KIP_RELEASE)
 
 
+@pytest.mark.promise("kip1319.old-broker.zero-topic-id")
 def test_pre_kip_broker_persists_the_zero_topic_id(pre_kip_cluster: Cluster) -> None:
     """KIP-1319 "Compatibility > Rolling upgrades": the OffsetCommitValue v4 topicId tagged field
     is populated with ZERO_UUID by old brokers. A committed v5 TxnOffsetCommit on 4.3.1 writes an
@@ -46,6 +48,7 @@ def test_pre_kip_broker_persists_the_zero_topic_id(pre_kip_cluster: Cluster) -> 
     assert_persisted_zero_topic_id(persisted, kip1319.PRE_KIP_RELEASE)
 
 
+@pytest.mark.promise("kip1319.client.negotiates-lower-version")
 def test_java_client_sends_v5_to_a_broker_without_v6(pre_kip_cluster: Cluster) -> None:
     """KIP-1319 "Compatibility > Backward compatibility": brokers that do not support v6 negotiate
     a lower version. The KIP-1319 Java client, copying 10 records in transactions of 5 as a

@@ -18,6 +18,7 @@ from harness.scenarios import kip1319_clients as clients
 pytestmark = pytest.mark.kip1319
 
 
+@pytest.mark.promise("kip1319.txn-v2.finalized-level")
 def test_transaction_version_1_is_reported_as_finalized(tv1_cluster: Cluster) -> None:
     """KIP-1319 "Compatibility > Version negotiation" rests on the finalized transaction.version
     (KIP-890): a cluster formatted with transaction.version=1 reports it in ApiVersions as finalized
@@ -27,6 +28,7 @@ def test_transaction_version_1_is_reported_as_finalized(tv1_cluster: Cluster) ->
     assert_transaction_version_finalized(features, 1)
 
 
+@pytest.mark.promise("kip1319.client.v4-without-transaction-v2")
 def test_java_client_uses_v4_without_transaction_v2(tv1_cluster: Cluster) -> None:
     """KIP-1319 "Compatibility > Version negotiation": v0-4 require no Transaction V2, v5 and v6
     require it. On a transaction.version=1 cluster the Java client sends TxnOffsetCommit v4 (naming

@@ -13,6 +13,7 @@ from harness.scenarios.kip320 import committed_epochs
 pytestmark = pytest.mark.kip320
 
 
+@pytest.mark.promise("kip320.offset-commit.epoch-kept")
 def test_committed_leader_epoch_is_kept_by_every_offset_commit_and_fetch_version(
     cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames
 ) -> None:
@@ -26,6 +27,7 @@ def test_committed_leader_epoch_is_kept_by_every_offset_commit_and_fetch_version
     assert_commits_kept(commits.rounds)
 
 
+@pytest.mark.promise("kip320.txn-offset-commit.epoch-kept")
 def test_committed_leader_epoch_is_kept_by_every_txn_offset_commit_and_fetch_version(
     cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames
 ) -> None:

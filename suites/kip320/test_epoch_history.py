@@ -17,6 +17,7 @@ from harness.scenarios.kip320 import EpochHistory, end_offsets, list_offsets_epo
 pytestmark = pytest.mark.kip320
 
 
+@pytest.mark.promise("kip320.ofle.epoch-end-offsets")
 def test_offsets_for_leader_epoch_ends_each_epoch_where_the_next_begins(
     history: EpochHistory, cluster: Cluster
 ) -> None:
@@ -32,6 +33,7 @@ def test_offsets_for_leader_epoch_ends_each_epoch_where_the_next_begins(
     assert_end_offsets(asked.batches, asked.current_epoch, asked.log_end, asked.answers)
 
 
+@pytest.mark.promise("kip320.list-offsets.epoch-of-offset")
 def test_list_offsets_returns_the_epoch_of_the_offset_it_returns(history: EpochHistory, cluster: Cluster) -> None:
     """KIP-320, "Protocol Changes / ListOffsets": "we add the leader epoch to the response that
     corresponds with the returned offset": EARLIEST gives offset 0 and the epoch of its batch,
@@ -44,6 +46,7 @@ def test_list_offsets_returns_the_epoch_of_the_offset_it_returns(history: EpochH
     assert_list_offsets_epochs(asked.batches, asked.current_epoch, asked.log_end, asked.answers)
 
 
+@pytest.mark.promise("kip320.batches.stamped-with-epoch")
 def test_fetched_batches_carry_the_epoch_they_were_appended_in(history: EpochHistory, cluster: Cluster) -> None:
     """KIP-320, "Replica Handling" and "Consumer Handling" (the epoch of each batch, from KIP-101): the
     leader stamps PartitionLeaderEpoch into each batch at append; consumers commit and validate with it.
@@ -60,6 +63,7 @@ def test_fetched_batches_carry_the_epoch_they_were_appended_in(history: EpochHis
         assert_batches_carry_append_epochs(batches, appends, f"{role} {broker}")
 
 
+@pytest.mark.promise("kip320.metadata.leader-epoch")
 def test_metadata_leader_epoch_rises_with_every_leader_move(leader_moves: EpochHistory) -> None:
     """KIP-320, "Protocol Changes / Metadata": the Metadata response carries the partition's
     leader epoch. Through three leader moves (the target's own way, or reassignment and a
@@ -74,6 +78,7 @@ def test_metadata_leader_epoch_rises_with_every_leader_move(leader_moves: EpochH
 
 
 @pytest.mark.needs_fault_control
+@pytest.mark.promise("kip320.metadata.leader-epoch")
 def test_metadata_leader_epoch_rises_with_every_election(nemesis_history: EpochHistory) -> None:
     """KIP-320, "Protocol Changes / Metadata": the Metadata response carries the partition's
     leader epoch. Through a clean stop of the leader, a crash, a failback to the preferred leader

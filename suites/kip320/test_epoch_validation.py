@@ -25,6 +25,11 @@ def _judge(name: str, probes: ValidationProbes, cases: tuple[str, ...]) -> None:
     assert_epoch_validation(probes.answers, f"on {probes.topic}")
 
 
+@pytest.mark.promise(
+    "kip320.fetch.current-epoch-served",
+    "kip320.fetch.sentinel-bypasses-validation",
+    "kip320.fetch.newer-epoch-unknown",
+)
 def test_fetch_on_the_leader_serves_the_current_epoch_and_refuses_a_newer_one(
     leader_moves: EpochHistory, cluster: Cluster
 ) -> None:
@@ -35,6 +40,7 @@ def test_fetch_on_the_leader_serves_the_current_epoch_and_refuses_a_newer_one(
     _judge("kip320-fetch-leader-current", probes, ANY_PARTITION)
 
 
+@pytest.mark.promise("kip320.fetch.older-epoch-fenced")
 def test_fetch_on_the_leader_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
     """KIP-320, "Leader Fetch Handling": at every Fetch version with CurrentLeaderEpoch (v9+), the
     leader answers an older epoch with FENCED_LEADER_EPOCH, returning no records. The partition is
@@ -43,6 +49,7 @@ def test_fetch_on_the_leader_fences_an_older_epoch(leader_moves: EpochHistory, c
     _judge("kip320-fetch-leader-older", probes, OLDER)
 
 
+@pytest.mark.promise("kip320.fetch.follower-validates-epoch")
 def test_fetch_on_a_follower_answers_per_kip_320_then_kip_392(leader_moves: EpochHistory, cluster: Cluster) -> None:
     """KIP-320, "Protocol Changes / Fetch": a follower receiving a fetch answers the epoch errors
     where the epoch differs (validation first, as on the leader). With a matching or unset epoch,
@@ -53,6 +60,7 @@ def test_fetch_on_a_follower_answers_per_kip_320_then_kip_392(leader_moves: Epoc
     _judge("kip320-fetch-follower-current", probes, ANY_PARTITION)
 
 
+@pytest.mark.promise("kip320.fetch.follower-validates-epoch")
 def test_fetch_on_a_follower_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
     """KIP-320, "Protocol Changes / Fetch": a follower answers a fetch with an older
     CurrentLeaderEpoch with FENCED_LEADER_EPOCH (validation before KIP-392's follower rules)."""
@@ -60,6 +68,7 @@ def test_fetch_on_a_follower_fences_an_older_epoch(leader_moves: EpochHistory, c
     _judge("kip320-fetch-follower-older", probes, OLDER)
 
 
+@pytest.mark.promise("kip320.ofle.newer-epoch-unknown")
 def test_offsets_for_leader_epoch_validates_current_and_newer_epochs(
     leader_moves: EpochHistory, cluster: Cluster
 ) -> None:
@@ -71,6 +80,7 @@ def test_offsets_for_leader_epoch_validates_current_and_newer_epochs(
     _judge("kip320-offsets-for-leader-epoch-validation-current", probes, ANY_PARTITION)
 
 
+@pytest.mark.promise("kip320.ofle.older-epoch-fenced")
 def test_offsets_for_leader_epoch_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
     """KIP-320, "Protocol Changes / OffsetsForLeaderEpoch": an older current leader epoch is
     answered with FENCED_LEADER_EPOCH (the KIP's text says FENCED_REPLICA), by the leader and by a
@@ -79,6 +89,7 @@ def test_offsets_for_leader_epoch_fences_an_older_epoch(leader_moves: EpochHisto
     _judge("kip320-offsets-for-leader-epoch-validation-older", probes, OLDER)
 
 
+@pytest.mark.promise("kip320.list-offsets.newer-epoch-unknown")
 def test_list_offsets_validates_current_and_newer_epochs(leader_moves: EpochHistory, cluster: Cluster) -> None:
     """KIP-320, "Protocol Changes / ListOffsets": ListOffsets (v4+) carries CurrentLeaderEpoch "to
     protect clients from querying stale leaders" and "will support the ... UNKNOWN_LEADER_EPOCH
@@ -88,6 +99,7 @@ def test_list_offsets_validates_current_and_newer_epochs(leader_moves: EpochHist
     _judge("kip320-list-offsets-validation-current", probes, ANY_PARTITION)
 
 
+@pytest.mark.promise("kip320.list-offsets.older-epoch-fenced")
 def test_list_offsets_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
     """KIP-320, "Protocol Changes / ListOffsets": ListOffsets (v4+) answers an older
     CurrentLeaderEpoch with FENCED_LEADER_EPOCH, on the leader and on a follower."""

@@ -29,6 +29,7 @@ def _judged(truncation: TruncationHistory, name: str) -> tuple[list[dict], list[
 
 @pytest.mark.parametrize("reset", ["earliest", "latest"])
 @pytest.mark.parametrize("client", ["librdkafka", "java"])
+@pytest.mark.promise("kip320.consumer.resets-to-divergence")
 def test_consumer_beyond_the_divergence_point_resumes_exactly_there(
     truncation: TruncationHistory, client: str, reset: str
 ) -> None:
@@ -46,6 +47,7 @@ def test_consumer_beyond_the_divergence_point_resumes_exactly_there(
 
 
 @pytest.mark.parametrize("client", ["librdkafka", "java"])
+@pytest.mark.promise("kip320.consumer.raises-log-truncation")
 def test_consumer_without_reset_policy_surfaces_the_truncation(truncation: TruncationHistory, client: str) -> None:
     """KIP-320, "Consumer Handling": with no auto reset policy, poll raises the truncation
     (LogTruncationException with the divergent offset; in librdkafka an _AUTO_OFFSET_RESET error
@@ -58,6 +60,7 @@ def test_consumer_without_reset_policy_surfaces_the_truncation(truncation: Trunc
 
 
 @pytest.mark.parametrize("client", [pytest.param("librdkafka", marks=LIBRDKAFKA_GROUP_GAP), "java"])
+@pytest.mark.promise("kip320.consumer.group-restart-detects")
 def test_restarted_group_detects_truncation_from_its_committed_epoch(
     truncation: TruncationHistory, client: str
 ) -> None:

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.kip359
 RECORDED_WRITES = 300
 
 
+@pytest.mark.promise("kip359.produce.current-leader-epoch", "kip359.produce.epoch-errors")
 def test_produce_carries_current_leader_epoch(cluster: Cluster, topic_factory: TopicFactory) -> None:
     """KIP-359, "Public Interfaces": a new Produce version adds CurrentLeaderEpoch to each
     partition, and the leader answers a mismatch with FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH
@@ -35,13 +36,15 @@ def test_produce_carries_current_leader_epoch(cluster: Cluster, topic_factory: T
     recorded.save("kip359-produce-schema", {"fields": fields, "advertised": list(schema.advertised)})
     with_epoch = versions_with_epoch(fields)
     if not with_epoch:
-        not_supported("KIP-359 CurrentLeaderEpoch in Produce", schema_evidence(fields, schema.advertised))
+        not_supported("KIP-359 CurrentLeaderEpoch in Produce", schema_evidence(fields, schema.advertised),
+                      target=cluster.target, capability="produce-current-leader-epoch")
 
     probes = produce_epoch_probes(cluster, topic_factory(), with_epoch)
     assert_covers(probes.answers, set(CASES))
     assert_epoch_validation(probes.answers, f"on {probes.topic}")
 
 
+@pytest.mark.promise("kip359.produce.stale-leader-refuses")
 def test_produce_to_a_former_leader_is_refused_with_the_current_leader(
     cluster: Cluster, topic_factory: TopicFactory
 ) -> None:
@@ -61,6 +64,7 @@ def test_produce_to_a_former_leader_is_refused_with_the_current_leader(
 
 
 @pytest.mark.parametrize("client", ["librdkafka", "java"])
+@pytest.mark.promise("kip359.producer.no-duplicate-across-elections")
 def test_idempotent_producer_across_leader_failovers_writes_no_duplicate_and_no_gap(
     failover_writes: FailoverWrites, client: str
 ) -> None:

@@ -16,6 +16,7 @@ pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control]
 SAFE = {"min.insync.replicas": "2"}
 
 
+@pytest.mark.promise("replication.no-acked-loss-on-failover")
 def test_minority_leader_loses_no_acknowledged_write(link_cluster: Cluster, topic_factory: TopicFactory) -> None:
     """acks=all with min.insync.replicas 2 on 3 replicas (KIP-320 "Motivation": the leader that cannot
     reach the others is the one whose writes may be lost): the leader is cut off from the controller
@@ -31,6 +32,7 @@ def test_minority_leader_loses_no_acknowledged_write(link_cluster: Cluster, topi
         raise AssertionError(f"{exc}\n  {run.evidence()}") from None
 
 
+@pytest.mark.promise("kraft.brokers-serve-without-controller")
 def test_brokers_serve_while_the_controller_is_cut_off(link_cluster: Cluster, topic_factory: TopicFactory) -> None:
     """KRaft with the controller cut off from every broker, longer than twice the broker session
     timeout: the brokers keep their leaders and epochs and go on serving (acks=all writes are

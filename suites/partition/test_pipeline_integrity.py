@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control]
 SAFE = {"min.insync.replicas": "2"}
 
 
+@pytest.mark.promise("eos.exactly-once-under-faults")
 def test_cut_off_leaders_keep_every_record_exactly_once(
     link_cluster: Cluster, topic_factory: TopicFactory, run_prefix: str,
     integrity_checker: IntegrityChecker, integrity_dir: Path,

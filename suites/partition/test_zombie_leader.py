@@ -23,6 +23,7 @@ def _premise(zombie: ZombieLeader) -> None:
         f"premise: the zombie should serve a Fetch at its own epoch; it answered {p.at_own_epoch}")
 
 
+@pytest.mark.promise("kip320.zombie.newer-epoch-refused")
 def test_zombie_refuses_a_fetch_at_the_new_leaders_epoch(zombie: ZombieLeader) -> None:
     """KIP-320 "Replica Handling" and "Motivation": the cut-off leader still believes it leads at
     epoch N; a consumer that learned epoch N+1 fetches from it with CurrentLeaderEpoch N+1. At every
@@ -35,6 +36,7 @@ def test_zombie_refuses_a_fetch_at_the_new_leaders_epoch(zombie: ZombieLeader) -
     assert_zombie_refuses_the_new_epoch(zombie.probes.at_new_epoch, f"zombie {zombie.election.old_leader}")
 
 
+@pytest.mark.promise("kip320.replica.truncates-to-divergence")
 def test_former_leader_truncates_what_only_it_held(zombie: ZombieLeader) -> None:
     """KIP-320 "Replica Handling" (with KIP-101's epoch-based truncation): reconnected, the former
     leader truncates its log to the divergence point and then holds exactly the new leader's log:
@@ -57,6 +59,7 @@ def test_former_leader_truncates_what_only_it_held(zombie: ZombieLeader) -> None
 
 @pytest.mark.parametrize("reset", ["earliest", "latest"])
 @pytest.mark.parametrize("client", ["librdkafka", "java"])
+@pytest.mark.promise("kip320.consumer.resets-to-divergence")
 def test_consumer_served_by_the_zombie_resumes_at_the_divergence(
     zombie: ZombieLeader, client: str, reset: str
 ) -> None:
@@ -77,6 +80,7 @@ def test_consumer_served_by_the_zombie_resumes_at_the_divergence(
 
 
 @pytest.mark.parametrize("client", ["librdkafka", "java"])
+@pytest.mark.promise("kip320.consumer.raises-log-truncation")
 def test_consumer_without_reset_policy_surfaces_the_zombies_truncation(zombie: ZombieLeader, client: str) -> None:
     """KIP-320 "Consumer Handling": with no reset policy, the truncation the zombie's replacement
     caused is raised to the application (LogTruncationException with the divergent offset; in

@@ -11,6 +11,7 @@ from harness.scenarios.smoke import acknowledged_reads, clean_failover, unclean_
 pytestmark = pytest.mark.smoke
 
 
+@pytest.mark.promise("replication.acked-read-back")
 def test_every_acknowledged_record_is_read_back_in_order(
     request: pytest.FixtureRequest, cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames,
 ) -> None:
@@ -24,6 +25,7 @@ def test_every_acknowledged_record_is_read_back_in_order(
         assert [r.offset for r in got] == [w.offset for w in history.acked], f"partition {p}: offsets differ from acks"
 
 
+@pytest.mark.promise("replication.no-acked-loss-on-failover")
 def test_clean_leader_failover_loses_no_acknowledged_record(
     request: pytest.FixtureRequest, failover_cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames,
 ) -> None:
@@ -47,6 +49,7 @@ def test_clean_leader_failover_loses_no_acknowledged_record(
 
 
 @pytest.mark.needs_fault_control
+@pytest.mark.promise("kip320.replica.truncation-loses-only-divergent", "kip320.replica.truncates-to-divergence")
 def test_unclean_election_loses_exactly_the_truncated_range(
     request: pytest.FixtureRequest, unclean_cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames,
 ) -> None:

@@ -32,6 +32,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 LAYERS: dict[str, int] = {
     "harness.errors": 0, "harness.waiting": 0, "harness.areas": 0, "harness.attach": 0, "harness.progress": 0,
+    "harness.promises": 0,
     "harness.session": 1, "harness.reaper": 1, "harness.network": 1,
     "harness.process": 2,
     "harness.kafka": 3, "harness.protocol": 3, "harness.clients.kafka": 3,

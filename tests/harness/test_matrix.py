@@ -159,3 +159,20 @@ def test_html_page_shown_in_chromium_matches_the_json(request: pytest.FixtureReq
                    capture_output=True, timeout=60)
     assert shot.stat().st_size > 10_000, "the screenshot is empty"
     assert json.loads((tmp_path / "matrix.json").read_text()) == matrix
+
+
+def test_the_page_has_a_promise_coverage_section_with_each_targets_verdict() -> None:
+    """Each promise's verdict on a target is the worst cell of the checks that name it there."""
+    results = results_for("a")
+    results["checks"].append({
+        "nodeid": "suites/kip320/test_epoch_validation.py::test_fetch_on_the_leader_fences_an_older_epoch",
+        "area": "kip320", "promise": "An older epoch is fenced.", "outcome": "passed", "cell": "pass", "reason": "",
+        "duration_s": 0.1, "evidence": None, "wire_evidence": None, "promises": ["kip320.fetch.older-epoch-fenced"],
+        "apis": ["Fetch v16", "Fetch v17", "Metadata v12"]})
+    matrix = build([(Target("a", "targets/a"), results)])
+    fenced = next(p for p in matrix["coverage"]["promises"] if p["id"] == "kip320.fetch.older-epoch-fenced")
+    assert fenced["targets"] == {"a": "pass"} and fenced["versions_judged"] == {"Fetch": [16, 17]}
+    page = to_html(matrix)
+    assert "<h2 id='coverage'>Promise coverage</h2>" in page
+    assert re.search(r"data-promise='kip320\.fetch\.older-epoch-fenced'>.*?Fetch 16, 17.*?class='cell pass'", page)
+    assert "## Promise coverage" in to_markdown(matrix)

@@ -1,0 +1,61 @@
+"""Reference profiles: what a released Apache Kafka is known to support, as far as the checks ask.
+
+On a target that is one of those releases (a local cluster, or the docker backend's image of it), a
+capability the release has and the target lacks is a regression, so the check FAILs with the
+profile's line as its premise, where any other target would end "not supported by this target".
+A capability Apache Kafka never had (KIP-359's CurrentLeaderEpoch in Produce) stays "not supported".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.cluster.target import APACHE, DOCKER, TargetSpec
+from harness.errors import KctsError
+
+
+@dataclass(frozen=True)
+class Capability:
+    what: str
+    since: tuple[int, int] | None  # the first Apache Kafka release (major, minor) with it; None: none has it
+    source: str  # where that is written
+
+
+CAPABILITIES: dict[str, Capability] = {
+    "txn-offset-commit-v6": Capability(
+        "TxnOffsetCommit v6 (KIP-1319)", (4, 4),
+        "KIP-1319 shipped in Apache Kafka 4.4: its ApiVersions lists TxnOffsetCommit 0-6; 4.0-4.3 list 0-5"),
+    "transaction-version-2": Capability(
+        "the transaction.version feature up to level 2 (KIP-890 Transaction V2)", (4, 0),
+        "KIP-890 part 2 shipped in Apache Kafka 4.0: brokers support transaction.version 0-2"),
+    "transactions": Capability(
+        "transactions (InitProducerId, AddPartitionsToTxn, EndTxn, TxnOffsetCommit)", (0, 11),
+        "KIP-98 shipped in Apache Kafka 0.11"),
+    "produce-current-leader-epoch": Capability(
+        "KIP-359 CurrentLeaderEpoch in Produce", None,
+        "Apache Kafka has not implemented KIP-359: no Produce version through 4.4 carries CurrentLeaderEpoch"),
+}
+
+
+def release(target: TargetSpec) -> tuple[int, int] | None:
+    """(major, minor) of the Apache Kafka release the target is, or None where it is none known."""
+    if target.kind not in (APACHE, DOCKER) or not target.version or (target.kind == DOCKER and target.image):
+        return None
+    parts = target.version.split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def expected(target: TargetSpec, capability: str) -> str | None:
+    """The reference profile's line when `target` is a release known to have `capability`; else None."""
+    try:
+        cap = CAPABILITIES[capability]
+    except KeyError:
+        raise KctsError(f"no reference capability {capability!r}; known: {sorted(CAPABILITIES)}") from None
+    found = release(target)
+    if found is None or cap.since is None or found < cap.since:
+        return None
+    return (f"reference profile: Apache Kafka {target.version} has {cap.what} ({cap.source}); "
+            f"a target that is that release and lacks it has regressed")

@@ -1,0 +1,59 @@
+"""Reference profiles: a feature missing from a release known to have it is a FAIL, not "not supported"."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import verdicts
+from harness.cluster.reference import CAPABILITIES, expected
+from harness.cluster.target import TargetSpec, docker_target, parse
+from harness.errors import KctsError, NotSupported
+
+
+@pytest.mark.parametrize(("version", "capability", "known"), [
+    ("4.4.0", "txn-offset-commit-v6", True),
+    ("4.3.1", "txn-offset-commit-v6", False),
+    ("4.0.2", "transaction-version-2", True),
+    ("3.9.1", "transaction-version-2", False),
+    ("3.9.1", "transactions", True),
+    ("4.4.0", "produce-current-leader-epoch", False),
+])
+def test_a_release_is_expected_to_have_what_it_shipped(version: str, capability: str, known: bool) -> None:
+    line = expected(parse(version), capability)
+    assert (line is not None) is known, line
+    if known:
+        assert f"Apache Kafka {version} has {CAPABILITIES[capability].what}" in line
+
+
+@pytest.mark.parametrize("target", [parse("kfake"), parse("external:127.0.0.1:9092"),
+                                    TargetSpec(kind="docker", version=None, image="example/broker:1")])
+def test_no_expectation_of_a_target_that_is_not_a_known_release(target: TargetSpec) -> None:
+    assert expected(target, "txn-offset-commit-v6") is None
+
+
+def test_the_docker_backends_own_image_of_a_release_is_that_release() -> None:
+    assert expected(docker_target("4.4.0", None), "txn-offset-commit-v6") is not None
+
+
+def test_an_unknown_capability_is_an_error() -> None:
+    with pytest.raises(KctsError, match="no reference capability 'v7'"):
+        expected(parse("4.4.0"), "v7")
+
+
+def test_v6_missing_from_4_4_0_fails_and_from_kfake_is_not_supported() -> None:
+    """What a 4.4.0 regression that dropped TxnOffsetCommit v6 from ApiVersions would get: a FAIL."""
+    with pytest.raises(AssertionError, match=r"TxnOffsetCommit v6 \(KIP-1319\) is missing \(advertises 0-5\); "
+                                             r"reference profile: Apache Kafka 4.4.0 has"):
+        verdicts.not_supported("TxnOffsetCommit v6 (KIP-1319)", "advertises 0-5", target=parse("4.4.0"),
+                               capability="txn-offset-commit-v6")
+    with pytest.raises(pytest.skip.Exception, match="NOT_SUPPORTED: TxnOffsetCommit v6"):
+        verdicts.not_supported("TxnOffsetCommit v6 (KIP-1319)", "advertises 0-5", target=parse("kfake"),
+                               capability="txn-offset-commit-v6")
+    with pytest.raises(pytest.skip.Exception, match="NOT_SUPPORTED"):
+        verdicts.not_supported("TxnOffsetCommit v6 (KIP-1319)", "advertises 0-5", target=parse("4.3.1"),
+                               capability="txn-offset-commit-v6")
+
+
+def test_a_refusal_raised_below_pytest_keeps_its_reference() -> None:
+    with pytest.raises(AssertionError, match="reference profile"):
+        verdicts.from_exception(NotSupported("transactions", "no EndTxn", "reference profile: Apache Kafka 4.4.0 ..."))
