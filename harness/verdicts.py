@@ -17,6 +17,7 @@ Code below the pytest layer raises `harness.errors.NotSupported`, `TargetRefused
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NoReturn
 
 import pytest
@@ -66,6 +67,21 @@ def target_refused(why: str) -> NoReturn:
 def known_client_gap(client: str, upstream: str, summary: str) -> pytest.MarkDecorator:
     """Mark a check that a client is known to fail: strict xfail naming the upstream issue."""
     return pytest.mark.xfail(strict=True, reason=f"{KNOWN_CLIENT_GAP}: {client}: {summary} ({upstream})")
+
+
+@dataclass(frozen=True)
+class ClientGap:
+    """A client's known failure of a check, narrowed to the exception that shows it: the check catches
+    exactly that exception for exactly that client and calls `found`; any other failure stays a FAIL
+    (or ERROR), and the client doing the right thing is a pass."""
+
+    client: str
+    upstream: str
+    summary: str
+
+    def found(self, evidence: BaseException | str) -> NoReturn:
+        """End the check as this known client gap, with what was seen."""
+        client_gap_found(self.client, self.upstream, f"{self.summary}; seen: {str(evidence).splitlines()[0][:300]}")
 
 
 def client_gap_found(client: str, upstream: str, summary: str) -> NoReturn:

@@ -39,6 +39,16 @@ def assert_commits_kept(rounds: Sequence[Mapping[str, Any]]) -> None:
     assert not wrong, f"{len(wrong)} of {len(rounds)} committed leader epochs are not kept:\n  {listing}"
 
 
+def assert_metadata_kept(rounds: Sequence[Mapping[str, Any]]) -> None:
+    """Each round's CommittedMetadata (`sent.metadata`) is what OffsetFetch returns with the offset."""
+    assert rounds, "nothing was committed"
+    wrong = [f"{r['commit']} of metadata {r['sent']['metadata']!r} read back by {r['read']} as "
+             f"{r['got'].get('metadata')!r} ({describe(r['got']['error'])})"
+             for r in rounds if r["got"]["error"] != 0 or r["got"].get("metadata") != r["sent"]["metadata"]]
+    listing = "\n  ".join(wrong[:12])
+    assert not wrong, f"{len(wrong)} of {len(rounds)} committed metadata strings are not kept:\n  {listing}"
+
+
 def assert_commit_epochs_follow_consumption(
     commits: Sequence[Mapping[str, int]], batches: Sequence[RecordBatch], client: str
 ) -> None:
@@ -88,3 +98,36 @@ def assert_commit_validates(committed: Mapping[str, int], answer: Mapping[str, A
         f"OffsetsForLeaderEpoch({committed['epoch']}) answers {describe(answer['ErrorCode'])} epoch "
         f"{answer['LeaderEpoch']} end offset {answer['EndOffset']}, so a restart would report a false truncation"
     )
+
+
+def assert_poll_hands_no_control_record(read: Sequence[int], batches: Sequence[RecordBatch], client: str) -> None:
+    """KIP-1094 guide, "Control Records vs Data Records": poll returns data records only. Every offset
+    the client handed the application is a data record's, each data record is handed once, and no
+    transaction marker is among them."""
+    markers = {r.offset for b in batches if b.is_control for r in b.records}
+    data = [r.offset for b in batches if not b.is_control for r in b.records]
+    handed = [o for o in read if o in markers]
+    assert not handed, f"{client}'s poll handed the application control records at offsets {handed[:5]}"
+    assert sorted(read) == data, (
+        f"{client}'s poll handed offsets {_span(read)}; the log's data records are {_span(data)}"
+    )
+
+
+def _span(offsets: Sequence[int]) -> str:
+    return f"{len(offsets)} from {min(offsets)} to {max(offsets)}" if offsets else "none"
+
+
+def assert_txn_commit_epochs_follow_consumption(
+    commits: Sequence[Mapping[str, Any]], batches: Sequence[RecordBatch], client: str
+) -> None:
+    """KIP-1094 guide, "Committing Specific Offsets" (sendOffsetsToTransaction, "ideally combined with
+    the leader epoch"), and KIP-320's TxnOffsetCommit LeaderEpoch: each offset a client's transaction
+    commits carries the epoch of the record before it, the last one it consumed, not the leader's
+    current epoch."""
+    sent = [(c["version"], p["CommittedOffset"], p["CommittedLeaderEpoch"])
+            for c in commits for t in (c.get("request") or {}).get("Topics", []) for p in t["Partitions"]]
+    assert sent, f"premise: {client} sent no TxnOffsetCommit"
+    wrong = [f"v{v} committed offset {o} with epoch {e}; the record at {o - 1} was appended in epoch "
+             f"{epoch_of_offset(batches, o - 1)}" for v, o, e in sent if e != epoch_of_offset(batches, o - 1)]
+    assert not wrong, f"{len(wrong)} of {len(sent)} of {client}'s transactional commits carry the wrong epoch:\n  " + \
+        "\n  ".join(wrong[:8])

@@ -167,3 +167,19 @@ def assert_epochs_rise(steps: Sequence[Mapping[str, Any]]) -> None:
     trail = " -> ".join(f"{s['step']}:{sorted(set(s['epochs'].values()))}" for s in steps)
     problems = "; ".join(wrong)
     assert not wrong, f"the Metadata leader epoch does not rise with every election: {problems}\n  {trail}"
+
+
+def assert_metadata_versions_agree(answers: Sequence[Mapping[str, Any]], min_epoch: int) -> None:
+    """KIP-320 "Protocol Changes / Metadata": every Metadata version with LeaderEpoch (v7+), from every
+    broker, gives the same leader at the same epoch, without an error; the epoch is at least
+    `min_epoch` (the partition's after the moves that made it)."""
+    assert answers, "premise: no Metadata answer"
+    top = max(answers, key=lambda a: (a["broker"] == a["leader"], a["version"]))
+    leader, epoch = top["leader"], top["epoch"]
+    wrong = [f"broker {a['broker']} Metadata v{a['version']}: leader {a['leader']} epoch {a['epoch']} "
+             f"error {a['error']}" for a in answers if (a["leader"], a["epoch"], a["error"]) != (leader, epoch, 0)]
+    versions = sorted({a["version"] for a in answers})
+    assert not wrong, (f"{len(wrong)} of {len(answers)} Metadata answers (v{versions[0]}-v{versions[-1]}) differ from "
+                       f"the leader's own at v{top['version']} (leader {leader} at epoch {epoch}):\n  "
+                       + "\n  ".join(wrong[:10]))
+    assert epoch >= min_epoch, f"Metadata gives epoch {epoch}, below {min_epoch}, which the partition reached before"

@@ -246,16 +246,18 @@ def _mapping_problems(answers: Record, error: str) -> list[str]:
     wrong += [f"the v6 and v5 requests differ in {k}: {a!r} and {b!r}" for k, a, b in same if a != b]
     wrong += [f"v6 {w}" for w in _partition_problems(
         v6, {k: (error, "v6 returns it directly") for k in requested(v6)})]
-    wrong += [f"v5 {w}" for w in _partition_problems(
-        v5, {k: ("ILLEGAL_GENERATION", "v0-5 keep mapping it to ILLEGAL_GENERATION") for k in requested(v5)})]
+    for name, ex in [("v5", v5), *sorted((answers.get("older") or {}).items())]:
+        wrong += [f"{name} {w}" for w in _partition_problems(
+            ex, {k: ("ILLEGAL_GENERATION", "v0-5 keep mapping it to ILLEGAL_GENERATION") for k in requested(ex)})]
     return wrong
 
 
 def assert_group_error_mapping(answers: Record, error: str) -> None:
     """The same commit answers `error` (GROUP_ID_NOT_FOUND or STALE_MEMBER_EPOCH) for every
     partition at v6 and ILLEGAL_GENERATION at v5 ("Proposed Changes > Broker-Side > Error mapping")."""
-    _fail_if(_mapping_problems(answers, error), f"v6 must return {error}, v5 ILLEGAL_GENERATION",
-             dump_exchange(answers["v6"]) + "\n" + dump_exchange(answers["v5"]))
+    older = list((answers.get("older") or {}).values())
+    _fail_if(_mapping_problems(answers, error), f"v6 must return {error}, v0-5 ILLEGAL_GENERATION",
+             "\n".join(dump_exchange(ex) for ex in [answers["v6"], answers["v5"], *older]))
 
 
 def assert_stale_epoch_mapping(answers: Record) -> None:
@@ -270,10 +272,11 @@ def assert_stale_epoch_mapping(answers: Record) -> None:
         if sent != {want}:
             wrong.append(f"the {name} commits carry epoch(s) {sorted(sent)}, not {want}")
     wrong += [f"stale {w}" for w in _mapping_problems(stale, "STALE_MEMBER_EPOCH")]
-    for v in ("v6", "v5"):
+    for v, ex in [("v6", current["v6"]), ("v5", current["v5"]), *sorted((current.get("older") or {}).items())]:
         wrong += [f"current {v} {w}" for w in _partition_problems(
-            current[v], {k: ("NONE", "the member's current epoch commits") for k in requested(current[v])})]
-    evidence = "\n".join(dump_exchange(r[v]) for r in (stale, current) for v in ("v6", "v5"))
+            ex, {k: ("NONE", "the member's current epoch commits") for k in requested(ex)})]
+    evidence = "\n".join(dump_exchange(ex) for r in (stale, current)
+                         for ex in [r["v6"], r["v5"], *(r.get("older") or {}).values()])
     _fail_if(wrong, f"member epoch {epoch}: only the stale epoch may fail, as STALE_MEMBER_EPOCH on v6", evidence)
 
 

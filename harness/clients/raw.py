@@ -175,12 +175,13 @@ def produce(
 
 
 def offset_commit(
-    client: RawClient, version: int, group: str, topic: str, tid: uuid.UUID, partition: int, offset: int, epoch: int
+    client: RawClient, version: int, group: str, topic: str, tid: uuid.UUID, partition: int, offset: int, epoch: int,
+    metadata: str | None = None,
 ) -> int:
     """A commit outside any generation (a standalone group, as admin tools do); the partition's error code."""
     key = {"TopicId": tid} if version >= 10 else {"Name": topic}
     part = {"PartitionIndex": partition, "CommittedOffset": offset, "CommittedLeaderEpoch": epoch,
-            "CommittedMetadata": None}
+            "CommittedMetadata": metadata}
     body = {"GroupId": group, generation_field(client, "OffsetCommit"): -1, "MemberId": "", "GroupInstanceId": None,
             "Topics": [{**key, "Partitions": [part]}]}
 
@@ -193,7 +194,7 @@ def offset_commit(
 def offset_fetch(
     client: RawClient, version: int, group: str, topic: str, tid: uuid.UUID, partition: int
 ) -> dict[str, Any]:
-    """The committed {offset, epoch, error} of one partition, asked with OffsetFetch `version` (v5+).
+    """The committed {offset, epoch, metadata, error} of one partition, asked with OffsetFetch `version` (v5+).
 
     From v7 it asks for stable offsets (RequireStable); the callers read a transactional commit
     only after its transaction is complete, so older versions see the same.
@@ -201,5 +202,5 @@ def offset_fetch(
     resp = transactions.offset_fetch(client, version, group, topic, tid, [partition]).response
     top = resp["Groups"][0] if version >= 8 else resp
     p = top["Topics"][0]["Partitions"][0] if top["Topics"] else {"ErrorCode": top["ErrorCode"]}
-    return {"offset": p.get("CommittedOffset"), "epoch": p.get("CommittedLeaderEpoch"),
+    return {"offset": p.get("CommittedOffset"), "epoch": p.get("CommittedLeaderEpoch"), "metadata": p.get("Metadata"),
             "error": p["ErrorCode"] or top["ErrorCode"]}

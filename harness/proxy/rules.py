@@ -156,6 +156,34 @@ class ReplaceErrors(Rule):
         return f"ReplaceErrors({self.scope()}, ErrorCode -> {self.error})"
 
 
+@dataclass(eq=False)
+class RefusePartitions(Rule):
+    """Answer every partition of the first `count` matching Fetch responses that carry partitions
+    with `error` and no records, as a replica that refused the request's CurrentLeaderEpoch would
+    (the response's own ErrorCode stays NONE: the fetch session is not at fault)."""
+
+    error: int = 0
+    count: int | None = 1
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return self.matches(api_key, version) and not self.spent
+
+    def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
+        parts = [p for t in body.get("Responses") or [] for p in t.get("Partitions") or []]
+        if not parts or not self.take():
+            return False
+        for p in parts:
+            # Empty, not null: a broker answers a refused partition with no records, and librdkafka
+            # takes a null record set for a broken frame.
+            p.update(ErrorCode=self.error, HighWatermark=-1, LastStableOffset=-1, LogStartOffset=-1, Records=b"")
+            if "AbortedTransactions" in p:
+                p["AbortedTransactions"] = None
+        return True
+
+    def describe(self) -> str:
+        return f"RefusePartitions({self.scope()}, partitions -> {self.error}, no records)"
+
+
 def _set_error_codes(value: Any, error: int) -> None:
     if isinstance(value, dict):
         for k, v in value.items():

@@ -179,24 +179,35 @@ class MarkerCommit:
     validation: dict[str, Any]
     data_epoch: dict[str, int]
     data_epoch_answer: dict[str, Any]
+    read: list[int]  # the offset of every record poll handed the application
 
 
 def marker_commit(cluster: Cluster, log: Log, group: str, client: str) -> MarkerCommit:
     """`client` ("java" or "librdkafka") reads `log` (read_committed) in `group` to its end, then commits."""
     data = [b for b in log.batches if not b.is_control]
+    read: list[int] = []
     if client == "java":
-        end = next(e for e in _java(cluster, log, group, "read_committed", 500) if e.get("event") == "end")
+        events = _java(cluster, log, group, "read_committed", 500)
+        read = [r[0] for e in events if e.get("event") == "poll" for r in e["records"]]
+        end = next(e for e in events if e.get("event") == "end")
         position, committed = end["position"], end["committed"]
     else:
         tp = TopicPartition(log.topic, 0)
         with kafka.consumer({**cluster.client_config(), "group.id": group, "enable.auto.commit": False,
                              "auto.offset.reset": "earliest", "isolation.level": "read_committed"}) as consumer:
             consumer.subscribe([log.topic])
-            read_through(consumer, data[-1].last_offset, log.topic)
+            read = [offset for offset, _ in read_through(consumer, data[-1].last_offset, log.topic)]
+
+            def past_markers() -> bool:
+                msg = consumer.poll(0.1)
+                if msg is not None and msg.error() is None:
+                    read.append(msg.offset())
+                return msg is None and consumer.position([tp])[0].offset >= log.end
+
             # librdkafka moves position() past trailing control records on a later poll; where it
             # never does, the check reports the position it stayed at.
             try:
-                wait_until(lambda: consumer.poll(0.1) is None and consumer.position([tp])[0].offset >= log.end, 15,
+                wait_until(past_markers, 15,
                            lambda: f"position() {consumer.position([tp])[0].offset} reaching the log end {log.end}")
             except WaitTimeout:
                 pass
@@ -211,7 +222,7 @@ def marker_commit(cluster: Cluster, log: Log, group: str, client: str) -> Marker
         validation = _validates(raw, cluster, log.topic, committed)
     finally:
         raw.close()
-    return MarkerCommit(client, position, committed, validation, data_epoch, data_epoch_answer)
+    return MarkerCommit(client, position, committed, validation, data_epoch, data_epoch_answer, read)
 
 
 # -- the zombie leader -----------------------------------------------------------------------

@@ -20,11 +20,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import (
     AclBinding,
     AclBindingFilter,
     AclOperation,
     AclPermissionType,
+    NewTopic,
     ResourcePatternType,
     ResourceType,
 )
@@ -223,6 +225,38 @@ def commit_unknown_topic_id(cluster: Cluster, topic: str, unique: Unique) -> Txn
         return _commit(raw, unique, KIP_VERSION, unique("group"), topics, facts, commit=False)
 
 
+def commit_recreated_topic_old_id(cluster: Cluster, topic: str, unique: Unique) -> TxnCommit:
+    """`topic` (one partition) deleted and made again under its name; then a v6 commit naming its old
+    TopicId (partition 0) and its new one (partition 0)."""
+    with RawConnector(cluster) as raw, kafka.admin(cluster.client_config()) as admin:
+        old = tx.topic_ids(raw(), [topic])[topic]
+        replicas = len(cluster.partition_state(topic).replicas)
+        admin.delete_topics([topic], operation_timeout=30)[topic].result(60)
+
+        def recreated() -> uuid.UUID | None:
+            try:
+                admin.create_topics([NewTopic(topic, 1, replicas)], operation_timeout=30)[topic].result(60)
+            except KafkaException as exc:
+                if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:  # still being deleted: try again
+                    raise
+            try:
+                new = tx.topic_ids(raw(), [topic])[topic]
+            except (AssertionError, KeyError):
+                return None
+            return new if new != old else None
+
+        new = wait_until(recreated, 60, lambda: f"{topic} deleted and made again with a new TopicId (old {old})",
+                         interval=0.5)
+        cluster.wait_for_partition(topic, 0, lambda s: s.leader >= 0, "a leader of the new topic")
+        topics = [
+            {"TopicId": old, "Partitions": [tx.partition(0, 10)]},
+            {"TopicId": new, "Partitions": [tx.partition(0, 10)]},
+        ]
+        facts = [_topic_fact(None, old, 0, exists=False), _topic_fact(topic, new, 1)]
+        return _commit(raw, unique, KIP_VERSION, unique("group"), topics, facts, commit=False,
+                       context=f"{topic}: old TopicId {old} (deleted), new {new}")
+
+
 def commit_missing_partition(cluster: Cluster, topic: str, unique: Unique) -> TxnCommit:
     """A v6 commit of partitions 0, 1 and 5 of a two-partition topic."""
     with RawConnector(cluster) as raw:
@@ -237,28 +271,58 @@ def commit_missing_partition(cluster: Cluster, topic: str, unique: Unique) -> Tx
 @dataclass(frozen=True)
 class GroupErrorAnswers(Record):
     """The same commit (group, member, generation or member epoch, one partition) at v6 by TopicId
-    and at v5 by name, each in a transaction of its own that is aborted."""
+    and at v5 by name, each in a transaction of its own that is aborted; `older` the same at v3 and
+    v4 where the coordinator speaks them (the first versions with group membership), keyed "v3", "v4"."""
 
     group: str
     member_id: str
     generation_or_epoch: int
     v6: dict[str, Any]
     v5: dict[str, Any]
+    older: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+FIRST_WITH_MEMBERSHIP = 3  # TxnOffsetCommit v3 (KIP-447) added GenerationId and MemberId
+
+
+def _commit_at(
+    raw: RawConnector, unique: Unique, coordinator: RawClient, version: int, group: str, key: dict[str, Any],
+    epoch: int, member: str,
+) -> dict[str, Any]:
+    """One membership commit at `version` in a transaction of its own, then aborted. Below v5 (before
+    KIP-890's Transaction V2) the producer adds the group to its transaction itself, and ends it at
+    EndTxn v4 at most."""
+    txn = tx.begin(raw, unique("txn"))
+    c = txn.coordinator
+    producer = {"TransactionalId": txn.transactional_id, "ProducerId": txn.producer_id,
+                "ProducerEpoch": txn.producer_epoch}
+    if version < 5:
+        added = tx.settle(lambda: c.send("AddOffsetsToTxn", min(3, c.max_version("AddOffsetsToTxn")),
+                                         {**producer, "GroupId": group}),
+                          tx.TRANSACTION_TRANSIENT, "AddOffsetsToTxn")
+        assert added["ErrorCode"] == 0, f"AddOffsetsToTxn: {errors.describe(added['ErrorCode'])}"
+    answer = exchange_record(tx.txn_offset_commit(
+        coordinator, version, txn, group, [{**key, "Partitions": [tx.partition(0, 10)]}],
+        generation_or_epoch=epoch, member_id=member,
+    ))
+    if version < 5:
+        end = c.send("EndTxn", min(4, c.max_version("EndTxn")), {**producer, "Committed": False})
+        assert end["ErrorCode"] == 0, f"EndTxn v4 (abort): {errors.describe(end['ErrorCode'])}"
+    else:
+        txn.end(commit=False)
+    return answer
 
 
 def _v6_and_v5(
     raw: RawConnector, unique: Unique, topic: str, topic_id: uuid.UUID, group: str, epoch: int, member: str
 ) -> GroupErrorAnswers:
     coordinator = group_coordinator(raw, group)
-    answers: dict[int, dict[str, Any]] = {}
-    for version, key in ((6, {"TopicId": topic_id}), (5, {"Name": topic})):
-        txn = tx.begin(raw, unique("txn"))
-        answers[version] = exchange_record(tx.txn_offset_commit(
-            coordinator, version, txn, group, [{**key, "Partitions": [tx.partition(0, 10)]}],
-            generation_or_epoch=epoch, member_id=member,
-        ))
-        txn.end(commit=False)
-    return GroupErrorAnswers(group, member, epoch, answers[6], answers[5])
+    v6 = _commit_at(raw, unique, coordinator, 6, group, {"TopicId": topic_id}, epoch, member)
+    v5 = _commit_at(raw, unique, coordinator, 5, group, {"Name": topic}, epoch, member)
+    low, _ = coordinator.broker_versions[coordinator.specs.api(TXN_OFFSET_COMMIT).key]
+    older = {f"v{v}": _commit_at(raw, unique, coordinator, v, group, {"Name": topic}, epoch, member)
+             for v in range(max(low, FIRST_WITH_MEMBERSHIP), 5)}
+    return GroupErrorAnswers(group, member, epoch, v6, v5, older)
 
 
 def unknown_group_answers(cluster: Cluster, topic: str, unique: Unique) -> GroupErrorAnswers:

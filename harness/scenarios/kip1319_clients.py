@@ -198,6 +198,19 @@ def java_copy(
     return _run_java(cluster, "Kip1319Copier", args, group, sink, asked, list(values), timeout=timeout)
 
 
+def java_copy_existing(cluster: Cluster, source: str, values: list[bytes], sink: str, group: str) -> ClientRun:
+    """Copy the records already in `source`-0 (`values`, from offset 0) to `sink` with Kip1319Copier,
+    in transactions of 5: each sendOffsetsToTransaction carries the offset after, and the leader epoch
+    of, the last record it consumed."""
+    args = [
+        "--input-topic", source, "--output-topic", sink, "--group", group,
+        "--transactional-id", f"kcts-java-copier-{uuid.uuid4().hex[:10]}", "--messages", str(len(values)),
+        "--transaction-size", "5", "--group-protocol", "consumer", "--timeout-ms", "110000",
+    ]
+    return _run_java(cluster, "Kip1319Copier", args, group, sink, _asked(cluster, [Offset(source, 0, len(values))]),
+                     list(values))
+
+
 # -- the situations of the checks ---------------------------------------------------------------
 
 def java_copy_20(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from confluent_kafka import Producer
@@ -273,6 +273,7 @@ class LeaderAnswers:
     batches: list[RecordBatch]
     log_end: int
     answers: Any
+    by_version: dict[int, Any] = field(default_factory=dict)  # OffsetsForLeaderEpoch: the answers at each version
 
     def blob(self) -> bytes:
         """The batches re-encoded, as the recorded answers keep them."""
@@ -288,18 +289,37 @@ def end_offsets(cluster: Cluster, history: EpochHistory) -> LeaderAnswers:
         client = raw(leader)
         batches, log_end = rr.read_log(client, history.topic, history.topic_id)
         asked = sorted({b.partition_leader_epoch for b in batches} | {epoch, epoch + 1, epoch + 7})
-        version = client.max_version("OffsetForLeaderEpoch")
-        answers = {
-            e: rr.offsets_for_leader_epoch(client, version, history.topic, 0, e, current_epoch=epoch) for e in asked
+        by_version = {
+            v: {e: rr.offsets_for_leader_epoch(client, v, history.topic, 0, e, current_epoch=epoch) for e in asked}
+            for v in rr.versions(client, "OffsetForLeaderEpoch", 2)
         }
-        return LeaderAnswers(history.name, history.topic, leader, epoch, batches, log_end, answers)
+        answers = by_version[max(by_version)]
+        return LeaderAnswers(history.name, history.topic, leader, epoch, batches, log_end, answers, by_version)
+    finally:
+        raw.close()
+
+
+def metadata_versions(cluster: Cluster, history: EpochHistory) -> list[dict[str, Any]]:
+    """The partition's leader and epoch as every running broker's Metadata gives them, at every version
+    from v7 (the first with LeaderEpoch) each speaks: {broker, version, leader, epoch, error}."""
+    raw = rr.RawConnector(cluster)
+    try:
+        out = []
+        for b in cluster.running_brokers():
+            client = raw(b)
+            for v in rr.versions(client, "Metadata", 7):
+                t = rr.metadata(client, history.topic, v)
+                p = next(p for p in t["Partitions"] if p["PartitionIndex"] == 0)
+                out.append({"broker": b, "version": v, "leader": p["LeaderId"], "epoch": p["LeaderEpoch"],
+                            "error": p["ErrorCode"]})
+        return out
     finally:
         raw.close()
 
 
 def list_offsets_epochs(cluster: Cluster, history: EpochHistory) -> LeaderAnswers:
-    """ListOffsets from the leader, with the current epoch, at v4 (the first with LeaderEpoch) and the
-    top version: EARLIEST, LATEST, and the base timestamp of every data batch."""
+    """ListOffsets from the leader, with the current epoch, at every version from v4 (the first with
+    LeaderEpoch) the leader speaks: EARLIEST, LATEST, and the base timestamp of every data batch."""
     raw = rr.RawConnector(cluster)
     try:
         leader, _, epoch = _leader_and_follower(raw, history.topic, need_follower=False)
@@ -307,7 +327,7 @@ def list_offsets_epochs(cluster: Cluster, history: EpochHistory) -> LeaderAnswer
         batches, log_end = rr.read_log(client, history.topic, history.topic_id)
         times = [b.base_timestamp for b in batches if not b.is_control]
         answers = []
-        for version in sorted({4, client.max_version("ListOffsets")}):
+        for version in rr.versions(client, "ListOffsets", 4):
             for ts in [EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, *times]:
                 p = rr.list_offsets(client, version, history.topic, 0, ts, current_epoch=epoch)
                 answers.append({"version": version, "timestamp": ts, "partition": p})
@@ -484,10 +504,10 @@ class CommittedEpochs:
 
 def _txn_commit(
     raw: rr.RawConnector, any_broker: RawClient, version: int, txn_id: str, group: str, gcoord: RawClient,
-    topic: str, tid: uuid.UUID, offset: int, epoch: int,
+    topic: str, tid: uuid.UUID, offset: int, epoch: int, metadata: str | None = None,
 ) -> int:
-    """Commit (offset, epoch) in a transaction with TxnOffsetCommit `version`, then commit the
-    transaction; the TxnOffsetCommit partition error code."""
+    """Commit (offset, epoch, metadata) in a transaction with TxnOffsetCommit `version`, then commit
+    the transaction; the TxnOffsetCommit partition error code."""
     tcoord = raw(tx.coordinator_id(any_broker, txn_id, 1))
     init = tx.settle(
         lambda: tcoord.send("InitProducerId", tcoord.max_version("InitProducerId"),
@@ -507,7 +527,8 @@ def _txn_commit(
         )
         assert added["ErrorCode"] == 0, f"AddOffsetsToTxn: {errors.describe(added['ErrorCode'])}"
     key = {"TopicId": tid} if version >= 6 else {"Name": topic}
-    part = {"PartitionIndex": 0, "CommittedOffset": offset, "CommittedLeaderEpoch": epoch, "CommittedMetadata": None}
+    part = {"PartitionIndex": 0, "CommittedOffset": offset, "CommittedLeaderEpoch": epoch,
+            "CommittedMetadata": metadata}
     body = {**producer, "GroupId": group, tx.generation_field(gcoord, "TxnOffsetCommit"): -1, "MemberId": "",
             "GroupInstanceId": None, "Topics": [{**key, "Partitions": [part]}]}
     code = tx.settle(
@@ -522,7 +543,7 @@ def _txn_commit(
 def committed_epochs(
     cluster: Cluster, topic: str, group: str, transactional_id: Callable[[str], str], api: str = "OffsetCommit",
 ) -> CommittedEpochs:
-    """Commit its own (offset, epoch) to `group` with each version of `api`: OffsetCommit (v6+), or
+    """Commit its own (offset, epoch, metadata) to `group` with each version of `api`: OffsetCommit (v6+), or
     TxnOffsetCommit (v2+) in a committed transaction (`transactional_id(hint)` names each one);
     after each commit, read it back with every OffsetFetch version (v5+). A target without
     transactions raises `NotSupported` for TxnOffsetCommit. A commit the coordinator refuses is a
@@ -537,25 +558,25 @@ def committed_epochs(
         reads = sorted(rr.versions(gcoord, "OffsetFetch", FIRST_WITH_EPOCH["OffsetFetch"]), reverse=True)
         rounds: list[dict[str, Any]] = []
 
-        def read_back(commit: str, code: int, offset: int, epoch: int) -> None:
+        def read_back(commit: str, code: int, offset: int, epoch: int, metadata: str) -> None:
             assert code == 0, f"{commit} of ({offset}, epoch {epoch}) refused: {errors.describe(code)}"
             for fv in reads:
                 rounds.append({"commit": commit, "read": f"OffsetFetch v{fv}",
-                               "sent": {"offset": offset, "epoch": epoch},
+                               "sent": {"offset": offset, "epoch": epoch, "metadata": metadata},
                                "got": rr.offset_fetch(gcoord, fv, group, topic, tid, 0)})
 
         if api == "OffsetCommit":
             for v in rr.versions(gcoord, "OffsetCommit", FIRST_WITH_EPOCH["OffsetCommit"]):
-                offset, epoch = 100 + v, 10 + v
-                read_back(f"OffsetCommit v{v}", rr.offset_commit(gcoord, v, group, topic, tid, 0, offset, epoch),
-                          offset, epoch)
+                offset, epoch, metadata = 100 + v, 10 + v, f"kcts OffsetCommit v{v}"
+                code = rr.offset_commit(gcoord, v, group, topic, tid, 0, offset, epoch, metadata)
+                read_back(f"OffsetCommit v{v}", code, offset, epoch, metadata)
             return CommittedEpochs(topic, group, rounds)
         tx.require_transactions(any_broker)
         for v in rr.versions(gcoord, "TxnOffsetCommit", FIRST_WITH_EPOCH["TxnOffsetCommit"]):
-            offset, epoch = 200 + v, 30 + v
+            offset, epoch, metadata = 200 + v, 30 + v, f"kcts TxnOffsetCommit v{v}"
             txn_id = transactional_id(f"kip320-committed-epoch-{v}")
-            code = _txn_commit(raw, any_broker, v, txn_id, group, gcoord, topic, tid, offset, epoch)
-            read_back(f"TxnOffsetCommit v{v}", code, offset, epoch)
+            code = _txn_commit(raw, any_broker, v, txn_id, group, gcoord, topic, tid, offset, epoch, metadata)
+            read_back(f"TxnOffsetCommit v{v}", code, offset, epoch, metadata)
         return CommittedEpochs(topic, group, rounds)
     finally:
         raw.close()

@@ -5,15 +5,19 @@ from __future__ import annotations
 import pytest
 
 from fixtures.cluster import Cluster
-from fixtures.topics import RunNames
+from fixtures.topics import RunNames, TopicFactory
 from harness.checks import recorded
 from harness.checks.committed_offsets import (
     assert_commit_epochs_follow_consumption,
     assert_commit_past_control_records,
     assert_commit_validates,
+    assert_poll_hands_no_control_record,
+    assert_txn_commit_epochs_follow_consumption,
 )
 from harness.checks.epoch_history import describe_log
-from harness.scenarios.kip1094 import Log, last_epoch_commits, marker_commit
+from harness.checks.kip1319 import assert_transaction_outcome
+from harness.scenarios.kip1094 import Log, MarkerCommit, last_epoch_commits, marker_commit
+from harness.scenarios.kip1319_clients import java_copy_existing
 
 pytestmark = pytest.mark.kip1094
 CLIENTS = ["librdkafka", "java"]
@@ -48,29 +52,60 @@ def test_committed_epoch_is_the_epoch_of_the_last_consumed_record(
         assert_commit_validates(c, answer)
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-@pytest.mark.promise("kip1094.next-offset-past-markers")
-def test_position_and_commit_move_past_transaction_markers(
-    client: str, cluster: Cluster, transactions: Log, run_names: RunNames
+@pytest.mark.promise("kip1094.txn-commit-epoch", "kip320.txn-offset-commit.epoch-kept")
+def test_transactional_commit_carries_the_epoch_of_the_last_consumed_record(
+    cluster: Cluster, two_epochs: Log, topic_factory: TopicFactory, run_names: RunNames
 ) -> None:
+    """KIP-1094 consumer-offsets guide, "Committing Specific Offsets" (sendOffsetsToTransaction with
+    "the offset of the next record ... ideally combined with the leader epoch") and KIP-320's
+    TxnOffsetCommit LeaderEpoch: the Java client copies the 40 records of a log whose first 20 were
+    appended one epoch before the rest, committing in transactions of 5 with each record's own
+    epoch. Every TxnOffsetCommit on the wire carries the epoch of the record before its offset: the
+    commit of offset 20 carries the older epoch, not the leader's current one."""
+    log = two_epochs
+    values = [r.value or b"" for b in log.batches if not b.is_control for r in b.records]
+    run = java_copy_existing(cluster, log.topic, values, topic_factory(), run_names.group("kip1094-txn-epoch"))
+    recorded.save("kip1094-txn-commit-epochs", {"commits": run.commits, "log": log.blob()})
+    epochs = {b.partition_leader_epoch for b in log.batches}
+    assert len(epochs) > 1, f"premise: the log spans more than one epoch: {describe_log(log.batches)}"
+    assert_transaction_outcome(run, "copied")
+    assert_txn_commit_epochs_follow_consumption(run.commits, log.batches, "java")
+
+
+@pytest.fixture(scope="module", params=CLIENTS)
+def markers_read(request: pytest.FixtureRequest, cluster: Cluster, transactions: Log, run_names: RunNames
+                 ) -> MarkerCommit:
+    """Each client reads the three transactions (read_committed) to the log end, then commits."""
+    return marker_commit(cluster, transactions, run_names.group(f"kip1094-markers-{request.param}"), request.param)
+
+
+@pytest.mark.promise("kip1094.next-offset-past-markers")
+def test_position_and_commit_move_past_transaction_markers(markers_read: MarkerCommit, transactions: Log) -> None:
     """KIP-1094 consumer-offsets guide, "Control Records vs Data Records" and "Consumer position": after
     reading three committed transactions (read_committed), position() and the committed offset are the
     log end, past the last COMMIT marker, so the lag is 0; the committed epoch is the epoch of the
     last record before it. That record is the marker, appended in a later epoch than its
     transaction's data (the leader moved between the two): the data's epoch would not validate
     (see harness.checks.committed_offsets), so the committed pair must pass OffsetsForLeaderEpoch."""
-    log = transactions
+    log, read, client = transactions, markers_read, markers_read.client
     last, data = log.batches[-1], [b for b in log.batches if not b.is_control]
     assert last.control_type() == "COMMIT" and last.partition_leader_epoch > data[-1].partition_leader_epoch, (
         f"premise: the log must end in a COMMIT marker from a later epoch than its data: {describe_log(log.batches)}"
     )
-    read = marker_commit(cluster, log, run_names.group(f"kip1094-markers-{client}"), client)
     # Why the marker's epoch and not the data's: the data's epoch ends where the marker's begins.
     assert read.data_epoch_answer["EndOffset"] < log.end, (
         f"premise: OffsetsForLeaderEpoch({read.data_epoch['epoch']}) ends before {log.end}: "
         f"{describe_log(log.batches)}"
     )
     recorded.save(f"kip1094-markers-{client}", {"position": read.position, "committed": read.committed,
-                                                "end": log.end, "log": log.blob()})
+                                                "end": log.end, "log": log.blob(), "read": read.read})
     assert_commit_past_control_records(read.position, read.committed, log.batches, log.end, client)
     assert_commit_validates(read.committed, read.validation)
+
+
+@pytest.mark.promise("kip1094.poll-hands-no-control-record")
+def test_poll_hands_the_application_no_control_record(markers_read: MarkerCommit, transactions: Log) -> None:
+    """KIP-1094 consumer-offsets guide, "Control Records vs Data Records" and its conclusion ("The
+    Consumer poll returns only data records"): reading three committed transactions, each followed by
+    its COMMIT marker, poll hands the application every data record once and none of the markers."""
+    assert_poll_hands_no_control_record(markers_read.read, transactions.batches, markers_read.client)

@@ -68,6 +68,20 @@ def test_unknown_topic_id_fails_every_partition_of_that_topic(
     assert_error_precedence(commit)
 
 
+@pytest.mark.promise("kip1319.v6.recreated-topic-old-id")
+def test_old_id_of_a_recreated_topic_is_unknown_topic_id(
+    cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique
+) -> None:
+    """KIP-1319 "Proposed Changes > Broker-Side > Topic ID resolution", first rule, for the ID that
+    once was real: a topic deleted and made again under its name has a new TopicId; a v6 commit
+    naming the old one gets UNKNOWN_TOPIC_ID (100) for its partition, not the new topic's offsets,
+    while the new TopicId in the same request commits (error 0)."""
+    require_v6("UNKNOWN_TOPIC_ID for a deleted topic's TopicId")
+    commit = kip1319.commit_recreated_topic_old_id(cluster, topic_factory(), unique)
+    recorded.save("kip1319-recreated-topic-old-id", commit)
+    assert_error_precedence(commit)
+
+
 @pytest.mark.promise("kip1319.v6.missing-partition-only")
 def test_missing_partition_fails_only_that_partition(
     cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique
@@ -87,7 +101,9 @@ def test_unknown_group_is_group_id_not_found_on_v6_and_illegal_generation_on_v5(
 ) -> None:
     """KIP-1319 "Proposed Changes > Broker-Side > Error mapping" and the error table: a commit with
     group membership (generation 1, a member id) to a group that does not exist gets
-    GROUP_ID_NOT_FOUND (69) on v6, and ILLEGAL_GENERATION (22) on v5 for the same request."""
+    GROUP_ID_NOT_FOUND (69) on v6, and ILLEGAL_GENERATION (22) on v5 for the same request, as on
+    v3 and v4 ("For v0-5, all existing error mappings are preserved"; v3 is the first version with
+    group membership), at each of those the coordinator speaks."""
     require_v6("GROUP_ID_NOT_FOUND on TxnOffsetCommit v6")
     answers = kip1319.unknown_group_answers(cluster, topic_factory(), unique)
     recorded.save("kip1319-unknown-group", answers)
@@ -100,8 +116,8 @@ def test_stale_member_epoch_is_stale_member_epoch_on_v6_and_illegal_generation_o
 ) -> None:
     """KIP-1319 "Proposed Changes > Broker-Side > Error mapping" and the error table: in a
     consumer-protocol group, a commit with the member's previous epoch gets STALE_MEMBER_EPOCH (113)
-    on v6 and ILLEGAL_GENERATION (22) on v5 for the same request; with the current epoch both
-    versions commit (error 0), so the epoch alone makes the difference."""
+    on v6 and ILLEGAL_GENERATION (22) on v5, v4 and v3 for the same request; with the current epoch
+    every version commits (error 0), so the epoch alone makes the difference."""
     require_v6("STALE_MEMBER_EPOCH on TxnOffsetCommit v6")
     answers = kip1319.stale_member_epoch_answers(cluster, topic_factory(), unique)
     recorded.save("kip1319-stale-member-epoch", answers)

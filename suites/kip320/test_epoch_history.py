@@ -11,8 +11,9 @@ from harness.checks.epoch_history import (
     assert_end_offsets,
     assert_epochs_rise,
     assert_list_offsets_epochs,
+    assert_metadata_versions_agree,
 )
-from harness.scenarios.kip320 import EpochHistory, end_offsets, list_offsets_epochs, replica_logs
+from harness.scenarios.kip320 import EpochHistory, end_offsets, list_offsets_epochs, metadata_versions, replica_logs
 
 pytestmark = pytest.mark.kip320
 
@@ -24,13 +25,18 @@ def test_offsets_for_leader_epoch_ends_each_epoch_where_the_next_begins(
     """KIP-320, "Replica Handling" and "Consumer Handling": after a sequence of leader changes,
     OffsetsForLeaderEpoch answers each past epoch with that epoch and the start offset of the next
     one (as the log's own batches show it), the current epoch with the log end, and an epoch above
-    every known one with the sentinel (-1, -1). The nemesis history includes an unclean election:
-    the truncated epoch ends where the new leader began."""
+    every known one with the sentinel (-1, -1), at every version from v2 the leader speaks. The
+    nemesis history includes an unclean election: the truncated epoch ends where the new leader began."""
     asked = end_offsets(cluster, history)
     recorded.save(f"kip320-end-offsets-{history.name}", {
         "log": asked.blob(), "current_epoch": asked.current_epoch, "log_end": asked.log_end, "answers": asked.answers,
+        "by_version": asked.by_version,
     })
-    assert_end_offsets(asked.batches, asked.current_epoch, asked.log_end, asked.answers)
+    for version, answers in sorted(asked.by_version.items()):
+        try:
+            assert_end_offsets(asked.batches, asked.current_epoch, asked.log_end, answers)
+        except AssertionError as exc:
+            raise AssertionError(f"OffsetsForLeaderEpoch v{version}: {exc}") from None
 
 
 @pytest.mark.promise("kip320.list-offsets.epoch-of-offset")
@@ -38,7 +44,7 @@ def test_list_offsets_returns_the_epoch_of_the_offset_it_returns(history: EpochH
     """KIP-320, "Protocol Changes / ListOffsets": "we add the leader epoch to the response that
     corresponds with the returned offset": EARLIEST gives offset 0 and the epoch of its batch,
     LATEST the log end and the current epoch, a timestamp the first record at or after it and that
-    record's epoch. Asked with the current epoch, at v4 (the first with LeaderEpoch) and the top version."""
+    record's epoch. Asked with the current epoch, at every version from v4 (the first with LeaderEpoch)."""
     asked = list_offsets_epochs(cluster, history)
     recorded.save(f"kip320-list-offsets-epochs-{history.name}", {
         "log": asked.blob(), "current_epoch": asked.current_epoch, "log_end": asked.log_end, "answers": asked.answers,
@@ -61,6 +67,19 @@ def test_fetched_batches_carry_the_epoch_they_were_appended_in(history: EpochHis
             "log": replicas.blob(batches), "appends": appends, "replica": f"{role} {broker}",
         })
         assert_batches_carry_append_epochs(batches, appends, f"{role} {broker}")
+
+
+@pytest.mark.promise("kip320.metadata.leader-epoch")
+def test_every_metadata_version_gives_the_current_leader_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
+    """KIP-320, "Protocol Changes / Metadata": "The metadata response will be extended to include the
+    leader epoch." After three leader moves, every Metadata version from v7 (the first with
+    LeaderEpoch) that each broker speaks gives the same leader at the same epoch, the one the
+    leader's own newest answer gives, and not below the epoch the moves reached."""
+    leader_moves.require_moves("Metadata's leader epoch after leader moves")
+    reached = max(leader_moves.step_dicts()[-1]["epochs"].values())
+    answers = metadata_versions(cluster, leader_moves)
+    recorded.save("kip320-metadata-versions", {"answers": answers, "reached": reached})
+    assert_metadata_versions_agree(answers, reached)
 
 
 @pytest.mark.promise("kip320.metadata.leader-epoch")

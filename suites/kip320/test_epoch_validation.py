@@ -12,6 +12,7 @@ from fixtures.cluster import Cluster
 from harness.checks import recorded
 from harness.checks.epoch_fencing import assert_covers, assert_epoch_validation
 from harness.scenarios.kip320 import EpochHistory, ValidationProbes, epoch_validation
+from harness.verdicts import not_supported
 
 pytestmark = pytest.mark.kip320
 
@@ -47,6 +48,19 @@ def test_fetch_on_the_leader_fences_an_older_epoch(leader_moves: EpochHistory, c
     at epoch 3 after three leader moves."""
     probes = epoch_validation(cluster, leader_moves, "Fetch", ("leader",), lowest=9, cases=OLDER)
     _judge("kip320-fetch-leader-older", probes, OLDER)
+
+
+@pytest.mark.promise("kip320.fetch.old-versions-unvalidated")
+def test_fetch_below_v9_is_served_as_before(leader_moves: EpochHistory, cluster: Cluster) -> None:
+    """KIP-320, "Protocol Changes / Fetch": "For older versions, we will skip epoch validation as
+    before." Every Fetch version the leader speaks below v9 (no CurrentLeaderEpoch field) is served
+    with records, from a partition whose leader moved three times."""
+    probes = epoch_validation(cluster, leader_moves, "Fetch", ("leader",), lowest=0, cases=("unset",))
+    old = [a for a in probes.answers if a["version"] < 9]
+    if not old:
+        not_supported("Fetch below v9", f"the leader speaks Fetch v{min(a['version'] for a in probes.answers)} up")
+    recorded.save("kip320-fetch-leader-old-versions", {"answers": old})
+    assert_epoch_validation(old, f"on {probes.topic}")
 
 
 @pytest.mark.promise("kip320.fetch.follower-validates-epoch")

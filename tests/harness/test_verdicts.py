@@ -144,3 +144,13 @@ def test_plugin_tells_errors_from_failures_and_sums_them_up_in_results_json(pyte
         if check["cell"] != "pass":
             assert check["evidence"].endswith(".txt") and check["wire_evidence"].endswith(".wire.json"), check
             assert (reports / "r" / check["wire_evidence"]).is_file()
+
+
+def test_a_client_gap_ends_the_check_as_that_gap_with_what_was_seen() -> None:
+    """A check calls `found` only for the exception its gap names; the verdict carries the evidence's first line."""
+    from harness.verdicts import ClientGap
+
+    gap = ClientGap("librdkafka", "https://github.com/confluentinc/librdkafka/issues/5158", "skips truncation")
+    with pytest.raises(pytest.xfail.Exception, match=r"KNOWN_CLIENT_GAP: librdkafka: skips truncation; seen: read "
+                                                     r"30 records \(https://github.com/confluentinc/librdkafka"):
+        gap.found(AssertionError("read 30 records\n  more detail"))

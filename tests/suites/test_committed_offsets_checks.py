@@ -10,6 +10,9 @@ from harness.checks.committed_offsets import (
     assert_commit_past_control_records,
     assert_commit_validates,
     assert_commits_kept,
+    assert_metadata_kept,
+    assert_poll_hands_no_control_record,
+    assert_txn_commit_epochs_follow_consumption,
 )
 from harness.checks.epoch_history import epoch_of_offset
 
@@ -22,7 +25,7 @@ def test_recorded_commit_rounds_pass(recording: Recording) -> None:
 
 @pytest.mark.parametrize("api", ["OffsetCommit", "TxnOffsetCommit"])
 def test_a_lost_committed_epoch_fails(recording: Recording, api: str) -> None:
-    rounds = recording("kip320-committed-epoch")["rounds"]
+    rounds = recording("kip320-committed-epoch" if api == "OffsetCommit" else "kip320-committed-txn-epoch")["rounds"]
     r = next(r for r in rounds if r["commit"].startswith(api))
     r["got"]["epoch"] = -1
     with pytest.raises(AssertionError, match=rf"{r['commit']} of \(offset \d+, epoch \d+\) read back by "
@@ -87,3 +90,61 @@ def test_a_commit_that_would_not_validate_fails() -> None:
     assert_commit_validates({"offset": 33, "epoch": 2}, {"ErrorCode": 0, "LeaderEpoch": 2, "EndOffset": 33})
     with pytest.raises(AssertionError, match="restart would report a false truncation"):
         assert_commit_validates({"offset": 33, "epoch": 1}, {"ErrorCode": 0, "LeaderEpoch": 1, "EndOffset": 32})
+
+
+@pytest.mark.parametrize("name", ["kip320-committed-epoch", "kip320-committed-txn-epoch"])
+def test_recorded_metadata_is_kept(recording: Recording, name: str) -> None:
+    rounds = recording(name)["rounds"]
+    assert all(r["sent"]["metadata"] for r in rounds), "premise: every round committed a metadata string"
+    assert_metadata_kept(rounds)
+
+
+@pytest.mark.parametrize("name", ["kip320-committed-epoch", "kip320-committed-txn-epoch"])
+def test_metadata_dropped_by_one_commit_version_fails(recording: Recording, name: str) -> None:
+    rounds = recording(name)["rounds"]
+    r = rounds[-1]
+    r["got"]["metadata"] = None
+    with pytest.raises(AssertionError, match=rf"(?s)1 of {len(rounds)} committed metadata .*{r['commit']} of metadata "
+                                             rf"'{r['sent']['metadata']}' read back by {r['read']} as None"):
+        assert_metadata_kept(rounds)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_recorded_polls_hand_no_control_record(recording: Recording, client: str) -> None:
+    r = recording(f"kip1094-markers-{client}")
+    assert_poll_hands_no_control_record(r["read"], batches(r["log"]), client)
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_marker_handed_to_the_application_fails(recording: Recording, client: str) -> None:
+    r = recording(f"kip1094-markers-{client}")
+    log = batches(r["log"])
+    marker = next(rec.offset for b in log if b.is_control for rec in b.records)
+    with pytest.raises(AssertionError, match=rf"handed the application control records at offsets \[{marker}\]"):
+        assert_poll_hands_no_control_record(sorted([*r["read"], marker]), log, client)
+
+
+def test_a_data_record_handed_twice_or_skipped_fails(recording: Recording) -> None:
+    r = recording("kip1094-markers-java")
+    log = batches(r["log"])
+    with pytest.raises(AssertionError, match="poll handed offsets"):
+        assert_poll_hands_no_control_record([*r["read"], r["read"][0]], log, "java")
+    with pytest.raises(AssertionError, match="poll handed offsets"):
+        assert_poll_hands_no_control_record(r["read"][1:], log, "java")
+
+
+def test_recorded_transactional_commits_carry_the_consumed_epochs(recording: Recording) -> None:
+    r = recording("kip1094-txn-commit-epochs")
+    assert_txn_commit_epochs_follow_consumption(r["commits"], batches(r["log"]), "java")
+
+
+def test_a_transactional_commit_with_the_leaders_current_epoch_fails(recording: Recording) -> None:
+    """The commit after the older epoch's last record, stamped with the leader's current epoch instead."""
+    r = recording("kip1094-txn-commit-epochs")
+    log = batches(r["log"])
+    current = max(b.partition_leader_epoch for b in log)
+    parts = [p for c in r["commits"] for t in c["request"]["Topics"] for p in t["Partitions"]]
+    older = next(p for p in parts if p["CommittedLeaderEpoch"] < current)
+    older["CommittedLeaderEpoch"] = current
+    with pytest.raises(AssertionError, match=rf"committed offset {older['CommittedOffset']} with epoch {current}"):
+        assert_txn_commit_epochs_follow_consumption(r["commits"], log, "java")

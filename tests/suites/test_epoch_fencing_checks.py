@@ -20,7 +20,7 @@ from harness.protocol.errors import error_code
 
 RECORDED = [
     "kip320-fetch-leader", "kip320-fetch-follower", "kip320-offsets-for-leader-epoch-validation",
-    "kip320-list-offsets-validation", "kip1094-zombie",
+    "kip320-list-offsets-validation", "kip1094-zombie", "kip320-fetch-leader-old-versions",
 ]
 
 
@@ -120,3 +120,20 @@ def test_a_probe_that_misses_a_case_fails(recording: Recording) -> None:
     answers = [a for a in recording("kip320-fetch-leader")["answers"] if _case(a) != "older"]
     with pytest.raises(AssertionError, match=r"never sent a CurrentLeaderEpoch that is \['older'\]"):
         assert_covers(answers, {"unset", "current", "older", "newer"})
+
+
+def test_recorded_old_fetch_versions_are_below_v9_and_served(recording: Recording) -> None:
+    answers = recording("kip320-fetch-leader-old-versions")["answers"]
+    assert answers and all(a["version"] < 9 and a["requested_epoch"] == -1 for a in answers)
+    assert {error_code(SERVED)} == {a["partition"]["ErrorCode"] for a in answers}
+
+
+@pytest.mark.parametrize("error", [FENCED, UNKNOWN])
+def test_an_old_fetch_version_refused_with_an_epoch_error_fails(recording: Recording, error: str) -> None:
+    """A broker that validated epochs on versions that carry none would refuse them: KIP-320 says they are served."""
+    answers = recording("kip320-fetch-leader-old-versions")["answers"]
+    a = answers[0]
+    a["partition"]["ErrorCode"] = error_code(error)
+    a["partition"]["Records"] = b""
+    with pytest.raises(AssertionError, match=rf"Fetch v{a['version']}.*{error}"):
+        assert_epoch_validation(answers)

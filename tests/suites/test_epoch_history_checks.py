@@ -12,6 +12,7 @@ from harness.checks.epoch_history import (
     assert_end_offsets,
     assert_epochs_rise,
     assert_list_offsets_epochs,
+    assert_metadata_versions_agree,
 )
 
 HISTORIES = ["leader-moves", "nemesis"]
@@ -137,3 +138,24 @@ def test_brokers_disagreeing_on_the_epoch_fails(recording: Recording) -> None:
     steps[-1]["epochs"][broker] -= 1
     with pytest.raises(AssertionError, match="brokers disagree on the epoch"):
         assert_epochs_rise(steps)
+
+
+def test_recorded_metadata_versions_agree(recording: Recording) -> None:
+    r = recording("kip320-metadata-versions")
+    assert len({a["version"] for a in r["answers"]}) > 1, "premise: more than one Metadata version was asked"
+    assert_metadata_versions_agree(r["answers"], r["reached"])
+
+
+def test_an_older_metadata_version_giving_a_stale_epoch_fails(recording: Recording) -> None:
+    r = recording("kip320-metadata-versions")
+    a = min(r["answers"], key=lambda a: a["version"])
+    a["epoch"] -= 1
+    with pytest.raises(AssertionError, match=rf"broker {a['broker']} Metadata v{a['version']}: leader "
+                                             rf"{a['leader']} epoch {a['epoch']}"):
+        assert_metadata_versions_agree(r["answers"], r["reached"])
+
+
+def test_metadata_below_the_epoch_reached_fails(recording: Recording) -> None:
+    r = recording("kip320-metadata-versions")
+    with pytest.raises(AssertionError, match="below"):
+        assert_metadata_versions_agree(r["answers"], max(a["epoch"] for a in r["answers"]) + 1)

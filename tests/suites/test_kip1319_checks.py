@@ -763,3 +763,46 @@ def test_a_v6_client_falling_back_once_fails(recording: Recording) -> None:
     run["commits"][0]["version"] = 5
     with pytest.raises(OlderVersionSent, match=r"sent TxnOffsetCommit \[5, 6\], not v6"):
         assert_client_sends_v6(run)
+
+
+def test_recorded_recreated_topic_answers_pass(recording: Recording) -> None:
+    commit = recording("kip1319-recreated-topic-old-id")
+    old, new = _fact(commit, exists=False)["topic_id"], _fact(commit, exists=True)["topic_id"]
+    assert old != new
+    assert_error_precedence(commit)
+
+
+def test_an_old_topic_id_resolved_to_the_recreated_topic_fails(recording: Recording) -> None:
+    """A broker that resolved a deleted topic's TopicId by name would commit it: the first rule forbids it."""
+    commit = recording("kip1319-recreated-topic-old-id")
+    old = _fact(commit, exists=False)["topic_id"]
+    for t in commit["exchange"]["response"]["Topics"]:
+        if t["TopicId"] == old:
+            for p in t["Partitions"]:
+                p["ErrorCode"] = 0
+    with pytest.raises(AssertionError, match="UNKNOWN_TOPIC_ID"):
+        assert_error_precedence(commit)
+
+
+@pytest.mark.parametrize("name", ["kip1319-unknown-group", "kip1319-stale-member-epoch"])
+def test_recorded_older_versions_keep_the_old_mapping(recording: Recording, name: str) -> None:
+    answers = recording(name)
+    older = (answers["stale"] if "stale" in answers else answers)["older"]
+    assert set(older) >= {"v3", "v4"}, f"premise: v3 and v4 were asked: {sorted(older)}"
+
+
+@pytest.mark.parametrize("version", ["v3", "v4"])
+def test_an_older_version_returning_the_new_error_fails(recording: Recording, version: str) -> None:
+    """KIP-1319: "For v0-5, all existing error mappings are preserved": GROUP_ID_NOT_FOUND is v6's alone."""
+    answers = recording("kip1319-unknown-group")
+    answers["older"][version]["response"]["Topics"][0]["Partitions"][0]["ErrorCode"] = error_code("GROUP_ID_NOT_FOUND")
+    with pytest.raises(AssertionError, match=rf"{version} .* GROUP_ID_NOT_FOUND\(69\), expected ILLEGAL_GENERATION"):
+        assert_group_error_mapping(answers, "GROUP_ID_NOT_FOUND")
+
+
+def test_a_stale_epoch_on_v4_returned_as_stale_member_epoch_fails(recording: Recording) -> None:
+    answers = recording("kip1319-stale-member-epoch")
+    answers["stale"]["older"]["v4"]["response"]["Topics"][0]["Partitions"][0]["ErrorCode"] = error_code(
+        "STALE_MEMBER_EPOCH")
+    with pytest.raises(AssertionError, match=r"stale v4 .* STALE_MEMBER_EPOCH\(113\), expected ILLEGAL_GENERATION"):
+        assert_stale_epoch_mapping(answers)

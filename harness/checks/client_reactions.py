@@ -1,0 +1,35 @@
+"""Judgements of how a client met the epoch errors (harness.scenarios.client_reactions)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def _reads(reads: list[Mapping[str, Any]]) -> str:
+    if not reads:
+        return "nothing"
+    return f"{len(reads)} records, offsets {reads[0]['offset']}..{reads[-1]['offset']}"
+
+
+def assert_read_on_through_epoch_errors(run: Mapping[str, Any]) -> None:
+    """KIP-320 "Consumer Handling": a consumer that gets FENCED_LEADER_EPOCH refreshes its metadata
+    ("leader changes are detected either through a metadata refresh or in response to a
+    FENCED_LEADER_EPOCH error") and fetches again; on UNKNOWN_LEADER_EPOCH "it will simply retry the
+    fetch". Either way it neither resets its position nor fails: it reads every record once, in order,
+    and reports nothing."""
+    client, error = run["client"], run["error"]
+    assert run["refused"] >= 1, (
+        f"premise: the proxy refused no Fetch of {client}'s (it never sent Fetch v9+); APIs it sent: {run['after']}")
+    assert not run["errors"], (
+        f"{client} reported {run['errors'][:2]} after {run['refused']} Fetch answers of {error}, instead of retrying")
+    got = [(r["offset"], r["value"]) for r in run["reads"]]
+    want = [(w["offset"], w["value"]) for w in run["written"]]
+    assert got == want, (
+        f"{client} read {_reads(run['reads'])} after {error}, expected the {len(want)} records written, once each, "
+        f"in order{'; ' + run['incomplete'] if run.get('incomplete') else ''}"
+    )
+    after = run["after"]
+    if error == "FENCED_LEADER_EPOCH":
+        assert "Metadata" in after, f"{client} did not refresh its metadata after {error}: it sent {after}"
+    assert "Fetch" in after[1:], f"{client} did not fetch again after {error}: it sent {after}"

@@ -1,0 +1,115 @@
+"""How clients react to the epoch errors: a consumer reads a partition through the protocol proxy,
+which answers its first Fetches with FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH (every partition,
+no records), as a leader whose epoch differs from the consumer's would.
+
+Recorded: what the consumer read and reported, how many answers the proxy refused, and the APIs the
+client sent from the first refused answer on (a Metadata request is its refresh).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import TopicPartition
+
+from harness.clients import kafka
+from harness.clients.history import produce
+from harness.clients.jvm import JavaClient
+from harness.cluster.base import Cluster
+from harness.kafka.dist import resolve
+from harness.protocol import errors
+from harness.proxy.rules import RefusePartitions
+from harness.proxy.server import Proxy
+from harness.waiting import WaitTimeout, wait_until
+
+RECORDS = 30
+REFUSED = 3  # Fetch answers the proxy refuses before it lets the consumer's fetches through
+
+
+@dataclass(frozen=True)
+class EpochErrorRun:
+    client: str
+    error: str
+    written: list[dict[str, Any]]  # {offset, value}, acknowledged
+    reads: list[dict[str, Any]]  # {offset, value}
+    errors: list[dict[str, Any]]  # what the client reported
+    refused: int  # Fetch answers the proxy refused
+    after: list[str]  # APIs the client sent from the first refused answer on, in order (the first 20)
+    incomplete: str | None = None
+
+
+def consumer_through_epoch_errors(cluster: Cluster, topic: str, client: str, error: str) -> EpochErrorRun:
+    """Write RECORDS to `topic`-0, then read them from offset 0 with `client` ("librdkafka" or "java",
+    no reset policy: a reset would be reported) through a proxy that refuses its first REFUSED
+    Fetch answers (v9+, the versions with CurrentLeaderEpoch) with `error`."""
+    with kafka.producer({**cluster.client_config(), "acks": "all"}) as producer:
+        written = [{"offset": w.offset, "value": w.value.decode()}
+                   for w in produce(producer, topic, [f"r-{i}".encode() for i in range(RECORDS)]).acked]
+    last = written[-1]["offset"]
+    reads: list[dict[str, Any]] = []
+    reported: list[dict[str, Any]] = []
+    incomplete = None
+    with Proxy.for_cluster(cluster) as proxy:
+        rule = proxy.add(RefusePartitions("Fetch", versions=(9, 99), error=errors.error_code(error), count=REFUSED))
+        try:
+            if client == "java":
+                _java(cluster, proxy, topic, last, reads, reported)
+            else:
+                _librdkafka(proxy, topic, last, reads, reported)
+        except WaitTimeout as exc:
+            incomplete = str(exc)
+        exchanges = sorted(proxy.recording.exchanges(), key=lambda e: e.started)
+        first = next((i for i, e in enumerate(exchanges) if e.rules), len(exchanges))
+        after = [e.api for e in exchanges[first:first + 20]]
+        refused = rule.fired
+    return EpochErrorRun(client, error, written, reads, reported, refused, after, incomplete)
+
+
+def _settled(reads: list[dict[str, Any]], reported: list[dict[str, Any]], last: int) -> bool:
+    return bool(reported) or (bool(reads) and reads[-1]["offset"] >= last)
+
+
+def _librdkafka(proxy: Proxy, topic: str, last: int, reads: list[dict[str, Any]],
+                reported: list[dict[str, Any]]) -> None:
+    config = {**proxy.client_config(), "group.id": f"{topic}-reader", "enable.auto.commit": False,
+              "auto.offset.reset": "error", "enable.partition.eof": False}
+    with kafka.consumer(config) as consumer:
+        consumer.assign([TopicPartition(topic, 0, 0)])
+
+        def settled() -> bool:
+            msg = consumer.poll(0.1)
+            if msg is not None:
+                if msg.error() is not None:
+                    reported.append({"code": msg.error().name(), "message": msg.error().str()})
+                else:
+                    reads.append({"offset": msg.offset(), "value": msg.value().decode()})
+            return _settled(reads, reported, last)
+
+        wait_until(settled, 45, lambda: f"librdkafka read {len(reads)} records through {last}; errors {reported[:2]}",
+                   interval=0)
+
+
+def _java(cluster: Cluster, proxy: Proxy, topic: str, last: int, reads: list[dict[str, Any]],
+          reported: list[dict[str, Any]]) -> None:
+    bootstrap = proxy.client_config()["bootstrap.servers"]
+    with JavaClient.driver(resolve(cluster.java_clients), "Kip320Consumers", [bootstrap, topic, "0"]) as java:
+        java.wait_for(lambda e: e.get("event") == "ready", 60, "start")
+        java.send_line("assign java none 0")
+        seen = [0]
+
+        def settled() -> bool:
+            for e in java.events[seen[0]:]:
+                seen[0] += 1
+                if e.get("event") == "record":
+                    reads.append({"offset": e["offset"], "value": e["value"]})
+                elif e.get("event") in ("error", "command_failed"):
+                    reported.append({k: v for k, v in e.items() if k != "event"})
+            return _settled(reads, reported, last)
+
+        try:
+            wait_until(settled, 45, lambda: f"the Java consumer read {len(reads)} records through {last}; "
+                                            f"errors {reported[:2]}")
+        finally:
+            java.send_line("exit")
+            java.wait_exit(60)

@@ -1,0 +1,50 @@
+"""The client epoch-error checks reject a client that resets, fails or does not refresh (recorded, altered)."""
+
+from __future__ import annotations
+
+import pytest
+from recordings import Recording
+
+from harness.checks.client_reactions import assert_read_on_through_epoch_errors
+
+RUNS = [f"kip320-client-{e}-{c}" for e in ("fenced", "unknown") for c in ("librdkafka", "java")]
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_recorded_runs_pass(recording: Recording, name: str) -> None:
+    run = recording(name)
+    assert run["refused"] >= 1
+    assert_read_on_through_epoch_errors(run)
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_a_client_that_reports_the_error_fails(recording: Recording, name: str) -> None:
+    run = recording(name)
+    run["errors"] = [{"code": "_AUTO_OFFSET_RESET", "message": "fetch failed"}]
+    run["reads"] = []
+    with pytest.raises(AssertionError, match=r"reported \[\{'code': '_AUTO_OFFSET_RESET'"):
+        assert_read_on_through_epoch_errors(run)
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_a_client_that_reset_and_read_again_fails(recording: Recording, name: str) -> None:
+    """A reset to the log start after the error: the first records come twice."""
+    run = recording(name)
+    run["reads"] = run["reads"][:5] + run["reads"]
+    with pytest.raises(AssertionError, match=r"read 35 records, offsets 0\.\.29 .* expected the 30 records"):
+        assert_read_on_through_epoch_errors(run)
+
+
+@pytest.mark.parametrize("client", ["librdkafka", "java"])
+def test_no_metadata_refresh_after_fenced_leader_epoch_fails(recording: Recording, client: str) -> None:
+    run = recording(f"kip320-client-fenced-{client}")
+    run["after"] = [api for api in run["after"] if api != "Metadata"]
+    with pytest.raises(AssertionError, match="did not refresh its metadata after FENCED_LEADER_EPOCH"):
+        assert_read_on_through_epoch_errors(run)
+
+
+def test_a_run_where_nothing_was_refused_is_a_premise_failure(recording: Recording) -> None:
+    run = recording("kip320-client-unknown-java")
+    run["refused"] = 0
+    with pytest.raises(AssertionError, match="premise: the proxy refused no Fetch"):
+        assert_read_on_through_epoch_errors(run)
