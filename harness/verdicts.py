@@ -58,6 +58,13 @@ def not_supported(
     pytest.skip(f"{NOT_SUPPORTED}: {what} is not supported by this target ({evidence})")
 
 
+def not_supported_by_client(client: str, what: str, evidence: str) -> NoReturn:
+    """End the check with "not supported": the client, not the target, lacks what the promise is about
+    (it never sends the field the promise concerns); `evidence` shows what it sent."""
+    _label("not-supported")
+    pytest.skip(f"{NOT_SUPPORTED}: {what} is not supported by this client, {client} ({evidence})")
+
+
 def target_refused(why: str) -> NoReturn:
     """End the check with "the target refused the premise"; `why` says what it refused and how."""
     _label("target-refused")

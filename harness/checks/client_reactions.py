@@ -33,3 +33,20 @@ def assert_read_on_through_epoch_errors(run: Mapping[str, Any]) -> None:
     if error == "FENCED_LEADER_EPOCH":
         assert "Metadata" in after, f"{client} did not refresh its metadata after {error}: it sent {after}"
     assert "Fetch" in after[1:], f"{client} did not fetch again after {error}: it sent {after}"
+
+
+def assert_written_once_through_epoch_errors(run: Mapping[str, Any]) -> None:
+    """KIP-359 "Proposed Changes": a producer that sees FENCED_LEADER_EPOCH "will refresh metadata and
+    retry"; on UNKNOWN_LEADER_EPOCH it "will simply backoff and retry". An idempotent producer so
+    refused delivers every record, reports no failure, and the partition holds each once, in order."""
+    client, error = run["client"], run["error"]
+    assert run["refused"] >= 1, f"premise: the proxy refused no Produce of {client}'s; APIs it sent: {run['after']}"
+    assert not run["errors"], f"{client} failed {len(run['errors'])} deliveries after {error}: {run['errors'][:3]}"
+    got = [r["value"] for r in run["reads"]]
+    want = [w["value"] for w in run["written"]]
+    assert got == want, (
+        f"after {error}, the partition holds {len(got)} records ({got[:3]}...{got[-2:]}), expected the {len(want)} "
+        f"written once each, in order")
+    if error == "FENCED_LEADER_EPOCH":
+        assert "Metadata" in run["after"], (
+            f"{client} did not refresh its metadata after {error}: it sent {run['after']}")

@@ -433,6 +433,38 @@ def assert_retried_unchanged(run: Record) -> None:
     _fail_if(wrong, f"{run['client']} must retry {describe(error)} with the same v6 request", _dump_all(commits))
 
 
+def assert_mixed_answer_retried(run: Record, failed_topic_id: Any) -> None:
+    """KIP-1319 "Proposed Changes > Producer-Side > Response mapping" and "Error handling": with one
+    topic answered UNKNOWN_TOPIC_ID and the other committed in the same v6 answer, the client
+    correlates the answers with their topics by TopicId, keeps the failed topic's partition pending
+    and re-enqueues the request (v6) until it is accepted. The KIP re-enqueues "the request": a retry
+    may carry the committed topic again, but only with the offsets and epochs first asked."""
+    commits, injected = run["commits"], run["injected"]
+    fired, error = injected["fired"], injected["error"]
+    wrong = []
+    if not commits or len(commits) <= fired:
+        wrong.append(f"{len(commits)} TxnOffsetCommit(s) for {fired} injected answers: no retry was accepted")
+    else:
+        def offsets(c: Record) -> dict[tuple[Any, int], tuple[int, int]]:
+            return {(t["TopicId"], p["PartitionIndex"]): (p["CommittedOffset"], p["CommittedLeaderEpoch"])
+                    for t in c["request"]["Topics"] for p in t["Partitions"]}
+
+        first = offsets(commits[0])
+        if len({k[0] for k in first}) < 2 or not any(k[0] == failed_topic_id for k in first):
+            wrong.append(f"premise: the first request names {sorted(map(str, {k[0] for k in first}))}, not both topics")
+        for i, c in enumerate(commits[1:], 1):
+            mine = offsets(c)
+            if c["version"] != V6 or not any(k[0] == failed_topic_id for k in mine):
+                wrong.append(f"#{i} (a retry) is v{c['version']} without the failed topic {failed_topic_id}")
+            changed = {k: v for k, v in mine.items() if first.get(k) != v}
+            if changed:
+                wrong.append(f"#{i} (a retry) changed or added offsets: {changed}")
+        if set(_codes(commits[-1]["response"])) != {0}:
+            wrong.append(f"the last answer carries {sorted(map(describe, set(_codes(commits[-1]['response']))))}")
+    _fail_if(wrong, f"{run['client']} must retry the partition answered {describe(error)} until it is accepted",
+             _dump_all(commits))
+
+
 def assert_aborted_without_retry(run: Record) -> None:
     """GROUP_ID_NOT_FOUND and STALE_MEMBER_EPOCH are abortable: one v6 TxnOffsetCommit (answered
     with the error, not retried), sendOffsetsToTransaction fails, the application aborts the

@@ -1,7 +1,16 @@
 """A Kafka protocol proxy for tests: observe every exchange, inject faults, keep clients behind it."""
 
 from harness.proxy.recorder import Exchange, Recording
-from harness.proxy.rules import CapVersion, CloseConnection, Delay, ReplaceErrors, Rule, StripTopicIds
+from harness.proxy.rules import (
+    CapVersion,
+    CloseConnection,
+    Delay,
+    RefusePartitions,
+    ReplaceErrors,
+    ReplaceTopicErrors,
+    Rule,
+    StripTopicIds,
+)
 from harness.proxy.server import Proxy, ProxyError
 
 __all__ = [
@@ -12,7 +21,9 @@ __all__ = [
     "Proxy",
     "ProxyError",
     "Recording",
+    "RefusePartitions",
     "ReplaceErrors",
+    "ReplaceTopicErrors",
     "Rule",
     "StripTopicIds",
 ]

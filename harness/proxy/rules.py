@@ -158,9 +158,11 @@ class ReplaceErrors(Rule):
 
 @dataclass(eq=False)
 class RefusePartitions(Rule):
-    """Answer every partition of the first `count` matching Fetch responses that carry partitions
-    with `error` and no records, as a replica that refused the request's CurrentLeaderEpoch would
-    (the response's own ErrorCode stays NONE: the fetch session is not at fault)."""
+    """Answer every partition of the first `count` matching Fetch or Produce responses that carry
+    partitions with `error`, as a replica that refused the request's epoch would: a Fetch partition
+    with no records, a Produce partition with no offset (the response's own ErrorCode stays NONE).
+    The request itself reached the broker: a refused Produce was appended there all the same, which
+    only an idempotent producer's retry can tell apart from a new write."""
 
     error: int = 0
     count: int | None = 1
@@ -169,19 +171,48 @@ class RefusePartitions(Rule):
         return self.matches(api_key, version) and not self.spent
 
     def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
-        parts = [p for t in body.get("Responses") or [] for p in t.get("Partitions") or []]
-        if not parts or not self.take():
+        responses = body.get("Responses") or []
+        fetch = [p for t in responses for p in t.get("Partitions") or []]
+        produce = [p for t in responses for p in t.get("PartitionResponses") or []]
+        if not (fetch or produce) or not self.take():
             return False
-        for p in parts:
+        for p in fetch:
             # Empty, not null: a broker answers a refused partition with no records, and librdkafka
             # takes a null record set for a broken frame.
             p.update(ErrorCode=self.error, HighWatermark=-1, LastStableOffset=-1, LogStartOffset=-1, Records=b"")
             if "AbortedTransactions" in p:
                 p["AbortedTransactions"] = None
+        for p in produce:
+            p.update(ErrorCode=self.error, BaseOffset=-1, LogAppendTimeMs=-1, LogStartOffset=-1)
         return True
 
     def describe(self) -> str:
-        return f"RefusePartitions({self.scope()}, partitions -> {self.error}, no records)"
+        return f"RefusePartitions({self.scope()}, partitions -> {self.error})"
+
+
+@dataclass(eq=False)
+class ReplaceTopicErrors(Rule):
+    """Set the ErrorCode of every partition of one topic (by TopicId, v6+ answers keyed by it) in the
+    first `count` matching responses to `error`, leaving the other topics' answers as they are."""
+
+    topic_id: Any = None
+    error: int = 0
+    count: int | None = 1
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return self.matches(api_key, version) and not self.spent
+
+    def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
+        mine = [t for t in body.get("Topics") or [] if t.get("TopicId") == self.topic_id]
+        if not mine or not self.take():
+            return False
+        for t in mine:
+            for p in t.get("Partitions") or []:
+                p["ErrorCode"] = self.error
+        return True
+
+    def describe(self) -> str:
+        return f"ReplaceTopicErrors({self.scope()}, TopicId {self.topic_id} -> {self.error})"
 
 
 def _set_error_codes(value: Any, error: int) -> None:

@@ -1,6 +1,7 @@
 """How clients react to the epoch errors: a consumer reads a partition through the protocol proxy,
 which answers its first Fetches with FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH (every partition,
-no records), as a leader whose epoch differs from the consumer's would.
+no records), as a leader whose epoch differs from the consumer's would; an idempotent producer
+writes through a proxy that answers its first Produce requests so.
 
 Recorded: what the consumer read and reported, how many answers the proxy refused, and the APIs the
 client sent from the first refused answer on (a Metadata request is its refresh).
@@ -8,13 +9,13 @@ client sent from the first refused answer on (a Metadata request is its refresh)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from confluent_kafka import TopicPartition
 
 from harness.clients import kafka
-from harness.clients.history import produce
+from harness.clients.history import produce, read_partition
 from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster
 from harness.kafka.dist import resolve
@@ -37,6 +38,7 @@ class EpochErrorRun:
     refused: int  # Fetch answers the proxy refused
     after: list[str]  # APIs the client sent from the first refused answer on, in order (the first 20)
     incomplete: str | None = None
+    sent_epochs: list[int] = field(default_factory=list)  # Produce: the CurrentLeaderEpoch of each partition sent
 
 
 def consumer_through_epoch_errors(cluster: Cluster, topic: str, client: str, error: str) -> EpochErrorRun:
@@ -113,3 +115,34 @@ def _java(cluster: Cluster, proxy: Proxy, topic: str, last: int, reads: list[dic
         finally:
             java.send_line("exit")
             java.wait_exit(60)
+
+
+def producer_through_epoch_errors(cluster: Cluster, topic: str, error: str) -> EpochErrorRun:
+    """librdkafka, idempotent and acks=all, writes RECORDS to `topic`-0 through a proxy that answers
+    its first REFUSED Produce requests with `error` (the broker had appended them: only the idempotent
+    retry keeps them from being written twice); then the partition is read back. `written` are the
+    values sent, `reads` the partition's records, `errors` the failed delivery reports."""
+    values = [f"p-{i}" for i in range(RECORDS)]
+    reported: list[dict[str, Any]] = []
+    with Proxy.for_cluster(cluster) as proxy:
+        rule = proxy.add(RefusePartitions("Produce", error=errors.error_code(error), count=REFUSED))
+        with kafka.producer({**proxy.client_config(), "acks": "all", "enable.idempotence": True,
+                             "message.timeout.ms": 60000, "linger.ms": 20}) as producer:
+            history = produce(producer, topic, [v.encode() for v in values])
+        reported = [{"value": w.value.decode(), "error": w.error} for w in history.failed]
+        sent_epochs = [p.get("CurrentLeaderEpoch", -1) for e in proxy.recording.exchanges("Produce")
+                       for t in (e.request or {}).get("TopicData", []) for p in t.get("PartitionData", [])]
+        exchanges = sorted(proxy.recording.exchanges(), key=lambda e: e.started)
+        first = next((i for i, e in enumerate(exchanges) if e.rules), len(exchanges))
+        after = [e.api for e in exchanges[first:first + 20]]
+        refused = rule.fired
+    with kafka.consumer({**cluster.client_config(), "group.id": f"{topic}-reader", "enable.auto.commit": False,
+                         "auto.offset.reset": "earliest"}) as consumer:
+        got = read_partition(consumer, topic, 0, 0, _end(cluster, topic))
+    reads = [{"offset": r.offset, "value": r.value.decode()} for r in got]
+    written = [{"offset": i, "value": v} for i, v in enumerate(values)]
+    return EpochErrorRun("librdkafka producer", error, written, reads, reported, refused, after, None, sent_epochs)
+
+
+def _end(cluster: Cluster, topic: str) -> int:
+    return cluster.log_end_offset(topic, 0, cluster.leader(topic))

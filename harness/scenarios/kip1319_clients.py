@@ -26,7 +26,7 @@ from harness.clients.raw import RawConnector
 from harness.cluster.base import Cluster
 from harness.kafka.dist import resolve
 from harness.protocol import errors
-from harness.proxy import CapVersion, Proxy, ReplaceErrors, Rule, StripTopicIds
+from harness.proxy import CapVersion, Proxy, ReplaceErrors, ReplaceTopicErrors, Rule, StripTopicIds
 from harness.proxy import Exchange as ProxyExchange
 from harness.scenarios.kip1319 import (
     FIRST_KIP1319_CLIENT,
@@ -235,6 +235,17 @@ def java_commit_retrying(cluster: Cluster, first: str, second: str, sink: str, g
     """The proxy answers the first two v6 TxnOffsetCommits with UNKNOWN_TOPIC_ID for every
     partition; the offsets are (first-0, 5, epoch 0) and (second-0, 9, epoch 0)."""
     rule = ReplaceErrors(TXN_OFFSET_COMMIT, error=errors.UNKNOWN_TOPIC_ID, count=2, versions=(6, 6))
+    return java_transaction(cluster, sink, group, [Offset(first, 0, 5, 0), Offset(second, 0, 9, 0)], rule)
+
+
+def java_commit_mixed_outcome(cluster: Cluster, first: str, second: str, sink: str, group: str) -> ClientRun:
+    """The proxy answers the first two v6 TxnOffsetCommits with UNKNOWN_TOPIC_ID for `second`'s
+    partition only, and `first`'s as the broker did; the offsets are (first-0, 5, epoch 0) and
+    (second-0, 9, epoch 0)."""
+    with RawConnector(cluster) as raw:
+        second_id = tx.topic_ids(raw(), [second])[second]
+    rule = ReplaceTopicErrors(TXN_OFFSET_COMMIT, topic_id=second_id, error=errors.UNKNOWN_TOPIC_ID, count=2,
+                              versions=(6, 6))
     return java_transaction(cluster, sink, group, [Offset(first, 0, 5, 0), Offset(second, 0, 9, 0)], rule)
 
 

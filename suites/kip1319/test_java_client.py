@@ -18,6 +18,7 @@ from harness.checks.kip1319 import (
     assert_aborted_without_retry,
     assert_client_sends,
     assert_injected,
+    assert_mixed_answer_retried,
     assert_nothing_visible,
     assert_offsets_fetched_back,
     assert_only_transient_retries,
@@ -104,6 +105,28 @@ def test_java_client_retries_unknown_topic_id_then_commits(
     assert_retried_unchanged(run)
     assert_offsets_fetched_back(run)
     assert_visible_to_read_committed(run)
+
+
+@pytest.mark.promise("kip1319.client.response-mapped-by-topic-id", "kip1319.client.retries-unknown-topic-id")
+def test_java_client_retries_a_mixed_answer_until_the_failed_topic_commits(
+    cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique
+) -> None:
+    """KIP-1319 "Proposed Changes > Producer-Side > Response mapping" ("the handler uses the topic ID
+    to name mapping ... to correlate responses back to TopicPartition") and "Error handling" (the
+    failed partition "stays in pendingTxnOffsetCommits and the handler re-enqueues the request"):
+    with the proxy answering the first two v6 commits with UNKNOWN_TOPIC_ID for one of the two
+    topics only, the client re-enqueues the request (the committed topic may come again, unchanged)
+    until the failed topic is accepted, the transaction commits, and OffsetFetch returns both
+    topics' offsets and epochs."""
+    require_v6("retry of a mixed TxnOffsetCommit v6 answer")
+    first, second, sink = topic_factory(), topic_factory(), topic_factory()
+    run = clients.java_commit_mixed_outcome(cluster, first, second, sink, unique("mixed"))
+    recorded.save("kip1319-java-mixed-outcome", run)
+    second_id = next(a["topic_id"] for a in run.asked if a["topic"] == second)
+    assert_transaction_outcome(run, "committed")
+    assert_injected(run, exactly=2)
+    assert_mixed_answer_retried(run, second_id)
+    assert_offsets_fetched_back(run)
 
 
 @pytest.mark.parametrize("error", ["GROUP_ID_NOT_FOUND", "STALE_MEMBER_EPOCH"],

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 from recordings import Recording
 
-from harness.checks.client_reactions import assert_read_on_through_epoch_errors
+from harness.checks.client_reactions import (
+    assert_read_on_through_epoch_errors,
+    assert_written_once_through_epoch_errors,
+)
 
 RUNS = [f"kip320-client-{e}-{c}" for e in ("fenced", "unknown") for c in ("librdkafka", "java")]
 
@@ -48,3 +51,38 @@ def test_a_run_where_nothing_was_refused_is_a_premise_failure(recording: Recordi
     run["refused"] = 0
     with pytest.raises(AssertionError, match="premise: the proxy refused no Fetch"):
         assert_read_on_through_epoch_errors(run)
+
+
+def _producer_run(**changes: object) -> dict:
+    """A producer run as the scenario records it (no Apache target carries CurrentLeaderEpoch in
+    Produce, so there is no recorded one): 30 values written and read back once, in order."""
+    values = [f"p-{i}" for i in range(30)]
+    run = {"client": "librdkafka producer", "error": "FENCED_LEADER_EPOCH", "refused": 3, "errors": [],
+           "written": [{"offset": i, "value": v} for i, v in enumerate(values)],
+           "reads": [{"offset": i, "value": v} for i, v in enumerate(values)],
+           "after": ["Produce", "Metadata", "Produce"], "sent_epochs": [4] * 6}
+    run.update(changes)
+    return run
+
+
+def test_a_producer_that_retried_and_wrote_once_passes() -> None:
+    assert_written_once_through_epoch_errors(_producer_run())
+
+
+def test_a_producer_that_failed_the_deliveries_fails() -> None:
+    failed = [{"value": "p-0", "error": "KafkaError{code=FENCED_LEADER_EPOCH}"}]
+    with pytest.raises(AssertionError, match="failed 1 deliveries after FENCED_LEADER_EPOCH"):
+        assert_written_once_through_epoch_errors(_producer_run(errors=failed))
+
+
+def test_a_producer_retry_that_wrote_twice_fails() -> None:
+    """A non-idempotent retry of a refused request the broker had appended: the first values twice."""
+    run = _producer_run()
+    run["reads"] = run["reads"][:3] + run["reads"]
+    with pytest.raises(AssertionError, match="holds 33 records"):
+        assert_written_once_through_epoch_errors(run)
+
+
+def test_a_producer_that_did_not_refresh_after_fenced_fails() -> None:
+    with pytest.raises(AssertionError, match="did not refresh its metadata"):
+        assert_written_once_through_epoch_errors(_producer_run(after=["Produce", "Produce"]))

@@ -26,6 +26,7 @@ from harness.checks.kip1319 import (
     assert_group_error_mapping,
     assert_injected,
     assert_keyed_by_topic_id,
+    assert_mixed_answer_retried,
     assert_nothing_visible,
     assert_offsets_fetched_back,
     assert_only_transient_retries,
@@ -806,3 +807,31 @@ def test_a_stale_epoch_on_v4_returned_as_stale_member_epoch_fails(recording: Rec
         "STALE_MEMBER_EPOCH")
     with pytest.raises(AssertionError, match=r"stale v4 .* STALE_MEMBER_EPOCH\(113\), expected ILLEGAL_GENERATION"):
         assert_stale_epoch_mapping(answers)
+
+
+def test_recorded_mixed_answer_retry_passes(recording: Recording) -> None:
+    run = recording("kip1319-java-mixed-outcome")
+    failed = _failed_topic(run)
+    assert_mixed_answer_retried(run, failed)
+
+
+def _failed_topic(run: dict[str, Any]) -> Any:
+    first = run["commits"][0]["response"]["Topics"]
+    return next(t["TopicId"] for t in first if any(p["ErrorCode"] == 100 for p in t["Partitions"]))
+
+
+def test_a_retry_that_drops_the_failed_topic_fails(recording: Recording) -> None:
+    """A client that mapped the error to the wrong topic would retry the committed one, not the failed one."""
+    run = recording("kip1319-java-mixed-outcome")
+    failed = _failed_topic(run)
+    for c in run["commits"][1:]:
+        c["request"]["Topics"] = [t for t in c["request"]["Topics"] if t["TopicId"] != failed]
+    with pytest.raises(AssertionError, match=rf"#1 \(a retry\) is v6 without the failed topic {failed}"):
+        assert_mixed_answer_retried(run, failed)
+
+
+def test_a_retry_that_changes_an_offset_fails(recording: Recording) -> None:
+    run = recording("kip1319-java-mixed-outcome")
+    run["commits"][1]["request"]["Topics"][0]["Partitions"][0]["CommittedOffset"] += 1
+    with pytest.raises(AssertionError, match=r"#1 \(a retry\) changed or added offsets"):
+        assert_mixed_answer_retried(run, _failed_topic(run))
