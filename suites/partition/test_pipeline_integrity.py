@@ -12,7 +12,8 @@ from fixtures.integrity import Anomaly, IntegrityChecker
 from fixtures.topics import TopicFactory
 from harness.scenarios.integrity import ProcessorKind, cut_off_pipeline
 
-pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control]
+# About a minute of pipeline and Spark checker: kept out of the gate's 15 minutes (tox -e partition runs it).
+pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control, pytest.mark.heavy]
 
 SAFE = {"min.insync.replicas": "2"}
 
