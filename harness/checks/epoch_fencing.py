@@ -111,3 +111,21 @@ def assert_covers(answers: Sequence[Answer], needed: set[str]) -> None:
         seen.add("unset" if r == NO_EPOCH else "current" if r == c else "older" if r < c else "newer")
     missing = needed - seen
     assert not missing, f"the probe never sent a CurrentLeaderEpoch that is {sorted(missing)}; sent {sorted(seen)}"
+
+
+def assert_offsets_for_epoch_authorized_by_describe(answers: Sequence[Answer], user: str) -> None:
+    """KIP-320 "Consumer Handling" made OffsetsForLeaderEpoch a consumer API: a user who may describe a
+    topic is answered (its epoch and end offset), whatever ReplicaId the request carries (-1, the
+    debug id -2, a broker's id); a user who may not gets TOPIC_AUTHORIZATION_FAILED and no offset."""
+    assert answers and {a["allowed"] for a in answers} == {True, False}, "premise: no allowed and denied topic"
+    wrong = []
+    for a in answers:
+        p, name = a["partition"], error_name(a["partition"]["ErrorCode"])
+        if a["allowed"] and (name, p["LeaderEpoch"], p["EndOffset"]) != (SERVED, a["epoch"], a["log_end"]):
+            wrong.append(f"ReplicaId {a['replica_id']} on {a['topic']} (DESCRIBE allowed): {name}, epoch "
+                         f"{p['LeaderEpoch']} end offset {p['EndOffset']}; expected NONE, epoch {a['epoch']} end "
+                         f"offset {a['log_end']}")
+        if not a["allowed"] and (name, p["EndOffset"]) != ("TOPIC_AUTHORIZATION_FAILED", -1):
+            wrong.append(f"ReplicaId {a['replica_id']} on {a['topic']} (no ACL): {name}, end offset {p['EndOffset']}; "
+                         "expected TOPIC_AUTHORIZATION_FAILED")
+    assert not wrong, f"OffsetsForLeaderEpoch as {user}:\n  " + "\n  ".join(wrong)

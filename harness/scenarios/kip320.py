@@ -580,3 +580,39 @@ def committed_epochs(
         return CommittedEpochs(topic, group, rounds)
     finally:
         raw.close()
+
+
+# -- who may ask OffsetsForLeaderEpoch -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OffsetsForEpochAuthorization:
+    """OffsetsForLeaderEpoch sent by a user who may describe `allowed` and not `denied`, with the
+    consumer's ReplicaId (-1), the debug id (-2) and a broker's id; each answer {replica_id, topic,
+    allowed, log_end, epoch, partition}."""
+
+    user: str
+    answers: list[dict[str, Any]]
+
+
+def offsets_for_epoch_authorization(cluster: Cluster, acls: Any) -> OffsetsForEpochAuthorization:
+    """On a SASL cluster with `acls` (harness.scenarios.kip1319.AclSetup): write 5 records to partition 0
+    of each topic as the admin, then ask the leader, as the user, at the top version (ReplicaId is v3+)."""
+    with kafka.producer(cluster.client_config()) as producer:
+        for topic in (acls.allowed, acls.denied):
+            produce(producer, topic, [b"x"] * 5)
+    answers = []
+    with rr.RawConnector(cluster) as admin, rr.RawConnector(cluster, user=acls.user) as raw:
+        for topic, allowed in ((acls.allowed, True), (acls.denied, False)):
+            p = rr.partition_metadata(admin(), topic)
+            leader, epoch = p["LeaderId"], p["LeaderEpoch"]
+            log_end = cluster.log_end_offset(topic, 0, leader)
+            client = raw(leader)
+            version = client.max_version("OffsetForLeaderEpoch")
+            for replica_id in (-1, -2, leader):
+                body = {"ReplicaId": replica_id, "Topics": [{"Topic": topic, "Partitions": [
+                    {"Partition": 0, "CurrentLeaderEpoch": -1, "LeaderEpoch": epoch}]}]}
+                part = client.send("OffsetForLeaderEpoch", version, body)["Topics"][0]["Partitions"][0]
+                answers.append({"replica_id": replica_id, "topic": topic, "allowed": allowed, "version": version,
+                                "log_end": log_end, "epoch": epoch, "partition": part})
+    return OffsetsForEpochAuthorization(acls.user, answers)

@@ -14,6 +14,7 @@ from harness.checks.epoch_fencing import (
     UNKNOWN,
     assert_covers,
     assert_epoch_validation,
+    assert_offsets_for_epoch_authorized_by_describe,
     expected_answer,
 )
 from harness.protocol.errors import error_code
@@ -137,3 +138,26 @@ def test_an_old_fetch_version_refused_with_an_epoch_error_fails(recording: Recor
     a["partition"]["Records"] = b""
     with pytest.raises(AssertionError, match=rf"Fetch v{a['version']}.*{error}"):
         assert_epoch_validation(answers)
+
+
+def test_recorded_offsets_for_epoch_authorization_passes(recording: Recording) -> None:
+    r = recording("kip320-offsets-for-epoch-authorization")
+    assert {a["replica_id"] for a in r["answers"]} >= {-1, -2}
+    assert_offsets_for_epoch_authorized_by_describe(r["answers"], r["user"])
+
+
+def test_a_consumer_refused_on_a_topic_it_may_describe_fails(recording: Recording) -> None:
+    """An OffsetsForLeaderEpoch still guarded by CLUSTER_ACTION alone, as before KIP-320."""
+    r = recording("kip320-offsets-for-epoch-authorization")
+    a = next(a for a in r["answers"] if a["allowed"] and a["replica_id"] == -1)
+    a["partition"].update(ErrorCode=error_code("CLUSTER_AUTHORIZATION_FAILED"), LeaderEpoch=-1, EndOffset=-1)
+    with pytest.raises(AssertionError, match=r"ReplicaId -1 on .* \(DESCRIBE allowed\): CLUSTER_AUTHORIZATION_FAILED"):
+        assert_offsets_for_epoch_authorized_by_describe(r["answers"], r["user"])
+
+
+def test_an_answer_to_a_user_without_acls_fails(recording: Recording) -> None:
+    r = recording("kip320-offsets-for-epoch-authorization")
+    a = next(a for a in r["answers"] if not a["allowed"] and a["replica_id"] == -2)
+    a["partition"].update(ErrorCode=0, LeaderEpoch=0, EndOffset=5)
+    with pytest.raises(AssertionError, match=r"ReplicaId -2 on .* \(no ACL\): NONE, end offset 5"):
+        assert_offsets_for_epoch_authorized_by_describe(r["answers"], r["user"])
