@@ -10,7 +10,9 @@ Java-clients version through the Kip320Consumers driver):
 - `<client>/earliest`, `<client>/latest`: positioned by assign() and reading when the election hits;
 - `<client>/none`: the same with no reset policy (librdkafka `error`, Java `none`);
 - `<client>/group-restart`: a group member read to 50 and committed (offset, epoch) before the
-  election; after it, a new member of the group, with no reset policy, starts from that commit.
+  election; after it, a new member of the group, with no reset policy, starts from that commit;
+- `<client>/seek`: after the election, a consumer with no reset policy positioned at (50, the old
+  epoch) by seek with an offset and epoch (librdkafka: an assignment carrying the leader epoch).
 Everything each one read or reported after the election is recorded; the checks judge it.
 """
 
@@ -151,13 +153,23 @@ def unclean_election_watched(
         rewritten = produce(writer, topic, [f"new-leader-{i}".encode() for i in range(REWRITTEN)])
         new_writes = [{"offset": w.offset, "value": w.value.decode()} for w in rewritten.acked]
 
+        # KIP-320 "Consumer Handling", extension 3: a position restored from outside (the offset the
+        # consumers had reached, with the epoch of the record before it) is validated on the next poll.
+        seek = {"offset": election.old_leader_leo_before, "epoch": election.epoch_before}
+        lib["librdkafka/seek"] = sought = clients.enter_context(
+            kafka.consumer(_consumer_config(cluster, NO_RESET["librdkafka"], f"{groups['librdkafka']}-seek"))
+        )
+        sought.assign([TopicPartition(topic, 0, seek["offset"], leader_epoch=seek["epoch"])])
+        java.send_line(f"seekepoch java/seek {NO_RESET['java']} {seek['offset']} {seek['epoch']}")
+
         lib["librdkafka/group-restart"] = restarted = clients.enter_context(
             kafka.consumer(_consumer_config(cluster, NO_RESET["librdkafka"], groups["librdkafka"]))
         )
         restarted.subscribe([topic])
         java.send_line(f"subscribe java/group-restart {NO_RESET['java']} {groups['java']}")
 
-        observed = {name: Observed() for name in [*lib, *(f"java/{r}" for r in RESETS["java"]), "java/group-restart"]}
+        observed = {name: Observed() for name in [*lib, *(f"java/{r}" for r in RESETS["java"]), "java/group-restart",
+                                                  "java/seek"]}
         last_new = new_writes[-1]["offset"] if new_writes else -1
 
         def settled(name: str) -> bool:

@@ -78,3 +78,22 @@ def test_restarted_group_detects_truncation_from_its_committed_epoch(
         if client == "librdkafka":
             LIBRDKAFKA_GROUP_GAP.found(exc)
         raise AssertionError(f"{exc}\n  group committed {committed}; {truncation.evidence()}") from None
+
+
+@pytest.mark.parametrize("client", ["librdkafka", "java"])
+@pytest.mark.promise("kip320.consumer.seek-with-epoch-validated")
+def test_position_restored_with_its_epoch_is_validated_on_the_next_poll(
+    truncation: TruncationHistory, client: str
+) -> None:
+    """KIP-320 "Consumer Handling", extension 3: "an alternative seek API so that users can initialize
+    the offset and leader epoch" of a position stored outside Kafka. After the election, a consumer
+    with no reset policy is positioned at the offset the others had reached with the epoch of the
+    record before it (Java: seek with an OffsetAndMetadata carrying the epoch; librdkafka: an
+    assignment carrying the leader epoch). Its next poll reports the truncation at the divergence
+    offset instead of reading the new leader's records from that offset on."""
+    reads, errors = _judged(truncation, f"{client}/seek")
+    try:
+        assert_truncation_surfaced(client, reads, errors, truncation.divergence)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n  sought ({truncation.position_before}, epoch "
+                             f"{truncation.election.epoch_before}); {truncation.evidence()}") from None

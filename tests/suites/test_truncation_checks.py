@@ -10,7 +10,8 @@ from recordings import Recording
 from harness.checks.truncation import assert_resumed_at_divergence, assert_truncation_surfaced
 
 RESUMED = [f"kip320-truncation-{c}-{r}" for c in ("librdkafka", "java") for r in ("earliest", "latest")]
-SURFACED = ["kip320-truncation-librdkafka-error", "kip320-truncation-java-none", "kip320-truncation-java-group-restart"]
+SURFACED = ["kip320-truncation-librdkafka-error", "kip320-truncation-java-none", "kip320-truncation-java-group-restart",
+            "kip320-truncation-librdkafka-seek", "kip320-truncation-java-seek"]
 
 
 def _client(name: str) -> str:
@@ -83,3 +84,14 @@ def test_reading_on_after_surfacing_fails(recording: Recording) -> None:
     r["reads"] = [{"offset": 50, "epoch": 2, "value": "new-leader-30"}]
     with pytest.raises(AssertionError, match=r"surfaced the truncation but also read 1 records"):
         assert_truncation_surfaced("java", r["reads"], r["errors"], r["divergence"])
+
+
+@pytest.mark.parametrize("client", ["librdkafka", "java"])
+def test_a_sought_position_read_on_without_validation_fails(recording: Recording, client: str) -> None:
+    """A seek whose epoch is ignored: the consumer reads the new leader's records from the sought offset."""
+    r = recording(f"kip320-truncation-{client}-seek")
+    writes = [w for w in r["new_leader_writes"] if w["offset"] >= r["position_before"]]
+    r["errors"] = []
+    r["reads"] = [{"offset": w["offset"], "epoch": 2, "value": w["value"]} for w in writes]
+    with pytest.raises(AssertionError, match=rf"did not surface the truncation at {r['divergence']}"):
+        assert_truncation_surfaced(client, r["reads"], r["errors"], r["divergence"])

@@ -2,6 +2,8 @@
 //
 // Args: BOOTSTRAP TOPIC PARTITION. Commands, one per line:
 //   assign NAME RESET OFFSET    a consumer without a group, positioned at OFFSET of the partition
+//   seekepoch NAME RESET OFFSET EPOCH  the same, positioned by seek(OffsetAndMetadata(OFFSET, EPOCH)):
+//                               a position restored from outside, which KIP-320 validates on the next poll
 //   subscribe NAME RESET GROUP  a member of GROUP, starting from the group's committed offset and epoch
 //   commit NAME                 commitSync() of the consumed position; answers with what committed() reads back
 //   close NAME
@@ -14,6 +16,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -69,6 +72,12 @@ public class Kip320Consumers {
                     KafkaConsumer<String, String> c = consumer(bootstrap, name, cmd[2], null);
                     c.assign(List.of(tp));
                     c.seek(tp, Long.parseLong(cmd[3]));
+                    polling.put(name, c);
+                }
+                case "seekepoch" -> {
+                    KafkaConsumer<String, String> c = consumer(bootstrap, name, cmd[2], null);
+                    c.assign(List.of(tp));
+                    c.seek(tp, new OffsetAndMetadata(Long.parseLong(cmd[3]), Optional.of(Integer.parseInt(cmd[4])), ""));
                     polling.put(name, c);
                 }
                 case "subscribe" -> {
