@@ -86,3 +86,17 @@ def assert_served_without_the_controller(
     acked = {w["value"] for w in during}
     read = {r["value"] for r in reads}
     assert read and read <= acked, f"read {len(read)} values while cut off, {len(read - acked)} never acknowledged"
+
+
+def assert_fenced_replica_kept_out_of_the_isr(watched: Sequence[Mapping[str, Any]], follower: int) -> None:
+    """KIP-320 "Proposed Changes": "the leader ... is not permitted to add a replica to the ISR if it is
+    marked as offline by the controller" (such a zombie would count for acks=all and min.insync.replicas
+    while it cannot become leader). While the follower, fenced, had caught up with the leader's log
+    end, no ISR the brokers reported held it."""
+    caught_up = [w for w in watched if w["follower_log_end"] == w["leader_log_end"]]
+    assert caught_up, f"premise: the fenced follower {follower} never caught up with the leader: {list(watched)[-2:]}"
+    back = [w for w in watched if follower in w["isr"]]
+    assert not back, (
+        f"fenced follower {follower} was added back to the ISR: at {back[0]['t']} s the ISR was {back[0]['isr']} "
+        f"(leader {back[0]['leader']}, epoch {back[0]['epoch']})"
+    )

@@ -26,13 +26,14 @@ from confluent_kafka import Consumer, TopicPartition
 from harness import progress
 from harness.clients import kafka
 from harness.clients import raw as rr
+from harness.clients.history import produce
 from harness.cluster.base import Cluster, PartitionState
 from harness.nemesis.partitions import NetworkPartition, unclean_election_by_partition
 from harness.nemesis.unclean import UncleanElection
 from harness.protocol import errors
 from harness.protocol.records import encode_batch, parse_batches
 from harness.scenarios.truncation import Observed, TruncationHistory, unclean_election_watched
-from harness.waiting import wait_until
+from harness.waiting import WaitTimeout, wait_until
 
 ZOMBIE_WRITES = 5
 ZOMBIE_PREFIX = "zombie-"
@@ -327,3 +328,67 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
     record = AcknowledgedWrites(topic, before, final, writer.writes, log, None, net.events.events)
     return ControllerCutOff(record, [r for r in reads if r["value"].startswith("controller-cut-off")], cut_for,
                             session_timeout)
+
+
+# -- a fenced follower that goes on fetching --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FencedFollower:
+    """A follower cut off from the controller only: fenced by it, still fetching from its leader.
+
+    `watched`: what the other brokers said of the partition while the follower, caught up with the
+    leader's log end, was fenced ({t, isr, leader, epoch, follower_log_end, leader_log_end});
+    `rejoined`: the ISR once the follower was reconnected."""
+
+    topic: str
+    leader: int
+    follower: int
+    watched: list[dict[str, Any]]
+    rejoined: PartitionState
+    timeline: list[dict[str, object]]
+
+
+OBSERVE_FENCED = 5.0  # seconds the ISR is watched once the fenced follower has caught up
+
+
+def fenced_follower(cluster: Cluster, topic: str) -> FencedFollower:
+    """On `topic` (3 replicas): cut one in-sync follower off from the controller (not from its leader);
+    once the controller has dropped it from the ISR, write and let it catch up with the leader's
+    log end, watch the ISR for OBSERVE_FENCED seconds, then reconnect it and wait for it to rejoin."""
+    before = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3, "3 replicas in sync")
+    (controller,) = cluster.controller_ids
+    follower = next(b for b in before.isr if b != before.leader)
+    others = [b for b in cluster.broker_ids if b != follower]
+    net = NetworkPartition(cluster, watch=(topic, 0))
+    watched: list[dict[str, Any]] = []
+    with net:
+        net.isolate(follower, from_=[controller])
+        cluster.wait_for_partition(topic, 0, lambda s: follower not in s.isr, f"follower {follower} out of the ISR",
+                                   30, broker=others[0])
+        net.observe(f"controller dropped fenced follower {follower} from the ISR")
+        with kafka.producer({**cluster.client_config(), "acks": "1"}) as producer:
+            produce(producer, topic, [f"while-fenced-{i}".encode() for i in range(20)])
+        leader = cluster.partition_state(topic, 0, others[0]).leader
+        wait_until(lambda: cluster.log_end_offset(topic, 0, follower) == cluster.log_end_offset(topic, 0, leader),
+                   30, lambda: f"fenced follower {follower} catching up with leader {leader}")
+        net.observe(f"fenced follower {follower} caught up with leader {leader}")
+        started = time.monotonic()
+
+        def readded() -> bool:
+            s = cluster.partition_state(topic, 0, others[0])
+            watched.append({"t": round(time.monotonic() - started, 2), "isr": list(s.isr), "leader": s.leader,
+                            "epoch": s.leader_epoch, "follower_log_end": cluster.log_end_offset(topic, 0, follower),
+                            "leader_log_end": cluster.log_end_offset(topic, 0, s.leader)})
+            return follower in s.isr
+
+        # The promise is that a state never comes: watched for a bounded time, the timeout is the pass.
+        try:
+            wait_until(readded, OBSERVE_FENCED, lambda: f"ISR while {follower} is fenced: {watched[-1:]}",
+                       interval=0.25)
+        except WaitTimeout:
+            pass
+    rejoined = cluster.wait_for_partition(topic, 0, lambda s: follower in s.isr, f"follower {follower} back in the ISR",
+                                          60, broker=others[0])
+    net.observe(f"follower {follower} reconnected and back in the ISR")
+    return FencedFollower(topic, before.leader, follower, watched, rejoined, net.events.events)

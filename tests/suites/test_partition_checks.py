@@ -8,6 +8,7 @@ import pytest
 from recordings import Recording
 
 from harness.checks.partitions import (
+    assert_fenced_replica_kept_out_of_the_isr,
     assert_no_acknowledged_write_lost,
     assert_served_without_the_controller,
     assert_truncated_to_the_new_leader,
@@ -139,3 +140,24 @@ def test_a_write_refused_while_the_controller_is_cut_off_fails(recording: Record
 def test_a_cut_shorter_than_the_session_timeout_is_a_premise_failure(recording: Recording) -> None:
     with pytest.raises(AssertionError, match=r"premise: the controller was cut off for 2\.0 s"):
         _controller(recording("partition-controller-cut-off"), cut_for=2.0)
+
+
+def test_recorded_fenced_follower_stayed_out(recording: Recording) -> None:
+    r = recording("partition-fenced-follower")
+    assert_fenced_replica_kept_out_of_the_isr(r["watched"], r["follower"])
+
+
+def test_a_fenced_follower_added_back_fails(recording: Recording) -> None:
+    """A leader (or controller) that let a fenced, caught-up replica back in: it would count for acks=all."""
+    r = recording("partition-fenced-follower")
+    r["watched"][-1]["isr"].append(r["follower"])
+    with pytest.raises(AssertionError, match=rf"fenced follower {r['follower']} was added back to the ISR"):
+        assert_fenced_replica_kept_out_of_the_isr(r["watched"], r["follower"])
+
+
+def test_a_follower_that_never_caught_up_is_a_premise_failure(recording: Recording) -> None:
+    r = recording("partition-fenced-follower")
+    for w in r["watched"]:
+        w["follower_log_end"] = w["leader_log_end"] - 1
+    with pytest.raises(AssertionError, match="premise: the fenced follower"):
+        assert_fenced_replica_kept_out_of_the_isr(r["watched"], r["follower"])
