@@ -50,3 +50,23 @@ def assert_written_once_through_epoch_errors(run: Mapping[str, Any]) -> None:
     if error == "FENCED_LEADER_EPOCH":
         assert "Metadata" in run["after"], (
             f"{client} did not refresh its metadata after {error}: it sent {run['after']}")
+
+
+def assert_validated_only_once_metadata_caught_up(run: Mapping[str, Any]) -> None:
+    """KIP-320 "Consumer Handling", extension 2: "it is possible for the leader epoch included in the
+    committed offset to be ahead of the metadata that is known to the consumer. Consumers are
+    expected to wait until the metadata has at least reached the epoch of the committed offset
+    before checking for truncation." No OffsetsForLeaderEpoch the client sent asks about an epoch
+    newer than its current one; it reads on from the committed offset, once each, reporting nothing."""
+    client = run["client"]
+    assert run["stale"] >= 1, f"premise: no Metadata answer was shown behind to {client}"
+    early = [v for v in run["validations"] if v["leader_epoch"] > v["current"] >= 0]
+    assert not early, (
+        f"{client} validated the committed epoch {run['committed']['epoch']} before its metadata reached it: "
+        f"OffsetsForLeaderEpoch {early[:3]}")
+    assert not run["errors"], f"{client} reported {run['errors'][:2]} starting from the commit {run['committed']}"
+    got = [(r["offset"], r["value"]) for r in run["reads"]]
+    want = [(w["offset"], w["value"]) for w in run["written"]]
+    assert got == want, (
+        f"{client} read {_reads(run['reads'])} from the commit {run['committed']}, expected offsets "
+        f"{want[0][0]}..{want[-1][0]}{'; ' + run['incomplete'] if run.get('incomplete') else ''}")

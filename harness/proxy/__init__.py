@@ -9,6 +9,7 @@ from harness.proxy.rules import (
     ReplaceErrors,
     ReplaceTopicErrors,
     Rule,
+    StaleLeaderEpoch,
     StripTopicIds,
 )
 from harness.proxy.server import Proxy, ProxyError
@@ -25,5 +26,6 @@ __all__ = [
     "ReplaceErrors",
     "ReplaceTopicErrors",
     "Rule",
+    "StaleLeaderEpoch",
     "StripTopicIds",
 ]

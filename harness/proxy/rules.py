@@ -215,6 +215,31 @@ class ReplaceTopicErrors(Rule):
         return f"ReplaceTopicErrors({self.scope()}, TopicId {self.topic_id} -> {self.error})"
 
 
+@dataclass(eq=False)
+class StaleLeaderEpoch(Rule):
+    """In the first `count` Metadata answers that name `topic`, show each of its partitions' leader
+    epoch `behind` lower than the broker said: a client whose metadata lags (the KIP-232 situation)."""
+
+    topic: str = ""
+    behind: int = 1
+    count: int | None = 1
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == METADATA and version >= 7 and not self.spent
+
+    def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
+        mine = [t for t in body.get("Topics") or [] if t.get("Name") == self.topic]
+        if not mine or not self.take():
+            return False
+        for t in mine:
+            for p in t.get("Partitions") or []:
+                p["LeaderEpoch"] = max(0, p["LeaderEpoch"] - self.behind)
+        return True
+
+    def describe(self) -> str:
+        return f"StaleLeaderEpoch(Metadata of {self.topic} {self.behind} epoch(s) behind, {self.scope()})"
+
+
 def _set_error_codes(value: Any, error: int) -> None:
     if isinstance(value, dict):
         for k, v in value.items():

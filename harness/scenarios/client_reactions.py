@@ -15,12 +15,15 @@ from typing import Any
 from confluent_kafka import TopicPartition
 
 from harness.clients import kafka
+from harness.clients import raw as rr
+from harness.clients import transactions as tx
 from harness.clients.history import produce, read_partition
 from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster
 from harness.kafka.dist import resolve
+from harness.nemesis.leadership import move_leader
 from harness.protocol import errors
-from harness.proxy.rules import RefusePartitions
+from harness.proxy.rules import RefusePartitions, StaleLeaderEpoch
 from harness.proxy.server import Proxy
 from harness.waiting import WaitTimeout, wait_until
 
@@ -146,3 +149,103 @@ def producer_through_epoch_errors(cluster: Cluster, topic: str, error: str) -> E
 
 def _end(cluster: Cluster, topic: str) -> int:
     return cluster.log_end_offset(topic, 0, cluster.leader(topic))
+
+
+@dataclass(frozen=True)
+class CommittedAhead:
+    """A group member starting from a commit whose epoch its first metadata has not reached yet.
+
+    `committed` the group's (offset, epoch); `stale` the Metadata answers shown behind; `validations`
+    the OffsetsForLeaderEpoch the client sent ({current, leader_epoch}); `reads` and `errors` what it
+    read and reported; `written` the records from the committed offset on."""
+
+    client: str
+    committed: dict[str, int]
+    stale: int
+    validations: list[dict[str, int]]
+    written: list[dict[str, Any]]
+    reads: list[dict[str, Any]]
+    errors: list[dict[str, Any]]
+    incomplete: str | None = None
+
+
+def committed_epoch_ahead_of_metadata(cluster: Cluster, topic: str, client: str, group: str) -> CommittedAhead:
+    """On `topic` (3 replicas): 20 records, a leader move, 10 more; the group commits (25, the new
+    epoch) outside any generation; then `client` joins the group through a proxy whose first three
+    Metadata answers show the partition one epoch behind, with no reset policy."""
+    with kafka.producer({**cluster.client_config(), "acks": "all"}) as producer, \
+            kafka.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
+        produce(producer, topic, [f"before-{i}".encode() for i in range(20)])
+        moved = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+        after = produce(producer, topic, [f"after-{i}".encode() for i in range(10)]).acked
+        any_broker = raw(cluster.running_brokers()[0])
+        tid = rr.topic_id(any_broker, topic)
+        gcoord = raw(tx.coordinator_id(any_broker, group, 0))
+        committed = {"offset": 25, "epoch": moved.leader_epoch}
+        version = gcoord.max_version("OffsetCommit")
+        code = rr.offset_commit(gcoord, version, group, topic, tid, 0, 25, moved.leader_epoch)
+        assert code == 0, f"premise: the group's commit of {committed} was refused: {errors.describe(code)}"
+    written = [{"offset": w.offset, "value": w.value.decode()} for w in after if w.offset >= 25]
+    last = written[-1]["offset"]
+    reads: list[dict[str, Any]] = []
+    reported: list[dict[str, Any]] = []
+    incomplete = None
+    with Proxy.for_cluster(cluster) as proxy:
+        rule = proxy.add(StaleLeaderEpoch(topic=topic, behind=1, count=3))
+        try:
+            if client == "java":
+                _java_member(cluster, proxy, topic, group, last, reads, reported)
+            else:
+                _librdkafka_member(proxy, topic, group, last, reads, reported)
+        except WaitTimeout as exc:
+            incomplete = str(exc)
+        validations = [{"current": p["CurrentLeaderEpoch"], "leader_epoch": p["LeaderEpoch"]}
+                       for e in proxy.recording.exchanges("OffsetForLeaderEpoch")
+                       for t in (e.request or {}).get("Topics", []) for p in t.get("Partitions", [])]
+        stale = rule.fired
+    return CommittedAhead(client, committed, stale, validations, written, reads, reported, incomplete)
+
+
+def _librdkafka_member(proxy: Proxy, topic: str, group: str, last: int, reads: list[dict[str, Any]],
+                       reported: list[dict[str, Any]]) -> None:
+    config = {**proxy.client_config(), "group.id": group, "enable.auto.commit": False,
+              "auto.offset.reset": "error", "enable.partition.eof": False, "topic.metadata.refresh.interval.ms": 1000}
+    with kafka.consumer(config) as consumer:
+        consumer.subscribe([topic])
+
+        def settled() -> bool:
+            msg = consumer.poll(0.1)
+            if msg is not None:
+                if msg.error() is not None:
+                    reported.append({"code": msg.error().name(), "message": msg.error().str()})
+                else:
+                    reads.append({"offset": msg.offset(), "value": msg.value().decode()})
+            return _settled(reads, reported, last)
+
+        wait_until(settled, 45, lambda: f"librdkafka read {len(reads)} records through {last}; errors {reported[:2]}",
+                   interval=0)
+
+
+def _java_member(cluster: Cluster, proxy: Proxy, topic: str, group: str, last: int, reads: list[dict[str, Any]],
+                 reported: list[dict[str, Any]]) -> None:
+    bootstrap = proxy.client_config()["bootstrap.servers"]
+    with JavaClient.driver(resolve(cluster.java_clients), "Kip320Consumers", [bootstrap, topic, "0"]) as java:
+        java.wait_for(lambda e: e.get("event") == "ready", 60, "start")
+        java.send_line(f"subscribe java none {group}")
+        seen = [0]
+
+        def settled() -> bool:
+            for e in java.events[seen[0]:]:
+                seen[0] += 1
+                if e.get("event") == "record":
+                    reads.append({"offset": e["offset"], "value": e["value"]})
+                elif e.get("event") in ("error", "command_failed"):
+                    reported.append({k: v for k, v in e.items() if k != "event"})
+            return _settled(reads, reported, last)
+
+        try:
+            wait_until(settled, 45, lambda: f"the Java member read {len(reads)} records through {last}; "
+                                            f"errors {reported[:2]}")
+        finally:
+            java.send_line("exit")
+            java.wait_exit(60)

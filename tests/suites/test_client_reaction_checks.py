@@ -7,6 +7,7 @@ from recordings import Recording
 
 from harness.checks.client_reactions import (
     assert_read_on_through_epoch_errors,
+    assert_validated_only_once_metadata_caught_up,
     assert_written_once_through_epoch_errors,
 )
 
@@ -86,3 +87,31 @@ def test_a_producer_retry_that_wrote_twice_fails() -> None:
 def test_a_producer_that_did_not_refresh_after_fenced_fails() -> None:
     with pytest.raises(AssertionError, match="did not refresh its metadata"):
         assert_written_once_through_epoch_errors(_producer_run(after=["Produce", "Produce"]))
+
+
+@pytest.mark.parametrize("client", ["librdkafka", "java"])
+def test_recorded_members_waited_for_the_committed_epoch(recording: Recording, client: str) -> None:
+    assert_validated_only_once_metadata_caught_up(recording(f"kip320-committed-ahead-{client}"))
+
+
+@pytest.mark.parametrize("client", ["librdkafka", "java"])
+def test_validating_with_metadata_behind_the_commit_fails(recording: Recording, client: str) -> None:
+    """A member that asked about the committed epoch while its metadata still showed the older one."""
+    run = recording(f"kip320-committed-ahead-{client}")
+    run["validations"].insert(0, {"current": 0, "leader_epoch": run["committed"]["epoch"]})
+    with pytest.raises(AssertionError, match="before its metadata reached it"):
+        assert_validated_only_once_metadata_caught_up(run)
+
+
+def test_a_member_that_did_not_start_from_the_commit_fails(recording: Recording) -> None:
+    run = recording("kip320-committed-ahead-java")
+    run["reads"] = [{"offset": 20 + i, "value": f"x-{i}"} for i in range(10)]
+    with pytest.raises(AssertionError, match=r"read 10 records, offsets 20\.\.29 from the commit"):
+        assert_validated_only_once_metadata_caught_up(run)
+
+
+def test_no_stale_metadata_is_a_premise_failure(recording: Recording) -> None:
+    run = recording("kip320-committed-ahead-librdkafka")
+    run["stale"] = 0
+    with pytest.raises(AssertionError, match="premise: no Metadata answer was shown behind"):
+        assert_validated_only_once_metadata_caught_up(run)

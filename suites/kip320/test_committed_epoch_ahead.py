@@ -1,0 +1,29 @@
+"""KIP-320 consumers starting from a commit whose epoch is ahead of their metadata (the KIP-232 case)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fixtures.cluster import Cluster
+from fixtures.topics import RunNames, TopicFactory
+from harness.checks import recorded
+from harness.checks.client_reactions import assert_validated_only_once_metadata_caught_up
+from harness.scenarios.client_reactions import committed_epoch_ahead_of_metadata
+
+pytestmark = pytest.mark.kip320
+
+
+@pytest.mark.parametrize("client", ["librdkafka", "java"])
+@pytest.mark.promise("kip320.consumer.waits-for-committed-epoch")
+def test_consumer_waits_for_metadata_to_reach_the_committed_epoch(
+    cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames, client: str
+) -> None:
+    """KIP-320 "Consumer Handling", extension 2: "Consumers are expected to wait until the metadata has
+    at least reached the epoch of the committed offset before checking for truncation." The group
+    committed (25, epoch 1) after a leader move; a member joins through the protocol proxy, whose first
+    three Metadata answers show the partition at epoch 0. The member never sends OffsetsForLeaderEpoch
+    for epoch 1 with a current epoch of 0, and reads records 25..29 once each, reporting nothing."""
+    run = committed_epoch_ahead_of_metadata(cluster, topic_factory(replication_factor=3), client,
+                                            run_names.group(f"kip320-ahead-{client}"))
+    recorded.save(f"kip320-committed-ahead-{client}", run)
+    assert_validated_only_once_metadata_caught_up(run.__dict__)
