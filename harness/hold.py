@@ -29,7 +29,8 @@ from harness.cluster.target import TargetSpec
 from harness.errors import KctsError
 
 NODE_OPS = ("stop", "start", "kill", "pause", "resume", "isolate", "heal")
-OPS = (*NODE_OPS, "unclean", "status")
+LINK_OPS = ("cut", "cut-off", "heal-links")
+OPS = (*NODE_OPS, *LINK_OPS, "unclean", "status")
 
 
 def _sockets(name: str) -> list[Path]:
@@ -112,6 +113,8 @@ class Holder:
             }[op]
             action(broker)
             return f"broker {broker}: {op} done; now {c.node_state(broker).value}"
+        if op in LINK_OPS:
+            return _links(c, op, args)
         if op == "unclean":
             if len(args) != 2 or not args[1].isdigit():
                 raise KctsError("usage: kcts cluster unclean TOPIC PARTITION")
@@ -122,6 +125,30 @@ class Holder:
                     f"{e.epoch_after}); broker {e.old_leader} truncated offsets {e.divergence_offset}.."
                     f"{e.old_leader_leo_before - 1}")
         raise KctsError(f"unknown command {op!r}; the held cluster answers {', '.join(OPS)}")
+
+
+def _links(c: Cluster, op: str, args: list[str]) -> str:
+    """`cut FROM TO` (TO stops hearing FROM), `cut-off NODE` (from every other node, both ways; clients
+    still reach it), `heal-links`."""
+    from harness.network.links import LinkFault
+
+    if not c.capabilities.links:
+        raise KctsError(f"{c.target.label} cannot cut links between its nodes: {c.capabilities.no_links}")
+    nodes = [*c.broker_ids, *c.controller_ids]
+    if op == "heal-links":
+        c.heal_links()
+        return "every link up"
+    ids = [int(a) for a in args if a.lstrip("-").isdigit()]
+    want = 2 if op == "cut" else 1
+    if len(ids) != want or len(args) != want or any(i not in nodes for i in ids):
+        usage = "kcts cluster cut FROM TO" if op == "cut" else "kcts cluster cut-off NODE"
+        raise KctsError(f"usage: {usage}, with node ids of {nodes}")
+    if op == "cut":
+        faults = [LinkFault(ids[0], ids[1])]
+    else:
+        faults = [f for o in nodes if o != ids[0] for f in (LinkFault(ids[0], o), LinkFault(o, ids[0]))]
+    c.cut_links(faults)
+    return f"links cut: {c.links_in_force()}"
 
 
 def _broker(cluster: Cluster, args: list[str]) -> int:
@@ -153,6 +180,12 @@ def banner(cluster: Cluster, name: str) -> list[str]:
         lines += [f"  kcts cluster {named}{op} {b}" for op in ("kill", "stop", "start", "pause", "resume")]
         if cluster.capabilities.partitions:
             lines += [f"  kcts cluster {named}{op} {b}" for op in ("isolate", "heal")]
+        if cluster.capabilities.links:
+            lines += [f"  kcts cluster {named}cut-off {b}   (from every other node; clients still reach it)",
+                      f"  kcts cluster {named}cut {b} {cluster.controller_ids[0]}   (one way: "
+                      f"{cluster.controller_ids[0]} stops hearing {b})" if cluster.controller_ids else "",
+                      f"  kcts cluster {named}heal-links"]
+            lines = [line for line in lines if line]
         if cluster.capabilities.replication:
             lines.append(f"  kcts cluster {named}unclean TOPIC 0   "
                          "(a topic with replicas on 2+ brokers and unclean.leader.election.enable=true)")

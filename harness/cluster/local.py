@@ -12,7 +12,7 @@ from harness.cluster.base import NodeCluster, NodeState
 from harness.cluster.combined import ensure_cds_archive
 from harness.cluster.node import KafkaNode, random_kafka_uuid
 from harness.cluster.target import APACHE, Capabilities, TargetSpec
-from harness.errors import ClusterError, FaultControlUnavailable, NodeExited
+from harness.errors import ClusterError, FaultControlUnavailable, KctsError, NodeExited
 from harness.kafka.dist import DEFAULT_VERSION, KafkaDistribution, cache_root, check_java, resolve
 from harness.network.links import LinkControl, LinkControlUnavailable, LinkFault
 from harness.process.cds import cds_archive_path
@@ -208,7 +208,14 @@ class LocalCluster(NodeCluster):
         check_java()
         ensure_cds_archive(self.dist)
         if self.links is not None:
-            self.links.setup()
+            try:
+                self.links.setup()
+            except (OSError, KctsError) as exc:
+                # A machine that refuses the cgroups or the rules loses link faults, not the cluster.
+                self.links.close()
+                self.links, self.no_links = None, f"link faults could not be set up here: {exc}"
+                for node in [self.controller, *self.brokers.values()]:
+                    node.cgroup = None
         self.controller.format_from_template(
             self.cluster_id, self.spec.features, cache_root() / "formats" / self.dist.version
         )

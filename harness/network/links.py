@@ -209,13 +209,14 @@ class LinkControl:
 
     # -- tear-down ------------------------------------------------------------------------------
     def close(self) -> None:
-        """Remove the table and the cgroups; the nodes' processes must be gone."""
-        if not self._made:
-            return
-        self._made = False
-        subprocess.run(["nft", "delete", "table", "inet", self.table], capture_output=True, timeout=30)
-        self.delays.hold(set())
-        _remove_cgroups(self.cgroup_root)
+        """Remove the table and the cgroups (also what a failed `setup` made); the nodes' processes
+        must be gone."""
+        if self._made:
+            self._made = False
+            subprocess.run(["nft", "delete", "table", "inet", self.table], capture_output=True, timeout=30)
+            self.delays.hold(set())
+        if self.cgroup_root.exists():
+            _remove_cgroups(self.cgroup_root)
 
 
 # -- delays -------------------------------------------------------------------------------------

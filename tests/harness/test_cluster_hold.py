@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.network.links import leftovers, unavailable_reason
 from harness.reaper import tagged_pids
 from harness.waiting import wait_until
 
@@ -59,10 +60,11 @@ class Held:
                               capture_output=True, text=True, timeout=timeout, check=False)
 
     def gone(self) -> bool:
-        return not tagged_pids(self.session) and not self.root.exists()
+        return not tagged_pids(self.session) and not self.root.exists() and not leftovers(self.session)
 
     def left(self) -> str:
-        return f"tagged processes {tagged_pids(self.session)}, scratch root exists {self.root.exists()}"
+        return (f"tagged processes {tagged_pids(self.session)}, scratch root exists {self.root.exists()}, "
+                f"link rules and cgroups {leftovers(self.session)}")
 
 
 def test_a_held_cluster_is_judged_controlled_and_gone_after_ctrl_c(tmp_path: Path) -> None:
@@ -79,6 +81,12 @@ def test_a_held_cluster_is_judged_controlled_and_gone_after_ctrl_c(tmp_path: Pat
         assert paused.returncode == 0 and "broker 3: pause done; now paused" in paused.stdout, paused
         assert "3 paused" in held.kcts("cluster", "status").stdout
         assert held.kcts("cluster", "resume", "3").returncode == 0
+        if unavailable_reason() is None:
+            cut = held.kcts("cluster", "cut-off", "3")
+            assert cut.returncode == 0 and "links cut: 3->1, 1->3" in cut.stdout, cut
+            assert held.kcts("cluster", "heal-links").stdout.strip().endswith("every link up")
+            wrong = held.kcts("cluster", "cut", "3")
+            assert wrong.returncode == 2 and "usage: kcts cluster cut FROM TO" in wrong.stderr, wrong
         assert "3 running" in held.kcts("cluster", "status").stdout
         wrong = held.kcts("cluster", "kill", "9")
         assert wrong.returncode == 2 and "no broker 9" in wrong.stderr, wrong

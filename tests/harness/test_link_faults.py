@@ -163,3 +163,20 @@ def test_kill_9_of_the_runner_leaves_no_rule_cgroup_or_process() -> None:
     sid = held["session"]
     wait_until(lambda: not leftovers(sid) and not tagged_pids(sid), 30,
                lambda: f"left of session {sid}: {leftovers(sid)}, processes {tagged_pids(sid)}")
+
+
+@pytest.mark.live
+def test_a_machine_that_refuses_the_rules_loses_link_faults_not_the_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the cgroups or the table cannot be made, the cluster starts without link control and says
+    why; checks that cut links then skip with that reason."""
+    from harness.cluster.local import LocalCluster, LocalClusterSpec
+    from harness.errors import SetupError
+
+    def refuse(self: LinkControl) -> LinkControl:
+        raise SetupError("nft refused the run's link rules: Operation not permitted")
+
+    monkeypatch.setattr(LinkControl, "setup", refuse)
+    with LocalCluster(LocalClusterSpec(brokers=1)) as cluster:
+        caps = cluster.capabilities
+        assert not caps.links and "Operation not permitted" in caps.no_links, caps
+        assert cluster.broker_ids == [1] and cluster.running_brokers() == [1]
