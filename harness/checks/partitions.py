@@ -6,6 +6,7 @@ answers a cut-off leader gave) and raises AssertionError naming what broke the p
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -56,11 +57,8 @@ def assert_no_acknowledged_write_lost(writes: Sequence[Mapping[str, Any]], log: 
     acked = [w for w in writes if w["error"] is None]
     assert acked, f"premise: no write was acknowledged ({len(writes)} sent)"
     at = {r["offset"]: r["value"] for r in log}
-    seen: dict[str, int] = {}
-    for r in log:
-        seen[r["value"]] = seen.get(r["value"], 0) + 1
     lost = [w for w in acked if at.get(w["offset"]) != w["value"]]
-    twice = sorted(v for v, n in seen.items() if n > 1)
+    twice = sorted(v for v, n in Counter(r["value"] for r in log).items() if n > 1)
     assert not lost, (
         f"{len(lost)} of {len(acked)} acknowledged writes are not at their acknowledged offset after the heal: "
         + ", ".join(f"{w['value']}@{w['offset']} (log has {at.get(w['offset'], 'nothing')})" for w in lost[:6])

@@ -134,17 +134,28 @@ class Transaction:
     producer_epoch: int
     coordinator: RawClient
 
-    def end(self, commit: bool) -> Exchange:
-        """EndTxn at the coordinator's highest version; fails unless the coordinator accepts it."""
+    @property
+    def producer(self) -> dict[str, Any]:
+        """The fields that name this producer in a transactional request."""
+        return {"TransactionalId": self.transactional_id, "ProducerId": self.producer_id,
+                "ProducerEpoch": self.producer_epoch}
+
+    def add_group(self, group: str) -> None:
+        """AddOffsetsToTxn (v3 at most): before KIP-890's Transaction V2 (TxnOffsetCommit v5) the producer
+        adds the group to its transaction itself; fails unless the coordinator accepts it."""
         c = self.coordinator
-        body = {
-            "TransactionalId": self.transactional_id,
-            "ProducerId": self.producer_id,
-            "ProducerEpoch": self.producer_epoch,
-            "Committed": commit,
-        }
-        ex = _exchange(lambda: c.exchange("EndTxn", c.max_version("EndTxn"), body), COORDINATOR_TRANSIENT, "EndTxn")
-        assert ex.response["ErrorCode"] == 0, f"EndTxn(commit={commit}) failed:\n{ex.dump()}"
+        added = settle(lambda: c.send("AddOffsetsToTxn", min(3, c.max_version("AddOffsetsToTxn")),
+                                      {**self.producer, "GroupId": group}),
+                       TRANSACTION_TRANSIENT, "AddOffsetsToTxn")
+        assert added["ErrorCode"] == 0, f"AddOffsetsToTxn: {errors.describe(added['ErrorCode'])}"
+
+    def end(self, commit: bool, version: int | None = None) -> Exchange:
+        """EndTxn at `version` (default the coordinator's highest); fails unless the coordinator accepts it."""
+        c = self.coordinator
+        v = c.max_version("EndTxn") if version is None else version
+        body = {**self.producer, "Committed": commit}
+        ex = _exchange(lambda: c.exchange("EndTxn", v, body), COORDINATOR_TRANSIENT, "EndTxn")
+        assert ex.response["ErrorCode"] == 0, f"EndTxn v{v} (commit={commit}) failed:\n{ex.dump()}"
         return ex
 
 

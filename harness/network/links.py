@@ -217,6 +217,7 @@ class LinkControl:
             self.delays.hold(set())
         if self.cgroup_root.exists():
             _remove_cgroups(self.cgroup_root)
+        _remove_if_empty(self.cgroup_root.parent)  # the session's folder, once its last cluster is gone
 
 
 # -- delays -------------------------------------------------------------------------------------
@@ -314,18 +315,24 @@ def _drop_root_if_unused() -> None:
             _tc("qdisc", "del", "dev", "lo", "root", check=False)
 
 
+def _session_bands(session_id: str) -> list[int]:
+    """The delay bands a session holds, by the files that name it."""
+    held = []
+    for b in range(FIRST_BAND, LAST_BAND + 1):
+        try:
+            if (BAND_DIR / str(b)).read_text() == session_id:
+                held.append(b)
+        except OSError:
+            pass
+    return held
+
+
 def _release_session_bands(session_id: str) -> None:
     if not BAND_DIR.is_dir() or shutil.which("tc") is None:
         return
     with _band_lock():
-        for b in range(FIRST_BAND, LAST_BAND + 1):
-            f = BAND_DIR / str(b)
-            try:
-                owner = f.read_text()
-            except OSError:
-                continue
-            if owner == session_id:
-                _release_band(b)
+        for b in _session_bands(session_id):
+            _release_band(b)
         _drop_root_if_unused()
 
 
@@ -343,48 +350,45 @@ def _remove_cgroups(root: Path, timeout: float = 10.0) -> None:
                 if time.monotonic() > deadline:
                     break
                 time.sleep(0.05)
-    for parent in (root.parent,):  # the session's folder, once its last cluster is gone
-        try:
-            parent.rmdir()
-        except OSError:
-            pass
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
+
+
+def _session_tables(session_id: str) -> list[tuple[str, str]]:
+    """(family, name) of every nftables table of a session."""
+    if shutil.which("nft") is None:
+        return []
+    prefix = _table_prefix(session_id)
+    listed = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True, timeout=30).stdout
+    return [(parts[1], parts[2]) for parts in map(str.split, listed.splitlines())
+            if len(parts) == 3 and parts[0] == "table" and parts[2].startswith(prefix)]
+
+
+def _session_cgroups(session_id: str) -> Path | None:
+    mount = cgroup2_mount()
+    return None if mount is None else mount / "kcts" / session_id
 
 
 def reap(session_id: str) -> None:
     """Remove every table, delay band and cgroup of a session: the reaper's part, after its processes
     are killed."""
     _release_session_bands(session_id)
-    if shutil.which("nft") is None:
-        return
-    prefix = _table_prefix(session_id)
-    listed = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True, timeout=30).stdout
-    for line in listed.splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[0] == "table" and parts[2].startswith(prefix):
-            subprocess.run(["nft", "delete", "table", parts[1], parts[2]], capture_output=True, timeout=30)
-    mount = cgroup2_mount()
-    if mount is not None and (mount / "kcts" / session_id).is_dir():
-        _remove_cgroups(mount / "kcts" / session_id)
-        try:
-            (mount / "kcts" / session_id).rmdir()
-        except OSError:
-            pass
+    for family, name in _session_tables(session_id):
+        subprocess.run(["nft", "delete", "table", family, name], capture_output=True, timeout=30)
+    folder = _session_cgroups(session_id)
+    if folder is not None and folder.is_dir():
+        _remove_cgroups(folder)
 
 
 def leftovers(session_id: str) -> list[str]:
     """What of a session is still on this machine: tables and cgroups (for tests and the reaper)."""
-    found = []
-    prefix = _table_prefix(session_id)
-    if shutil.which("nft"):
-        listed = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True, timeout=30).stdout
-        found += [f"nft {line.strip()}" for line in listed.splitlines() if prefix in line]
-    mount = cgroup2_mount()
-    if mount is not None and (mount / "kcts" / session_id).exists():
-        found.append(f"cgroup {mount / 'kcts' / session_id}")
-    for b in range(FIRST_BAND, LAST_BAND + 1):
-        try:
-            if (BAND_DIR / str(b)).read_text() == session_id:
-                found.append(f"loopback delay band {b}")
-        except OSError:
-            pass
-    return found
+    found = [f"nft table {family} {name}" for family, name in _session_tables(session_id)]
+    folder = _session_cgroups(session_id)
+    if folder is not None and folder.exists():
+        found.append(f"cgroup {folder}")
+    return found + [f"loopback delay band {b}" for b in _session_bands(session_id)]

@@ -137,14 +137,21 @@ class StripTopicIds(Rule):
 
 
 @dataclass(eq=False)
-class ReplaceErrors(Rule):
-    """Set every ErrorCode of the first `count` matching responses to `error` (default count 1)."""
+class ResponseEdit(Rule):
+    """A rule that edits the responses of its own API (and versions) until its budget is spent: once
+    by default."""
 
-    error: int = 0
     count: int | None = 1
 
     def acts_on_response(self, api_key: int, version: int) -> bool:
         return self.matches(api_key, version) and not self.spent
+
+
+@dataclass(eq=False)
+class ReplaceErrors(ResponseEdit):
+    """Set every ErrorCode of the first `count` matching responses to `error` (default count 1)."""
+
+    error: int = 0
 
     def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
         if not self.take():
@@ -157,7 +164,7 @@ class ReplaceErrors(Rule):
 
 
 @dataclass(eq=False)
-class RefusePartitions(Rule):
+class RefusePartitions(ResponseEdit):
     """Answer every partition of the first `count` matching Fetch or Produce responses that carry
     partitions with `error`, as a replica that refused the request's epoch would: a Fetch partition
     with no records, a Produce partition with no offset (the response's own ErrorCode stays NONE).
@@ -165,10 +172,6 @@ class RefusePartitions(Rule):
     only an idempotent producer's retry can tell apart from a new write."""
 
     error: int = 0
-    count: int | None = 1
-
-    def acts_on_response(self, api_key: int, version: int) -> bool:
-        return self.matches(api_key, version) and not self.spent
 
     def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
         responses = body.get("Responses") or []
@@ -191,16 +194,12 @@ class RefusePartitions(Rule):
 
 
 @dataclass(eq=False)
-class ReplaceTopicErrors(Rule):
+class ReplaceTopicErrors(ResponseEdit):
     """Set the ErrorCode of every partition of one topic (by TopicId, v6+ answers keyed by it) in the
     first `count` matching responses to `error`, leaving the other topics' answers as they are."""
 
     topic_id: Any = None
     error: int = 0
-    count: int | None = 1
-
-    def acts_on_response(self, api_key: int, version: int) -> bool:
-        return self.matches(api_key, version) and not self.spent
 
     def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
         mine = [t for t in body.get("Topics") or [] if t.get("TopicId") == self.topic_id]
@@ -216,16 +215,14 @@ class ReplaceTopicErrors(Rule):
 
 
 @dataclass(eq=False)
-class StaleLeaderEpoch(Rule):
+class StaleLeaderEpoch(ResponseEdit):
     """In the first `count` Metadata answers that name `topic`, show each of its partitions' leader
     epoch `behind` lower than the broker said: a client whose metadata lags (the KIP-232 situation)."""
 
+    api: str | None = "Metadata"
+    versions: tuple[int, int] | None = (7, 0x7FFF)  # the versions that carry LeaderEpoch
     topic: str = ""
     behind: int = 1
-    count: int | None = 1
-
-    def acts_on_response(self, api_key: int, version: int) -> bool:
-        return api_key == METADATA and version >= 7 and not self.spent
 
     def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
         mine = [t for t in body.get("Topics") or [] if t.get("Name") == self.topic]

@@ -9,10 +9,11 @@ client sent from the first refused answer on (a Metadata request is its refresh)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
 from harness.clients import kafka
 from harness.clients import raw as rr
@@ -25,6 +26,7 @@ from harness.nemesis.leadership import move_leader
 from harness.protocol import errors
 from harness.proxy.rules import RefusePartitions, StaleLeaderEpoch
 from harness.proxy.server import Proxy
+from harness.scenarios.truncation import Observed, poll_into
 from harness.waiting import WaitTimeout, wait_until
 
 RECORDS = 30
@@ -51,73 +53,75 @@ def consumer_through_epoch_errors(cluster: Cluster, topic: str, client: str, err
     with kafka.producer({**cluster.client_config(), "acks": "all"}) as producer:
         written = [{"offset": w.offset, "value": w.value.decode()}
                    for w in produce(producer, topic, [f"r-{i}".encode() for i in range(RECORDS)]).acked]
-    last = written[-1]["offset"]
-    reads: list[dict[str, Any]] = []
-    reported: list[dict[str, Any]] = []
-    incomplete = None
     with Proxy.for_cluster(cluster) as proxy:
         rule = proxy.add(RefusePartitions("Fetch", versions=(9, 99), error=errors.error_code(error), count=REFUSED))
-        try:
-            if client == "java":
-                _java(cluster, proxy, topic, last, reads, reported)
-            else:
-                _librdkafka(proxy, topic, last, reads, reported)
-        except WaitTimeout as exc:
-            incomplete = str(exc)
-        exchanges = sorted(proxy.recording.exchanges(), key=lambda e: e.started)
-        first = next((i for i, e in enumerate(exchanges) if e.rules), len(exchanges))
-        after = [e.api for e in exchanges[first:first + 20]]
-        refused = rule.fired
-    return EpochErrorRun(client, error, written, reads, reported, refused, after, incomplete)
+        got, incomplete = _read_through(
+            cluster, proxy, topic, client, written[-1]["offset"], "assign java none 0",
+            {"group.id": f"{topic}-reader"}, lambda c: c.assign([TopicPartition(topic, 0, 0)]),
+        )
+        after, refused = _after_first_ruled(proxy), rule.fired
+    return EpochErrorRun(client, error, written, got.reads, got.errors, refused, after, incomplete)
 
 
-def _settled(reads: list[dict[str, Any]], reported: list[dict[str, Any]], last: int) -> bool:
-    return bool(reported) or (bool(reads) and reads[-1]["offset"] >= last)
+def _after_first_ruled(proxy: Proxy, n: int = 20) -> list[str]:
+    """The APIs the client sent from the first exchange a proxy rule acted on, in order (the first `n`)."""
+    exchanges = sorted(proxy.recording.exchanges(), key=lambda e: e.started)
+    first = next((i for i, e in enumerate(exchanges) if e.rules), len(exchanges))
+    return [e.api for e in exchanges[first:first + n]]
 
 
-def _librdkafka(proxy: Proxy, topic: str, last: int, reads: list[dict[str, Any]],
-                reported: list[dict[str, Any]]) -> None:
-    config = {**proxy.client_config(), "group.id": f"{topic}-reader", "enable.auto.commit": False,
-              "auto.offset.reset": "error", "enable.partition.eof": False}
-    with kafka.consumer(config) as consumer:
-        consumer.assign([TopicPartition(topic, 0, 0)])
+def _read_through(
+    cluster: Cluster, proxy: Proxy, topic: str, client: str, last: int, java_command: str,
+    librdkafka_config: dict[str, object], librdkafka_start: Callable[[Consumer], None],
+) -> tuple[Observed, str | None]:
+    """`client` (no reset policy, through `proxy`) reads `topic`-0 until it returned the record at
+    `last` or reported an error: the Java driver started by `java_command`, or a confluent-kafka
+    consumer with `librdkafka_config` started by `librdkafka_start`. What it read and reported, and
+    why it did not get there (None when it did)."""
+    got = Observed()
 
-        def settled() -> bool:
-            msg = consumer.poll(0.1)
-            if msg is not None:
-                if msg.error() is not None:
-                    reported.append({"code": msg.error().name(), "message": msg.error().str()})
-                else:
-                    reads.append({"offset": msg.offset(), "value": msg.value().decode()})
-            return _settled(reads, reported, last)
+    def settled() -> bool:
+        return bool(got.errors) or (bool(got.reads) and got.reads[-1]["offset"] >= last)
 
-        wait_until(settled, 45, lambda: f"librdkafka read {len(reads)} records through {last}; errors {reported[:2]}",
-                   interval=0)
+    def describe() -> str:
+        return f"{client} read {len(got.reads)} records through {last}; errors {got.errors[:2]}"
 
+    try:
+        if client == "java":
+            bootstrap = proxy.client_config()["bootstrap.servers"]
+            with JavaClient.driver(resolve(cluster.java_clients), "Kip320Consumers", [bootstrap, topic, "0"]) as java:
+                java.wait_for(lambda e: e.get("event") == "ready", 60, "start")
+                java.send_line(java_command)
+                seen = [0]
 
-def _java(cluster: Cluster, proxy: Proxy, topic: str, last: int, reads: list[dict[str, Any]],
-          reported: list[dict[str, Any]]) -> None:
-    bootstrap = proxy.client_config()["bootstrap.servers"]
-    with JavaClient.driver(resolve(cluster.java_clients), "Kip320Consumers", [bootstrap, topic, "0"]) as java:
-        java.wait_for(lambda e: e.get("event") == "ready", 60, "start")
-        java.send_line("assign java none 0")
-        seen = [0]
+                def java_settled() -> bool:
+                    for e in java.events[seen[0]:]:
+                        seen[0] += 1
+                        if e.get("event") == "record":
+                            got.reads.append({"offset": e["offset"], "epoch": e["epoch"], "value": e["value"]})
+                        elif e.get("event") in ("error", "command_failed"):
+                            got.errors.append({k: v for k, v in e.items() if k != "event"})
+                    return settled()
 
-        def settled() -> bool:
-            for e in java.events[seen[0]:]:
-                seen[0] += 1
-                if e.get("event") == "record":
-                    reads.append({"offset": e["offset"], "value": e["value"]})
-                elif e.get("event") in ("error", "command_failed"):
-                    reported.append({k: v for k, v in e.items() if k != "event"})
-            return _settled(reads, reported, last)
+                try:
+                    wait_until(java_settled, 45, describe)
+                finally:
+                    java.send_line("exit")
+                    java.wait_exit(60)
+        else:
+            config = {**proxy.client_config(), "enable.auto.commit": False, "auto.offset.reset": "error",
+                      "enable.partition.eof": False, **librdkafka_config}
+            with kafka.consumer(config) as consumer:
+                librdkafka_start(consumer)
 
-        try:
-            wait_until(settled, 45, lambda: f"the Java consumer read {len(reads)} records through {last}; "
-                                            f"errors {reported[:2]}")
-        finally:
-            java.send_line("exit")
-            java.wait_exit(60)
+                def librdkafka_settled() -> bool:
+                    poll_into(consumer, got)
+                    return settled()
+
+                wait_until(librdkafka_settled, 45, describe, interval=0)
+    except WaitTimeout as exc:
+        return got, str(exc)
+    return got, None
 
 
 def producer_through_epoch_errors(cluster: Cluster, topic: str, error: str) -> EpochErrorRun:
@@ -126,7 +130,6 @@ def producer_through_epoch_errors(cluster: Cluster, topic: str, error: str) -> E
     retry keeps them from being written twice); then the partition is read back. `written` are the
     values sent, `reads` the partition's records, `errors` the failed delivery reports."""
     values = [f"p-{i}" for i in range(RECORDS)]
-    reported: list[dict[str, Any]] = []
     with Proxy.for_cluster(cluster) as proxy:
         rule = proxy.add(RefusePartitions("Produce", error=errors.error_code(error), count=REFUSED))
         with kafka.producer({**proxy.client_config(), "acks": "all", "enable.idempotence": True,
@@ -135,10 +138,7 @@ def producer_through_epoch_errors(cluster: Cluster, topic: str, error: str) -> E
         reported = [{"value": w.value.decode(), "error": w.error} for w in history.failed]
         sent_epochs = [p.get("CurrentLeaderEpoch", -1) for e in proxy.recording.exchanges("Produce")
                        for t in (e.request or {}).get("TopicData", []) for p in t.get("PartitionData", [])]
-        exchanges = sorted(proxy.recording.exchanges(), key=lambda e: e.started)
-        first = next((i for i, e in enumerate(exchanges) if e.rules), len(exchanges))
-        after = [e.api for e in exchanges[first:first + 20]]
-        refused = rule.fired
+        after, refused = _after_first_ruled(proxy), rule.fired
     with kafka.consumer({**cluster.client_config(), "group.id": f"{topic}-reader", "enable.auto.commit": False,
                          "auto.offset.reset": "earliest"}) as consumer:
         got = read_partition(consumer, topic, 0, 0, _end(cluster, topic))
@@ -186,66 +186,14 @@ def committed_epoch_ahead_of_metadata(cluster: Cluster, topic: str, client: str,
         code = rr.offset_commit(gcoord, version, group, topic, tid, 0, 25, moved.leader_epoch)
         assert code == 0, f"premise: the group's commit of {committed} was refused: {errors.describe(code)}"
     written = [{"offset": w.offset, "value": w.value.decode()} for w in after if w.offset >= 25]
-    last = written[-1]["offset"]
-    reads: list[dict[str, Any]] = []
-    reported: list[dict[str, Any]] = []
-    incomplete = None
     with Proxy.for_cluster(cluster) as proxy:
         rule = proxy.add(StaleLeaderEpoch(topic=topic, behind=1, count=3))
-        try:
-            if client == "java":
-                _java_member(cluster, proxy, topic, group, last, reads, reported)
-            else:
-                _librdkafka_member(proxy, topic, group, last, reads, reported)
-        except WaitTimeout as exc:
-            incomplete = str(exc)
+        got, incomplete = _read_through(
+            cluster, proxy, topic, client, written[-1]["offset"], f"subscribe java none {group}",
+            {"group.id": group, "topic.metadata.refresh.interval.ms": 1000}, lambda c: c.subscribe([topic]),
+        )
         validations = [{"current": p["CurrentLeaderEpoch"], "leader_epoch": p["LeaderEpoch"]}
                        for e in proxy.recording.exchanges("OffsetForLeaderEpoch")
                        for t in (e.request or {}).get("Topics", []) for p in t.get("Partitions", [])]
         stale = rule.fired
-    return CommittedAhead(client, committed, stale, validations, written, reads, reported, incomplete)
-
-
-def _librdkafka_member(proxy: Proxy, topic: str, group: str, last: int, reads: list[dict[str, Any]],
-                       reported: list[dict[str, Any]]) -> None:
-    config = {**proxy.client_config(), "group.id": group, "enable.auto.commit": False,
-              "auto.offset.reset": "error", "enable.partition.eof": False, "topic.metadata.refresh.interval.ms": 1000}
-    with kafka.consumer(config) as consumer:
-        consumer.subscribe([topic])
-
-        def settled() -> bool:
-            msg = consumer.poll(0.1)
-            if msg is not None:
-                if msg.error() is not None:
-                    reported.append({"code": msg.error().name(), "message": msg.error().str()})
-                else:
-                    reads.append({"offset": msg.offset(), "value": msg.value().decode()})
-            return _settled(reads, reported, last)
-
-        wait_until(settled, 45, lambda: f"librdkafka read {len(reads)} records through {last}; errors {reported[:2]}",
-                   interval=0)
-
-
-def _java_member(cluster: Cluster, proxy: Proxy, topic: str, group: str, last: int, reads: list[dict[str, Any]],
-                 reported: list[dict[str, Any]]) -> None:
-    bootstrap = proxy.client_config()["bootstrap.servers"]
-    with JavaClient.driver(resolve(cluster.java_clients), "Kip320Consumers", [bootstrap, topic, "0"]) as java:
-        java.wait_for(lambda e: e.get("event") == "ready", 60, "start")
-        java.send_line(f"subscribe java none {group}")
-        seen = [0]
-
-        def settled() -> bool:
-            for e in java.events[seen[0]:]:
-                seen[0] += 1
-                if e.get("event") == "record":
-                    reads.append({"offset": e["offset"], "value": e["value"]})
-                elif e.get("event") in ("error", "command_failed"):
-                    reported.append({k: v for k, v in e.items() if k != "event"})
-            return _settled(reads, reported, last)
-
-        try:
-            wait_until(settled, 45, lambda: f"the Java member read {len(reads)} records through {last}; "
-                                            f"errors {reported[:2]}")
-        finally:
-            java.send_line("exit")
-            java.wait_exit(60)
+    return CommittedAhead(client, committed, stale, validations, written, got.reads, got.errors, incomplete)

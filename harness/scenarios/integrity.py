@@ -70,18 +70,7 @@ def clean_faults(
     """Run the pipeline (`processor`, two instances) from `input_topic` into `outputs` (3 partitions each)
     while the nemesis crashes the leader of outputs[0]-0, bounces that of input-1 and pauses that of
     outputs[1]-2; return once every group is past the last committed input record."""
-    require_transactions(cluster)
-    pipeline = Pipeline(cluster, input_topic, outputs, group, PipelineSpec(processor=processor)).start()
-    steps = [Step(0.15, "crash", outputs[0], 0), Step(0.4, "bounce", input_topic, 1),
-             Step(0.65, "pause", outputs[1], 2)]
-    try:
-        schedule = drive(pipeline, RECORDS, RATE, steps)
-    finally:
-        pipeline.stop()
-    return CleanFaults(
-        pipeline, input_topic, list(outputs), list(schedule.done), schedule.injected(),
-        pipeline.history.events.of("done"),
-    )
+    return _scheduled_pipeline(cluster, input_topic, outputs, group, processor, ("crash", "bounce", "pause"))
 
 
 def cut_off_pipeline(
@@ -90,10 +79,19 @@ def cut_off_pipeline(
     """`clean_faults`, with links cut instead of processes stopped: the leader of outputs[0]-0, then
     that of input-1, then that of outputs[1]-2 is cut off from the controller and every other broker
     (clients still reach it) until another broker leads, then reconnected."""
+    return _scheduled_pipeline(cluster, input_topic, outputs, group, processor, ("cut-off",) * 3)
+
+
+def _scheduled_pipeline(
+    cluster: Cluster, input_topic: str, outputs: list[str], group: str, processor: ProcessorKind,
+    faults: tuple[str, str, str],
+) -> CleanFaults:
+    """The pipeline with `faults` (keys of harness.workload.schedule.FAULTS) fired in turn at the
+    leaders of outputs[0]-0, input-1 and outputs[1]-2, at 15 %, 40 % and 65 % of the input."""
     require_transactions(cluster)
     pipeline = Pipeline(cluster, input_topic, outputs, group, PipelineSpec(processor=processor)).start()
-    steps = [Step(0.15, "cut-off", outputs[0], 0), Step(0.4, "cut-off", input_topic, 1),
-             Step(0.65, "cut-off", outputs[1], 2)]
+    steps = [Step(0.15, faults[0], outputs[0], 0), Step(0.4, faults[1], input_topic, 1),
+             Step(0.65, faults[2], outputs[1], 2)]
     try:
         schedule = drive(pipeline, RECORDS, RATE, steps)
     finally:

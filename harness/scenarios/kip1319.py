@@ -293,23 +293,13 @@ def _commit_at(
     KIP-890's Transaction V2) the producer adds the group to its transaction itself, and ends it at
     EndTxn v4 at most."""
     txn = tx.begin(raw, unique("txn"))
-    c = txn.coordinator
-    producer = {"TransactionalId": txn.transactional_id, "ProducerId": txn.producer_id,
-                "ProducerEpoch": txn.producer_epoch}
     if version < 5:
-        added = tx.settle(lambda: c.send("AddOffsetsToTxn", min(3, c.max_version("AddOffsetsToTxn")),
-                                         {**producer, "GroupId": group}),
-                          tx.TRANSACTION_TRANSIENT, "AddOffsetsToTxn")
-        assert added["ErrorCode"] == 0, f"AddOffsetsToTxn: {errors.describe(added['ErrorCode'])}"
+        txn.add_group(group)
     answer = exchange_record(tx.txn_offset_commit(
         coordinator, version, txn, group, [{**key, "Partitions": [tx.partition(0, 10)]}],
         generation_or_epoch=epoch, member_id=member,
     ))
-    if version < 5:
-        end = c.send("EndTxn", min(4, c.max_version("EndTxn")), {**producer, "Committed": False})
-        assert end["ErrorCode"] == 0, f"EndTxn v4 (abort): {errors.describe(end['ErrorCode'])}"
-    else:
-        txn.end(commit=False)
+    txn.end(commit=False, version=min(4, txn.coordinator.max_version("EndTxn")) if version < 5 else None)
     return answer
 
 

@@ -503,40 +503,26 @@ class CommittedEpochs:
 
 
 def _txn_commit(
-    raw: rr.RawConnector, any_broker: RawClient, version: int, txn_id: str, group: str, gcoord: RawClient,
+    raw: rr.RawConnector, version: int, txn_id: str, group: str, gcoord: RawClient,
     topic: str, tid: uuid.UUID, offset: int, epoch: int, metadata: str | None = None,
 ) -> int:
     """Commit (offset, epoch, metadata) in a transaction with TxnOffsetCommit `version`, then commit
     the transaction; the TxnOffsetCommit partition error code."""
-    tcoord = raw(tx.coordinator_id(any_broker, txn_id, 1))
-    init = tx.settle(
-        lambda: tcoord.send("InitProducerId", tcoord.max_version("InitProducerId"),
-                            {"TransactionalId": txn_id, "TransactionTimeoutMs": 60000}),
-        tx.TRANSACTION_TRANSIENT, "InitProducerId",
-    )
-    assert init["ErrorCode"] == 0, f"InitProducerId: {errors.describe(init['ErrorCode'])}"
-    producer = {"TransactionalId": txn_id, "ProducerId": init["ProducerId"], "ProducerEpoch": init["ProducerEpoch"]}
+    txn = tx.begin(raw, txn_id)
     # Before KIP-890's v5 the producer adds the group to its transaction itself, and ends it at v4.
-    end_version = tcoord.max_version("EndTxn") if version >= TV2_TXN_OFFSET_COMMIT else min(4, tcoord.max_version(
-        "EndTxn"))
-    if version < TV2_TXN_OFFSET_COMMIT:
-        added = tx.settle(
-            lambda: tcoord.send("AddOffsetsToTxn", min(3, tcoord.max_version("AddOffsetsToTxn")),
-                                {**producer, "GroupId": group}),
-            tx.TRANSACTION_TRANSIENT, "AddOffsetsToTxn",
-        )
-        assert added["ErrorCode"] == 0, f"AddOffsetsToTxn: {errors.describe(added['ErrorCode'])}"
+    legacy = version < TV2_TXN_OFFSET_COMMIT
+    if legacy:
+        txn.add_group(group)
     key = {"TopicId": tid} if version >= 6 else {"Name": topic}
     part = {"PartitionIndex": 0, "CommittedOffset": offset, "CommittedLeaderEpoch": epoch,
             "CommittedMetadata": metadata}
-    body = {**producer, "GroupId": group, tx.generation_field(gcoord, "TxnOffsetCommit"): -1, "MemberId": "",
+    body = {**txn.producer, "GroupId": group, tx.generation_field(gcoord, "TxnOffsetCommit"): -1, "MemberId": "",
             "GroupInstanceId": None, "Topics": [{**key, "Partitions": [part]}]}
     code = tx.settle(
         lambda: {"ErrorCode": gcoord.send("TxnOffsetCommit", version, body)["Topics"][0]["Partitions"][0]["ErrorCode"]},
         tx.TRANSACTION_TRANSIENT, f"TxnOffsetCommit v{version}",
     )["ErrorCode"]
-    end = tcoord.send("EndTxn", end_version, {**producer, "Committed": code == 0})
-    assert end["ErrorCode"] == 0, f"EndTxn v{end_version}: {errors.describe(end['ErrorCode'])}"
+    txn.end(code == 0, min(4, txn.coordinator.max_version("EndTxn")) if legacy else None)
     return code
 
 
@@ -575,7 +561,7 @@ def committed_epochs(
         for v in rr.versions(gcoord, "TxnOffsetCommit", FIRST_WITH_EPOCH["TxnOffsetCommit"]):
             offset, epoch, metadata = 200 + v, 30 + v, f"kcts TxnOffsetCommit v{v}"
             txn_id = transactional_id(f"kip320-committed-epoch-{v}")
-            code = _txn_commit(raw, any_broker, v, txn_id, group, gcoord, topic, tid, offset, epoch, metadata)
+            code = _txn_commit(raw, v, txn_id, group, gcoord, topic, tid, offset, epoch, metadata)
             read_back(f"TxnOffsetCommit v{v}", code, offset, epoch, metadata)
         return CommittedEpochs(topic, group, rounds)
     finally:

@@ -78,7 +78,8 @@ def _consumer_config(cluster: Cluster, reset: str, group: str) -> dict[str, obje
     }
 
 
-def _poll_into(consumer: Consumer, into: Observed) -> None:
+def poll_into(consumer: Consumer, into: Observed) -> None:
+    """One poll: a record ({offset, epoch, value}) or an error ({code, message}) into `into`."""
     msg = consumer.poll(0.05)
     if msg is None:
         return
@@ -178,7 +179,7 @@ def unclean_election_watched(
 
         def everyone_settled() -> bool:
             for name, c in lib.items():
-                _poll_into(c, observed[name])
+                poll_into(c, observed[name])
             for e in java.events[java_mark[0]:]:
                 java_mark[0] += 1
                 o = observed.get(e.get("consumer", ""))

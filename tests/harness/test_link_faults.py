@@ -9,6 +9,8 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -47,12 +49,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_a_one_way_cut_silences_one_direction_and_never_a_client(tmp_path: Path) -> None:
-    """Nodes 1 and 2 each listen; after `cut(1 -> 2)` node 2 hears nothing node 1 sends (so 1's
-    connections to 2 go unanswered, and 2's to 1 get no reply through), node 1 still answers
-    the test process, and the heal restores every link."""
+@contextmanager
+def _echo_nodes(session_id: str) -> Iterator[tuple[LinkControl, dict[int, int]]]:
+    """Nodes 1 and 2, each an echo server in its own cgroup, and the link control over them; all of
+    it gone on exit."""
     ports = {1: _free_port(), 2: _free_port()}
-    links = LinkControl(f"test-{os.getpid()}", "echo", {n: [p] for n, p in ports.items()}).setup()
+    links = LinkControl(session_id, "echo", {n: [p] for n, p in ports.items()}).setup()
     servers = []
     try:
         for n, p in ports.items():
@@ -60,6 +62,19 @@ def test_a_one_way_cut_silences_one_direction_and_never_a_client(tmp_path: Path)
                                  stdout=subprocess.PIPE, text=True))
         for s in servers:
             assert s.stdout is not None and s.stdout.readline().strip() == "listening"
+        yield links, ports
+    finally:
+        for s in servers:
+            s.kill()
+            s.wait()
+        links.close()
+
+
+def test_a_one_way_cut_silences_one_direction_and_never_a_client() -> None:
+    """Nodes 1 and 2 each listen; after `cut(1 -> 2)` node 2 hears nothing node 1 sends (so 1's
+    connections to 2 go unanswered, and 2's to 1 get no reply through), node 1 still answers
+    the test process, and the heal restores every link."""
+    with _echo_nodes(f"test-{os.getpid()}") as (links, ports):
 
         def ask(frm: int, to: int) -> str:
             out = subprocess.run([sys.executable, "-c", ASK, str(ports[to])], capture_output=True, text=True,
@@ -75,11 +90,6 @@ def test_a_one_way_cut_silences_one_direction_and_never_a_client(tmp_path: Path)
             assert c.recv(64) == b"pong:client", "a client was cut off"
         links.heal()
         assert ask(1, 2) == "pong:ping" and ask(2, 1) == "pong:ping"
-    finally:
-        for s in servers:
-            s.kill()
-            s.wait()
-        links.close()
     assert leftovers(f"test-{os.getpid()}") == []
 
 
@@ -87,16 +97,8 @@ def test_a_delayed_link_is_late_one_way_and_the_band_goes_with_the_heal() -> Non
     """`delay_ms` on 1 -> 2: node 1's question to node 2 is answered at least that late, node 2's to
     node 1 (whose answer travels 1 -> 2) too, a client's question to node 1 is not; after the heal lo
     has no delay qdisc of ours left."""
-    ports = {1: _free_port(), 2: _free_port()}
     sid = f"test-delay-{os.getpid()}"
-    links = LinkControl(sid, "echo", {n: [p] for n, p in ports.items()}).setup()
-    servers = []
-    try:
-        for n, p in ports.items():
-            servers.append(spawn([sys.executable, "-c", ECHO, str(p)], cgroup=links.cgroup(n),
-                                 stdout=subprocess.PIPE, text=True))
-        for s in servers:
-            assert s.stdout is not None and s.stdout.readline().strip() == "listening"
+    with _echo_nodes(sid) as (links, ports):
 
         def timed(frm: int | None, to: int) -> float:
             code = f"import time; t = time.monotonic(); exec({ASK!r}); print(time.monotonic() - t)"
@@ -118,11 +120,6 @@ def test_a_delayed_link_is_late_one_way_and_the_band_goes_with_the_heal() -> Non
         assert timed(None, 1) < 0.4, "a client's exchange with node 1 was delayed"
         links.heal()
         assert timed(1, 2) < 0.4
-    finally:
-        for s in servers:
-            s.kill()
-            s.wait()
-        links.close()
     assert leftovers(sid) == []
     assert "4b5c:" not in subprocess.run(["tc", "qdisc", "show", "dev", "lo"], capture_output=True, text=True).stdout
 
