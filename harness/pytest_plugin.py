@@ -35,7 +35,7 @@ MARKERS = {
     "docker": "a harness test that needs a Docker engine",
     "needs_fault_control": "needs to stop, kill or pause nodes of the target",
     "promise": "promise(id, ...): the promises of harness/promises.toml that the check judges",
-    "heavy": "a long scene the gate leaves out (its area's own tox env runs it: tox -e partition)",
+    "heavy": "a long scene the gate leaves out (its area's own tox env runs it: tox -e partition, tox -e integrity)",
 }
 
 RUN_DIR_KEY = pytest.StashKey[Path]()

@@ -70,3 +70,25 @@ def assert_validated_only_once_metadata_caught_up(run: Mapping[str, Any]) -> Non
     assert got == want, (
         f"{client} read {_reads(run['reads'])} from the commit {run['committed']}, expected offsets "
         f"{want[0][0]}..{want[-1][0]}{'; ' + run['incomplete'] if run.get('incomplete') else ''}")
+
+
+def assert_first_fetch_uses_the_reset_epoch(run: Mapping[str, Any]) -> None:
+    """KIP-320 "Consumer Handling", extension 1 and "Proposed Changes": ListOffsets returns the epoch of
+    the offset it finds, and "the consumer will use this in its first fetch request after resetting
+    offsets", so that a stale leader answers UNKNOWN_LEADER_EPOCH instead of serving it. The first
+    Fetch after the reset asks for the offset ListOffsets returned, fenced at an epoch no older than
+    the one it returned (never -1, which turns fencing off)."""
+    client, reset = run["client"], run["reset"]
+    found = [a for a in run["list_offsets"] if a["error"] == "NONE"]
+    assert found, (f"premise: {client} ({reset}) got no ListOffsets answer for the partition: "
+                   f"{run['list_offsets'][:3]}; errors {run['errors'][:2]}; {run.get('incomplete') or ''}; "
+                   f"it sent {run.get('sent', [])[-40:]}")
+    answer = found[0]
+    after = run["fetches"][answer["fetches_before"]:]
+    assert after, (f"{client} ({reset}) sent no Fetch after the reset to {answer}; errors {run['errors'][:2]}; "
+                   f"{run.get('incomplete') or ''}")
+    first = after[0]
+    assert first["offset"] == answer["offset"] and first["current"] >= max(answer["epoch"], 0), (
+        f"{client} ({reset}): ListOffsets v{answer['version']} returned offset {answer['offset']} at epoch "
+        f"{answer['epoch']} (partition epoch {run['epoch']}); the first Fetch after it asked for offset "
+        f"{first['offset']} with CurrentLeaderEpoch {first['current']} (v{first['version']})")

@@ -27,6 +27,24 @@ def assert_zombie_refuses_the_new_epoch(answers: Sequence[Mapping[str, Any]], zo
     )
 
 
+def assert_zombie_refuses_writes_at_the_new_epoch(
+    writes: Sequence[Mapping[str, Any]], log: Sequence[Mapping[str, Any]], zombie: str
+) -> None:
+    """KIP-359 "Motivation" and "Public Interfaces": a Produce carrying CurrentLeaderEpoch is checked
+    against the leader's own epoch before anything is appended, so a leader cut off before it learned
+    of the election refuses a write at the newer epoch with an epoch error (UNKNOWN_LEADER_EPOCH: the
+    request's is newer) and its log holds none of those records."""
+    assert writes, f"premise: no Produce with CurrentLeaderEpoch was sent to {zombie}"
+    taken = [w for w in writes if w["error"] not in EPOCH_ERRORS]
+    kept = {r["value"] for r in log} & {w["value"] for w in writes}
+    assert not taken and not kept, (
+        f"{len(taken)} of {len(writes)} acks=1 Produce requests at the new leader's epoch to {zombie} were not "
+        f"refused with {' or '.join(EPOCH_ERRORS)}: " + "; ".join(
+            f"v{w['version']} epoch {w['epoch']} -> {w['error']} at offset {w['offset']}" for w in taken[:6])
+        + (f"; its log holds {sorted(kept)}" if kept else "")
+    )
+
+
 def assert_truncated_to_the_new_leader(
     old_log: Sequence[Mapping[str, Any]], new_log: Sequence[Mapping[str, Any]], divergence: int,
     gone: Sequence[str],

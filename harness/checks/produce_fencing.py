@@ -9,28 +9,18 @@ and where to reach it (NodeEndpoints).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.protocol.errors import describe
-from harness.protocol.spec import SpecSet
 
-EPOCH_FIELD = "CurrentLeaderEpoch"
+# Read by the suites from here: a check's inputs, though scenarios read them too.
+from harness.protocol.produce_schema import partition_fields, versions_with_epoch
+
+__all__ = ["LEADER_HINT_VERSION", "assert_refused_with_leader_hint", "partition_fields", "schema_evidence",
+           "versions_with_epoch"]
+
 LEADER_HINT_VERSION = 10  # KIP-951: CurrentLeader and NodeEndpoints in Produce responses
-
-
-def partition_fields(specs: SpecSet, versions: Iterable[int]) -> dict[int, list[str]]:
-    """The fields of one partition of a Produce request at each version, per the target's own schema."""
-    topic = specs.api("Produce").request.struct.field("TopicData")
-    assert topic.struct is not None
-    partition = topic.struct.field("PartitionData")
-    assert partition.struct is not None
-    return {v: [f.name for f in partition.struct.fields if f.present_in(v)] for v in versions}
-
-
-def versions_with_epoch(fields: Mapping[int, Sequence[str]]) -> list[int]:
-    """The Produce versions whose partitions carry CurrentLeaderEpoch."""
-    return sorted(v for v, names in fields.items() if EPOCH_FIELD in names)
 
 
 def schema_evidence(fields: Mapping[int, Sequence[str]], advertised: tuple[int, int]) -> str:

@@ -50,6 +50,28 @@ def assert_resumed_at_divergence(
     )
 
 
+def assert_resumed_at_next_epoch_start(
+    client: str, reads: Sequence[Mapping[str, Any]], errors: Sequence[Mapping[str, Any]], scene: Mapping[str, Any]
+) -> None:
+    """After two unclean elections in a row, the leader does not know the epoch the consumer last read:
+    the consumer resumes at the start offset of the next larger epoch the leader knows (`e2_start`),
+    and reads the leader's records from there in order: not the log start, not its old position, not
+    the log end, and with no error (`scene`: the repeated_unclean record's fields)."""
+    e1_start, e2_start, position = scene["e1_start"], scene["e2_start"], scene["position_before"]
+    expected = [(w["offset"], w["value"]) for w in scene["leader_writes"]]
+    assert expected and e1_start < e2_start == expected[0][0] < position, (
+        f"premise: the second leader's epoch starts at {e2_start} (its first write at "
+        f"{expected[0][0] if expected else None}), the first unclean leader's at {e1_start}, and the consumer "
+        f"was at {position}: the scene needs {e1_start} < {e2_start} < {position}")
+    got = [(r["offset"], r["value"]) for r in reads]
+    where = "nothing" if not reads else f"offset {reads[0]['offset']}"
+    assert got == expected and not errors, (
+        f"{client} positioned at {position} after reading epoch {scene['epochs'][1]}, which the leader never saw, "
+        f"resumed at {where}; read {_reads(reads)}; expected the {len(expected)} records from {e2_start}, where "
+        f"the leader's next epoch {scene['epochs'][2]} starts; errors {list(errors)[:3]}"
+    )
+
+
 class TruncationNotSurfaced(AssertionError):
     """A client read on, or reported nothing, where it owed the application the truncation: the one
     failure a known client gap may excuse (a broken premise is another AssertionError)."""

@@ -162,15 +162,13 @@ def offsets_for_leader_epoch(
 
 
 def produce(
-    client: RawClient, version: int, topic: str, tid: uuid.UUID, partition: int, records: bytes, acks: int = -1
+    client: RawClient, version: int, topic: str, tid: uuid.UUID, partition: int, records: bytes, acks: int = -1,
+    epoch: int | None = None,
 ) -> Exchange:
+    """One Produce of `records`; `epoch` is KIP-359's CurrentLeaderEpoch, for a schema that has it."""
     key = {"TopicId": tid} if version >= 13 else {"Name": topic}
-    body = {
-        "TransactionalId": None,
-        "Acks": acks,
-        "TimeoutMs": 10000,
-        "TopicData": [{**key, "PartitionData": [{"Index": partition, "Records": records}]}],
-    }
+    part = {"Index": partition, "Records": records, **({} if epoch is None else {"CurrentLeaderEpoch": epoch})}
+    body = {"TransactionalId": None, "Acks": acks, "TimeoutMs": 10000, "TopicData": [{**key, "PartitionData": [part]}]}
     return client.exchange("Produce", version, body)
 
 

@@ -90,7 +90,7 @@ def force_unclean_election(
     progress.step(f"nemesis: stopping leader {old_leader}; electing broker {new_leader} uncleanly")
     cluster.stop_node(old_leader)
     cluster.start_node(new_leader)
-    state = _elect_unclean(cluster, topic, partition, new_leader, before.leader_epoch, timeout)
+    state = elect_unclean(cluster, topic, partition, new_leader, before.leader_epoch, timeout)
     divergence = cluster.log_end_offset(topic, partition, new_leader)
 
     progress.step(f"nemesis: broker {new_leader} leads at epoch {state.leader_epoch}; restarting {old_leader}, "
@@ -115,7 +115,7 @@ def force_unclean_election(
     )
 
 
-def _elect_unclean(
+def elect_unclean(
     cluster: Cluster, topic: str, partition: int, candidate: int, epoch: int, timeout: float
 ) -> PartitionState:
     attempts: list[str] = []

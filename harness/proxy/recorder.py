@@ -63,9 +63,13 @@ class Exchange:
     @property
     def response(self) -> dict[str, Any] | None:
         """The decoded response body as the client received it (after any rule)."""
-        if "response" not in self._decoded:
-            self._decoded["response"] = self._decode_response()
-        return self._decoded["response"]
+        if "response" in self._decoded:
+            return self._decoded["response"]
+        decoded = self._decode_response()
+        # A pending exchange is read again once its answer came: only a decoded answer is kept.
+        if decoded is not None:
+            self._decoded["response"] = decoded
+        return decoded
 
     @property
     def error_codes(self) -> list[int]:

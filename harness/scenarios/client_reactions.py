@@ -73,14 +73,17 @@ def _after_first_ruled(proxy: Proxy, n: int = 20) -> list[str]:
 def _read_through(
     cluster: Cluster, proxy: Proxy, topic: str, client: str, last: int, java_command: str,
     librdkafka_config: dict[str, object], librdkafka_start: Callable[[Consumer], None],
+    until: Callable[[], bool] | None = None,
 ) -> tuple[Observed, str | None]:
-    """`client` (no reset policy, through `proxy`) reads `topic`-0 until it returned the record at
-    `last` or reported an error: the Java driver started by `java_command`, or a confluent-kafka
-    consumer with `librdkafka_config` started by `librdkafka_start`. What it read and reported, and
-    why it did not get there (None when it did)."""
+    """`client` (no reset policy unless `librdkafka_config` names one, through `proxy`) reads `topic`-0
+    until it returned the record at `last` (or `until()` holds) or reported an error: the Java driver
+    started by `java_command`, or a confluent-kafka consumer with `librdkafka_config` started by
+    `librdkafka_start`. What it read and reported, and why it did not get there (None when it did)."""
     got = Observed()
 
     def settled() -> bool:
+        if until is not None:
+            return bool(got.errors) or until()
         return bool(got.errors) or (bool(got.reads) and got.reads[-1]["offset"] >= last)
 
     def describe() -> str:
@@ -122,6 +125,79 @@ def _read_through(
     except WaitTimeout as exc:
         return got, str(exc)
     return got, None
+
+
+@dataclass(frozen=True)
+class ResetFetch:
+    """A consumer of a fresh group resetting `topic`-0 by its policy, through the proxy: the ListOffsets
+    answers for the partition ({version, current, offset, epoch, error}), then its Fetches of it
+    ({version, offset, current}), in the order sent, and the partition's epoch (Metadata)."""
+
+    client: str
+    reset: str
+    epoch: int
+    list_offsets: list[dict[str, Any]]
+    fetches: list[dict[str, Any]]
+    errors: list[dict[str, Any]]
+    incomplete: str | None = None
+    sent: list[str] = field(default_factory=list)  # every exchange through the proxy: "JoinGroup v9: NONE", in order
+
+
+def reset_then_fetch(cluster: Cluster, topic: str, client: str, reset: str, group: str) -> ResetFetch:
+    """On `topic` (3 replicas): 20 records, a leader move (so that the log's first record and its end
+    are at different epochs), 10 more; then `client` joins `group`, which has no commit, with
+    auto.offset.reset `reset`, through a proxy, until it has sent a Fetch of the partition after a
+    ListOffsets answer for it."""
+    with kafka.producer({**cluster.client_config(), "acks": "all"}) as producer, \
+            kafka.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
+        produce(producer, topic, [f"before-{i}".encode() for i in range(20)])
+        moved = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+        produce(producer, topic, [f"after-{i}".encode() for i in range(10)])
+        tid = str(rr.topic_id(raw(moved.leader), topic))
+    with Proxy.for_cluster(cluster) as proxy:
+
+        def seen() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+            answers, fetches = [], []
+            for e in sorted(proxy.recording.exchanges(), key=lambda e: e.started):
+                if e.api == "ListOffsets" and e.response is not None:
+                    answers += [{"version": e.version, "current": q.get("CurrentLeaderEpoch", -1),
+                                 "offset": a.get("Offset", -1), "epoch": a.get("LeaderEpoch", -1),
+                                 "error": errors.error_name(a["ErrorCode"]), "fetches_before": len(fetches)}
+                                for q, a in _partition_pairs(e.request, e.response, topic, tid)]
+                elif e.api == "Fetch" and e.request is not None:
+                    fetches += [{"version": e.version, "offset": q["FetchOffset"],
+                                 "current": q.get("CurrentLeaderEpoch", -1)}
+                                for t in e.request.get("Topics", []) if _names(t, topic, tid)
+                                for q in t.get("Partitions", []) if q.get("Partition") == 0]
+            return answers, fetches
+
+        def fetched_after_reset() -> bool:
+            answers, fetches = seen()
+            ok = [a for a in answers if a["error"] == "NONE"]
+            return bool(ok) and len(fetches) > ok[0]["fetches_before"]
+
+        got, incomplete = _read_through(
+            cluster, proxy, topic, client, -1, f"subscribe java {reset} {group}",
+            {"group.id": group, "auto.offset.reset": reset}, lambda c: c.subscribe([topic]), until=fetched_after_reset,
+        )
+        answers, fetches = seen()
+        sent = [f"{e.api} v{e.version}: {e.outcome} {sorted({errors.error_name(c) for c in e.error_codes})}"
+                for e in sorted(proxy.recording.exchanges(), key=lambda e: e.started)]
+    return ResetFetch(client, reset, moved.leader_epoch, answers, fetches, got.errors, incomplete, sent)
+
+
+def _names(t: dict[str, Any], topic: str, tid: str) -> bool:
+    return t.get("Topic", t.get("Name")) == topic or str(t.get("TopicId")) == tid
+
+
+def _partition_pairs(
+    request: dict[str, Any] | None, response: dict[str, Any], topic: str, tid: str
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(request partition, answer partition) of `topic`-0 in one exchange."""
+    asked = {0: {}} if request is None else {
+        q["PartitionIndex"]: q for t in request.get("Topics", []) if _names(t, topic, tid) for q in t["Partitions"]}
+    return [(asked.get(0, {}), a) for t in response.get("Topics", []) if _names(t, topic, tid)
+            for a in t["Partitions"] if a["PartitionIndex"] == 0]
 
 
 def producer_through_epoch_errors(cluster: Cluster, topic: str, error: str) -> EpochErrorRun:

@@ -87,11 +87,8 @@ def produce_epoch_probes(cluster: Cluster, topic: str, versions: list[int]) -> P
         answers = []
         for version in versions:
             for epoch in requested_epochs(state.leader_epoch):
-                body = {"TransactionalId": None, "Acks": -1, "TimeoutMs": 10000, "TopicData": [{
-                    **({"TopicId": tid} if version >= 13 else {"Name": topic}),
-                    "PartitionData": [{"Index": 0, "CurrentLeaderEpoch": epoch, "Records": encode_batch([b"kip359"])}],
-                }]}
-                p = leader.send("Produce", version, body)["Responses"][0]["PartitionResponses"][0]
+                ex = rr.produce(leader, version, topic, tid, 0, encode_batch([b"kip359"]), epoch=epoch)
+                p = ex.response["Responses"][0]["PartitionResponses"][0]
                 answers.append({"api": "Produce", "version": version, "broker": state.leader, "role": "leader",
                                 "requested_epoch": epoch, "current_epoch": state.leader_epoch, "partition": p})
         return ProduceEpochProbes(topic, state, answers)

@@ -31,6 +31,7 @@ from harness.cluster.base import Cluster, PartitionState
 from harness.nemesis.partitions import NetworkPartition, unclean_election_by_partition
 from harness.nemesis.unclean import UncleanElection
 from harness.protocol import errors
+from harness.protocol.produce_schema import partition_fields, versions_with_epoch
 from harness.protocol.records import encode_batch, parse_batches
 from harness.scenarios.truncation import Observed, TruncationHistory, unclean_election_watched
 from harness.waiting import WaitTimeout, wait_until
@@ -69,6 +70,11 @@ class ZombieProbes:
     at_own_epoch: dict[str, Any] = field(default_factory=dict)  # a Fetch at its epoch (the premise)
     at_new_epoch: list[dict[str, Any]] = field(default_factory=list)  # Fetches at the new leader's epoch
     log: list[dict[str, Any]] = field(default_factory=list)  # its log as it served it, after those writes
+    # KIP-359: the zombie's Produce partition fields per version it speaks (its own schema), what it
+    # advertises, and one acks=1 write per version with CurrentLeaderEpoch at the new leader's epoch.
+    produce_fields: dict[int, list[str]] = field(default_factory=dict)
+    produce_advertised: tuple[int, int] = (-1, -1)
+    writes_at_new_epoch: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -96,9 +102,10 @@ class ZombieLeader:
 
 
 def _probe_zombie(cluster: Cluster, topic: str, zombie: int, zombie_epoch: int, new_epoch: int) -> ZombieProbes:
-    """Ask the cut-off leader: its view, acks=1 writes, and Fetch at every version that carries
-    CurrentLeaderEpoch (v9 on), at its own epoch and at the new leader's, from offset 0 and past its
-    log end."""
+    """Ask the cut-off leader: its view, acks=1 writes (without an epoch, then at the new leader's
+    epoch at every Produce version whose schema carries CurrentLeaderEpoch, KIP-359), and Fetch at
+    every version that carries CurrentLeaderEpoch (v9 on), at its own epoch and at the new leader's,
+    from offset 0 and past its log end."""
     probes = ZombieProbes(zombie)
     with rr.RawConnector(cluster) as raw:
         client = raw(zombie)
@@ -112,6 +119,15 @@ def _probe_zombie(cluster: Cluster, topic: str, zombie: int, zombie_epoch: int, 
             part = p["Responses"][0]["PartitionResponses"][0]
             if part["ErrorCode"] == 0:
                 probes.acked.append({"offset": part["BaseOffset"], "value": value})
+        probes.produce_fields = partition_fields(client.specs, rr.versions(client, "Produce"))
+        probes.produce_advertised = client.broker_versions[client.specs.api("Produce").key]
+        for v in versions_with_epoch(probes.produce_fields):
+            value = f"{ZOMBIE_PREFIX}epoch-{new_epoch}-v{v}"
+            ex = rr.produce(client, v, topic, tid, 0, encode_batch([value.encode()]), acks=1, epoch=new_epoch)
+            part = ex.response["Responses"][0]["PartitionResponses"][0]
+            probes.writes_at_new_epoch.append({"version": v, "epoch": new_epoch, "value": value,
+                                               "error": errors.error_name(part["ErrorCode"]),
+                                               "offset": part.get("BaseOffset", -1)})
         batches, log_end = rr.read_log(client, topic, tid)
         probes.log = [{"offset": r.offset, "value": (r.value or b"").decode(errors="replace")}
                       for b in batches if not b.is_control for r in b.records]

@@ -108,7 +108,7 @@ def unclean_election_watched(
         resolve(cluster.java_clients), "Kip320Consumers", [cluster.bootstrap_servers, topic, "0"]
     )
     with ExitStack() as clients, ExitStack() as group_member:
-        clients.callback(_stop_java, java)
+        clients.callback(stop_java, java)
         writer = clients.enter_context(kafka.producer({**config, "acks": "all"}))
         produce(writer, topic, [f"replicated-{i}".encode() for i in range(REPLICATED)])
         lib: dict[str, Consumer] = {}
@@ -203,7 +203,7 @@ def unclean_election_watched(
         )
 
 
-def _stop_java(java: JavaClient) -> None:
+def stop_java(java: JavaClient) -> None:
     if java.proc is not None and java.proc.poll() is None:
         java.send_line("exit")
         try:

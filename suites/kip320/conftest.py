@@ -16,6 +16,7 @@ from fixtures.module_scope import module_topic
 from fixtures.topics import RunNames
 from harness.scenarios import kip320
 from harness.scenarios.kip320 import EpochHistory
+from harness.scenarios.repeated_unclean import RepeatedUnclean, two_unclean_elections_watched
 from harness.scenarios.truncation import TruncationHistory, unclean_election_watched
 
 UNCLEAN_TOPIC = {"min.insync.replicas": "1", "unclean.leader.election.enable": "true"}
@@ -49,3 +50,11 @@ def truncation(
         topic = module_topic(request, "truncation", 2, UNCLEAN_TOPIC)
         groups = {client: run_names.group(f"kip320-truncation-{client}") for client in ("librdkafka", "java")}
         yield unclean_election_watched(cluster, topic, groups)
+
+
+@pytest.fixture(scope="module")
+def repeated(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[RepeatedUnclean]:
+    """Two forced unclean elections, the second back to a leader that never saw the first's epoch (see
+    the scenario)."""
+    with fault_control(cluster, UNCLEAN):
+        yield two_unclean_elections_watched(cluster, module_topic(request, "repeated", 2, UNCLEAN_TOPIC))

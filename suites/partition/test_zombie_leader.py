@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import pytest
 
+from fixtures.cluster import Cluster
 from harness.checks import recorded
-from harness.checks.partitions import assert_truncated_to_the_new_leader, assert_zombie_refuses_the_new_epoch
+from harness.checks.partitions import (
+    assert_truncated_to_the_new_leader,
+    assert_zombie_refuses_the_new_epoch,
+    assert_zombie_refuses_writes_at_the_new_epoch,
+)
+from harness.checks.produce_fencing import schema_evidence
 from harness.checks.truncation import assert_resumed_at_divergence, assert_truncation_surfaced
 from harness.scenarios.partitions import ZombieLeader
 from harness.scenarios.truncation import NO_RESET
+from harness.verdicts import not_supported
 
 pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control]
 
@@ -34,6 +41,27 @@ def test_zombie_refuses_a_fetch_at_the_new_leaders_epoch(zombie: ZombieLeader) -
                                                "new": zombie.probes.at_new_epoch})
     _premise(zombie)
     assert_zombie_refuses_the_new_epoch(zombie.probes.at_new_epoch, f"zombie {zombie.election.old_leader}")
+
+
+@pytest.mark.promise("kip359.produce.isolated-leader-refuses")
+def test_zombie_refuses_a_write_at_the_new_leaders_epoch(zombie: ZombieLeader, cluster: Cluster) -> None:
+    """KIP-359 "Motivation": with the leader epoch in Produce, "it makes it less likely that a write
+    will be accepted by a stale leader". A producer that learned the new epoch writes (acks=1) to the
+    cut-off leader, which still believes it leads at the old one: at every Produce version whose
+    schema carries CurrentLeaderEpoch the answer is an epoch error and nothing is appended. A target
+    without the field takes such writes as the zombie's own acks=1 writes show: "not supported",
+    with its Produce schema and those writes as evidence."""
+    p = zombie.probes
+    recorded.save("partition-zombie-writes", {"fields": {str(v): f for v, f in p.produce_fields.items()},
+                                              "advertised": list(p.produce_advertised), "acked": p.acked,
+                                              "at_new_epoch": p.writes_at_new_epoch, "log": p.log})
+    _premise(zombie)
+    if not p.writes_at_new_epoch:
+        not_supported("KIP-359 CurrentLeaderEpoch in Produce",
+                      f"{schema_evidence(p.produce_fields, p.produce_advertised)}; the cut-off broker {p.zombie} "
+                      f"took {len(p.acked)} of its acks=1 writes without it",
+                      target=cluster.target, capability="produce-current-leader-epoch")
+    assert_zombie_refuses_writes_at_the_new_epoch(p.writes_at_new_epoch, p.log, f"zombie {p.zombie}")
 
 
 @pytest.mark.promise("kip320.replica.truncates-to-divergence")

@@ -14,6 +14,7 @@ from harness.integrity.standalone import SparkStandalone
 
 
 @pytest.mark.live
+@pytest.mark.heavy  # 75 s of Spark: tox -e integrity runs it, not the gate
 def test_integrity_checks_give_their_verdicts_on_a_standalone_spark_master() -> None:
     """`--spark-master spark://...`: the suite whose checks must flag real damage runs with its
     reads and checks on a standalone cluster's executor (the connector shipped to it by the driver),

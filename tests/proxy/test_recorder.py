@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.protocol.codec import encode, encode_request_header, encode_response
 from harness.protocol.spec import SpecSet
-from harness.proxy.recorder import ANSWERED, Exchange, Recording
+from harness.proxy.recorder import ANSWERED, PENDING, Exchange, Recording
 from tests.proxy.recorded import recorded
 
 
@@ -62,3 +62,16 @@ def test_recording_filters_by_api_and_version_and_trims_bulky_bodies(specs: Spec
     assert found == [metadata]
     recording.clear()
     assert len(recording) == 0
+
+
+def test_an_exchange_read_while_pending_shows_its_answer_once_it_came(specs: SpecSet) -> None:
+    """A check polls the recording while the client runs: a response read before it arrived must not
+    stay None (the reset-epoch check once missed a ListOffsets answer so)."""
+    api = specs.api("TxnOffsetCommit")
+    response = encode_response(api, 5, {"CorrelationId": 9}, {
+        "ThrottleTimeMs": 0, "Topics": [{"Name": "t", "Partitions": [{"PartitionIndex": 0, "ErrorCode": 22}]}]})
+    ex = _exchange(specs, "TxnOffsetCommit", 5, {}, response)
+    ex.response_bytes, ex.outcome = None, PENDING
+    assert ex.response is None and ex.error_codes == []
+    ex.response_bytes, ex.outcome = response, ANSWERED
+    assert ex.error_codes == [22]

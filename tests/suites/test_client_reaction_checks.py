@@ -6,6 +6,7 @@ import pytest
 from recordings import Recording
 
 from harness.checks.client_reactions import (
+    assert_first_fetch_uses_the_reset_epoch,
     assert_read_on_through_epoch_errors,
     assert_validated_only_once_metadata_caught_up,
     assert_written_once_through_epoch_errors,
@@ -115,3 +116,54 @@ def test_no_stale_metadata_is_a_premise_failure(recording: Recording) -> None:
     run["stale"] = 0
     with pytest.raises(AssertionError, match="premise: no Metadata answer was shown behind"):
         assert_validated_only_once_metadata_caught_up(run)
+
+
+RESETS = [f"kip320-reset-fetch-{c}-{r}" for c in ("librdkafka", "java") for r in ("earliest", "latest")]
+
+
+def _first_fetch_after_reset(run: dict) -> dict:
+    answer = next(a for a in run["list_offsets"] if a["error"] == "NONE")
+    return run["fetches"][answer["fetches_before"]]
+
+
+@pytest.mark.parametrize("name", RESETS)
+def test_recorded_resets_fetch_at_the_returned_epoch(recording: Recording, name: str) -> None:
+    run = recording(name)
+    assert run["epoch"] >= 1
+    assert_first_fetch_uses_the_reset_epoch(run)
+
+
+@pytest.mark.parametrize("name", RESETS)
+def test_a_first_fetch_without_an_epoch_fails(recording: Recording, name: str) -> None:
+    """CurrentLeaderEpoch -1: the fetch is not fenced at all."""
+    run = recording(name)
+    _first_fetch_after_reset(run)["current"] = -1
+    with pytest.raises(AssertionError, match=r"first Fetch after it asked for offset \d+ with CurrentLeaderEpoch -1"):
+        assert_first_fetch_uses_the_reset_epoch(run)
+
+
+def test_a_first_fetch_at_an_epoch_older_than_the_returned_one_fails(recording: Recording) -> None:
+    """Reset to the log end at epoch 1, then fetched with the epoch stale metadata showed (0)."""
+    run = recording("kip320-reset-fetch-librdkafka-latest")
+    answer = next(a for a in run["list_offsets"] if a["error"] == "NONE")
+    assert answer["epoch"] == run["epoch"] >= 1
+    _first_fetch_after_reset(run)["current"] = answer["epoch"] - 1
+    e = answer["epoch"]
+    with pytest.raises(AssertionError, match=rf"at epoch {e} .* CurrentLeaderEpoch {e - 1}"):
+        assert_first_fetch_uses_the_reset_epoch(run)
+
+
+@pytest.mark.parametrize("name", RESETS)
+def test_a_first_fetch_elsewhere_than_the_returned_offset_fails(recording: Recording, name: str) -> None:
+    run = recording(name)
+    _first_fetch_after_reset(run)["offset"] += 7
+    with pytest.raises(AssertionError, match="the first Fetch after it asked for offset"):
+        assert_first_fetch_uses_the_reset_epoch(run)
+
+
+def test_a_client_that_never_fetched_after_the_reset_fails(recording: Recording) -> None:
+    run = recording("kip320-reset-fetch-java-earliest")
+    answer = next(a for a in run["list_offsets"] if a["error"] == "NONE")
+    run["fetches"] = run["fetches"][:answer["fetches_before"]]
+    with pytest.raises(AssertionError, match="sent no Fetch after the reset"):
+        assert_first_fetch_uses_the_reset_epoch(run)

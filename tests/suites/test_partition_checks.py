@@ -13,6 +13,7 @@ from harness.checks.partitions import (
     assert_served_without_the_controller,
     assert_truncated_to_the_new_leader,
     assert_zombie_refuses_the_new_epoch,
+    assert_zombie_refuses_writes_at_the_new_epoch,
 )
 from harness.checks.truncation import assert_resumed_at_divergence
 
@@ -44,6 +45,37 @@ def test_a_zombie_answering_offset_out_of_range_fails(recording: Recording) -> N
     past_end.update(error="OFFSET_OUT_OF_RANGE")
     with pytest.raises(AssertionError, match="OFFSET_OUT_OF_RANGE"):
         _fetches(r)
+
+
+def _writes_at_new_epoch(r: dict[str, Any], error: str, values: list[str] | None = None) -> list[dict[str, Any]]:
+    """The zombie's recorded acks=1 writes as answers to writes at the new epoch (Apache's Produce has no
+    epoch field, so its recording holds writes taken without one)."""
+    return [{"version": 13, "epoch": 9, "value": values[i] if values else a["value"], "error": error,
+             "offset": a["offset"] if error == "NONE" else -1} for i, a in enumerate(r["acked"])]
+
+
+def test_recorded_zombie_took_writes_without_an_epoch_field(recording: Recording) -> None:
+    r = recording("partition-zombie-writes")
+    assert r["acked"] and r["at_new_epoch"] == []
+    assert all("CurrentLeaderEpoch" not in f for f in r["fields"].values())
+
+
+def test_a_zombie_refusing_writes_at_the_new_epoch_passes(recording: Recording) -> None:
+    r = recording("partition-zombie-writes")
+    fresh = [f"never-appended-{i}" for i in range(len(r["acked"]))]
+    assert_zombie_refuses_writes_at_the_new_epoch(_writes_at_new_epoch(r, "UNKNOWN_LEADER_EPOCH", fresh), r["log"], "z")
+
+
+def test_a_zombie_that_appended_a_write_at_the_new_epoch_fails(recording: Recording) -> None:
+    r = recording("partition-zombie-writes")
+    with pytest.raises(AssertionError, match=r"were not refused .* -> NONE at offset \d+"):
+        assert_zombie_refuses_writes_at_the_new_epoch(_writes_at_new_epoch(r, "NONE"), r["log"], "z")
+
+
+def test_a_zombie_that_refused_but_kept_the_write_fails(recording: Recording) -> None:
+    r = recording("partition-zombie-writes")
+    with pytest.raises(AssertionError, match="its log holds"):
+        assert_zombie_refuses_writes_at_the_new_epoch(_writes_at_new_epoch(r, "UNKNOWN_LEADER_EPOCH"), r["log"], "z")
 
 
 def _logs(r: dict[str, Any]) -> None:

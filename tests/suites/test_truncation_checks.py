@@ -7,7 +7,11 @@ from typing import Any
 import pytest
 from recordings import Recording
 
-from harness.checks.truncation import assert_resumed_at_divergence, assert_truncation_surfaced
+from harness.checks.truncation import (
+    assert_resumed_at_divergence,
+    assert_resumed_at_next_epoch_start,
+    assert_truncation_surfaced,
+)
 
 RESUMED = [f"kip320-truncation-{c}-{r}" for c in ("librdkafka", "java") for r in ("earliest", "latest")]
 SURFACED = ["kip320-truncation-librdkafka-error", "kip320-truncation-java-none", "kip320-truncation-java-group-restart",
@@ -95,3 +99,50 @@ def test_a_sought_position_read_on_without_validation_fails(recording: Recording
     r["reads"] = [{"offset": w["offset"], "epoch": 2, "value": w["value"]} for w in writes]
     with pytest.raises(AssertionError, match=rf"did not surface the truncation at {r['divergence']}"):
         assert_truncation_surfaced(client, r["reads"], r["errors"], r["divergence"])
+
+
+REPEATED = [f"kip320-repeated-unclean-{c}-{r}" for c in ("librdkafka", "java") for r in ("earliest", "latest")]
+
+
+def _next_epoch(r: dict[str, Any], client: str) -> None:
+    assert_resumed_at_next_epoch_start(client, r["reads"], r["errors"], r)
+
+
+@pytest.mark.parametrize("name", REPEATED)
+def test_recorded_resumes_after_two_unclean_elections_pass(recording: Recording, name: str) -> None:
+    r = recording(name)
+    assert r["e1_start"] < r["e2_start"] < r["position_before"]
+    _next_epoch(r, _client(name))
+
+
+@pytest.mark.parametrize("name", REPEATED)
+def test_resuming_at_the_old_position_after_two_elections_fails(recording: Recording, name: str) -> None:
+    """The consumer's position is still inside the second unclean leader's log: reading on from it
+    skips that leader's records up to it unseen."""
+    r = recording(name)
+    r["reads"] = [x for x in r["reads"] if x["offset"] >= r["position_before"]]
+    with pytest.raises(AssertionError, match=rf"resumed at offset {r['position_before']}"):
+        _next_epoch(r, _client(name))
+
+
+def test_falling_back_to_the_log_start_after_two_elections_fails(recording: Recording) -> None:
+    """The reset policy instead of the epoch lookup: the records before the next epoch come again."""
+    r = recording("kip320-repeated-unclean-java-earliest")
+    r["reads"] = [{"offset": i, "epoch": 0, "value": f"both-{i}"} for i in range(r["e2_start"])] + r["reads"]
+    with pytest.raises(AssertionError, match=r"resumed at offset 0"):
+        _next_epoch(r, "java")
+
+
+def test_falling_back_to_the_log_end_after_two_elections_fails(recording: Recording) -> None:
+    r = recording("kip320-repeated-unclean-librdkafka-latest")
+    r["reads"] = []
+    with pytest.raises(AssertionError, match=r"resumed at nothing"):
+        _next_epoch(r, "librdkafka")
+
+
+def test_reporting_an_error_after_two_elections_fails(recording: Recording) -> None:
+    """With a reset policy the consumer resets on its own; raising to the application is not it."""
+    r = recording("kip320-repeated-unclean-librdkafka-earliest")
+    r["errors"] = [{"code": "_AUTO_OFFSET_RESET", "message": "offset reset failed"}]
+    with pytest.raises(AssertionError, match=r"errors \[\{'code': '_AUTO_OFFSET_RESET'"):
+        _next_epoch(r, "librdkafka")

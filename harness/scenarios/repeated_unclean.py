@@ -1,0 +1,154 @@
+"""Two unclean elections in a row, watched by consumers reading the epoch the second leader never saw.
+
+KIP-320 "Consumer Handling": "In some pathological cases (e.g. multiple consecutive unclean leader
+elections), we may not be able to find the exact offset, but we should be able to get close by
+finding the starting offset of the next largest epoch that the leader is aware of."
+
+On a 2-replica partition (A leads, B follows; unclean election enabled, min.insync.replicas 1):
+1. both hold 10 records (epoch e0, offsets 0-9);
+2. B stops; A alone takes 10 more (acks=1, offsets 10-19, e0);
+3. A stops; B starts and is elected uncleanly (e1): its log ends at 10, where e1 begins; it takes 20
+   (offsets 10-29, e1). Consumers (librdkafka and Java; earliest and latest) read through 29: their
+   position is 30, their last epoch e1;
+4. B stops; A starts and is elected uncleanly (e2). A never learned of e1: it holds 0-19 at e0, and
+   e2 begins at 20; it takes 20 (offsets 20-39, e2); then B starts and follows it.
+Asked with OffsetsForLeaderEpoch for e1, A answers e0 ending at 20, the start of e2: the point each
+consumer must resume from. The true divergence (10) is out of anyone's reach, and the consumers'
+position (30) is still inside A's log, so only epoch validation can tell that anything changed.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import Consumer, TopicPartition
+
+from harness import progress
+from harness.clients import kafka
+from harness.clients.history import produce, read_through
+from harness.clients.jvm import JavaClient
+from harness.cluster.base import Cluster
+from harness.kafka.dist import resolve
+from harness.nemesis.unclean import elect_unclean
+from harness.scenarios.truncation import RESETS, Observed, poll_into, stop_java
+from harness.waiting import WaitTimeout, wait_until
+
+BOTH, FIRST_ALONE, SECOND_ALONE, LAST_LEADER = 10, 10, 20, 20
+WATCHERS = [f"{client}/{reset}" for client in RESETS for reset in ("earliest", "latest")]
+
+
+@dataclass(frozen=True)
+class RepeatedUnclean:
+    """What the two elections did, and what each consumer read and reported after the second."""
+
+    topic: str
+    first: int  # A: leads at e0, then again at e2
+    second: int  # B: leads at e1
+    epochs: tuple[int, int, int]
+    e1_start: int  # B's log end when it was elected: the true divergence
+    e2_start: int  # A's log end when it was elected again: the start of the next epoch A knows
+    position_before: int
+    leader_writes: list[dict[str, Any]]  # A's records from e2_start on: {offset, value}
+    observed: dict[str, Observed]
+    incomplete: str | None = None
+
+    def evidence(self) -> str:
+        e0, e1, e2 = self.epochs
+        return (f"{self.topic}: broker {self.first} led at epoch {e0}, broker {self.second} uncleanly at {e1} "
+                f"from offset {self.e1_start}, broker {self.first} uncleanly again at {e2} from offset "
+                f"{self.e2_start}; the consumers had read through {self.position_before - 1} at epoch {e1}"
+                + (f"; collection incomplete: {self.incomplete}" if self.incomplete else ""))
+
+
+def _write_alone(cluster: Cluster, topic: str, tag: str, n: int) -> list[dict[str, Any]]:
+    with kafka.producer({**cluster.client_config(), "acks": "1", "enable.idempotence": False}) as p:
+        return [{"offset": w.offset, "value": w.value.decode()}
+                for w in produce(p, topic, [f"{tag}-{i}".encode() for i in range(n)]).acked]
+
+
+def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float = 60.0) -> RepeatedUnclean:
+    """Run the scene on `topic` (2 replicas, unclean election enabled, min.insync.replicas 1).
+    Every broker it stops runs again on return."""
+    start = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 2 and s.leader >= 0, "2 replicas in sync")
+    a = start.leader
+    (b,) = [r for r in start.replicas if r != a]
+    java = JavaClient.driver(resolve(cluster.java_clients), "Kip320Consumers", [cluster.bootstrap_servers, topic, "0"])
+    with ExitStack() as clients:
+        clients.callback(stop_java, java)
+        with kafka.producer({**cluster.client_config(), "acks": "all"}) as both:
+            produce(both, topic, [f"both-{i}".encode() for i in range(BOTH)])
+        wait_until(lambda: cluster.log_end_offset(topic, 0, b) == cluster.log_end_offset(topic, 0, a) == BOTH,
+                   timeout, lambda: f"both replicas holding {BOTH} records")
+
+        progress.step(f"nemesis: stopping follower {b}; leader {a} writes alone")
+        cluster.stop_node(b)
+        cluster.wait_for_isr(topic, 0, {a})
+        _write_alone(cluster, topic, "first-alone", FIRST_ALONE)
+
+        progress.step(f"nemesis: stopping {a}; electing {b} uncleanly")
+        cluster.stop_node(a)
+        cluster.start_node(b)
+        first = elect_unclean(cluster, topic, 0, b, start.leader_epoch, timeout)
+        e1_start = cluster.log_end_offset(topic, 0, b)
+        written = _write_alone(cluster, topic, "second-alone", SECOND_ALONE)
+        last = written[-1]["offset"]
+
+        java.start()
+        java.wait_for(lambda e: e.get("event") == "ready", 60, "start")
+        lib: dict[str, Consumer] = {}
+        for reset in RESETS["librdkafka"][:2]:
+            lib[f"librdkafka/{reset}"] = c = clients.enter_context(kafka.consumer({
+                **cluster.client_config(), "group.id": f"{topic}-{reset}", "enable.auto.commit": False,
+                "auto.offset.reset": reset, "enable.partition.eof": False, "topic.metadata.refresh.interval.ms": 1000,
+            }))
+            c.assign([TopicPartition(topic, 0, 0)])
+        for reset in RESETS["java"][:2]:
+            java.send_line(f"assign java/{reset} {reset} 0")
+        for name, c in lib.items():
+            read_through(c, last, name)
+        for reset in RESETS["java"][:2]:
+            java.wait_for(lambda e, n=f"java/{reset}": e.get("event") == "record" and e["consumer"] == n
+                          and e["offset"] == last, 30, f"java/{reset} reads through {last}")
+        mark = len(java.events)
+
+        progress.step(f"nemesis: stopping {b}; electing {a} uncleanly again, which never saw epoch "
+                      f"{first.leader_epoch}")
+        cluster.stop_node(b)
+        cluster.start_node(a)
+        second = elect_unclean(cluster, topic, 0, a, first.leader_epoch, timeout)
+        e2_start = cluster.log_end_offset(topic, 0, a)
+        leader_writes = _write_alone(cluster, topic, "last-leader", LAST_LEADER)
+        cluster.start_node(b)
+        cluster.wait_for_partition(topic, 0, lambda s: b in s.isr, f"broker {b} back in the ISR", timeout)
+
+        observed = {name: Observed() for name in WATCHERS}
+        end = leader_writes[-1]["offset"]
+
+        def settled(name: str) -> bool:
+            o = observed[name]
+            return bool(o.errors) or (bool(o.reads) and o.reads[-1]["offset"] >= end)
+
+        def everyone_settled() -> bool:
+            nonlocal mark
+            for name, c in lib.items():
+                poll_into(c, observed[name])
+            for e in java.events[mark:]:
+                mark += 1
+                o = observed.get(e.get("consumer", ""))
+                if o is not None and e["event"] == "record":
+                    o.reads.append({"offset": e["offset"], "epoch": e["epoch"], "value": e["value"]})
+                elif o is not None and e["event"] == "error":
+                    o.errors.append({k: v for k, v in e.items() if k not in ("event", "consumer")})
+            return all(settled(n) for n in observed)
+
+        incomplete = None
+        try:
+            wait_until(everyone_settled, 45, lambda: "; ".join(
+                f"{n}: {len(o.reads)} reads, errors {o.errors[:1]}" for n, o in observed.items() if not settled(n)
+            ), interval=0)
+        except WaitTimeout as exc:
+            incomplete = str(exc)  # kept as evidence: the checks of the consumers that did not settle fail on it
+    return RepeatedUnclean(topic, a, b, (start.leader_epoch, first.leader_epoch, second.leader_epoch), e1_start,
+                           e2_start, last + 1, leader_writes, observed, incomplete)

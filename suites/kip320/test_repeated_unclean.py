@@ -1,0 +1,32 @@
+"""KIP-320 consumers after two unclean elections in a row (librdkafka and Java)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.checks import recorded
+from harness.checks.truncation import assert_resumed_at_next_epoch_start
+from harness.scenarios.repeated_unclean import RepeatedUnclean
+
+pytestmark = [pytest.mark.kip320, pytest.mark.needs_fault_control]
+
+
+@pytest.mark.parametrize("reset", ["earliest", "latest"])
+@pytest.mark.parametrize("client", ["librdkafka", "java"])
+@pytest.mark.promise("kip320.consumer.repeated-unclean-next-epoch")
+def test_consumer_after_two_unclean_elections_resumes_where_the_next_known_epoch_starts(
+    repeated: RepeatedUnclean, client: str, reset: str
+) -> None:
+    """KIP-320 "Consumer Handling": "In some pathological cases (e.g. multiple consecutive unclean
+    leader elections), we may not be able to find the exact offset, but we should be able to get
+    close by finding the starting offset of the next largest epoch that the leader is aware of." A
+    consumer that read epoch e1 of an unclean leader, which the next unclean leader never saw, resumes
+    at the start of that leader's next epoch e2, with auto.offset.reset earliest or latest alike."""
+    o = repeated.observed[f"{client}/{reset}"]
+    scene = {"e1_start": repeated.e1_start, "e2_start": repeated.e2_start, "position_before": repeated.position_before,
+             "epochs": list(repeated.epochs), "leader_writes": repeated.leader_writes}
+    recorded.save(f"kip320-repeated-unclean-{client}-{reset}", {"reads": o.reads, "errors": o.errors, **scene})
+    try:
+        assert_resumed_at_next_epoch_start(client, o.reads, o.errors, scene)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n  {repeated.evidence()}") from None
