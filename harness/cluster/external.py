@@ -6,6 +6,10 @@ from harness.clients import kafka
 from harness.cluster.base import Cluster, FaultControlUnavailable, NodeState
 from harness.cluster.target import EXTERNAL, TargetSpec
 from harness.errors import SetupError
+from harness.protocol.client import RawClient
+from harness.protocol.exceptions import ProtocolError
+
+ASK_TIMEOUT = 5.0  # each raw question to a target that does not behave
 
 
 class ExternalCluster(Cluster):
@@ -18,7 +22,15 @@ class ExternalCluster(Cluster):
         self._brokers: dict[int, tuple[str, int]] = {}
 
     def start(self) -> ExternalCluster:
-        """Reach the target with the client settings given; learn its brokers from its metadata."""
+        """Reach the target with the client settings given; learn its brokers from its metadata.
+
+        The raw client asks first: an answer that is not Kafka is named as what the target did, and
+        never reaches librdkafka, which a malformed Metadata answer can crash (2.16.0 segfaults on a
+        v0 body answering v12)."""
+        host, port = _first(self._bootstrap)
+        if said := self._asked(host, port):
+            raise SetupError(f"the broker at --bootstrap-servers {host}:{port} does not answer as a Kafka "
+                             f"broker{said}; check the address and that it is a Kafka listener")
         try:
             with kafka.admin({**self.client_config(), "log_level": 0, "socket.connection.setup.timeout.ms": 5000}) as a:
                 md = a.list_topics(timeout=6)
@@ -28,7 +40,29 @@ class ExternalCluster(Cluster):
                 "check the address, the SASL settings and that the target is running"
             ) from None
         self._brokers = {b.id: (b.host, b.port) for b in md.brokers.values()}
+        for broker, (host, port) in sorted(self._brokers.items()):
+            if said := self._asked(host, port):
+                raise SetupError(
+                    f"the target's Metadata names broker {broker} at {host}:{port}, which does not answer as a "
+                    f"Kafka broker{said}; every check would wait on it: fix the brokers' advertised listeners"
+                )
         return self
+
+    def _asked(self, host: str, port: int) -> str:
+        """What the broker at host:port did when asked ApiVersions and Metadata directly ("" when it
+        answered both), so that a failed start names the target's misbehaviour, not only librdkafka's
+        word for it. Not asked over TLS or a SASL mechanism the raw client lacks."""
+        sec = self.target.security
+        if sec.protocol not in (None, "PLAINTEXT", "SASL_PLAINTEXT") or (
+                sec.protocol == "SASL_PLAINTEXT" and sec.mechanism != "PLAIN"):
+            return ""
+        plain = (sec.username or "", sec.password or "") if sec.protocol == "SASL_PLAINTEXT" else None
+        try:
+            with RawClient.connect(host, port, timeout=ASK_TIMEOUT, client_id="kcts-ask", sasl_plain=plain) as c:
+                c.send("Metadata", min(c.max_version("Metadata"), 12), {"Topics": [], "AllowAutoTopicCreation": False})
+        except ProtocolError as exc:
+            return f"; asked directly, {exc}"
+        return ""
 
     def close(self) -> None:
         pass
@@ -54,3 +88,8 @@ class ExternalCluster(Cluster):
         raise FaultControlUnavailable(self.target.label)
 
     start_node = stop_node = kill_node = pause_node = resume_node = _no_control
+
+
+def _first(bootstrap: str) -> tuple[str, int]:
+    host, _, port = bootstrap.split(",")[0].strip().rpartition(":")
+    return host.strip("[]"), int(port)

@@ -40,7 +40,10 @@ _SIZE = struct.Struct(">i")
 _UNSUPPORTED_VERSION = 35
 CLIENT_SOFTWARE_NAME = "kcts"
 CLIENT_SOFTWARE_VERSION = "0.1.0"
-MAX_RESPONSE_BYTES = 512 * 1024 * 1024
+# kcts never asks for more than a few MB (raw fetches ask 4 MB at most); a larger size is a target's
+# mistake or hostility, refused before anything of it is read.
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+_CHUNK = 1 << 20
 
 
 @dataclass
@@ -298,19 +301,25 @@ class RawClient:
         if raw is None:
             return
         ex.response_bytes = raw
-        try:
-            ex.response_header, ex.response = decode_response(a, version, raw, records=records)
-        except DecodeError:
-            if a.key != 18:
-                raise
-            # An ApiVersions error response is written at v0 whatever version was asked (KIP-511).
-            ex.response_header, ex.response = decode_response(a, 0, raw, records=records)
-        if ex.response_header.get("CorrelationId") != cid:
+        # The correlation id leads every response header: checked before the body is trusted.
+        answered = _SIZE.unpack_from(raw, 0)[0]
+        if answered != cid:
             self.close()
             raise ProtocolError(
                 f"{self.host}:{self.port}: response to {a.name} v{version} has correlation id "
-                f"{ex.response_header.get('CorrelationId')}, expected {cid}; connection closed"
+                f"{answered}, expected {cid}; connection closed"
             )
+        try:
+            ex.response_header, ex.response = decode_response(a, version, raw, records=records)
+        except DecodeError as exc:
+            if a.key != 18:
+                self.close()
+                raise DecodeError(
+                    f"{self.host}:{self.port}: the {len(raw)}-byte answer to {a.name} v{version} is not a valid "
+                    f"{a.name} v{version} response ({exc}); connection closed"
+                ) from exc
+            # An ApiVersions error response is written at v0 whatever version was asked (KIP-511).
+            ex.response_header, ex.response = decode_response(a, 0, raw, records=records)
 
     def send_raw(
         self, api: str | int | ApiSpec, version: int, body_bytes: bytes, *, timeout: float | None = None
@@ -358,8 +367,15 @@ class RawClient:
             (size,) = _SIZE.unpack(self._read(sock, 4, deadline, limit, what))
             if size < 4 or size > MAX_RESPONSE_BYTES:
                 self.close()
-                raise ProtocolError(f"{self.host}:{self.port}: response to {what} has impossible size {size}")
+                raise ProtocolError(
+                    f"{self.host}:{self.port}: the response to {what} announces {size} bytes, outside 4.."
+                    f"{MAX_RESPONSE_BYTES}: not a Kafka answer kcts will read; connection closed")
             return self._read(sock, size, deadline, limit, what)
+        except ConnectionFailed as exc:
+            offered = self.broker_versions.get(a.key)
+            if offered is not None and offered[0] <= version <= offered[1]:
+                raise ConnectionFailed(f"{exc}; it advertised {a.name} v{offered[0]}-{offered[1]}") from None
+            raise
         except TimeoutError:
             self.close()
             raise RequestTimeout(
@@ -376,17 +392,16 @@ class RawClient:
         sock.settimeout(left)
 
     def _read(self, sock: socket.socket, n: int, deadline: float, limit: float, what: str) -> bytes:
-        buf = bytearray(n)
-        view = memoryview(buf)
-        got = 0
-        while got < n:
+        """`n` bytes, held as they arrive: a size announced but never sent costs nothing."""
+        buf = bytearray()
+        while len(buf) < n:
             self._set_deadline(sock, deadline)
-            k = sock.recv_into(view[got:], n - got)
-            if k == 0:
+            chunk = sock.recv(min(n - len(buf), _CHUNK))
+            if not chunk:
                 self.close()
                 raise ConnectionFailed(
                     f"{self.host}:{self.port}: broker closed the connection while answering {what} "
-                    f"({got} of {n} bytes read); a broker closes on requests it cannot parse"
+                    f"({len(buf)} of {n} bytes read); a broker closes on requests it cannot parse"
                 )
-            got += k
+            buf += chunk
         return bytes(buf)

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from harness.protocol.client import MAX_RESPONSE_BYTES
 from harness.protocol.codec import decode_response, encode_response
 from harness.protocol.exceptions import ProtocolError
 from harness.proxy.frames import (
@@ -38,6 +39,20 @@ STREAM_LIMIT = 4 * 1024 * 1024
 
 class _ClosedByRule(Exception):
     pass
+
+
+class _RefusedFrame(Exception):
+    """A peer announced a frame size no Kafka peer sends: the link is closed before any of it is read."""
+
+
+async def _frame(reader: asyncio.StreamReader, peer: str) -> tuple[bytes, bytes]:
+    """(size bytes, frame), the size checked against MAX_RESPONSE_BYTES before the frame is read."""
+    size_bytes = await reader.readexactly(4)
+    size = SIZE.unpack(size_bytes)[0]
+    if not 0 <= size <= MAX_RESPONSE_BYTES:
+        raise _RefusedFrame(f"the {peer} announced a {size}-byte frame (outside 0..{MAX_RESPONSE_BYTES}, first "
+                            f"bytes {size_bytes.hex()}): not Kafka; the connection was closed")
+    return size_bytes, await reader.readexactly(size)
 
 
 @dataclass
@@ -80,6 +95,9 @@ class Link:
         exc = task.exception()
         if exc is None or isinstance(exc, _ClosedByRule | asyncio.IncompleteReadError | ConnectionError):
             return
+        if isinstance(exc, _RefusedFrame):
+            self.proxy.note_error(f"{self.label}: {exc}")
+            return
         self.proxy.note_error(f"{self.label}: {task.get_name()} failed: {exc!r}")
 
     # -- client -> broker ------------------------------------------------------------------
@@ -88,8 +106,7 @@ class Link:
         specs = self.proxy.specs
         recording = self.proxy.recording
         while True:
-            size_bytes = await reader.readexactly(4)
-            frame = await reader.readexactly(SIZE.unpack(size_bytes)[0])
+            size_bytes, frame = await _frame(reader, "client")
             started = time.monotonic()
             if self._raw_sasl_token:
                 # After SaslHandshake v0 the next frame is a bare SASL token, not a request.
@@ -139,8 +156,7 @@ class Link:
         client = self.client_writer
         recording = self.proxy.recording
         while True:
-            size_bytes = await reader.readexactly(4)
-            frame = await reader.readexactly(SIZE.unpack(size_bytes)[0])
+            size_bytes, frame = await _frame(reader, f"broker at {self.upstream[0]}:{self.upstream[1]}")
             received = time.monotonic()
             ex = self.pending.pop(response_correlation_id(frame), None)
             if ex is None:
