@@ -1,7 +1,8 @@
 """The `kcts` command: `kcts run [pytest args]`, `kcts matrix --targets ...`, `kcts bench NAME --json`,
 `kcts image` (the docker backend's image), `kcts compare RUN_A RUN_B` (the verdicts of two runs),
 `kcts diff OLD NEW` (what changed, for a CI gate), `kcts report [RUN]` (the rendered Allure report),
-`kcts cluster up` (a cluster to hold and poke at), `kcts coverage` (promise -> checks -> versions -> targets)."""
+`kcts cluster up` (a cluster to hold and poke at), `kcts coverage` (promise -> checks -> versions -> targets),
+`kcts soak --repeat N` (the same selection N times: pass k/n and every verdict that flipped)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
               "kcts matrix --targets 4.4.0,4.3.1,kfake [pytest args...] | "
               "kcts bench {" + ",".join(BENCHES) + "} [--json] | kcts image [--kafka-version V] | "
               "kcts compare RUN_A RUN_B | kcts diff OLD NEW | kcts report [RUN] | kcts cluster up [...] | "
-              "kcts coverage [RESULTS...] [--json]")
+              "kcts coverage [RESULTS...] [--json] | kcts soak --repeat N [kcts run args...]")
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     try:
@@ -54,14 +55,16 @@ def main(argv: list[str] | None = None) -> int:
             return report_main(rest)
         if command == "cluster":
             return cluster(rest)
+        if command == "soak":
+            return soak(rest)
     except KctsError as exc:
         print(f"kcts: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kcts: interrupted", file=sys.stderr)
         return 130
-    print(f"kcts: unknown command {command!r}; use run, matrix, bench, image, compare, diff, report, cluster or "
-          "coverage",
+    print(f"kcts: unknown command {command!r}; use run, matrix, bench, image, compare, diff, report, cluster, "
+          "coverage or soak",
           file=sys.stderr)
     return 2
 
@@ -116,6 +119,20 @@ def matrix(args: list[str]) -> int:
     os.chdir(REPO)
     run_matrix([t.strip() for t in opts.targets.split(",") if t.strip()], pytest_args)
     return 0
+
+
+def soak(args: list[str]) -> int:
+    """`kcts soak --repeat N [kcts run args]`: N runs, each on a fresh cluster; what each check gave."""
+    from harness.reports.soak import run_soak
+
+    parser = argparse.ArgumentParser(prog="kcts soak", description="run a selection N times and report, per "
+                                     "check, pass k/n, its duration spread and every verdict that flipped")
+    parser.add_argument("--repeat", type=int, required=True)
+    parser.add_argument("--soak-id", default=None, help="the report folder's name (default soak-<time>)")
+    parser.add_argument("--reports-dir", type=Path, default=Path(os.environ.get("KCTS_REPORTS", "reports")))
+    opts, run_args = parser.parse_known_args(args)
+    os.chdir(REPO)
+    return run_soak(opts.repeat, run_args, opts.reports_dir.resolve(), opts.soak_id)
 
 
 def compare(args: list[str]) -> int:

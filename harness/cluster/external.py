@@ -7,7 +7,7 @@ from harness.cluster.base import Cluster, FaultControlUnavailable, NodeState
 from harness.cluster.target import EXTERNAL, TargetSpec
 from harness.errors import SetupError
 from harness.protocol.client import RawClient
-from harness.protocol.exceptions import ProtocolError
+from harness.protocol.exceptions import AuthenticationFailed, ProtocolError, Unreachable
 
 ASK_TIMEOUT = 5.0  # each raw question to a target that does not behave
 
@@ -28,9 +28,11 @@ class ExternalCluster(Cluster):
         never reaches librdkafka, which a malformed Metadata answer can crash (2.16.0 segfaults on a
         v0 body answering v12)."""
         host, port = _first(self._bootstrap)
-        if said := self._asked(host, port):
+        said = self._asked(host, port)
+        # Unreachable and refused credentials are librdkafka's to report (it tries every bootstrap address).
+        if said and not isinstance(said, Unreachable | AuthenticationFailed):
             raise SetupError(f"the broker at --bootstrap-servers {host}:{port} does not answer as a Kafka "
-                             f"broker{said}; check the address and that it is a Kafka listener")
+                             f"broker; asked directly, {said}; check the address and that it is a Kafka listener")
         try:
             with kafka.admin({**self.client_config(), "log_level": 0, "socket.connection.setup.timeout.ms": 5000}) as a:
                 md = a.list_topics(timeout=6)
@@ -44,25 +46,26 @@ class ExternalCluster(Cluster):
             if said := self._asked(host, port):
                 raise SetupError(
                     f"the target's Metadata names broker {broker} at {host}:{port}, which does not answer as a "
-                    f"Kafka broker{said}; every check would wait on it: fix the brokers' advertised listeners"
+                    f"Kafka broker; asked directly, {said}; every check would wait on it: fix the brokers' "
+                    "advertised listeners"
                 )
         return self
 
-    def _asked(self, host: str, port: int) -> str:
-        """What the broker at host:port did when asked ApiVersions and Metadata directly ("" when it
-        answered both), so that a failed start names the target's misbehaviour, not only librdkafka's
-        word for it. Not asked over TLS or a SASL mechanism the raw client lacks."""
+    def _asked(self, host: str, port: int) -> ProtocolError | None:
+        """What the broker at host:port did wrong when asked ApiVersions and Metadata directly (None
+        when it answered both), so that a failed start names the target's misbehaviour, not only
+        librdkafka's word for it. Not asked over TLS or a SASL mechanism the raw client lacks."""
         sec = self.target.security
         if sec.protocol not in (None, "PLAINTEXT", "SASL_PLAINTEXT") or (
                 sec.protocol == "SASL_PLAINTEXT" and sec.mechanism != "PLAIN"):
-            return ""
+            return None
         plain = (sec.username or "", sec.password or "") if sec.protocol == "SASL_PLAINTEXT" else None
         try:
             with RawClient.connect(host, port, timeout=ASK_TIMEOUT, client_id="kcts-ask", sasl_plain=plain) as c:
                 c.send("Metadata", min(c.max_version("Metadata"), 12), {"Topics": [], "AllowAutoTopicCreation": False})
         except ProtocolError as exc:
-            return f"; asked directly, {exc}"
-        return ""
+            return exc
+        return None
 
     def close(self) -> None:
         pass

@@ -33,6 +33,7 @@ from harness.protocol.exceptions import (
     DecodeError,
     ProtocolError,
     RequestTimeout,
+    Unreachable,
 )
 from harness.protocol.spec import ApiSpec, SpecSet, load_specs
 
@@ -134,7 +135,7 @@ class RawClient:
         try:
             sock = socket.create_connection((host, port), timeout=timeout)
         except OSError as e:
-            raise ConnectionFailed(f"cannot connect to {host}:{port}: {e}") from e
+            raise Unreachable(f"cannot connect to {host}:{port}: {e}") from e
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         client = cls(sock, host, port, specs, timeout=timeout, client_id=client_id)
         try:

@@ -41,6 +41,10 @@ class ConnectionFailed(ProtocolError):
     """The TCP connection could not be made or was closed by the broker."""
 
 
+class Unreachable(ConnectionFailed):
+    """Nothing accepted the TCP connection: no answer at all, as opposed to a wrong one."""
+
+
 class RequestTimeout(ProtocolError):
     """No response arrived before the call's deadline."""
 

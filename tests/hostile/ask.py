@@ -29,7 +29,7 @@ def main(behaviour: str, via: str) -> None:
         proxy = Proxy([broker.address], specs).start() if via == "proxy" else None
         address = broker.address if proxy is None else proxy.address_of(broker.address)
         try:
-            with RawClient.connect(*address, spec=specs, timeout=5) as client:
+            with RawClient.connect(*address, spec=specs, timeout=2) as client:
                 client.send("Metadata", 12, {"Topics": None, "AllowAutoTopicCreation": False})
         except ProtocolError as exc:
             out["error"] = f"{type(exc).__name__}: {exc}"
