@@ -25,7 +25,7 @@ def test_unknown_bench_is_a_usage_error() -> None:
 
 def test_unknown_command_names_the_commands() -> None:
     proc = kcts("frobnicate")
-    commands = "use run, matrix, bench, image, compare, diff, report, cluster or coverage"
+    commands = "use run, matrix, bench, image, compare, diff, report, cluster, coverage or soak"
     assert proc.returncode == 2 and commands in proc.stderr
 
 
