@@ -14,6 +14,8 @@ import pytest
 from harness.cluster.builds import build_root
 
 REPO = Path(__file__).resolve().parents[2]
+# Runs of the KIP suites against vendor targets: tox -e vendor runs them, not the gate.
+pytestmark = pytest.mark.heavy
 TANSU = build_root("tansu", "0.6.0") / "bin" / "tansu"
 KIPS = "kip320 or kip359 or kip1094 or kip1319"
 
