@@ -32,8 +32,8 @@ from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster
 from harness.kafka.dist import resolve
 from harness.nemesis.unclean import elect_unclean
-from harness.scenarios.truncation import RESETS, Observed, poll_into, stop_java
-from harness.waiting import WaitTimeout, wait_until
+from harness.scenarios.truncation import RESETS, Observed, stop_java, watch_until_settled
+from harness.waiting import wait_until
 
 BOTH, FIRST_ALONE, SECOND_ALONE, LAST_LEADER = 10, 10, 20, 20
 WATCHERS = [f"{client}/{reset}" for client in RESETS for reset in ("earliest", "latest")]
@@ -124,31 +124,6 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
         cluster.wait_for_partition(topic, 0, lambda s: b in s.isr, f"broker {b} back in the ISR", timeout)
 
         observed = {name: Observed() for name in WATCHERS}
-        end = leader_writes[-1]["offset"]
-
-        def settled(name: str) -> bool:
-            o = observed[name]
-            return bool(o.errors) or (bool(o.reads) and o.reads[-1]["offset"] >= end)
-
-        def everyone_settled() -> bool:
-            nonlocal mark
-            for name, c in lib.items():
-                poll_into(c, observed[name])
-            for e in java.events[mark:]:
-                mark += 1
-                o = observed.get(e.get("consumer", ""))
-                if o is not None and e["event"] == "record":
-                    o.reads.append({"offset": e["offset"], "epoch": e["epoch"], "value": e["value"]})
-                elif o is not None and e["event"] == "error":
-                    o.errors.append({k: v for k, v in e.items() if k not in ("event", "consumer")})
-            return all(settled(n) for n in observed)
-
-        incomplete = None
-        try:
-            wait_until(everyone_settled, 45, lambda: "; ".join(
-                f"{n}: {len(o.reads)} reads, errors {o.errors[:1]}" for n, o in observed.items() if not settled(n)
-            ), interval=0)
-        except WaitTimeout as exc:
-            incomplete = str(exc)  # kept as evidence: the checks of the consumers that did not settle fail on it
+        incomplete = watch_until_settled(lib, java, mark, observed, leader_writes[-1]["offset"])
     return RepeatedUnclean(topic, a, b, (start.leader_epoch, first.leader_epoch, second.leader_epoch), e1_start,
                            e2_start, last + 1, leader_writes, observed, incomplete)

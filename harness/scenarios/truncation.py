@@ -172,35 +172,47 @@ def unclean_election_watched(
         observed = {name: Observed() for name in [*lib, *(f"java/{r}" for r in RESETS["java"]), "java/group-restart",
                                                   "java/seek"]}
         last_new = new_writes[-1]["offset"] if new_writes else -1
-
-        def settled(name: str) -> bool:
-            o = observed[name]
-            return bool(o.errors) or (bool(o.reads) and o.reads[-1]["offset"] >= last_new)
-
-        def everyone_settled() -> bool:
-            for name, c in lib.items():
-                poll_into(c, observed[name])
-            for e in java.events[java_mark[0]:]:
-                java_mark[0] += 1
-                o = observed.get(e.get("consumer", ""))
-                if o is None:
-                    continue
-                if e["event"] == "record":
-                    o.reads.append({"offset": e["offset"], "epoch": e["epoch"], "value": e["value"]})
-                elif e["event"] == "error":
-                    o.errors.append({k: v for k, v in e.items() if k not in ("event", "consumer")})
-            return all(settled(name) for name in observed)
-
-        incomplete = None
-        try:
-            wait_until(everyone_settled, 45, lambda: "; ".join(
-                f"{n}: {len(o.reads)} reads, errors {o.errors[:1]}" for n, o in observed.items() if not settled(n)
-            ), interval=0)
-        except WaitTimeout as exc:
-            incomplete = str(exc)  # kept as evidence: the checks of the consumers that did not settle fail on it
+        incomplete = watch_until_settled(lib, java, java_mark[0], observed, last_new)
         return TruncationHistory(
             topic, election, election.old_leader_leo_before, new_writes, committed, observed, incomplete
         )
+
+
+def watch_until_settled(
+    lib: dict[str, Consumer], java: JavaClient, mark: int, observed: dict[str, Observed], last: int,
+    timeout: float = 45.0,
+) -> str | None:
+    """Poll the librdkafka consumers `lib` and the Java driver's events from `mark` on into `observed`
+    (by consumer name) until each consumer reported an error or read through offset `last`; None, or
+    why not (kept as evidence: the checks of the consumers that did not settle fail on it)."""
+    seen = mark
+
+    def settled(name: str) -> bool:
+        o = observed[name]
+        return bool(o.errors) or (bool(o.reads) and o.reads[-1]["offset"] >= last)
+
+    def everyone_settled() -> bool:
+        nonlocal seen
+        for name, c in lib.items():
+            poll_into(c, observed[name])
+        for e in java.events[seen:]:
+            seen += 1
+            o = observed.get(e.get("consumer", ""))
+            if o is None:
+                continue
+            if e["event"] == "record":
+                o.reads.append({"offset": e["offset"], "epoch": e["epoch"], "value": e["value"]})
+            elif e["event"] == "error":
+                o.errors.append({k: v for k, v in e.items() if k not in ("event", "consumer")})
+        return all(settled(name) for name in observed)
+
+    try:
+        wait_until(everyone_settled, timeout, lambda: "; ".join(
+            f"{n}: {len(o.reads)} reads, errors {o.errors[:1]}" for n, o in observed.items() if not settled(n)
+        ), interval=0)
+    except WaitTimeout as exc:
+        return str(exc)
+    return None
 
 
 def stop_java(java: JavaClient) -> None:
