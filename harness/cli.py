@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from harness.cluster.target import Security, TargetSpec, from_options
+from harness.cluster.target import SECURITY_OPTIONS, TargetSpec, from_options, security_from
 from harness.errors import KctsError
 from harness.kafka.dist import DEFAULT_VERSION
 
@@ -93,18 +93,15 @@ def _target(args: list[str]) -> TargetSpec:
     parser.add_argument("--kafka-version", default=os.environ.get("KCTS_KAFKA_VERSION"))
     parser.add_argument("--brokers", type=int, default=3)
     parser.add_argument("--bootstrap-servers")
-    parser.add_argument("--security-protocol")
-    parser.add_argument("--sasl-mechanism")
-    parser.add_argument("--sasl-username", default=os.environ.get("KCTS_SASL_USERNAME"))
-    parser.add_argument("--sasl-password", default=os.environ.get("KCTS_SASL_PASSWORD"))
+    for flag, env, _ in SECURITY_OPTIONS:
+        parser.add_argument(flag, default=os.environ.get(env) if env else None)
     parser.add_argument("--java-clients", default=os.environ.get("KCTS_JAVA_CLIENTS"))
     parser.add_argument("--target")
     parser.add_argument("--target-profile")
     parser.add_argument("--image", default=os.environ.get("KCTS_IMAGE"))
     parser.add_argument("--publish-from", type=int)
     o, _ = parser.parse_known_args(args)
-    security = Security(o.security_protocol, o.sasl_mechanism, o.sasl_username, o.sasl_password)
-    return from_options(o.backend, o.kafka_version, o.brokers, o.bootstrap_servers, security, o.java_clients,
+    return from_options(o.backend, o.kafka_version, o.brokers, o.bootstrap_servers, security_from(o), o.java_clients,
                         o.target, o.target_profile, o.image, o.publish_from)
 
 

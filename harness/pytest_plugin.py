@@ -22,7 +22,7 @@ import pytest
 from harness import attach, progress, verdicts
 from harness.areas import AREAS
 from harness.clients import kafka
-from harness.cluster.target import Security, TargetSpec, from_options
+from harness.cluster.target import SECURITY_OPTIONS, TargetSpec, from_options, security_from
 from harness.errors import FaultControlUnavailable, KctsError, VerdictError
 from harness.kafka.dist import DEFAULT_VERSION
 from harness.reports.evidence import Evidence
@@ -69,11 +69,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="docker backend: publish the brokers' client ports on 127.0.0.1 from this port on "
                     "(default: free ports)")
     group.addoption("--bootstrap-servers", default=None, help="host:port[,...] of an external target")
-    group.addoption("--security-protocol", default=None, help="external target: SASL_PLAINTEXT, SASL_SSL, ...")
-    group.addoption("--sasl-mechanism", default=None, help="external target: PLAIN, SCRAM-SHA-256, ...")
-    group.addoption("--sasl-username", default=os.environ.get("KCTS_SASL_USERNAME"), help="external target user")
-    group.addoption("--sasl-password", default=os.environ.get("KCTS_SASL_PASSWORD"),
-                    help="external target password (or KCTS_SASL_PASSWORD)")
+    for flag, env, text in SECURITY_OPTIONS:
+        group.addoption(flag, default=os.environ.get(env) if env else None, help=text)
     group.addoption("--spark-master", default=None,
                     help="Spark master of the integrity checker (default $KCTS_SPARK_MASTER or local[2])")
     group.addoption("--reports-dir", default=os.environ.get("KCTS_REPORTS", "reports"),
@@ -89,7 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         spec = from_options(
             opt.backend, opt.kafka_version, opt.brokers, opt.bootstrap_servers,
-            Security(opt.security_protocol, opt.sasl_mechanism, opt.sasl_username, opt.sasl_password),
+            security_from(opt),
             opt.java_clients, opt.target, opt.target_profile, opt.image, opt.publish_from,
         )
     except KctsError as exc:

@@ -16,11 +16,13 @@ import shutil
 import signal
 import subprocess
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from harness import session
+from harness.clients import java_security
+from harness.clients.java_security import properties_file
 from harness.errors import ClusterError, SetupError
 from harness.kafka.dist import KafkaDistribution, cache_root
 from harness.process import jvm
@@ -136,13 +138,18 @@ class JavaClient:
         args: list[str],
         extra_classpath: Path | None = None,
         log_path: Path | None = None,
+        config: Mapping[str, str] | None = None,
     ) -> None:
+        """`config`: the librdkafka settings of the cluster (or proxy) it talks to; its TLS and SASL
+        reach the drivers through a properties file (harness.clients.java_security)."""
         self.command = client_command(dist, main_class, args, extra_classpath)
         self.main_class = main_class
         self.log_path = log_path or session.current().scratch("java") / f"{main_class.rsplit('.', 1)[-1]}.log"
         self.events: list[dict[str, Any]] = []
+        props = properties_file(config or {})
         self.worker = WorkerProcess(
             main_class, self.command, self.log_path, self._on_event, commands=False, dump_signal=signal.SIGQUIT,
+            env={**os.environ, java_security.ENV: str(props)} if props else None,
         )
 
     def _on_event(self, msg: dict[str, Any]) -> None:

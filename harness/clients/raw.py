@@ -17,6 +17,7 @@ from harness.clients.transactions import COORDINATOR_TRANSIENT, generation_field
 from harness.cluster.base import Cluster
 from harness.errors import SetupError
 from harness.protocol import errors
+from harness.protocol.auth import from_client_config
 from harness.protocol.client import Exchange, RawClient
 from harness.protocol.records import RecordBatch, parse_batches
 from harness.protocol.sentinels import CONSUMER_REPLICA_ID, NO_EPOCH
@@ -41,15 +42,14 @@ class RawConnector:
         options.setdefault("timeout", 20.0)
         if self.user is not None:
             config = self.cluster.client_config(user=self.user)
-            if config.get("sasl.mechanism") != "PLAIN" or config.get("sasl.username") != self.user:
-                raise SetupError(f"a raw client as user {self.user!r} needs a cluster with that SASL/PLAIN user")
+            if config.get("sasl.username") != self.user:
+                raise SetupError(f"a raw client as user {self.user!r} needs a cluster with that SASL user")
             host, port = self.cluster.broker_address(broker)
-            options.setdefault("sasl_plain", (config["sasl.username"], config["sasl.password"]))
         else:
             host, port = self.cluster.probe_address(broker)
             config = self.cluster.client_config()
-            if (host, port) == self.cluster.broker_address(broker) and config.get("sasl.mechanism") == "PLAIN":
-                options.setdefault("sasl_plain", (config["sasl.username"], config["sasl.password"]))
+        if (host, port) == self.cluster.broker_address(broker):
+            options.setdefault("transport", from_client_config(config))
         client = RawClient.connect(host, port, spec=self.cluster.target.protocol_specs, **options)
         self._made.append(client)
         return client

@@ -25,6 +25,7 @@ from harness.cluster.target import Capabilities, TargetSpec
 from harness.errors import FaultControlUnavailable, KctsError, SetupError
 from harness.network.links import LinkFault
 from harness.process.service import ProcessState as NodeState
+from harness.protocol.auth import Transport, from_client_config
 from harness.waiting import wait_until
 
 __all__ = ["Cluster", "FaultControlUnavailable", "Node", "NodeCluster", "NodeState", "PartitionState"]
@@ -92,8 +93,22 @@ class Cluster(abc.ABC):
         """The client listener of one broker."""
 
     def probe_address(self, broker_id: int) -> tuple[str, int]:
-        """Where the harness reads state (metadata, log end offsets) without client credentials."""
+        """Where the harness reads state (metadata, log end offsets), without client credentials
+        where the backend has a listener of its own for that."""
         return self.broker_address(broker_id)
+
+    def probe_transport(self, broker_id: int) -> Transport:
+        """How the raw client reaches `probe_address`: over the clients' TLS and SASL when it is
+        the clients' listener (an external target's), in the clear on a harness listener."""
+        if self.probe_address(broker_id) != self.broker_address(broker_id):
+            return Transport()
+        config = self.client_config()
+        key = tuple(sorted(config.items()))
+        cached = getattr(self, "_probe_transport", None)
+        if cached is None or cached[0] != key:
+            cached = (key, from_client_config(config))
+            self._probe_transport = cached
+        return cached[1]
 
     def client_config(self, user: str | None = None) -> dict[str, str]:
         """Settings every client needs to reach this cluster (bootstrap, and SASL if any); with
@@ -188,7 +203,7 @@ class Cluster(abc.ABC):
         for b in self.observers() if broker is None else [broker]:
             host, port = self.probe_address(b)
             try:
-                md = probe.metadata(host, port, [topic])
+                md = probe.metadata(host, port, [topic], transport=self.probe_transport(b))
             except OSError as exc:
                 errors.append(f"broker {b}: {exc!r}")
                 continue
@@ -211,7 +226,7 @@ class Cluster(abc.ABC):
     def log_end_offset(self, topic: str, partition: int, broker_id: int) -> int:
         """The log end offset of the replica on `broker_id`, which must be running."""
         host, port = self.probe_address(broker_id)
-        return probe.log_end_offset(host, port, topic, partition)
+        return probe.log_end_offset(host, port, topic, partition, transport=self.probe_transport(broker_id))
 
     # -- evidence ----------------------------------------------------------------------------
     def environment(self) -> dict[str, str]:
@@ -269,7 +284,7 @@ class Cluster(abc.ABC):
             for b in broker_ids:
                 host, port = self.probe_address(b)
                 try:
-                    md = probe.metadata(host, port, topics=[], timeout=2)
+                    md = probe.metadata(host, port, topics=[], timeout=2, transport=self.probe_transport(b))
                     seen[b] = md.broker_ids
                     ok &= set(broker_ids) <= set(md.broker_ids)
                 except OSError as exc:

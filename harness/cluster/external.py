@@ -6,8 +6,9 @@ from harness.clients import kafka
 from harness.cluster.base import Cluster, FaultControlUnavailable, NodeState
 from harness.cluster.target import EXTERNAL, TargetSpec
 from harness.errors import SetupError
+from harness.protocol.auth import from_client_config
 from harness.protocol.client import RawClient
-from harness.protocol.exceptions import AuthenticationFailed, ProtocolError, Unreachable
+from harness.protocol.exceptions import AuthenticationFailed, ProtocolError, TlsHandshakeFailed, Unreachable
 
 ASK_TIMEOUT = 5.0  # each raw question to a target that does not behave
 
@@ -29,8 +30,9 @@ class ExternalCluster(Cluster):
         v0 body answering v12)."""
         host, port = _first(self._bootstrap)
         said = self._asked(host, port)
-        # Unreachable and refused credentials are librdkafka's to report (it tries every bootstrap address).
-        if said and not isinstance(said, Unreachable | AuthenticationFailed):
+        # Unreachable and refused credentials or certificates are librdkafka's to report (it tries
+        # every bootstrap address); a TLS handshake that fails is said by both.
+        if said and not isinstance(said, Unreachable | AuthenticationFailed | TlsHandshakeFailed):
             raise SetupError(f"the broker at --bootstrap-servers {host}:{port} does not answer as a Kafka "
                              f"broker; asked directly, {said}; check the address and that it is a Kafka listener")
         try:
@@ -53,15 +55,11 @@ class ExternalCluster(Cluster):
 
     def _asked(self, host: str, port: int) -> ProtocolError | None:
         """What the broker at host:port did wrong when asked ApiVersions and Metadata directly (None
-        when it answered both), so that a failed start names the target's misbehaviour, not only
-        librdkafka's word for it. Not asked over TLS or a SASL mechanism the raw client lacks."""
-        sec = self.target.security
-        if sec.protocol not in (None, "PLAINTEXT", "SASL_PLAINTEXT") or (
-                sec.protocol == "SASL_PLAINTEXT" and sec.mechanism != "PLAIN"):
-            return None
-        plain = (sec.username or "", sec.password or "") if sec.protocol == "SASL_PLAINTEXT" else None
+        when it answered both), over the run's TLS and SASL, so that a failed start names the
+        target's misbehaviour, not only librdkafka's word for it."""
         try:
-            with RawClient.connect(host, port, timeout=ASK_TIMEOUT, client_id="kcts-ask", sasl_plain=plain) as c:
+            transport = from_client_config(self.client_config())
+            with RawClient.connect(host, port, timeout=ASK_TIMEOUT, client_id="kcts-ask", transport=transport) as c:
                 c.send("Metadata", min(c.max_version("Metadata"), 12), {"Topics": [], "AllowAutoTopicCreation": False})
         except ProtocolError as exc:
             return exc

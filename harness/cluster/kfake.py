@@ -58,11 +58,21 @@ def ensure_binary() -> Path:
     if go is None:
         raise SetupError("go not found on PATH; install Go 1.26+ (apt-get install golang-go) to build kfake")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f"kcts-kfake.tmp{os.getpid()}")
-    proc = subprocess.run([go, "build", "-o", str(tmp), "."], cwd=SOURCE, capture_output=True, text=True, timeout=900)
+    # Built in the session's scratch (the reaper removes it if the run is killed), by a child that
+    # dies with this thread; only a finished binary is moved into the cache.
+    tmp = session.current().scratch("kfake-build") / "kcts-kfake"
+    proc = spawn([go, "build", "-o", str(tmp), "."], cwd=SOURCE, stdin=subprocess.DEVNULL,
+                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        output, _ = proc.communicate(timeout=900)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
     if proc.returncode != 0:
-        raise SetupError(f"building kfake failed (is the Go module proxy reachable?): {proc.stderr.strip()[-1500:]}")
-    tmp.replace(out)
+        raise SetupError(f"building kfake failed (is the Go module proxy reachable?): {output.strip()[-1500:]}")
+    shutil.move(str(tmp), str(out.with_name(f"kcts-kfake.tmp{os.getpid()}")))
+    out.with_name(f"kcts-kfake.tmp{os.getpid()}").replace(out)
     return out
 
 

@@ -8,16 +8,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness import session
+from harness.clients import kafka
 from harness.cluster.base import NodeCluster, NodeState
 from harness.cluster.combined import ensure_cds_archive
 from harness.cluster.node import KafkaNode, random_kafka_uuid
 from harness.cluster.target import APACHE, Capabilities, TargetSpec
+from harness.cluster.tls import Certificates, Keystore, pkcs12_keystore
 from harness.errors import ClusterError, FaultControlUnavailable, KctsError, NodeExited
 from harness.kafka.dist import DEFAULT_VERSION, KafkaDistribution, cache_root, check_java, resolve
 from harness.network.links import LinkControl, LinkControlUnavailable, LinkFault
 from harness.process.cds import cds_archive_path
 from harness.process.ports import free_port
-from harness.waiting import WaitTimeout
+from harness.protocol.client import RawClient
+from harness.waiting import WaitTimeout, wait_until
 
 CONTROLLER_ID = 1000
 HOST = "127.0.0.1"
@@ -58,10 +61,14 @@ def broker_tuning(brokers: int) -> dict[str, object]:
 
 @dataclass
 class SaslConfig:
-    """SASL/PLAIN on the client listener with the StandardAuthorizer; `admin` is a super user."""
+    """SASL on the client listener with the StandardAuthorizer; `admin` is a super user. Every
+    mechanism is enabled; `mechanism` is the one the cluster's own clients use. PLAIN users live
+    in the listener's JAAS entry, SCRAM users are created through the Admin API once the brokers
+    are up (so that no password is on a command line, in a cached format or in a broker log)."""
 
     users: dict[str, str] = field(default_factory=lambda: {"admin": "admin-secret", "alice": "alice-secret"})
     super_user: str = "admin"
+    mechanism: str = "PLAIN"
 
     def jaas(self) -> str:
         users = " ".join(f'user_{u}="{p}"' for u, p in sorted(self.users.items()))
@@ -74,10 +81,43 @@ class SaslConfig:
         user = user or self.super_user
         return {
             "security.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanism": "PLAIN",
+            "sasl.mechanism": self.mechanism,
             "sasl.username": user,
             "sasl.password": self.users[user],
         }
+
+
+@dataclass
+class TlsConfig:
+    """TLS on the client listener with `certificates` (harness.cluster.tls); `client_auth`: the
+    brokers require a client certificate (mTLS), which the cluster's own clients then present."""
+
+    certificates: Certificates
+    client_auth: bool = False
+
+    def broker_props(self, keystore: Keystore) -> dict[str, object]:
+        certs = self.certificates
+        prefix = "listener.name.client."
+        return {
+            f"{prefix}ssl.keystore.type": "PKCS12",
+            f"{prefix}ssl.keystore.location": keystore.path,
+            f"{prefix}ssl.keystore.password": keystore.password,
+            f"{prefix}ssl.key.password": keystore.password,
+            f"{prefix}ssl.truststore.type": "PEM",
+            f"{prefix}ssl.truststore.location": certs.ca,
+            f"{prefix}ssl.client.auth": "required" if self.client_auth else "none",
+        }
+
+    def client_config(self) -> dict[str, str]:
+        certs = self.certificates
+        config = {"ssl.ca.location": str(certs.ca)}
+        if self.client_auth:
+            config.update({
+                "ssl.certificate.location": str(certs.client.cert),
+                "ssl.key.location": str(certs.client.key),
+                "ssl.key.password": certs.client.key_password,
+            })
+        return config
 
 
 @dataclass
@@ -91,6 +131,7 @@ class LocalClusterSpec:
     per_node_overrides: dict[int, dict[str, object]] = field(default_factory=dict)
     controller_overrides: dict[str, object] = field(default_factory=dict)
     sasl: SaslConfig | None = None
+    tls: TlsConfig | None = None
     log_dir: Path | None = None
     start_timeout: float = 120.0
 
@@ -111,9 +152,12 @@ class LocalCluster(NodeCluster):
         self.log_dir = self.spec.log_dir or (self.workdir / "node-logs")
         self.controller_port = free_port()
         self.ports = {i: free_port() for i in range(1, self.spec.brokers + 1)}
-        # With SASL on the client listener, the harness reads state on a PLAINTEXT listener of its
-        # own, so that its probes need no credentials and the client listener stays as configured.
-        self.probe_ports = {i: free_port() for i in self.ports} if self.spec.sasl else dict(self.ports)
+        # With SASL or TLS on the client listener, the harness reads state (and brokers replicate) on
+        # a PLAINTEXT listener of its own, so that its probes need no credentials and the client
+        # listener stays as configured.
+        self.secured = bool(self.spec.sasl or self.spec.tls)
+        self._broker_keystore: Keystore | None = None
+        self.probe_ports = {i: free_port() for i in self.ports} if self.secured else dict(self.ports)
         archive = cds_archive_path(cache_root(), self.dist.version, self.dist.jars)
         self.controller = KafkaNode(
             CONTROLLER_ID, "controller", self._controller_props(), self.dist,
@@ -171,37 +215,59 @@ class LocalCluster(NodeCluster):
         props.update(self.spec.controller_overrides)
         return props
 
+    @property
+    def client_protocol(self) -> str:
+        return {(False, False): "PLAINTEXT", (True, False): "SASL_PLAINTEXT", (False, True): "SSL",
+                (True, True): "SASL_SSL"}[(self.spec.sasl is not None, self.spec.tls is not None)]
+
     def _broker_props(self, node_id: int) -> dict[str, object]:
         n = self.spec.brokers
         port = self.ports[node_id]
-        proto = "SASL_PLAINTEXT" if self.spec.sasl else "PLAINTEXT"
         props: dict[str, object] = {
             **self._common_props(),
             "process.roles": "broker",
             "node.id": node_id,
             "listeners": f"CLIENT://{HOST}:{port}",
             "advertised.listeners": f"CLIENT://{HOST}:{port}",
-            "listener.security.protocol.map": f"CLIENT:{proto},CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map": "CLIENT:PLAINTEXT,CONTROLLER:PLAINTEXT",
             "inter.broker.listener.name": "CLIENT",
             "log.dirs": self.workdir / f"broker-{node_id}" / "data",
             **broker_tuning(n),
         }
-        if self.spec.sasl:
+        if self.secured:
             probe = f"HARNESS://{HOST}:{self.probe_ports[node_id]}"
             props.update({
                 "listeners": f"{props['listeners']},{probe}",
                 "advertised.listeners": f"{props['advertised.listeners']},{probe}",
-                "listener.security.protocol.map": f"CLIENT:{proto},CONTROLLER:PLAINTEXT,HARNESS:PLAINTEXT",
-                "sasl.enabled.mechanisms": "PLAIN",
-                "sasl.mechanism.inter.broker.protocol": "PLAIN",
+                "listener.security.protocol.map":
+                    f"CLIENT:{self.client_protocol},CONTROLLER:PLAINTEXT,HARNESS:PLAINTEXT",
+                "inter.broker.listener.name": "HARNESS",
+            })
+        if self.spec.sasl:
+            scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+            props.update({
+                "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
                 "listener.name.client.plain.sasl.jaas.config": self.spec.sasl.jaas(),
+                "listener.name.client.scram-sha-256.sasl.jaas.config": scram,
+                "listener.name.client.scram-sha-512.sasl.jaas.config": scram,
                 "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
                 "super.users": f"User:{self.spec.sasl.super_user};User:ANONYMOUS",
                 "allow.everyone.if.no.acl.found": "false",
             })
+        if self.spec.tls:
+            props.update(self.spec.tls.broker_props(self._keystore()))
         props.update(self.spec.broker_overrides)
         props.update(self.spec.per_node_overrides.get(node_id, {}))
         return props
+
+    def _keystore(self) -> Keystore:
+        """The brokers' key and certificate as one PKCS#12 keystore (see harness.cluster.tls)."""
+        assert self.spec.tls is not None
+        if self._broker_keystore is None:
+            broker = self.spec.tls.certificates.broker
+            self._broker_keystore = pkcs12_keystore(broker.cert, broker.key, broker.key_password,
+                                                    self.workdir / "broker-keystore.p12")
+        return self._broker_keystore
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> LocalCluster:
@@ -224,7 +290,37 @@ class LocalCluster(NodeCluster):
             broker.write_meta_properties(self.cluster_id)
             broker.spawn()
         self._wait_ready(list(self.brokers), self.spec.start_timeout)
+        if self.spec.sasl:
+            self._add_scram_users(self.spec.sasl)
         return self
+
+    def _add_scram_users(self, sasl: SaslConfig) -> None:
+        """Every SASL user gets SCRAM-SHA-256 and -512 credentials, set on the harness listener."""
+        from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+
+        host, port = self.probe_address(self.broker_ids[0])
+        with kafka.admin({"bootstrap.servers": f"{host}:{port}"}) as admin:
+            # One mechanism a request: a request may alter each user once.
+            for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512):
+                upserts = [UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, 4096), password.encode())
+                           for user, password in sorted(sasl.users.items())]
+                for user, future in admin.alter_user_scram_credentials(upserts).items():
+                    try:
+                        future.result(timeout=30)
+                    except Exception as exc:  # noqa: BLE001 - one message for any refusal
+                        raise ClusterError(f"creating the {mechanism} credentials of {user!r} failed: {exc}") from None
+        # Brokers learn credentials from the metadata log: each must know them before a client tries.
+        wanted = {(user, m) for user in sasl.users for m in (1, 2)}  # SCRAM-SHA-256 is 1, -512 is 2
+        for broker in self.broker_ids:
+            seen: set[tuple[str, int]] = set()
+
+            def known(broker: int = broker, seen: set[tuple[str, int]] = seen) -> bool:
+                with RawClient.connect(*self.probe_address(broker), spec=self.target.protocol_specs) as c:
+                    resp = c.send("DescribeUserScramCredentials", 0, {"Users": None})
+                seen |= {(r["User"], i["Mechanism"]) for r in resp["Results"] for i in r["CredentialInfos"]}
+                return wanted <= seen
+
+            wait_until(known, 30, lambda b=broker, seen=seen: f"broker {b} knows SCRAM credentials {sorted(seen)}")
 
     def close(self) -> None:
         if self._closed:
@@ -277,11 +373,18 @@ class LocalCluster(NodeCluster):
         return HOST, self.probe_ports[broker_id]
 
     def client_config(self, user: str | None = None) -> dict[str, str]:
-        if self.spec.sasl is None:
+        if not self.secured:
             return super().client_config(user)
-        if user is not None and user not in self.spec.sasl.users:
-            raise ClusterError(f"no SASL user {user!r} on this cluster; users are {sorted(self.spec.sasl.users)}")
-        return {**super().client_config(), **self.spec.sasl.client_config(user)}
+        config = {**super().client_config(), "security.protocol": self.client_protocol}
+        if self.spec.sasl is not None:
+            if user is not None and user not in self.spec.sasl.users:
+                raise ClusterError(f"no SASL user {user!r} on this cluster; users are {sorted(self.spec.sasl.users)}")
+            config.update({**self.spec.sasl.client_config(user), "security.protocol": self.client_protocol})
+        elif user is not None:
+            raise ClusterError(f"this cluster has no SASL users, so no user {user!r}")
+        if self.spec.tls is not None:
+            config.update(self.spec.tls.client_config())
+        return config
 
     def node(self, broker_id: int) -> KafkaNode:
         try:

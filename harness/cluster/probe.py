@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.kafka.dist import DEFAULT_VERSION
+from harness.protocol.auth import Transport
 from harness.protocol.client import RawClient
 from harness.protocol.errors import describe
 from harness.protocol.exceptions import ConnectionFailed, RequestTimeout
@@ -40,19 +41,24 @@ class BrokerMetadata:
     partitions: dict[tuple[str, int], PartitionMetadata]
 
 
-def _send(host: str, port: int, api: str, version: int, body: dict, timeout: float) -> dict:
-    """One request on a fresh connection; a broker that does not answer is an OSError to the waits."""
+def _send(host: str, port: int, api: str, version: int, body: dict, timeout: float,
+          transport: Transport | None = None) -> dict:
+    """One request on a fresh connection; a broker that does not answer is an OSError to the waits.
+    With credentials in `transport` the connection negotiates first (SASL needs ApiVersions)."""
+    negotiate = transport is not None and transport.sasl is not None
     try:
-        with RawClient.connect(host, port, spec=SPECS, timeout=timeout, client_id="kcts-probe", negotiate=False) as c:
+        with RawClient.connect(host, port, spec=SPECS, timeout=timeout, client_id="kcts-probe",
+                               negotiate=negotiate, transport=transport) as c:
             return c.send(api, version, body)
     except (ConnectionFailed, RequestTimeout) as exc:
         raise ConnectionError(str(exc)) from exc
 
 
-def metadata(host: str, port: int, topics: list[str] | None = None, timeout: float = 5.0) -> BrokerMetadata:
+def metadata(host: str, port: int, topics: list[str] | None = None, timeout: float = 5.0,
+             transport: Transport | None = None) -> BrokerMetadata:
     """Metadata from one broker; `topics=None` asks for every topic."""
     request = {"Topics": None if topics is None else [{"Name": t} for t in topics], "AllowAutoTopicCreation": False}
-    resp = _send(host, port, "Metadata", METADATA_VERSION, request, timeout)
+    resp = _send(host, port, "Metadata", METADATA_VERSION, request, timeout, transport)
     partitions = {
         (t["Name"], p["PartitionIndex"]): PartitionMetadata(
             t["Name"], p["PartitionIndex"], p["ErrorCode"], p["LeaderId"], p["LeaderEpoch"],
@@ -64,14 +70,15 @@ def metadata(host: str, port: int, topics: list[str] | None = None, timeout: flo
     return BrokerMetadata(tuple(sorted(b["NodeId"] for b in resp["Brokers"])), resp["ControllerId"], partitions)
 
 
-def log_end_offset(host: str, port: int, topic: str, partition: int, timeout: float = 5.0) -> int:
+def log_end_offset(host: str, port: int, topic: str, partition: int, timeout: float = 5.0,
+                   transport: Transport | None = None) -> int:
     """The log end offset of the replica on this broker, leader or follower."""
     request = {
         "ReplicaId": DEBUGGING_REPLICA_ID,
         "IsolationLevel": 0,
         "Topics": [{"Name": topic, "Partitions": [{"PartitionIndex": partition, "Timestamp": LATEST_TIMESTAMP}]}],
     }
-    resp = _send(host, port, "ListOffsets", LIST_OFFSETS_VERSION, request, timeout)
+    resp = _send(host, port, "ListOffsets", LIST_OFFSETS_VERSION, request, timeout, transport)
     p = resp["Topics"][0]["Partitions"][0]
     if p["ErrorCode"]:
         raise LookupError(f"ListOffsets to {host}:{port} for {topic}-{partition}: error {describe(p['ErrorCode'])}")

@@ -30,6 +30,7 @@ from typing import Any
 
 from harness.errors import KctsError
 from harness.kafka.dist import DEFAULT_VERSION, normalize_version
+from harness.protocol.auth import MECHANISMS, PROTOCOLS
 
 APACHE, KFAKE, EXTERNAL, COMMAND, DOCKER = "apache", "kfake", "external", "command", "docker"
 KINDS = (APACHE, KFAKE, EXTERNAL, COMMAND, DOCKER)
@@ -67,18 +68,50 @@ class Capabilities:
 
 @dataclass(frozen=True)
 class Security:
-    """How clients authenticate to an external target. The password never appears in a repr."""
+    """How clients reach and authenticate to an external target: TLS (a CA file, a client
+    certificate for mTLS) and SASL. Secrets (the password, the key's password) never appear in a repr.
+    Field names follow librdkafka's settings, which every other client's are made from."""
 
-    protocol: str | None = None  # SASL_PLAINTEXT, SASL_SSL, ...
-    mechanism: str | None = None  # PLAIN, SCRAM-SHA-256, ...
+    protocol: str | None = None  # PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL
+    mechanism: str | None = None  # PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
     username: str | None = None
     password: str | None = field(default=None, repr=False)
+    ssl_ca_location: str | None = None  # PEM CA certificate(s) the brokers' certificates chain to
+    ssl_certificate_location: str | None = None  # PEM client certificate (mTLS)
+    ssl_key_location: str | None = None  # PEM client key (mTLS)
+    ssl_key_password: str | None = field(default=None, repr=False)
+    ssl_endpoint_identification: str | None = None  # "none": do not check the broker's host name
+
+    def __post_init__(self) -> None:
+        protocol = (self.protocol or "PLAINTEXT").upper()
+        if protocol not in PROTOCOLS:
+            raise KctsError(f"--security-protocol {self.protocol}: use one of {', '.join(PROTOCOLS)}")
+        if protocol in ("SASL_PLAINTEXT", "SASL_SSL") and (self.mechanism or "").upper() not in MECHANISMS:
+            raise KctsError(f"--security-protocol {protocol} needs --sasl-mechanism, one of {', '.join(MECHANISMS)}"
+                            f"{'' if not self.mechanism else f' (not {self.mechanism})'}")
+        if bool(self.ssl_certificate_location) != bool(self.ssl_key_location):
+            raise KctsError("a client certificate needs both --ssl-certificate-location and --ssl-key-location")
+        for flag, path in (("--ssl-ca-location", self.ssl_ca_location),
+                           ("--ssl-certificate-location", self.ssl_certificate_location),
+                           ("--ssl-key-location", self.ssl_key_location)):
+            if path and not Path(path).is_file():
+                raise KctsError(f"{flag} {path}: no such file")
+        if self.ssl_endpoint_identification not in (None, "none", "https"):
+            raise KctsError(f"--ssl-endpoint-identification {self.ssl_endpoint_identification}: use https or none")
 
     def client_config(self) -> dict[str, str]:
         return {k: v for k, v in {
             "security.protocol": self.protocol, "sasl.mechanism": self.mechanism,
             "sasl.username": self.username, "sasl.password": self.password,
+            "ssl.ca.location": self.ssl_ca_location, "ssl.certificate.location": self.ssl_certificate_location,
+            "ssl.key.location": self.ssl_key_location, "ssl.key.password": self.ssl_key_password,
+            "ssl.endpoint.identification.algorithm": self.ssl_endpoint_identification,
         }.items() if v}
+
+    @property
+    def secrets(self) -> list[str]:
+        """What must never reach an artefact."""
+        return [s for s in (self.password, self.ssl_key_password) if s]
 
 
 @dataclass(frozen=True)
@@ -168,8 +201,12 @@ class TargetSpec:
             env["bootstrap"] = self.bootstrap
         if self.image:
             env["image"] = self.image
+        if self.security.protocol:
+            env["security_protocol"] = self.security.protocol
         if self.security.mechanism:
             env["sasl_mechanism"] = self.security.mechanism
+        if self.security.ssl_certificate_location:
+            env["tls_client_certificate"] = "yes"
         return env
 
 
@@ -301,6 +338,32 @@ def from_options(
     return spec
 
 
+# The command-line options of an external target's security, in `Security`'s field order: (flag,
+# the environment variable that gives its default, help).
+SECURITY_OPTIONS: tuple[tuple[str, str | None, str], ...] = (
+    ("--security-protocol", None, "external target: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
+    ("--sasl-mechanism", None, "external target: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"),
+    ("--sasl-username", "KCTS_SASL_USERNAME", "external target user"),
+    ("--sasl-password", "KCTS_SASL_PASSWORD", "external target password (better: KCTS_SASL_PASSWORD)"),
+    ("--ssl-ca-location", None, "external target: PEM file of the CA that signed the brokers' certificates"),
+    ("--ssl-certificate-location", None, "external target: PEM client certificate (mTLS)"),
+    ("--ssl-key-location", None, "external target: PEM client key (mTLS)"),
+    ("--ssl-key-password", "KCTS_SSL_KEY_PASSWORD", "the client key's password (better: KCTS_SSL_KEY_PASSWORD)"),
+    ("--ssl-endpoint-identification", None, "https (default: the broker's certificate must name its host) or none"),
+)
+
+
+def security_from(values: object) -> Security:
+    """`Security` from parsed options (argparse or pytest), named as in SECURITY_OPTIONS."""
+    return Security(*(getattr(values, flag[2:].replace("-", "_")) for flag, _, _ in SECURITY_OPTIONS))
+
+
+def secret_env(spec: TargetSpec) -> dict[str, str]:
+    """The environment that carries a target's passwords to a `kcts run` child (see to_run_args)."""
+    env = {"KCTS_SASL_PASSWORD": spec.security.password, "KCTS_SSL_KEY_PASSWORD": spec.security.ssl_key_password}
+    return {k: v for k, v in env.items() if v}
+
+
 def to_run_args(spec: TargetSpec) -> list[str]:
     """The `kcts run` arguments that select this target (the matrix runs each target this way)."""
     args = ["--java-clients", spec.java_clients]
@@ -317,8 +380,12 @@ def to_run_args(spec: TargetSpec) -> list[str]:
         return ["--backend", DOCKER, *own, *image, *ports, "--brokers", str(spec.brokers), *args]
     sec = spec.security
     for flag, value in (("--security-protocol", sec.protocol), ("--sasl-mechanism", sec.mechanism),
-                        ("--sasl-username", sec.username)):
+                        ("--sasl-username", sec.username), ("--ssl-ca-location", sec.ssl_ca_location),
+                        ("--ssl-certificate-location", sec.ssl_certificate_location),
+                        ("--ssl-key-location", sec.ssl_key_location),
+                        ("--ssl-endpoint-identification", sec.ssl_endpoint_identification)):
         if value:
             args += [flag, value]
-    # The password goes through the environment (KCTS_SASL_PASSWORD), never a command line.
+    # Passwords go through the environment (KCTS_SASL_PASSWORD, KCTS_SSL_KEY_PASSWORD: secret_env),
+    # never a command line.
     return ["--backend", EXTERNAL, "--bootstrap-servers", str(spec.bootstrap), *args]

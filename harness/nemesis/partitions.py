@@ -191,7 +191,8 @@ def unclean_election_by_partition(
 def _write_one(cluster: Cluster, broker: int, topic: str, partition: int, value: bytes) -> None:
     """One acks=1 write to `broker` (the leader), straight on the wire."""
     host, port = cluster.probe_address(broker)
-    with RawClient.connect(host, port, spec=cluster.target.protocol_specs, timeout=20.0) as client:
+    with RawClient.connect(host, port, spec=cluster.target.protocol_specs, timeout=20.0,
+                           transport=cluster.probe_transport(broker)) as client:
         tid = rr.topic_id(client, topic)
         answer = rr.produce(client, client.max_version("Produce"), topic, tid, partition, encode_batch([value]), acks=1)
         code = answer.response["Responses"][0]["PartitionResponses"][0]["ErrorCode"]
@@ -206,7 +207,8 @@ def _elect_unclean(
     which would neither forward the request nor know its outcome."""
     attempts: list[str] = []
     host, port = cluster.probe_address(candidate)
-    with RawClient.connect(host, port, spec=cluster.target.protocol_specs, timeout=20.0) as client:
+    with RawClient.connect(host, port, spec=cluster.target.protocol_specs, timeout=20.0,
+                           transport=cluster.probe_transport(candidate)) as client:
 
         def elected() -> PartitionState | None:
             state = cluster.partition_state(topic, partition, candidate)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -23,6 +24,7 @@ from types import TracebackType
 from typing import Any
 
 from harness.kafka.dist import DEFAULT_VERSION
+from harness.protocol.auth import Credentials, ScramClient, Transport
 from harness.protocol.codec import decode, decode_response, encode, encode_request_header
 from harness.protocol.dump import dump
 from harness.protocol.errors import describe
@@ -33,6 +35,7 @@ from harness.protocol.exceptions import (
     DecodeError,
     ProtocolError,
     RequestTimeout,
+    TlsHandshakeFailed,
     Unreachable,
 )
 from harness.protocol.spec import ApiSpec, SpecSet, load_specs
@@ -91,6 +94,25 @@ def current_recorder() -> ExchangeHook | None:
     return _recorder
 
 
+def _tls_handshake(sock: socket.socket, transport: Transport, host: str, port: int) -> socket.socket:
+    """The TLS handshake within the connection's timeout; a refused certificate names both sides."""
+    assert transport.tls is not None
+    try:
+        return transport.tls.wrap_socket(sock, server_hostname=transport.server_hostname or host)
+    except ssl.SSLCertVerificationError as e:
+        sock.close()
+        raise AuthenticationFailed(
+            f"{host}:{port}: the broker's TLS certificate was refused: {e.verify_message}; check the CA file "
+            "(--ssl-ca-location) and that the certificate names this host"
+        ) from None
+    except (ssl.SSLError, OSError) as e:
+        sock.close()
+        raise TlsHandshakeFailed(
+            f"{host}:{port}: TLS handshake failed: {e}; is this a TLS listener, and does it want a client "
+            "certificate (--ssl-certificate-location, --ssl-key-location)?"
+        ) from None
+
+
 class RawClient:
     """A connection to one broker. Use `RawClient.connect(...)`."""
 
@@ -128,21 +150,27 @@ class RawClient:
         timeout: float = 10.0,
         client_id: str | None = "kcts",
         sasl_plain: tuple[str, str] | None = None,
+        transport: Transport | None = None,
         negotiate: bool = True,
     ) -> RawClient:
-        """Open a connection; by default ask ApiVersions and, if given, authenticate with SASL/PLAIN."""
+        """Open a connection (over TLS when `transport` has a context); by default ask ApiVersions
+        and, if given credentials (`transport.sasl`, or `sasl_plain` for PLAIN), authenticate."""
         specs = load_specs(spec)
+        transport = transport or Transport()
         try:
             sock = socket.create_connection((host, port), timeout=timeout)
         except OSError as e:
             raise Unreachable(f"cannot connect to {host}:{port}: {e}") from e
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if transport.tls is not None:
+            sock = _tls_handshake(sock, transport, host, port)
         client = cls(sock, host, port, specs, timeout=timeout, client_id=client_id)
+        sasl = transport.sasl or (Credentials("PLAIN", *sasl_plain) if sasl_plain is not None else None)
         try:
             if negotiate:
                 client.negotiate()
-            if sasl_plain is not None:
-                client.authenticate_plain(*sasl_plain)
+            if sasl is not None:
+                client.authenticate(sasl)
         except BaseException:
             client.close()
             raise
@@ -214,28 +242,40 @@ class RawClient:
     # --- SASL -------------------------------------------------------------------------------
 
     def authenticate_plain(self, username: str, password: str) -> None:
-        """SaslHandshake (mechanism PLAIN) then SaslAuthenticate with `\\0user\\0password`."""
+        self.authenticate(Credentials("PLAIN", username, password))
+
+    def authenticate(self, creds: Credentials) -> None:
+        """SaslHandshake v1 naming the mechanism, then SaslAuthenticate: one round for PLAIN
+        (`\\0user\\0password`), two for SCRAM, whose server signature is verified."""
         hs = self.specs.api("SaslHandshake")
         hs_version = min(1, hs.valid_versions.high)
         if self.broker_versions:
             hs_version = min(hs_version, self.broker_versions.get(hs.key, (0, hs_version))[1])
         if hs_version < 1:
             raise AuthenticationFailed("SaslHandshake v1 (followed by SaslAuthenticate) is required")
-        resp = self.send(hs, hs_version, {"Mechanism": "PLAIN"})
+        resp = self.send(hs, hs_version, {"Mechanism": creds.mechanism})
         if resp["ErrorCode"]:
             raise AuthenticationFailed(
-                f"{self.host}:{self.port}: SASL handshake refused: {describe(resp['ErrorCode'])}; "
-                f"broker offers {resp.get('Mechanisms')}"
+                f"{self.host}:{self.port}: SASL handshake for {creds.mechanism} refused: "
+                f"{describe(resp['ErrorCode'])}; broker offers {resp.get('Mechanisms')}"
             )
+        if creds.mechanism == "PLAIN":
+            self._sasl_round(creds, b"\0" + creds.username.encode() + b"\0" + creds.password.encode())
+            return
+        scram = ScramClient(creds.mechanism, creds.username, creds.password)
+        server_first = self._sasl_round(creds, scram.first())
+        scram.verify(self._sasl_round(creds, scram.final(server_first)))
+
+    def _sasl_round(self, creds: Credentials, token: bytes) -> bytes:
         auth = self.specs.api("SaslAuthenticate")
         version = self.max_version(auth) if self.broker_versions else auth.valid_versions.high
-        token = b"\0" + username.encode() + b"\0" + password.encode()
         resp = self.send(auth, version, {"AuthBytes": token})
         if resp["ErrorCode"]:
             raise AuthenticationFailed(
-                f"{self.host}:{self.port}: SASL/PLAIN authentication of {username!r} failed: "
+                f"{self.host}:{self.port}: SASL/{creds.mechanism} authentication of {creds.username!r} failed: "
                 f"{describe(resp['ErrorCode'])} {resp.get('ErrorMessage') or ''}".rstrip()
             )
+        return bytes(resp.get("AuthBytes") or b"")
 
     # --- requests ---------------------------------------------------------------------------
 

@@ -45,6 +45,10 @@ class Unreachable(ConnectionFailed):
     """Nothing accepted the TCP connection: no answer at all, as opposed to a wrong one."""
 
 
+class TlsHandshakeFailed(ConnectionFailed):
+    """The TLS handshake did not complete: not a TLS listener, or it wanted a client certificate."""
+
+
 class RequestTimeout(ProtocolError):
     """No response arrived before the call's deadline."""
 

@@ -10,6 +10,7 @@ broker would.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -67,7 +68,14 @@ class Link:
 
     async def run(self) -> None:
         try:
-            broker_reader, broker_writer = await asyncio.open_connection(*self.upstream, limit=STREAM_LIMIT)
+            broker_reader, broker_writer = await asyncio.open_connection(
+                *self.upstream, limit=STREAM_LIMIT, ssl=self.proxy.upstream_tls,
+                server_hostname=self.upstream[0] if self.proxy.upstream_tls else None,
+            )
+        except ssl.SSLError as exc:
+            self.proxy.errors.append(f"{self.label}: the TLS handshake with the broker failed: {exc}")
+            self.client_writer.close()
+            return
         except OSError as exc:
             # A stopped broker is a state tests create on purpose, not a proxy error.
             self.proxy.unreachable.append(f"{self.label}: {exc!r}")

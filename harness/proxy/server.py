@@ -24,6 +24,7 @@ from collections.abc import Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from harness.errors import KctsError
+from harness.protocol.auth import tls_from_client_config, without_tls
 from harness.protocol.spec import SpecSet, load_specs
 from harness.proxy.connection import STREAM_LIMIT, Link
 from harness.proxy.recorder import Recording
@@ -55,7 +56,10 @@ class Proxy:
         self.specs = load_specs(specs)
         self.upstreams = list(upstreams)
         self.labels = dict(labels or {})
-        self.base_config = dict(base_config or {})
+        # The proxy holds any TLS session to the brokers itself, so that it reads every frame; its
+        # clients speak to it over plaintext on loopback, with the rest of the target's settings.
+        self.upstream_tls = tls_from_client_config(base_config or {})
+        self.base_config = without_tls(base_config or {})
         self.recording = Recording(self.specs, keep_body_bytes)
         self.errors: list[str] = []
         self.unreachable: list[str] = []  # client connections refused because the broker was down
@@ -185,7 +189,8 @@ class Proxy:
         return ",".join("{}:{}".format(*self.address_of(u)) for u in self.upstreams)
 
     def client_config(self) -> dict[str, str]:
-        """The target's client settings (SASL included), with bootstrap through the proxy."""
+        """The target's client settings (SASL included, TLS left to the proxy), with bootstrap
+        through the proxy."""
         return {**self.base_config, "bootstrap.servers": self.bootstrap_servers}
 
     # -- rules -------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.cluster.target import TargetSpec, from_profile, parse, to_run_args
+from harness.cluster.target import TargetSpec, from_profile, parse, secret_env, to_run_args
 from harness.process.spawn import die_with_parent
 from harness.reports.matrix import Target, build, summary_line, write_all
 
@@ -50,9 +50,7 @@ def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path(
             return describe(state, f"[{index + 1}/{len(selected)}] {spec}", before.get(name),
                             [before.get(n) for n in later])
 
-        env = {**os.environ, "KCTS_NO_LATEST": "1"}
-        if target.security.password:
-            env["KCTS_SASL_PASSWORD"] = target.security.password
+        env = {**os.environ, "KCTS_NO_LATEST": "1", **secret_env(target)}
         cmd = [sys.executable, "-m", "harness.cli", "run", *to_run_args(target),
                "--reports-dir", str(folder / "targets"), "--run-id", name, *pytest_args]
         print(f"kcts matrix: {spec}: {' '.join(cmd[3:])}", flush=True)

@@ -92,7 +92,8 @@ def _read_through(
     try:
         if client == "java":
             bootstrap = proxy.client_config()["bootstrap.servers"]
-            with JavaClient.driver(resolve(cluster.java_clients), "Kip320Consumers", [bootstrap, topic, "0"]) as java:
+            with JavaClient.driver(resolve(cluster.java_clients), "Kip320Consumers", [bootstrap, topic, "0"],
+                                   config=proxy.client_config()) as java:
                 java.wait_for(lambda e: e.get("event") == "ready", 60, "start")
                 java.send_line(java_command)
                 seen = [0]

@@ -111,7 +111,8 @@ def transactions(cluster: Cluster, topic: str, transactional_id: str) -> Log:
 def _java(cluster: Cluster, log: Log, group: str, isolation: str, max_poll_records: int) -> list[dict[str, Any]]:
     """Run the KIP-1094 driver (commit nextOffsets() after each poll) to the log end; its events."""
     args = [cluster.bootstrap_servers, log.topic, "0", group, isolation, str(max_poll_records), str(log.end)]
-    with JavaClient.driver(resolve(cluster.java_clients), "Kip1094NextOffsets", args) as driver:
+    with JavaClient.driver(resolve(cluster.java_clients), "Kip1094NextOffsets", args,
+                           config=cluster.client_config()) as driver:
         code = driver.wait_exit(90)
     assert code == 0, f"Kip1094NextOffsets exited {code}: {driver.describe()}"
     return driver.events

@@ -149,7 +149,8 @@ def _run_java(
     with Proxy.for_cluster(cluster) as proxy:
         if rule is not None:
             proxy.add(rule)
-        java = JavaClient.driver(dist, driver, ["--bootstrap-server", proxy.bootstrap_servers, *args])
+        java = JavaClient.driver(dist, driver, ["--bootstrap-server", proxy.bootstrap_servers, *args],
+                                 config=proxy.client_config())
         with java:
             code = java.wait_exit(timeout)
     proxy.check()

@@ -26,6 +26,7 @@ from confluent_kafka import KafkaError, Message, Producer
 from harness import session
 from harness.clients import kafka
 from harness.clients import raw as rr
+from harness.clients.java_security import render, security_properties
 from harness.clients.jvm import VERIFIABLE_PRODUCER, JavaClient
 from harness.cluster.base import Cluster, PartitionState
 from harness.kafka.dist import resolve
@@ -223,9 +224,13 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
     """Both producers write `topic` (3 replicas, min.insync.replicas=2) through a crash, a clean stop and
     a pause of its leader; each fault healed and the ISR full again before the next. On a target
     whose nodes the harness cannot stop, through three leader moves instead (clean failovers)."""
-    config = session.current().scratch("kip359") / "producer.properties"
-    # VerifiableProducer sets retries=0, which idempotence refuses; the file overrides it.
-    config.write_text("enable.idempotence=true\nacks=all\nretries=2147483647\nlinger.ms=5\nrequest.timeout.ms=10000\n")
+    folder = session.current().scratch("kip359")
+    config = folder / "producer.properties"
+    # VerifiableProducer sets retries=0, which idempotence refuses; the file overrides it. The
+    # target's TLS and SASL settings join it (the file is the session's, mode 0600).
+    config.touch(mode=0o600)
+    config.write_text("enable.idempotence=true\nacks=all\nretries=2147483647\nlinger.ms=5\nrequest.timeout.ms=10000\n"
+                      + render(security_properties(cluster.client_config(), folder)))
     java = JavaClient(resolve(cluster.java_clients), VERIFIABLE_PRODUCER, [
         "--bootstrap-server", cluster.bootstrap_servers, "--topic", topic, "--throughput", "200",
         "--value-prefix", str(JAVA_PREFIX), "--command-config", str(config),

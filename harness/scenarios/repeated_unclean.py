@@ -74,7 +74,8 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
     start = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 2 and s.leader >= 0, "2 replicas in sync")
     a = start.leader
     (b,) = [r for r in start.replicas if r != a]
-    java = JavaClient.driver(resolve(cluster.java_clients), "Kip320Consumers", [cluster.bootstrap_servers, topic, "0"])
+    java = JavaClient.driver(resolve(cluster.java_clients), "Kip320Consumers", [cluster.bootstrap_servers, topic, "0"],
+                             config=cluster.client_config())
     with ExitStack() as clients:
         clients.callback(stop_java, java)
         with kafka.producer({**cluster.client_config(), "acks": "all"}) as both:

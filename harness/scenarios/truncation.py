@@ -105,7 +105,7 @@ def unclean_election_watched(
     nodes; `harness.nemesis.partitions` makes it by cutting links instead."""
     config = cluster.client_config()
     java = JavaClient.driver(
-        resolve(cluster.java_clients), "Kip320Consumers", [cluster.bootstrap_servers, topic, "0"]
+        resolve(cluster.java_clients), "Kip320Consumers", [cluster.bootstrap_servers, topic, "0"], config=config
     )
     with ExitStack() as clients, ExitStack() as group_member:
         clients.callback(stop_java, java)

@@ -5,6 +5,20 @@ import java.util.List;
 final class KctsJson {
     private KctsJson() { }
 
+    /** The run's TLS and SASL client settings (harness/clients/java_security.py), or none. */
+    static java.util.Properties clientProperties() {
+        java.util.Properties p = new java.util.Properties();
+        String path = System.getenv("KCTS_CLIENT_PROPERTIES");
+        if (path != null && !path.isEmpty()) {
+            try (java.io.Reader r = java.nio.file.Files.newBufferedReader(java.nio.file.Path.of(path))) {
+                p.load(r);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+        return p;
+    }
+
     static String error(Throwable e) {
         List<String> chain = new ArrayList<>();
         for (Throwable t = e; t != null && chain.size() < 5; t = t.getCause()) {

@@ -19,7 +19,7 @@ public class Kip1094NextOffsets {
     public static void main(String[] args) {
         TopicPartition tp = new TopicPartition(args[1], Integer.parseInt(args[2]));
         long end = Long.parseLong(args[6]);
-        Properties p = new Properties();
+        Properties p = KctsJson.clientProperties();
         p.put("bootstrap.servers", args[0]);
         p.put("group.id", args[3]);
         p.put("isolation.level", args[4]);

@@ -37,7 +37,7 @@ public class Kip1319Copier {
         long wanted = Long.parseLong(opts.get("--messages"));
         long deadline = System.currentTimeMillis() + Long.parseLong(opts.getOrDefault("--timeout-ms", "60000"));
 
-        Properties c = new Properties();
+        Properties c = KctsJson.clientProperties();
         c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         c.put(ConsumerConfig.GROUP_ID_CONFIG, opts.get("--group"));
         c.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, opts.getOrDefault("--group-protocol", "classic"));
@@ -47,7 +47,7 @@ public class Kip1319Copier {
         c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, opts.getOrDefault("--transaction-size", "5"));
         c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        Properties p = new Properties();
+        Properties p = KctsJson.clientProperties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, opts.get("--transactional-id"));
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());

@@ -26,7 +26,7 @@ public class Kip1319Txn {
     public static void main(String[] args) throws Exception {
         Map<String, String> opts = new HashMap<>();
         Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
-        Properties props = new Properties();
+        Properties props = KctsJson.clientProperties();
         for (int i = 0; i + 1 < args.length; i += 2) {
             String key = args[i], value = args[i + 1];
             if (key.equals("--offset")) {

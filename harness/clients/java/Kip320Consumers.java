@@ -108,7 +108,7 @@ public class Kip320Consumers {
     }
 
     private static KafkaConsumer<String, String> consumer(String bootstrap, String name, String reset, String group) {
-        Properties p = new Properties();
+        Properties p = KctsJson.clientProperties();
         p.put("bootstrap.servers", bootstrap);
         p.put("client.id", name);
         p.put("auto.offset.reset", reset);
