@@ -10,7 +10,9 @@ point where the misbehaviour bites:
 - `wrong-version`: ApiVersions answered well; anything else with a body of the API's version 0;
 - `slow`: every answer 30 s late (slow loris);
 - `refuses-advertised`: ApiVersions offers Metadata v0-12; a Metadata request closes the connection;
-- `ghosts`: Metadata names, besides itself, a broker at 127.0.0.1:1, where nothing listens.
+- `ghosts`: Metadata names, besides itself, a broker at 127.0.0.1:1, where nothing listens;
+- `self-loop`: every Metadata answer names one broker more, each of them at its own address (a
+  cluster that points back at itself forever).
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ from typing import Any
 from harness.protocol.codec import decode_request, encode_response
 from harness.protocol.exceptions import ProtocolError
 from harness.protocol.spec import ApiSpec, SpecSet
-from tests.proxy.fake_broker import FakeBroker, _read
+from tests.proxy.fake_broker import FakeBroker
 
 BEHAVIOURS = ("garbage", "huge", "truncated", "wrong-correlation", "wrong-version", "slow", "refuses-advertised",
-              "ghosts")
+              "ghosts", "self-loop")
 LATE = 30.0
 HTTP_PAGE = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 GHOST = ("127.0.0.1", 1)
@@ -45,34 +47,33 @@ class HostileBroker(FakeBroker):
         self.stopping.set()
         super().__exit__(*exc)
 
-    def serve(self, sock: socket.socket) -> None:
-        while not self.stopping.is_set():
-            size = _read(sock, 4)
-            if size is None:
-                return
-            frame = _read(sock, struct.unpack(">i", size)[0])
-            if frame is None:
-                return
-            api, version, cid, asked = self._request(frame)
-            b = self.behaviour
-            if b == "garbage":
-                sock.sendall(HTTP_PAGE)
-                continue
-            if b == "huge":
-                sock.sendall(struct.pack(">i", 2**31 - 1) + b"\0" * 16)
-                continue
-            if b == "truncated":
-                sock.sendall(struct.pack(">i", 100) + b"\0" * 10)
-                return
-            if b == "refuses-advertised" and api.key == 3:
-                return
-            if b == "slow" and self.stopping.wait(LATE):
-                return
-            answer_version = 0 if b == "wrong-version" and api.key != 18 else version
-            body = self.answer(api.key, answer_version, asked)
-            header = {"CorrelationId": cid + 1000 if b == "wrong-correlation" else cid}
-            out = encode_response(api, answer_version, header, body)
-            sock.sendall(struct.pack(">i", len(out)) + out)
+    def done(self) -> bool:
+        return self.stopping.is_set()
+
+    def respond(self, sock: socket.socket, frame: bytes) -> bool:
+        api, version, cid, asked = self._request(frame)
+        b = self.behaviour
+        if b == "garbage":
+            sock.sendall(HTTP_PAGE)
+            return True
+        if b == "huge":
+            sock.sendall(struct.pack(">i", 2**31 - 1) + b"\0" * 16)
+            return True
+        if b == "truncated":
+            sock.sendall(struct.pack(">i", 100) + b"\0" * 10)
+            return False
+        if b == "refuses-advertised" and api.key == 3:
+            return False
+        if b == "slow" and self.stopping.wait(LATE):
+            return False
+        if b == "self-loop" and api.key == 3:
+            self.peers[max(self.peers) + 1] = self.address
+        answer_version = 0 if b == "wrong-version" and api.key != 18 else version
+        body = self.answer(api.key, answer_version, asked)
+        header = {"CorrelationId": cid + 1000 if b == "wrong-correlation" else cid}
+        out = encode_response(api, answer_version, header, body)
+        sock.sendall(struct.pack(">i", len(out)) + out)
+        return True
 
     def _request(self, frame: bytes) -> tuple[ApiSpec, int, int, dict[str, Any]]:
         """(api, version, correlation id, body); a body the codec will not read (librdkafka sends a few

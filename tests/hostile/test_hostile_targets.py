@@ -97,8 +97,11 @@ def _measured(argv: list[str]) -> Ended:
     return Ended(proc.returncode, time.monotonic() - start, peak, output)
 
 
+# A target whose Metadata names one broker more at each answer, all at its own address, is reachable:
+# the run must end with verdicts that name what it refused, not follow it forever.
+LOOP_SAYS = r"TARGET_REFUSED: the target refused to create topic .*Topic Admin API"
 CASES = [*((via, b) for via in ("raw", "proxy") for b in sorted(RAW_SAYS)),
-         *(("external", b) for b in sorted(EXTERNAL_SAYS))]
+         *(("external", b) for b in sorted(EXTERNAL_SAYS)), ("external", "self-loop")]
 
 
 def _case(via: str, behaviour: str, reports: Path) -> Ended:
@@ -150,3 +153,12 @@ def test_an_external_run_against_a_hostile_broker_ends_in_one_error_naming_it(
     assert "Traceback" not in run.output, run.output[-2500:]
     assert run.seconds <= DEADLINE and run.peak_mb < MAX_RSS_MB, (
         f"{behaviour}: {run.seconds:.1f} s, {run.peak_mb:.0f} MB")
+
+
+def test_an_external_run_against_a_broker_list_that_loops_back_ends_in_verdicts(
+    ended: dict[tuple[str, str], Ended],
+) -> None:
+    run = ended[("external", "self-loop")]
+    assert run.exit_code == 0 and re.search(LOOP_SAYS, run.output), f"exit {run.exit_code}:\n{run.output[-2500:]}"
+    assert "Traceback" not in run.output, run.output[-2500:]
+    assert run.seconds <= DEADLINE and run.peak_mb < MAX_RSS_MB, f"self-loop: {run.seconds:.1f} s, {run.peak_mb:.0f} MB"

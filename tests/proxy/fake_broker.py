@@ -49,18 +49,26 @@ class FakeBroker:
         self.server.server_close()
 
     def serve(self, sock: socket.socket) -> None:
-        while True:
+        """Read frames until the client hangs up or `respond` says the connection is done."""
+        while not self.done():
             size = _read(sock, 4)
             if size is None:
                 return
             frame = _read(sock, struct.unpack(">i", size)[0])
-            if frame is None:
+            if frame is None or not self.respond(sock, frame):
                 return
-            request = decode_request(self.specs, frame)
-            body = self.answer(request.api.key, request.version, request.body)
-            header = {"CorrelationId": request.header["CorrelationId"]}
-            out = encode_response(request.api, request.version, header, body)
-            sock.sendall(struct.pack(">i", len(out)) + out)
+
+    def done(self) -> bool:
+        return False
+
+    def respond(self, sock: socket.socket, frame: bytes) -> bool:
+        """Answer one request frame; False closes the connection."""
+        request = decode_request(self.specs, frame)
+        body = self.answer(request.api.key, request.version, request.body)
+        header = {"CorrelationId": request.header["CorrelationId"]}
+        out = encode_response(request.api, request.version, header, body)
+        sock.sendall(struct.pack(">i", len(out)) + out)
+        return True
 
     def answer(self, key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
         if key == 18:
