@@ -17,7 +17,10 @@ Code below the pytest layer raises `harness.errors.NotSupported`, `TargetRefused
 
 from __future__ import annotations
 
+import functools
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NoReturn
 
 import pytest
@@ -80,15 +83,63 @@ def known_client_gap(client: str, upstream: str, summary: str) -> pytest.MarkDec
 class ClientGap:
     """A client's known failure of a check, narrowed to the exception that shows it: the check catches
     exactly that exception for exactly that client and calls `found`; any other failure stays a FAIL
-    (or ERROR), and the client doing the right thing is a pass."""
+    (or ERROR), and the client doing the right thing is a pass.
+
+    With `affected` (a version range) and the `version` of the client that ran, the gap holds only
+    inside the range: `found` on any other version fails the check with the evidence
+    (`known_gap` reads both from harness/client_gaps.toml)."""
 
     client: str
     upstream: str
     summary: str
+    affected: str = ""  # PEP 440 range of the versions known to have it; "" = every version
+    version: str | None = None  # of the client that ran the check
+
+    @property
+    def applies(self) -> bool:
+        if not self.affected or self.version is None:
+            return True
+        return _in_range(self.version, self.affected)
 
     def found(self, evidence: BaseException | str) -> NoReturn:
-        """End the check as this known client gap, with what was seen."""
-        client_gap_found(self.client, self.upstream, f"{self.summary}; seen: {str(evidence).splitlines()[0][:300]}")
+        """End the check as this known client gap, with what was seen; outside the affected
+        versions, fail it with the same evidence."""
+        seen = str(evidence).splitlines()[0][:300]
+        if not self.applies:
+            raise AssertionError(
+                f"{evidence}\n  ({self.client} {self.version} is outside the versions known to have this gap, "
+                f"{self.affected}: {self.upstream}; so it is judged)"
+            )
+        who = f"{self.client} {self.version}" if self.version else self.client
+        client_gap_found(who, self.upstream, f"{self.summary}; seen: {seen}")
+
+
+def known_gap(gap_id: str, version: str | None) -> ClientGap:
+    """The gap `gap_id` of harness/client_gaps.toml, for the client version that runs the check."""
+    table = _gap_table()
+    if gap_id not in table:
+        raise KeyError(f"no client gap {gap_id!r} in {GAPS}; known: {sorted(table)}")
+    row = table[gap_id]
+    return ClientGap(row["client"], row["upstream"], row["summary"], row.get("affected", ""), version)
+
+
+GAPS = Path(__file__).resolve().parent / "client_gaps.toml"
+
+
+@functools.cache
+def _gap_table() -> dict[str, dict[str, str]]:
+    with GAPS.open("rb") as f:
+        return tomllib.load(f)
+
+
+def _in_range(version: str, spec: str) -> bool:
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version) in SpecifierSet(spec)
+    except InvalidVersion:
+        return True  # a version we cannot read is given the benefit of the table
 
 
 def client_gap_found(client: str, upstream: str, summary: str) -> NoReturn:

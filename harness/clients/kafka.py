@@ -17,8 +17,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, Producer, libversion
 from confluent_kafka.admin import AdminClient
+
+LIBRDKAFKA_VERSION: str = libversion()[0]  # of the librdkafka this interpreter loaded
 
 QUIET = {"log_level": 3}  # librdkafka logs only errors; checks read state, not log lines
 

@@ -28,6 +28,7 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from harness.clients import kafka
 from harness.clients.history import produce, read_through
 from harness.clients.jvm import JavaClient
+from harness.clients.kafka import LIBRDKAFKA_VERSION  # noqa: F401 - the suites' name for it
 from harness.cluster.base import Cluster
 from harness.kafka.dist import resolve
 from harness.nemesis.unclean import UncleanElection, force_unclean_election

@@ -23,11 +23,7 @@ from harness.scenarios.kip1319 import RequireV6, Unique
 
 pytestmark = pytest.mark.kip1319
 
-KNOWN_GAP = verdicts.ClientGap(
-    f"librdkafka {clients.LIBRDKAFKA}",
-    "confluentinc/librdkafka src/rdkafka_txnmgr.c: TxnOffsetCommit ApiVersion 0-3",
-    "sendOffsetsToTransaction uses TxnOffsetCommit v3 at most, never v6 (no KIP-1319)",
-)
+KNOWN_GAP = verdicts.known_gap("librdkafka-txn-offset-commit-v3", clients.LIBRDKAFKA)
 
 
 @pytest.mark.promise("kip1319.client.sends-v6")

@@ -6,16 +6,12 @@ import pytest
 
 from harness.checks import recorded
 from harness.checks.truncation import TruncationNotSurfaced, assert_resumed_at_divergence, assert_truncation_surfaced
-from harness.scenarios.truncation import NO_RESET, TruncationHistory
-from harness.verdicts import ClientGap
+from harness.scenarios.truncation import LIBRDKAFKA_VERSION, NO_RESET, TruncationHistory
+from harness.verdicts import known_gap
 
 pytestmark = [pytest.mark.kip320, pytest.mark.needs_fault_control]
 
-LIBRDKAFKA_GROUP_GAP = ClientGap(
-    "librdkafka",
-    "https://github.com/confluentinc/librdkafka/issues/5158",
-    "an offset and epoch fetched from the group's commit are not validated, so a restarted group skips truncation",
-)
+LIBRDKAFKA_GROUP_GAP = known_gap("librdkafka-restart-skips-truncation", LIBRDKAFKA_VERSION)
 
 
 def _judged(truncation: TruncationHistory, name: str) -> tuple[list[dict], list[dict]]:

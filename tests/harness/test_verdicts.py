@@ -154,3 +154,41 @@ def test_a_client_gap_ends_the_check_as_that_gap_with_what_was_seen() -> None:
     with pytest.raises(pytest.xfail.Exception, match=r"KNOWN_CLIENT_GAP: librdkafka: skips truncation; seen: read "
                                                      r"30 records \(https://github.com/confluentinc/librdkafka"):
         gap.found(AssertionError("read 30 records\n  more detail"))
+
+
+# -- the known client gaps table (harness/client_gaps.toml) --------------------------------------
+
+
+def test_a_gap_holds_inside_its_affected_versions() -> None:
+    from harness.verdicts import known_gap
+
+    gap = known_gap("librdkafka-restart-skips-truncation", "2.16.0")
+    with pytest.raises(pytest.xfail.Exception, match=r"KNOWN_CLIENT_GAP: librdkafka 2\.16\.0: .*seen: no reset"):
+        gap.found("no reset at 20")
+
+
+def test_outside_its_affected_versions_a_gap_is_judged_as_a_failure() -> None:
+    from harness.verdicts import ClientGap
+
+    gap = ClientGap("librdkafka", "https://example.invalid/1", "skips truncation", affected=">=1.5,<2.17",
+                    version="2.17.0")
+    with pytest.raises(AssertionError, match=r"librdkafka 2\.17\.0 is outside the versions known to have this gap"):
+        gap.found("no reset at 20")
+
+
+def test_every_gap_in_the_table_names_its_client_range_and_upstream() -> None:
+    from packaging.specifiers import SpecifierSet
+
+    from harness.verdicts import _gap_table, known_gap
+
+    for gap_id, row in _gap_table().items():
+        assert {"client", "affected", "upstream", "summary"} <= set(row), gap_id
+        SpecifierSet(row["affected"])
+        assert known_gap(gap_id, None).applies
+
+
+def test_an_unknown_gap_is_named() -> None:
+    from harness.verdicts import known_gap
+
+    with pytest.raises(KeyError, match="no client gap 'nope'"):
+        known_gap("nope", "1.0")
