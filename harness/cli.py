@@ -107,14 +107,21 @@ def _target(args: list[str]) -> TargetSpec:
 
 def matrix(args: list[str]) -> int:
     """Run the suites against several targets; the exit code is 0 when the matrix was written."""
-    from harness.reports.matrix_run import run_matrix
+    from harness.reports.matrix_run import ClientAxis, run_matrix
 
     parser = argparse.ArgumentParser(prog="kcts matrix")
     parser.add_argument("--targets", required=True,
                         help="comma-separated: 4.4.0,4.3.1,kfake,external:HOST:PORT, or a target profile FILE.toml")
+    parser.add_argument("--java-clients", default="",
+                        help="comma-separated kafka-clients versions of the Java drivers: one column each")
     opts, pytest_args = parser.parse_known_args(args)
     os.chdir(REPO)
-    run_matrix([t.strip() for t in opts.targets.split(",") if t.strip()], pytest_args)
+
+    def listed(text: str) -> list[str]:
+        return [t.strip() for t in text.split(",") if t.strip()]
+
+    axis = ClientAxis(java=listed(opts.java_clients))
+    run_matrix(listed(opts.targets), pytest_args, clients=axis)
     return 0
 
 

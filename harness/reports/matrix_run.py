@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.cluster.target import TargetSpec, from_profile, parse, secret_env, to_run_args
@@ -33,17 +33,34 @@ def slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", spec)
 
 
-def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path("reports")) -> Path:
-    """Run the suites against every target (one pytest process each) and write the matrix files."""
-    selected = [(text, target_spec(text)) for text in targets]  # bad specs fail before any run
+@dataclass(frozen=True)
+class ClientAxis:
+    """Client versions as columns of their own: each target runs once per Java clients version given
+    (none given: the target's own). librdkafka versions are not an axis yet: the harness drives
+    clusters with the confluent-kafka it would test (harness.clients.versions)."""
+
+    java: list[str] = field(default_factory=list)
+
+    def columns(self, spec: str) -> list[tuple[str, list[str]]]:
+        """(column title, extra `kcts run` arguments) for one target."""
+        return [(f"{spec} · java {v}", ["--java-clients", v]) for v in self.java] or [(spec, [])]
+
+
+def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path("reports"),
+               clients: ClientAxis | None = None) -> Path:
+    """Run the suites against every target (one pytest process each, per client column) and write
+    the matrix files."""
+    clients = clients or ClientAxis()
+    selected = [(title, target_spec(text), extra) for text in targets  # bad specs fail before any run
+                for title, extra in clients.columns(text)]
     stamp = time.strftime("%Y%m%d-%H%M%S")
     folder = reports / f"matrix-{stamp}"
     (folder / "targets").mkdir(parents=True, exist_ok=True)
     runs: list[tuple[Target, dict]] = []
     before = previous_durations(reports, folder)
-    for index, (spec, target) in enumerate(selected):
+    for index, (spec, target, extra) in enumerate(selected):
         name = slug(spec)
-        later = [slug(s) for s, _ in selected[index + 1:]]
+        later = [slug(s) for s, _, _ in selected[index + 1:]]
 
         def progress_line(state: RunProgress, spec: str = spec, name: str = name, index: int = index,
                           later: list[str] = later) -> str:
@@ -51,7 +68,7 @@ def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path(
                             [before.get(n) for n in later])
 
         env = {**os.environ, "KCTS_NO_LATEST": "1", **secret_env(target)}
-        cmd = [sys.executable, "-m", "harness.cli", "run", *to_run_args(target),
+        cmd = [sys.executable, "-m", "harness.cli", "run", *to_run_args(target), *extra,
                "--reports-dir", str(folder / "targets"), "--run-id", name, *pytest_args]
         print(f"kcts matrix: {spec}: {' '.join(cmd[3:])}", flush=True)
         # Each target's run dies with the matrix run (and takes its brokers with it: it has its own reaper).

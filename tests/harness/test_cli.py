@@ -50,3 +50,13 @@ def test_option_values_that_are_folders_do_not_replace_the_suites(tmp_path: obje
     assert _selects_tests(str(REPO / "suites" / "smoke"))
     assert _selects_tests("suites/smoke/test_smoke.py::test_every_acknowledged_record_is_read_back_in_order")
     assert not _selects_tests("smoke")
+
+
+
+def test_java_client_versions_are_columns_of_their_own() -> None:
+    from harness.reports.matrix_run import ClientAxis
+
+    assert ClientAxis(["4.4.0", "3.9.2"]).columns("4.4.0") == [
+        ("4.4.0 · java 4.4.0", ["--java-clients", "4.4.0"]), ("4.4.0 · java 3.9.2", ["--java-clients", "3.9.2"]),
+    ]
+    assert ClientAxis().columns("kfake") == [("kfake", [])]
