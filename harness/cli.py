@@ -114,14 +114,19 @@ def matrix(args: list[str]) -> int:
                         help="comma-separated: 4.4.0,4.3.1,kfake,external:HOST:PORT, or a target profile FILE.toml")
     parser.add_argument("--java-clients", default="",
                         help="comma-separated kafka-clients versions of the Java drivers: one column each")
+    parser.add_argument("--soak", action="append", type=lambda p: Path(p).resolve(), default=[],
+                        help="a kcts soak report folder (reports/<soak id>): a column of pass k/n per check")
     opts, pytest_args = parser.parse_known_args(args)
+    for folder in opts.soak:
+        if not (folder / "soak.json").is_file():
+            raise KctsError(f"--soak {folder}: no soak.json there; give a folder kcts soak wrote (reports/<soak id>)")
     os.chdir(REPO)
 
     def listed(text: str) -> list[str]:
         return [t.strip() for t in text.split(",") if t.strip()]
 
     axis = ClientAxis(java=listed(opts.java_clients))
-    run_matrix(listed(opts.targets), pytest_args, clients=axis)
+    run_matrix(listed(opts.targets), pytest_args, clients=axis, soaks=opts.soak)
     return 0
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,8 +47,11 @@ class Target:
     folder: str  # the target's run folder, relative to the matrix folder
 
 
-def build(targets: list[tuple[Target, dict[str, Any]]]) -> dict[str, Any]:
-    """Merge per-target results into one matrix (pure: no I/O)."""
+def build(
+    targets: list[tuple[Target, dict[str, Any]]], soaks: Sequence[tuple[str, dict[str, Any]]] = (),
+) -> dict[str, Any]:
+    """Merge per-target results into one matrix (pure: no I/O); each soak (title, its soak.json) adds
+    a column of pass k/n per check."""
     rows: dict[str, dict[str, Any]] = {}
     for target, results in targets:
         for check in results.get("checks", []):
@@ -63,21 +67,48 @@ def build(targets: list[tuple[Target, dict[str, Any]]]) -> dict[str, Any]:
                 "wire": f"{target.folder}/{wire}" if wire and check["cell"] in WIRE_CELLS else None,
             }
     names = [t.name for t, _ in targets]
+    absent = {"cell": "absent", "outcome": "absent", "reason": "not run", "evidence": None, "wire": None}
     for row in rows.values():
         for name in names:
-            absent = {"cell": "absent", "outcome": "absent", "reason": "not run", "evidence": None, "wire": None}
             row["cells"].setdefault(name, absent)
     order = list(AREA_TITLES)
     ordered = sorted(rows.values(), key=lambda r: (order.index(r["area"]) if r["area"] in order else 99, r["nodeid"]))
     summary = {name: summarize(r["cells"][name]["cell"] for r in ordered) for name in names}
     promises = coverage.build({t.name: res for t, res in targets})
+    for _, soak in soaks:  # a check only the soak ran still gets its row
+        for c in soak.get("checks", []):
+            if c["nodeid"] not in rows:
+                parts = c["nodeid"].split("/")
+                rows[c["nodeid"]] = {"nodeid": c["nodeid"], "area": parts[1] if parts[0] == "suites" else "other",
+                                     "promise": c["nodeid"].rsplit("::", 1)[-1], "variant": variant(c["nodeid"]),
+                                     "cells": dict.fromkeys(names, absent)}
+    ordered = sorted(rows.values(), key=lambda r: (order.index(r["area"]) if r["area"] in order else 99, r["nodeid"]))
+    for title, soak in soaks:
+        by_id = {c["nodeid"]: c for c in soak.get("checks", [])}
+        for row in ordered:
+            c = by_id.get(row["nodeid"])
+            row.setdefault("soak", {})[title] = (
+                {"pass": c["pass"], "n": c["n"], "flipped": c["flipped"], "cells": c["cells"]} if c else None)
     return {
+        "soaks": [{"name": title, "repeat": soak.get("repeat"), "summary": soak.get("summary", {})}
+                  for title, soak in soaks],
         "targets": [{"name": t.name, "folder": t.folder, "environment": res.get("environment", {}),
                      "fingerprint": res.get("fingerprint")} for t, res in targets],
         "rows": ordered,
         "summary": summary,
         "coverage": {"summary": coverage.summary(promises), "promises": [c.to_json() for c in promises]},
     }
+
+
+def soak_cell(k: dict[str, Any] | None) -> str:
+    """"pass 10/10", "not supported 10/10", "pass 9/10, flipped" (k/n: runs that gave that verdict, of
+    the runs that ran the check), or "-" where the soak did not run it."""
+    if k is None or not k["n"]:
+        return "-"
+    if k["flipped"]:
+        return f"pass {k['pass']}/{k['n']}, flipped"
+    (cell,) = k["cells"]
+    return f"{CELL_LABELS.get(cell, cell)} {k['n']}/{k['n']}"
 
 
 def variant(nodeid: str) -> str | None:
@@ -129,13 +160,15 @@ def to_markdown(matrix: dict[str, Any]) -> str:
     heads = [f"{n}<br>{depth(matrix['summary'][n])}<br>{counts(matrix['summary'][n])}"
              + (f"<br>fp {fingerprints[n]['digest']}" if (fingerprints.get(n) or {}).get("digest") else "")
              for n in names]
+    soaks = [k["name"] for k in matrix.get("soaks", [])]
+    heads += [f"soak {n}" for n in soaks]
     lines.append("| check | " + " | ".join(h.replace("|", "\\|") for h in heads) + " |")
-    lines.append("|---|" + "---|" * len(names))
+    lines.append("|---|" + "---|" * (len(names) + len(soaks)))
     area = None
     for row in matrix["rows"]:
         if row["area"] != area:
             area = row["area"]
-            lines.append(f"| **{AREA_TITLES.get(area, area)}** |" + " |" * len(names))
+            lines.append(f"| **{AREA_TITLES.get(area, area)}** |" + " |" * (len(names) + len(soaks)))
         cells = []
         for name in names:
             c = row["cells"][name]
@@ -144,6 +177,7 @@ def to_markdown(matrix: dict[str, Any]) -> str:
             if c.get("wire"):
                 text += f" [wire]({c['wire']})"
             cells.append(text)
+        cells += [soak_cell((row.get("soak") or {}).get(n)) for n in soaks]
         promise = row["promise"].replace("|", "\\|")
         if row.get("variant"):
             promise = f"*[{row['variant']}]* {promise}"
@@ -253,18 +287,21 @@ def to_html(matrix: dict[str, Any]) -> str:
                    f"<td>{_fingerprint(t.get('fingerprint'))}</td>"
                    f"<td class='judged'>{esc(depth(s).removeprefix('judged '))}</td>"
                    + "".join(f"<td>{s['counts'].get(k, 0)}</td>" for k in CELLS) + "</tr>")
+    soaks = [k["name"] for k in matrix.get("soaks", [])]
     out.append("</table><p></p><table id='matrix'><colgroup><col class='promise'>"
-               + "<col>" * len(names) + "</colgroup><tr><th>check (promise)</th>"
+               + "<col>" * (len(names) + len(soaks)) + "</colgroup><tr><th>check (promise)</th>"
                + "".join(f"<th data-target='{esc(t['name'])}'>{esc(t['name'])}<div class='depth'>"
                          f"{esc(depth(matrix['summary'][t['name']]))}</div><div class='counts'>"
                          f"{esc(counts(matrix['summary'][t['name']]))}</div>{_fingerprint(t.get('fingerprint'))}</th>"
                          for t in matrix["targets"])
+               + "".join(f"<th data-soak='{esc(n)}'>soak {esc(n)}</th>" for n in soaks)
                + "</tr>")
     area = None
     for row in matrix["rows"]:
         if row["area"] != area:
             area = row["area"]
-            out.append(f"<tr class='area'><td colspan='{len(names) + 1}'>{esc(AREA_TITLES.get(area, area))}</td></tr>")
+            out.append(f"<tr class='area'><td colspan='{len(names) + len(soaks) + 1}'>"
+                       f"{esc(AREA_TITLES.get(area, area))}</td></tr>")
         tag = f"<span class='variant'>variant: {esc(row['variant'])}</span>" if row.get("variant") else ""
         out.append(f"<tr data-nodeid='{esc(row['nodeid'])}'><td>{tag}{esc(row['promise'])}"
                    f"<div class='nodeid'>{esc(row['nodeid'])}</div></td>")
@@ -277,6 +314,10 @@ def to_html(matrix: dict[str, Any]) -> str:
             if c["cell"] not in ("pass", "absent") and c["reason"]:
                 body += _reason(c["reason"])
             out.append(f"<td class='cell {c['cell']}' data-target='{esc(name)}' data-cell='{c['cell']}'>{body}</td>")
+        for n in soaks:
+            k = (row.get("soak") or {}).get(n)
+            css = "absent" if not k else "fail" if k["flipped"] else next(iter(k["cells"]))
+            out.append(f"<td class='cell {css}' data-soak='{esc(n)}'>{esc(soak_cell(k))}</td>")
         out.append("</tr>")
     out.append("</table>")
     out.extend(_coverage_html(matrix.get("coverage"), names))

@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +29,12 @@ def target_args(text: str) -> list[str]:
     return to_run_args(target_spec(text))
 
 
+def soak_title(folder: Path) -> str:
+    """A soak column's title: its id and how many runs, e.g. "soak10-gate (10 runs)"."""
+    doc = json.loads((folder / "soak.json").read_text())
+    return f"{doc.get('soak_id', folder.name)} ({doc.get('repeat', '?')} runs)"
+
+
 def slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", spec)
 
@@ -47,7 +53,7 @@ class ClientAxis:
 
 
 def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path("reports"),
-               clients: ClientAxis | None = None) -> Path:
+               clients: ClientAxis | None = None, soaks: Sequence[Path] = ()) -> Path:
     """Run the suites against every target (one pytest process each, per client column) and write
     the matrix files."""
     clients = clients or ClientAxis()
@@ -88,7 +94,7 @@ def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path(
         else:
             data = json.loads(results.read_text())
         runs.append((Target(spec, f"targets/{name}"), data))
-    matrix = build(runs)
+    matrix = build(runs, [(soak_title(p), json.loads((p / "soak.json").read_text())) for p in soaks])
     paths = write_all(matrix, folder)
     latest = reports / "latest"
     if latest.is_symlink() or latest.exists():

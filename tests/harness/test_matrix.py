@@ -176,3 +176,34 @@ def test_the_page_has_a_promise_coverage_section_with_each_targets_verdict() -> 
     assert "<h2 id='coverage'>Promise coverage</h2>" in page
     assert re.search(r"data-promise='kip320\.fetch\.older-epoch-fenced'>.*?Fetch 16, 17.*?class='cell pass'", page)
     assert "## Promise coverage" in to_markdown(matrix)
+
+
+def soak_doc() -> dict:
+    checks = [
+        {"nodeid": CHECKS[0][0], "pass": 0, "n": 10, "cells": {"not-supported": 10}, "flipped": False},
+        {"nodeid": CHECKS[1][0], "pass": 9, "n": 10, "cells": {"pass": 9, "fail": 1}, "flipped": True},
+        {"nodeid": CHECKS[3][0], "pass": 10, "n": 10, "cells": {"pass": 10}, "flipped": False},
+    ]
+    return {"soak_id": "soak10", "repeat": 10, "summary": {"checks": 3, "flipped": 1}, "checks": checks}
+
+
+def test_a_soak_column_shows_each_checks_verdicts_out_of_its_runs() -> None:
+    m = build([(Target("a", "targets/a"), results_for("a"))], [("soak10 (10 runs)", soak_doc())])
+    by_id = {r["nodeid"]: r for r in m["rows"]}
+    assert by_id[CHECKS[1][0]]["soak"]["soak10 (10 runs)"]["flipped"]
+    md = to_markdown(m)
+    assert "soak soak10 (10 runs)" in md.splitlines()[2]
+    assert "| not supported 10/10 |" in md and "| pass 9/10, flipped |" in md and "| pass 10/10 |" in md
+    assert "| - |" in md  # the diverging check was not in the soak
+    page = to_html(m)
+    assert "<td class='cell fail' data-soak='soak10 (10 runs)'>pass 9/10, flipped</td>" in page
+
+
+def test_a_check_only_the_soak_ran_gets_a_row_not_run_by_the_targets() -> None:
+    doc = soak_doc()
+    doc["checks"].append({"nodeid": "suites/kip359/test_p.py::test_epoch", "pass": 10, "n": 10,
+                          "cells": {"pass": 10}, "flipped": False})
+    m = build([(Target("a", "targets/a"), results_for("a"))], [("s", doc)])
+    row = next(r for r in m["rows"] if r["nodeid"].endswith("test_epoch"))
+    assert row["area"] == "kip359" and row["cells"]["a"]["cell"] == "absent" and row["soak"]["s"]["pass"] == 10
+    assert m["summary"]["a"]["total"] == len(CHECKS)
