@@ -45,6 +45,17 @@ class NotSupported(VerdictError):
         self.reference = reference  # a reference profile's line: the target is a release known to have it
 
 
+class ClientLacks(VerdictError):
+    """A client version lacks an API a driver calls (an older kafka-clients): "not supported by this
+    client", with the compiler's or the client's own words as the evidence."""
+
+    def __init__(self, client: str, what: str, evidence: str) -> None:
+        super().__init__(f"{what} is not supported by this client, {client} ({evidence})")
+        self.client = client
+        self.what = what
+        self.evidence = evidence
+
+
 class KnownClientGap(VerdictError):
     """A client (not the target) is known to fail here: `client`, the `upstream` issue, a `summary`."""
 

@@ -27,7 +27,7 @@ import pytest
 
 from harness.cluster.reference import expected
 from harness.cluster.target import TargetSpec
-from harness.errors import FaultControlUnavailable, KnownClientGap, NotSupported, TargetRefused
+from harness.errors import ClientLacks, FaultControlUnavailable, KnownClientGap, NotSupported, TargetRefused
 from harness.waiting import WaitTimeout
 
 NOT_SUPPORTED = "NOT_SUPPORTED"
@@ -157,6 +157,8 @@ def from_exception(exc: BaseException) -> None:
         target_refused(str(exc))
     if isinstance(exc, KnownClientGap):
         client_gap_found(exc.client, exc.upstream, exc.summary)
+    if isinstance(exc, ClientLacks):
+        not_supported_by_client(exc.client, exc.what, exc.evidence)
     if isinstance(exc, FaultControlUnavailable):
         pytest.skip(str(exc))
 

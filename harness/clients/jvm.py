@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -23,8 +24,8 @@ from typing import Any
 from harness import session
 from harness.clients import java_security
 from harness.clients.java_security import properties_file
-from harness.errors import ClusterError, SetupError
-from harness.kafka.dist import KafkaDistribution, cache_root
+from harness.errors import ClientLacks, ClusterError, SetupError
+from harness.kafka.dist import DEFAULT_VERSION, KafkaDistribution, cache_root
 from harness.process import jvm
 from harness.process.cds import cds_archive_path
 from harness.process.events import as_event
@@ -105,10 +106,31 @@ def compile_driver(dist: KafkaDistribution, name: str) -> Path:
         capture_output=True, text=True, timeout=300,
     )
     if proc.returncode != 0:
+        lacks = missing_api(proc.stderr)
+        if lacks and dist.version != DEFAULT_VERSION:
+            # The drivers are written against the default release; an older kafka-clients that lacks
+            # a method they call does not have the feature the check is about.
+            raise ClientLacks(f"kafka-clients {dist.version}", f"{lacks}, which the {name} driver calls",
+                              f"javac: {first_error(proc.stderr)}")
         raise SetupError(f"compiling Java driver {name} against Kafka {dist.version} failed:\n{proc.stderr[-2000:]}")
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
     return out
+
+
+def missing_api(javac_errors: str) -> str | None:
+    """`ConsumerRecords.nextOffsets()` from javac's "cannot find symbol" (symbol, then location), or None."""
+    symbol = re.search(r"symbol:\s+(method|class|variable)\s+(\w+)(\([^)]*\))?", javac_errors)
+    if symbol is None:
+        return None
+    owner = re.search(r"location:\s+(?:variable \w+ of type|class|interface)\s+([\w.]+)", javac_errors)
+    member = symbol[2] + ("()" if symbol[1] == "method" else "")
+    return f"{owner[1].split('<')[0].rsplit('.', 1)[-1]}.{member}" if owner else member
+
+
+def first_error(javac_errors: str) -> str:
+    lines = [line.strip() for line in javac_errors.splitlines() if "error:" in line]
+    return lines[0].split("error:", 1)[1].strip() if lines else javac_errors.strip()[:200]
 
 
 def client_command(

@@ -33,3 +33,21 @@ def test_verifiable_producer_acks_are_recorded_and_readable(
     assert len(acks) == 50, producer.describe()
     got = read_partition(consumer_factory(), topic, 0, 0, 50)
     assert [r.value.decode() for r in got] == [e["value"] for e in sorted(acks, key=lambda e: e["offset"])]
+
+
+JAVAC_392 = """\
+harness/clients/java/Kip1094NextOffsets.java:35: error: cannot find symbol
+                    OffsetAndMetadata next = records.nextOffsets().get(tp);
+                                                    ^
+  symbol:   method nextOffsets()
+  location: variable records of type ConsumerRecords<String,String>
+1 error
+"""
+
+
+def test_a_method_an_older_client_lacks_is_named_from_javac() -> None:
+    from harness.clients.jvm import first_error, missing_api
+
+    assert missing_api(JAVAC_392) == "ConsumerRecords.nextOffsets()"
+    assert first_error(JAVAC_392) == "cannot find symbol"
+    assert missing_api("Foo.java:1: error: ';' expected\n") is None
