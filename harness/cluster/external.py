@@ -39,9 +39,10 @@ class ExternalCluster(Cluster):
             with kafka.admin({**self.client_config(), "log_level": 0, "socket.connection.setup.timeout.ms": 5000}) as a:
                 md = a.list_topics(timeout=6)
         except Exception as exc:  # noqa: BLE001 - librdkafka's transport/auth errors: all one message
+            direct = f"; asked directly, {said}" if said else ""
             raise SetupError(
-                f"no broker answers at --bootstrap-servers {self._bootstrap}: {exc}; "
-                "check the address, the SASL settings and that the target is running"
+                f"no broker answers at --bootstrap-servers {self._bootstrap}: {exc}{direct}; "
+                "check the address, the TLS and SASL settings and that the target is running"
             ) from None
         self._brokers = {b.id: (b.host, b.port) for b in md.brokers.values()}
         for broker, (host, port) in sorted(self._brokers.items()):

@@ -408,9 +408,13 @@ class RawClient:
             (size,) = _SIZE.unpack(self._read(sock, 4, deadline, limit, what))
             if size < 4 or size > MAX_RESPONSE_BYTES:
                 self.close()
+                # A TLS record (alert 0x15 or handshake 0x16, version 3.x) read as a size.
+                tls = (size >> 24) in (0x15, 0x16) and (size >> 16) & 0xFF == 0x03
+                hint = ("; its first bytes are a TLS record: a TLS listener (--security-protocol SSL or SASL_SSL)"
+                        if tls and not isinstance(sock, ssl.SSLSocket) else "")
                 raise ProtocolError(
                     f"{self.host}:{self.port}: the response to {what} announces {size} bytes, outside 4.."
-                    f"{MAX_RESPONSE_BYTES}: not a Kafka answer kcts will read; connection closed")
+                    f"{MAX_RESPONSE_BYTES}: not a Kafka answer kcts will read{hint}; connection closed")
             return self._read(sock, size, deadline, limit, what)
         except ConnectionFailed as exc:
             offered = self.broker_versions.get(a.key)

@@ -17,7 +17,7 @@ from harness.cluster.tls import Certificates, make_certificates
 from harness.kafka.dist import resolve
 from harness.protocol.auth import Credentials, Transport, from_client_config, tls_context
 from harness.protocol.client import RawClient
-from harness.protocol.exceptions import AuthenticationFailed, ConnectionFailed
+from harness.protocol.exceptions import AuthenticationFailed, ConnectionFailed, ProtocolError
 from harness.waiting import wait_until
 
 pytestmark = pytest.mark.live
@@ -101,3 +101,9 @@ def test_without_a_client_certificate_the_mtls_listener_refuses(secured: LocalCl
     host, port = secured.broker_address(secured.broker_ids[0])
     with pytest.raises((ConnectionFailed, AuthenticationFailed)):
         RawClient.connect(host, port, transport=Transport(tls=tls_context(str(certs.ca))), timeout=10)
+
+
+def test_plaintext_to_a_tls_listener_is_named_as_such(secured: LocalCluster) -> None:
+    host, port = secured.broker_address(secured.broker_ids[0])
+    with pytest.raises(ProtocolError, match=r"its first bytes are a TLS record: a TLS listener"):
+        RawClient.connect(host, port, timeout=10)
