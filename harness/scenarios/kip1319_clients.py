@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import confluent_kafka
-from confluent_kafka import KafkaError, TopicPartition
+from confluent_kafka import IsolationLevel, KafkaError, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from harness.clients import kafka
 from harness.clients import transactions as tx
@@ -97,10 +98,13 @@ def _injected(rule: Rule | None) -> dict[str, Any] | None:
 
 
 def read_committed(config: dict[str, str], topic: str, partition: int = 0, timeout: float = 30.0) -> list[bytes]:
-    """Values visible to read_committed, read until the consumer's position reaches the high watermark.
+    """Values visible to read_committed, read until the consumer's position reaches the log end.
 
-    The position passes the high watermark's last offset only once the last stable offset got there,
-    i.e. once every transaction on the partition has its commit or abort marker.
+    The position passes the log end's last offset only once the last stable offset got there, i.e.
+    once every transaction on the partition has its commit or abort marker. The log end is asked
+    with READ_UNCOMMITTED: a read_committed watermark query answers the last stable offset, which is
+    0 while the coordinator has yet to write the first transaction's marker (EndTxn returns before
+    the markers are written), and would end the read before it began.
     """
     settings = {
         **config, "group.id": f"kcts-read-committed-{uuid.uuid4().hex[:8]}",
@@ -110,7 +114,7 @@ def read_committed(config: dict[str, str], topic: str, partition: int = 0, timeo
     }
     values: list[bytes] = []
     state: dict[str, object] = {}
-    with kafka.consumer(settings) as consumer:
+    with kafka.consumer(settings) as consumer, kafka.admin(config) as admin:
         consumer.assign([TopicPartition(topic, partition, 0)])
 
         def caught_up() -> bool:
@@ -123,13 +127,20 @@ def read_committed(config: dict[str, str], topic: str, partition: int = 0, timeo
                     raise AssertionError(f"read_committed consumer error on {topic}-{partition}: {err}")
             if batch:
                 return False  # drain first: the watermark query queues behind the consumer's long-poll fetch
-            _, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=5, cached=False)
+            high = log_end(admin, topic, partition)
             position = consumer.position([TopicPartition(topic, partition)])[0].offset
-            state.update(high_watermark=high, position=position, values=len(values))
-            return high == 0 or position >= high
+            state.update(log_end=high, position=position, values=len(values))
+            return position >= high
 
         wait_until(caught_up, timeout, lambda: f"read_committed of {topic}-{partition}: {state}", interval=0)
     return values
+
+
+def log_end(admin: AdminClient, topic: str, partition: int) -> int:
+    """The partition's high watermark, whatever transactions are open on it."""
+    tp = TopicPartition(topic, partition)
+    answer = admin.list_offsets({tp: OffsetSpec.latest()}, isolation_level=IsolationLevel.READ_UNCOMMITTED)
+    return int(answer[tp].result(timeout=10).offset)
 
 
 def _asked(cluster: Cluster, offsets: Sequence[Offset]) -> list[dict[str, Any]]:
