@@ -110,8 +110,10 @@ def _build(c: docker.DockerClient, context: Path, tag: str, buildargs: dict[str,
     from docker.errors import BuildError
 
     try:
+        # KCTS_IMAGE_NOCACHE=1 builds every layer again (the random-kill test needs a build that lasts).
         image, _ = c.images.build(path=str(context), tag=tag, buildargs=buildargs, rm=True, forcerm=True,
-                                  pull=False, labels={"kcts.image": tag})
+                                  pull=False, labels={"kcts.image": tag},
+                                  nocache=os.environ.get("KCTS_IMAGE_NOCACHE") == "1")
     except BuildError as exc:
         log = "".join(str(x.get("stream", x.get("error", ""))) for x in exc.build_log)
         raise SetupError(f"building the image {tag} failed: {exc.msg}\n{log.strip()[-1500:]}") from None

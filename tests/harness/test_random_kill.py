@@ -38,6 +38,7 @@ class Scene:
     needs: str | None = None  # a tool without which the scene cannot run
 
 
+IMAGE_VERSION = "4.3.1"
 KFAKE_BUILD = (
     "from harness import session\n"
     "from harness.cluster.kfake import ensure_binary\n"
@@ -53,6 +54,10 @@ SCENES = [
                         "correct_pipeline"], (3, 30)),
     Scene("kfake-build", ["-c", KFAKE_BUILD], (0.5, 30), needs="go"),
     Scene("docker-run", ["-m", "harness.cli", "run", "--backend", "docker", "-m", "smoke"], (1, 25), needs="docker"),
+    # An image of a release the gate does not use, removed before and after, every layer built again
+    # (KCTS_IMAGE_NOCACHE): so that the build really runs.
+    Scene("image-build", ["-m", "harness.cli", "image", "--kafka-version", IMAGE_VERSION], (0.5, 3.5),
+          env={"KCTS_IMAGE_NOCACHE": "1"}, needs="docker"),
 ]
 
 
@@ -71,8 +76,20 @@ def sessions_of(pid: int) -> set[str]:
     return found
 
 
-def leftovers(pid: int, sessions: set[str], tmp: Path, cache: Path) -> list[str]:
-    """What of the killed run is still on this machine."""
+def remove_image(version: str) -> None:
+    for image in set(subprocess.run(["docker", "images", "-q", f"kcts/kafka:{version}*"], capture_output=True,
+                                    text=True, timeout=30).stdout.split()):
+        subprocess.run(["docker", "rmi", "-f", image], capture_output=True, timeout=60)
+
+
+def containers() -> set[str]:
+    if shutil.which("docker") is None:
+        return set()
+    return set(subprocess.run(["docker", "ps", "-aq"], capture_output=True, text=True, timeout=30).stdout.split())
+
+
+def leftovers(pid: int, sessions: set[str], tmp: Path, cache: Path, before: set[str] = frozenset()) -> list[str]:
+    """What of the killed run is still on this machine (`before`: the containers there before it)."""
     from harness.network import links
 
     left = []
@@ -98,6 +115,8 @@ def leftovers(pid: int, sessions: set[str], tmp: Path, cache: Path) -> list[str]
                 out = subprocess.run(["docker", *kind, "--filter", f"label=kcts.session={s}"],
                                      capture_output=True, text=True, timeout=30).stdout.split()
                 left += [f"docker {kind[0]} {x}" for x in out]
+    # A build's containers carry no label: any container that was not there before is the run's.
+    left += [f"container {c}, made during the run" for c in containers() - before]
     return left
 
 
@@ -116,9 +135,13 @@ def test_a_random_stop_leaves_nothing_behind(scene: Scene, tmp_path: Path) -> No
         cache = tmp_path / "cache"
         env.update(KCTS_CACHE=str(cache), GOCACHE=str(tmp_path / "gocache"))
     replay = f"KCTS_KILL_SEED={SEED}: {scene.name}, {sig.name} at {moment:.1f} s"
+    env.update(scene.env or {})
+    if scene.name == "image-build":
+        remove_image(IMAGE_VERSION)
+    before = containers()
     with open(tmp_path / "run.log", "wb") as log:
-        proc = subprocess.Popen([sys.executable, *scene.argv, "--reports-dir", str(tmp_path / "reports")]
-                                if scene.argv[0] != "-c" else [sys.executable, *scene.argv],
+        reports = [] if scene.argv[0] == "-c" or "image" in scene.argv else ["--reports-dir", str(tmp_path / "reports")]
+        proc = subprocess.Popen([sys.executable, *scene.argv, *reports],
                                 cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     sessions: set[str] = set()
@@ -138,8 +161,10 @@ def test_a_random_stop_leaves_nothing_behind(scene: Scene, tmp_path: Path) -> No
         raise AssertionError(f"{replay}: still running 90 s after SIGINT\n{tail}") from None
 
     def clean() -> bool:
-        return not leftovers(proc.pid, sessions, tmp, cache)
+        return not leftovers(proc.pid, sessions, tmp, cache, before)
 
     wait_until(clean, 30, lambda: f"{replay}: sessions {sessions}, "
-               f"left: {leftovers(proc.pid, sessions, tmp, cache)}\n"
+               f"left: {leftovers(proc.pid, sessions, tmp, cache, before)}\n"
                f"{(tmp_path / 'run.log').read_text(errors='replace')[-2000:]}")
+    if scene.name == "image-build":
+        remove_image(IMAGE_VERSION)
