@@ -15,7 +15,7 @@ from pathlib import Path
 from harness import session
 from harness.cluster.tls import pkcs12_keystore
 from harness.errors import SetupError
-from harness.protocol.auth import MECHANISMS, PROTOCOLS
+from harness.protocol.auth import MECHANISMS, PROTOCOLS, SASL_PROTOCOLS, TLS_PROTOCOLS
 
 ENV = "KCTS_CLIENT_PROPERTIES"
 _LOGIN = {
@@ -36,7 +36,7 @@ def security_properties(config: Mapping[str, str], folder: Path) -> dict[str, st
     if protocol == "PLAINTEXT":
         return props
     props["security.protocol"] = protocol
-    if protocol.startswith("SASL_"):
+    if protocol in SASL_PROTOCOLS:
         mechanism = str(config.get("sasl.mechanism", "")).upper()
         if mechanism not in MECHANISMS:
             raise SetupError(f"the Java clients speak SASL {', '.join(MECHANISMS)}, not {mechanism!r}")
@@ -45,7 +45,7 @@ def security_properties(config: Mapping[str, str], folder: Path) -> dict[str, st
             f"{_LOGIN[mechanism]} required username={_quoted(config.get('sasl.username', ''))} "
             f"password={_quoted(config.get('sasl.password', ''))};"
         )
-    if protocol.endswith("SSL"):
+    if protocol in TLS_PROTOCOLS:
         if ca := config.get("ssl.ca.location"):
             props.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": str(ca)})
         if str(config.get("ssl.endpoint.identification.algorithm", "https")).lower() == "none":

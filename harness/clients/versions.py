@@ -35,12 +35,6 @@ print(confluent_kafka.version()[0], confluent_kafka.libversion()[0])
 """
 
 
-def current() -> str:
-    import confluent_kafka
-
-    return str(confluent_kafka.version()[0])
-
-
 def interpreter(version: str) -> Path:
     """The python of the cached virtualenv with confluent-kafka `version`, made on first use."""
     if not _VERSION.match(version):

@@ -71,8 +71,10 @@ def ensure_binary() -> Path:
         raise
     if proc.returncode != 0:
         raise SetupError(f"building kfake failed (is the Go module proxy reachable?): {output.strip()[-1500:]}")
-    shutil.move(str(tmp), str(out.with_name(f"kcts-kfake.tmp{os.getpid()}")))
-    out.with_name(f"kcts-kfake.tmp{os.getpid()}").replace(out)
+    # Moved beside the cache entry first (the scratch may be on another file system), then renamed in.
+    staged = out.with_name(f"kcts-kfake.tmp{os.getpid()}")
+    shutil.move(str(tmp), str(staged))
+    staged.replace(out)
     return out
 
 

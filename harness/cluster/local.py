@@ -375,16 +375,16 @@ class LocalCluster(NodeCluster):
     def client_config(self, user: str | None = None) -> dict[str, str]:
         if not self.secured:
             return super().client_config(user)
-        config = {**super().client_config(), "security.protocol": self.client_protocol}
+        config = super().client_config()
         if self.spec.sasl is not None:
             if user is not None and user not in self.spec.sasl.users:
                 raise ClusterError(f"no SASL user {user!r} on this cluster; users are {sorted(self.spec.sasl.users)}")
-            config.update({**self.spec.sasl.client_config(user), "security.protocol": self.client_protocol})
+            config.update(self.spec.sasl.client_config(user))
         elif user is not None:
             raise ClusterError(f"this cluster has no SASL users, so no user {user!r}")
         if self.spec.tls is not None:
             config.update(self.spec.tls.client_config())
-        return config
+        return {**config, "security.protocol": self.client_protocol}
 
     def node(self, broker_id: int) -> KafkaNode:
         try:

@@ -108,11 +108,6 @@ class Security:
             "ssl.endpoint.identification.algorithm": self.ssl_endpoint_identification,
         }.items() if v}
 
-    @property
-    def secrets(self) -> list[str]:
-        """What must never reach an artefact."""
-        return [s for s in (self.password, self.ssl_key_password) if s]
-
 
 @dataclass(frozen=True)
 class TargetSpec:

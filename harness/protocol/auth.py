@@ -45,7 +45,6 @@ class Transport:
 
     tls: ssl.SSLContext | None = None
     sasl: Credentials | None = None
-    server_hostname: str | None = None  # set when certificates name a host other than the one dialled
 
 
 def tls_context(

@@ -98,7 +98,7 @@ def _tls_handshake(sock: socket.socket, transport: Transport, host: str, port: i
     """The TLS handshake within the connection's timeout; a refused certificate names both sides."""
     assert transport.tls is not None
     try:
-        return transport.tls.wrap_socket(sock, server_hostname=transport.server_hostname or host)
+        return transport.tls.wrap_socket(sock, server_hostname=host)
     except ssl.SSLCertVerificationError as e:
         sock.close()
         raise AuthenticationFailed(
