@@ -113,7 +113,10 @@ def matrix(args: list[str]) -> int:
     parser.add_argument("--targets", required=True,
                         help="comma-separated: 4.4.0,4.3.1,kfake,external:HOST:PORT, or a target profile FILE.toml")
     parser.add_argument("--java-clients", default="",
-                        help="comma-separated kafka-clients versions of the Java drivers: one column each")
+                        help="comma-separated kafka-clients versions of the Java drivers: a client-only column each")
+    parser.add_argument("--librdkafka", default="",
+                        help="comma-separated confluent-kafka releases (librdkafka bundled): a client-only column each")
+    parser.add_argument("--go-client", action="store_true", help="a client-only column of franz-go")
     parser.add_argument("--soak", action="append", type=lambda p: Path(p).resolve(), default=[],
                         help="a kcts soak report folder (reports/<soak id>): a column of pass k/n per check")
     opts, pytest_args = parser.parse_known_args(args)
@@ -125,7 +128,7 @@ def matrix(args: list[str]) -> int:
     def listed(text: str) -> list[str]:
         return [t.strip() for t in text.split(",") if t.strip()]
 
-    axis = ClientAxis(java=listed(opts.java_clients))
+    axis = ClientAxis(java=listed(opts.java_clients), librdkafka=listed(opts.librdkafka), go=opts.go_client)
     run_matrix(listed(opts.targets), pytest_args, clients=axis, soaks=opts.soak)
     return 0
 

@@ -71,3 +71,7 @@ class FaultControlUnavailable(KctsError):
 
     def __init__(self, target: str, need: str = "fault control") -> None:
         super().__init__(f"needs {need}; the target is {target}")
+
+
+class DriverUnavailable(KctsError):
+    """kcts has no driver of this client stack for what the check needs (a skip that says which)."""

@@ -35,6 +35,9 @@ MARKERS = {
     "docker": "a harness test that needs a Docker engine",
     "needs_fault_control": "needs to stop, kill or pause nodes of the target",
     "promise": "promise(id, ...): the promises of harness/promises.toml that the check judges",
+    "client_axis": "its client parts run in the driver of the client version asked for (--librdkafka, "
+                   "--java-clients, --go-client); other librdkafka checks run on the pinned confluent-kafka",
+    "client_stack": "client_stack(name): the client stack a check judges, for checks without a client parameter",
     "heavy": "a long scene the gate leaves out (its area's own tox env runs it: tox -e partition, tox -e integrity)",
 }
 
@@ -55,6 +58,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--java-clients", default=os.environ.get("KCTS_JAVA_CLIENTS"),
                     help="kafka-clients version of the Java drivers (default: the broker's on a local "
                     f"cluster, {DEFAULT_VERSION} on other targets)")
+    group.addoption("--librdkafka", default=os.environ.get("KCTS_LIBRDKAFKA"),
+                    help="the confluent-kafka release (librdkafka bundled) of the client-axis checks' librdkafka "
+                    "driver, from PyPI into a cached virtualenv (default: the one kcts is installed with)")
+    group.addoption("--go-client", action="store_true", default=bool(os.environ.get("KCTS_GO_CLIENT")),
+                    help="judge franz-go too (its driver is built through the Go module proxy)")
+    group.addoption("--client-stack", default=None, choices=("librdkafka", "java", "franz-go"),
+                    help="a client-only run: judge only this stack's checks (a column of kcts matrix's client axis)")
     group.addoption("--target", default=None, help="the target in one word, as `kcts matrix --targets` "
                     "spells it: 4.4.0, kfake, external:HOST:PORT")
     group.addoption("--target-profile", default=None,
@@ -92,6 +102,10 @@ def pytest_configure(config: pytest.Config) -> None:
     except KctsError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[TARGET_KEY] = spec
+    from harness.clients import stacks
+
+    stacks.configure(stacks.ClientChoice(opt.librdkafka or stacks.PINNED_CONFLUENT_KAFKA, opt.go_client,
+                                         opt.client_stack))
     if hasattr(config, "workerinput"):
         return
     run_id = config.option.run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
@@ -242,6 +256,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                       for i in m.args if i not in known})
     if unknown:
         raise pytest.UsageError(f"checks name promises that {CATALOGUE.name} does not list: {'; '.join(unknown[:5])}")
+    _select_client_stacks(config, items)
+
+
+def item_stack(item: pytest.Item) -> str | None:
+    """The client stack a check judges: its `client` parameter, or its client_stack marker."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "client" in callspec.params:
+        return str(callspec.params["client"])
+    marker = item.get_closest_marker("client_stack")
+    return str(marker.args[0]) if marker else None
+
+
+def _select_client_stacks(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the checks of stacks the run does not judge (franz-go without --go-client; every
+    other stack in a client-only run), and skip, with the reason, librdkafka checks that would run on
+    the pinned confluent-kafka when another release was asked for."""
+    from harness.clients import stacks
+
+    choice = stacks.current()
+    judged = choice.judged()
+    keep, drop = [], []
+    for item in items:
+        stack = item_stack(item)
+        wanted = stack in judged if stack is not None else choice.only is None
+        (keep if wanted else drop).append(item)
+        if (wanted and stack == stacks.LIBRDKAFKA and choice.librdkafka != stacks.PINNED_CONFLUENT_KAFKA
+                and item.get_closest_marker("client_axis") is None):
+            item.add_marker(pytest.mark.skip(reason=(
+                f"runs librdkafka in the harness's own process, on the pinned confluent-kafka "
+                f"{stacks.PINNED_CONFLUENT_KAFKA}, not the {choice.librdkafka} asked for; only client_axis checks "
+                "run a driver of another release")))
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -299,6 +347,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         env.setdefault("librdkafka", confluent_kafka.libversion()[0])
     except ImportError:
         pass
+    from harness.clients import stacks
+
+    choice = stacks.current()
+    if choice.librdkafka != stacks.PINNED_CONFLUENT_KAFKA:
+        env["librdkafka_driver"] = f"confluent-kafka {choice.librdkafka}"
+    if choice.only:
+        env["client_stack"] = choice.only
+    if stacks.GO in choice.judged():
+        env["go_client"] = f"franz-go {stacks.go_module_version()}"
     spec = target_spec(config)
     for k, v in spec.environment().items():
         env.setdefault(k, v)

@@ -27,7 +27,14 @@ import pytest
 
 from harness.cluster.reference import expected
 from harness.cluster.target import TargetSpec
-from harness.errors import ClientLacks, FaultControlUnavailable, KnownClientGap, NotSupported, TargetRefused
+from harness.errors import (
+    ClientLacks,
+    DriverUnavailable,
+    FaultControlUnavailable,
+    KnownClientGap,
+    NotSupported,
+    TargetRefused,
+)
 from harness.waiting import WaitTimeout
 
 NOT_SUPPORTED = "NOT_SUPPORTED"
@@ -159,7 +166,7 @@ def from_exception(exc: BaseException) -> None:
         client_gap_found(exc.client, exc.upstream, exc.summary)
     if isinstance(exc, ClientLacks):
         not_supported_by_client(exc.client, exc.what, exc.evidence)
-    if isinstance(exc, FaultControlUnavailable):
+    if isinstance(exc, (FaultControlUnavailable, DriverUnavailable)):
         pytest.skip(str(exc))
 
 

@@ -17,20 +17,18 @@ import shutil
 import signal
 import subprocess
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from harness import session
 from harness.clients import java_security
+from harness.clients.driver import ClientDriver
 from harness.clients.java_security import properties_file
-from harness.errors import ClientLacks, ClusterError, SetupError
+from harness.errors import ClientLacks, SetupError
 from harness.kafka.dist import DEFAULT_VERSION, KafkaDistribution, cache_root
 from harness.process import jvm
 from harness.process.cds import cds_archive_path
-from harness.process.events import as_event
-from harness.process.worker import WorkerProcess
-from harness.waiting import wait_until
 
 DRIVER_SOURCES = Path(__file__).resolve().parent / "java"
 SHARED_SOURCES = ("KctsJson",)  # compiled with every driver
@@ -145,13 +143,8 @@ def client_command(
     return jvm.java_command(jvm.Role.CLIENT, cp, main_class, args, archive=archive)
 
 
-class JavaClient:
-    """One Java client process printing JSON lines; every event is kept in `events`.
-
-    It runs as a WorkerProcess: other lines (logs) go to its log file, the last of them kept for
-    `describe()`. The process carries the session marker and dies with its parent; `stop()`
-    (SIGTERM, then a thread dump and SIGKILL) is idempotent and also runs on `__exit__`.
-    """
+class JavaClient(ClientDriver):
+    """One Java client process printing JSON lines (see ClientDriver): a kafka-tools client or a driver."""
 
     def __init__(
         self,
@@ -164,75 +157,13 @@ class JavaClient:
     ) -> None:
         """`config`: the librdkafka settings of the cluster (or proxy) it talks to; its TLS and SASL
         reach the drivers through a properties file (harness.clients.java_security)."""
-        self.command = client_command(dist, main_class, args, extra_classpath)
-        self.main_class = main_class
-        self.log_path = log_path or session.current().scratch("java") / f"{main_class.rsplit('.', 1)[-1]}.log"
-        self.events: list[dict[str, Any]] = []
         props = properties_file(config or {})
-        self.worker = WorkerProcess(
-            main_class, self.command, self.log_path, self._on_event, commands=False, dump_signal=signal.SIGQUIT,
-            env={**os.environ, java_security.ENV: str(props)} if props else None,
+        super().__init__(
+            main_class, client_command(dist, main_class, args, extra_classpath),
+            log_path or session.current().scratch("java") / f"{main_class.rsplit('.', 1)[-1]}.log",
+            env={**os.environ, java_security.ENV: str(props)} if props else None, dump_signal=signal.SIGQUIT,
         )
-
-    def _on_event(self, msg: dict[str, Any]) -> None:
-        self.events.append(as_event(msg))
 
     @classmethod
     def driver(cls, dist: KafkaDistribution, name: str, args: list[str], **kw: Any) -> JavaClient:
         return cls(dist, name, args, extra_classpath=compile_driver(dist, name), **kw)
-
-    @property
-    def proc(self) -> subprocess.Popen[str] | None:
-        return self.worker.proc
-
-    def start(self) -> JavaClient:
-        self.worker.start()
-        return self
-
-    def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout: float, what: str) -> dict[str, Any]:
-        """The first event (already seen or to come) that satisfies `predicate`."""
-        seen = 0
-
-        def find() -> dict[str, Any] | None:
-            nonlocal seen
-            self.check_running_or_done()
-            for event in self.events[seen:]:
-                seen += 1
-                if predicate(event):
-                    return event
-            return None
-
-        return wait_until(find, timeout, lambda: f"{self.main_class} {what}: {self.describe()}", interval=0.05)
-
-    def send_line(self, line: str) -> None:
-        """Write a command line to the driver's stdin (drivers that take commands)."""
-        if not self.worker.send_line(line):
-            raise ClusterError(f"{self.main_class} no longer reads its input: {self.describe()}")
-
-    def check_running_or_done(self) -> None:
-        if self.proc is None:
-            raise ClusterError(f"{self.main_class} was never started")
-
-    def wait_exit(self, timeout: float) -> int:
-        assert self.proc is not None
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            raise ClusterError(f"{self.main_class} still running after {timeout}s: {self.describe()}") from None
-        self.worker.drain(10)
-        return code
-
-    def stop(self, timeout: float = 20.0) -> None:
-        if self.worker.running():
-            self.worker.stop(timeout)
-
-    def describe(self) -> str:
-        last = self.events[-3:]
-        return (f"exit={self.worker.returncode}, {len(self.events)} events, last {last}, "
-                f"output tail {self.worker.tail(5)}")
-
-    def __enter__(self) -> JavaClient:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

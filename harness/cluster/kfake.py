@@ -17,11 +17,8 @@ There is no controller quorum to pause.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import queue
-import shutil
 import subprocess
 import threading
 import time
@@ -33,8 +30,9 @@ from harness.cluster import probe
 from harness.cluster.base import Cluster, NodeState
 from harness.cluster.local import SaslConfig
 from harness.cluster.target import KFAKE, TargetSpec
-from harness.errors import ClusterError, NodeExited, SetupError
+from harness.errors import ClusterError, NodeExited
 from harness.kafka.dist import cache_root
+from harness.process.gobuild import go_binary
 from harness.process.spawn import spawn
 from harness.waiting import wait_until
 
@@ -50,32 +48,7 @@ def kfake_module_version() -> str:
 
 def ensure_binary() -> Path:
     """Build harness/kfake (our main around the kfake package) once per source; return the binary."""
-    digest = hashlib.sha256(b"".join((SOURCE / f).read_bytes() for f in ("main.go", "go.mod", "go.sum")))
-    out = cache_root() / "kfake" / digest.hexdigest()[:12] / "kcts-kfake"
-    if out.exists():
-        return out
-    go = shutil.which("go")
-    if go is None:
-        raise SetupError("go not found on PATH; install Go 1.26+ (apt-get install golang-go) to build kfake")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # Built in the session's scratch (the reaper removes it if the run is killed), by a child that
-    # dies with this thread; only a finished binary is moved into the cache.
-    tmp = session.current().scratch("kfake-build") / "kcts-kfake"
-    proc = spawn([go, "build", "-o", str(tmp), "."], cwd=SOURCE, stdin=subprocess.DEVNULL,
-                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        output, _ = proc.communicate(timeout=900)
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    if proc.returncode != 0:
-        raise SetupError(f"building kfake failed (is the Go module proxy reachable?): {output.strip()[-1500:]}")
-    # Moved beside the cache entry first (the scratch may be on another file system), then renamed in.
-    staged = out.with_name(f"kcts-kfake.tmp{os.getpid()}")
-    shutil.move(str(tmp), str(staged))
-    staged.replace(out)
-    return out
+    return go_binary(SOURCE, "kcts-kfake", "kfake", cache_root() / "kfake")
 
 
 def _host_port(addr: str) -> tuple[str, int]:

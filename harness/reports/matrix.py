@@ -54,11 +54,13 @@ def build(
     a column of pass k/n per check."""
     rows: dict[str, dict[str, Any]] = {}
     for target, results in targets:
+        stack = results.get("environment", {}).get("client_stack")
         for check in results.get("checks", []):
+            nodeid = client_row(check["nodeid"], stack)
             row = rows.setdefault(
-                check["nodeid"],
-                {"nodeid": check["nodeid"], "area": check["area"], "promise": check["promise"],
-                 "variant": variant(check["nodeid"]), "cells": {}},
+                nodeid,
+                {"nodeid": nodeid, "area": check["area"], "promise": check["promise"],
+                 "variant": variant(nodeid), "cells": {}},
             )
             evidence = f"{target.folder}/{check.get('evidence') or 'results.json'}"
             wire = check.get("wire_evidence")
@@ -90,6 +92,7 @@ def build(
             row.setdefault("soak", {})[title] = (
                 {"pass": c["pass"], "n": c["n"], "flipped": c["flipped"], "cells": c["cells"]} if c else None)
     return {
+        "clients": client_summary(targets),
         "soaks": [{"name": title, "repeat": soak.get("repeat"), "summary": soak.get("summary", {})}
                   for title, soak in soaks],
         "targets": [{"name": t.name, "folder": t.folder, "environment": res.get("environment", {}),
@@ -111,6 +114,53 @@ def soak_cell(k: dict[str, Any] | None) -> str:
     return f"{CELL_LABELS.get(cell, cell)} {k['n']}/{k['n']}"
 
 
+def client_row(nodeid: str, stack: str | None) -> str:
+    """In a client-only column (one stack judged), the row of a check parametrized by client stands for
+    every stack: `test_x[franz-go-earliest]` is `test_x[client-earliest]`, so each client version's
+    verdict of one check sits in one row."""
+    if not stack:
+        return nodeid
+    match = re.search(r"\[(.+)\]$", nodeid)
+    if match is None:
+        return nodeid
+    words = match[1].split("-")
+    size = len(stack.split("-"))  # franz-go is two words of the id
+    for i in range(len(words) - size + 1):
+        if "-".join(words[i:i + size]) == stack:
+            words[i:i + size] = ["client"]
+            break
+    inner = "-".join(words)
+    return nodeid[: match.start()] + f"[{inner}]"
+
+
+# What a client keeps of a promise, from its checks' cells: the worst first.
+PROMISE_ORDER = ("fail", "error", "client-gap", "not-supported", "target-refused", "skipped", "pass")
+PROMISE_LABELS = {"pass": "kept", "fail": "BROKEN", "error": "ERROR", "client-gap": "known gap",
+                  "not-supported": "not supported", "target-refused": "refused", "skipped": "not judged"}
+
+
+def client_summary(targets: Sequence[tuple[Target, dict[str, Any]]]) -> dict[str, Any]:
+    """For each client-only column, each promise its checks judge and what the client kept of it:
+    "kept" when every check of it passed, else the worst verdict among them (BROKEN, ERROR, known
+    gap, not supported, refused, not judged)."""
+    columns: dict[str, dict[str, str]] = {}
+    texts: dict[str, str] = {}
+    for target, results in targets:
+        if not results.get("environment", {}).get("client_stack"):
+            continue
+        cells: dict[str, list[str]] = {}
+        for check in results.get("checks", []):
+            for promise in check.get("promises") or []:
+                cells.setdefault(promise, []).append(check["cell"])
+                texts.setdefault(promise, check["promise"])
+        columns[target.name] = {p: min(c, key=lambda x: PROMISE_ORDER.index(x) if x in PROMISE_ORDER else 0)
+                                for p, c in cells.items()}
+    promises = sorted({p for c in columns.values() for p in c})
+    return {"columns": list(columns), "promises": [
+        {"id": p, "clients": {name: PROMISE_LABELS.get(columns[name][p], columns[name][p])
+                              if p in columns[name] else "-" for name in columns}} for p in promises]}
+
+
 def variant(nodeid: str) -> str | None:
     """The parametrized variant a row is ("leader-moves" of `test_x[leader-moves]`), or None."""
     match = re.search(r"\[(.+)\]$", nodeid)
@@ -120,9 +170,11 @@ def variant(nodeid: str) -> str | None:
 def environment_line(environment: dict[str, str]) -> str:
     """The few facts a reader compares first: the target kind, broker and client versions (the broker
     count is in the fingerprint's line beside it)."""
-    keys = ("target_kind", "broker_version", "java_clients", "librdkafka")
+    keys = ("target_kind", "broker_version", "client_stack", "java_clients", "librdkafka", "librdkafka_driver",
+            "go_client")
     labels = {"target_kind": "", "broker_version": "broker ", "java_clients": "Java clients ",
-              "librdkafka": "librdkafka "}
+              "librdkafka": "librdkafka ", "client_stack": "judging ", "librdkafka_driver": "librdkafka driver on ",
+              "go_client": ""}
     parts = [f"{labels[k]}{environment[k]}" for k in keys if environment.get(k)]
     return " · ".join(parts) or ("; ".join(f"{k}={v}" for k, v in environment.items())[:80] or "not recorded")
 
@@ -182,6 +234,7 @@ def to_markdown(matrix: dict[str, Any]) -> str:
         if row.get("variant"):
             promise = f"*[{row['variant']}]* {promise}"
         lines.append(f"| {promise} | " + " | ".join(cells) + " |")
+    lines += _clients_markdown(matrix.get("clients"))
     cov = matrix.get("coverage")
     if cov:
         s = cov["summary"]
@@ -201,6 +254,17 @@ def to_markdown(matrix: dict[str, Any]) -> str:
                      + f" | {depth(s).removeprefix('judged ')} | "
                      + " | ".join(str(s["counts"].get(k, 0)) for k in CELLS) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _clients_markdown(clients: dict[str, Any] | None) -> list[str]:
+    if not clients or not clients["columns"]:
+        return []
+    names = clients["columns"]
+    lines = ["", "## What each client keeps", "",
+             "Each client column's promises: kept when every check of it passed, else its worst verdict.", "",
+             "| promise | " + " | ".join(n.replace("|", "\\|") for n in names) + " |", "|---|" + "---|" * len(names)]
+    lines += [f"| `{p['id']}` | " + " | ".join(p["clients"][n] for n in names) + " |" for p in clients["promises"]]
+    return lines
 
 
 _STYLE = """
@@ -320,9 +384,26 @@ def to_html(matrix: dict[str, Any]) -> str:
             out.append(f"<td class='cell {css}' data-soak='{esc(n)}'>{esc(soak_cell(k))}</td>")
         out.append("</tr>")
     out.append("</table>")
+    out.extend(_clients_html(matrix.get("clients")))
     out.extend(_coverage_html(matrix.get("coverage"), names))
     out.append("</body></html>")
     return "\n".join(out)
+
+
+def _clients_html(clients: dict[str, Any] | None) -> list[str]:
+    """What each client column keeps of each promise its checks judge."""
+    if not clients or not clients["columns"]:
+        return []
+    esc = html.escape
+    css = {v: k for k, v in PROMISE_LABELS.items()}
+    out = ["<h2>What each client keeps</h2><p>Each client column's promises: kept when every check of it "
+           "passed, else its worst verdict.</p><table id='clients'><tr><th>promise</th>"
+           + "".join(f"<th>{esc(n)}</th>" for n in clients["columns"]) + "</tr>"]
+    for p in clients["promises"]:
+        out.append(f"<tr data-promise='{esc(p['id'])}'><td>{esc(p['id'])}</td>" + "".join(
+            f"<td class='cell {css.get(v, 'absent')}'>{esc(v)}</td>" for v in p["clients"].values()) + "</tr>")
+    out.append("</table>")
+    return out
 
 
 def _coverage_html(cov: dict[str, Any] | None, names: list[str]) -> list[str]:

@@ -41,15 +41,24 @@ def slug(spec: str) -> str:
 
 @dataclass(frozen=True)
 class ClientAxis:
-    """Client versions as columns of their own: each target runs once per Java clients version given
-    (none given: the target's own). librdkafka versions are not an axis yet: the harness drives
-    clusters with the confluent-kafka it would test (harness.clients.versions)."""
+    """Client versions as columns of their own. Each column is a client-only run (`kcts run
+    --client-stack S`) of one stack: a librdkafka release (confluent-kafka from PyPI), a Java
+    kafka-clients release, or franz-go. With none given, each target runs once, whole."""
 
     java: list[str] = field(default_factory=list)
+    librdkafka: list[str] = field(default_factory=list)
+    go: bool = False
 
     def columns(self, spec: str) -> list[tuple[str, list[str]]]:
         """(column title, extra `kcts run` arguments) for one target."""
-        return [(f"{spec} · java {v}", ["--java-clients", v]) for v in self.java] or [(spec, [])]
+        from harness.clients.stacks import go_module_version
+
+        cols = [(f"{spec} · librdkafka {v}", ["--librdkafka", v, "--client-stack", "librdkafka"])
+                for v in self.librdkafka]
+        cols += [(f"{spec} · java {v}", ["--java-clients", v, "--client-stack", "java"]) for v in self.java]
+        if self.go:
+            cols.append((f"{spec} · franz-go {go_module_version()}", ["--go-client", "--client-stack", "franz-go"]))
+        return cols or [(spec, [])]
 
 
 def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path("reports"),

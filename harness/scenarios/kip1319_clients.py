@@ -12,7 +12,7 @@ read_committed consumer reads the output partition. Everything lands in a `Clien
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,11 +20,14 @@ import confluent_kafka
 from confluent_kafka import IsolationLevel, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from harness.clients import kafka
+from harness import session
+from harness.clients import kafka, stacks
 from harness.clients import transactions as tx
+from harness.clients.driver import ClientDriver
 from harness.clients.jvm import JavaClient
 from harness.clients.raw import RawConnector
 from harness.cluster.base import Cluster
+from harness.errors import DriverUnavailable
 from harness.kafka.dist import resolve
 from harness.protocol import errors
 from harness.proxy import CapVersion, Proxy, ReplaceErrors, ReplaceTopicErrors, Rule, StripTopicIds
@@ -154,26 +157,35 @@ def _run_java(
     cluster: Cluster, driver: str, args: list[str], group: str, sink: str, asked: list[dict[str, Any]],
     written: list[bytes], rule: Rule | None = None, timeout: float = 120.0,
 ) -> ClientRun:
-    """Run `driver` (its `--bootstrap-server` the proxy's) to its end, then read back what it left."""
-    broker = advertised(cluster).describe()
+    """Run the Java `driver` (its `--bootstrap-server` the proxy's) to its end, then read back what it left."""
     dist = resolve(FIRST_KIP1319_CLIENT)
+
+    def java(proxy: Proxy) -> ClientDriver:
+        return JavaClient.driver(dist, driver, ["--bootstrap-server", proxy.bootstrap_servers, *args],
+                                 config=proxy.client_config())
+
+    return _run_driver(cluster, f"Java {dist.version} {driver}", java, group, sink, asked, written, rule, timeout)
+
+
+def _run_driver(
+    cluster: Cluster, client: str, make: Callable[[Proxy], ClientDriver], group: str, sink: str,
+    asked: list[dict[str, Any]], written: list[bytes], rule: Rule | None = None, timeout: float = 120.0,
+) -> ClientRun:
+    """Run the driver `make(proxy)` builds, through the proxy, to its end; then read back what it left."""
+    broker = advertised(cluster).describe()
     with Proxy.for_cluster(cluster) as proxy:
         if rule is not None:
             proxy.add(rule)
-        java = JavaClient.driver(dist, driver, ["--bootstrap-server", proxy.bootstrap_servers, *args],
-                                 config=proxy.client_config())
-        with java:
-            code = java.wait_exit(timeout)
+        with make(proxy) as driver:
+            code = driver.wait_exit(timeout)
     proxy.check()
     commits = [proxy_exchange(e) for e in proxy.recording.exchanges(TXN_OFFSET_COMMIT)]
     used = sorted({(e.api, e.version) for e in proxy.recording.exchanges()})
     with RawConnector(cluster) as raw:
         fetched = fetch_committed(raw, group, asked)
     visible = read_committed(cluster.client_config(), sink)
-    return ClientRun(
-        f"Java {dist.version} {driver}", broker, group, code, list(java.events), commits, _injected(rule), asked,
-        fetched, written, visible, used, proxy.describe(), java.describe(),
-    )
+    return ClientRun(client, broker, group, code, list(driver.events), commits, _injected(rule), asked, fetched,
+                     written, visible, used, proxy.describe(), driver.describe())
 
 
 def java_transaction(
@@ -210,6 +222,33 @@ def java_copy(
     return _run_java(cluster, "Kip1319Copier", args, group, sink, asked, list(values), timeout=timeout)
 
 
+def go_copy(cluster: Cluster, source: str, sink: str, group: str, values: list[bytes],
+            transaction_size: int = 5, timeout: float = 120.0) -> ClientRun:
+    """Write `values` to partition 0 of `source`, then copy them to `sink` with the franz-go copier
+    (harness/clients/go/copier.go: a GroupTransactSession, classic group protocol) in transactions of
+    at most `transaction_size`."""
+    config = cluster.client_config()
+    if str(config.get("security.protocol", "plaintext")).lower() != "plaintext":
+        raise DriverUnavailable(f"kcts's franz-go driver speaks PLAINTEXT only; the target's listener is "
+                                f"{config['security.protocol']}")
+    with kafka.producer(config) as producer:
+        for v in values:
+            producer.produce(source, v, partition=0)
+        left = producer.flush(30)
+    assert left == 0, f"{left} of {len(values)} input records to {source} not delivered"
+    binary = stacks.go_driver_binary()
+
+    def franz_go(proxy: Proxy) -> ClientDriver:
+        args = [proxy.bootstrap_servers, source, sink, group, f"kcts-franz-go-copier-{uuid.uuid4().hex[:10]}",
+                str(len(values)), str(transaction_size), str(int(timeout * 1000) - 10_000)]
+        return ClientDriver("franz-go copier", [str(binary), f"-tag={session.current().marker}", "copier", *args],
+                            session.current().scratch("clients") / f"franz-go-copier-{sink}.log")
+
+    asked = _asked(cluster, [Offset(source, 0, len(values))])
+    return _run_driver(cluster, f"franz-go {stacks.go_module_version()} copier", franz_go, group, sink, asked,
+                       list(values), timeout=timeout)
+
+
 def java_copy_existing(cluster: Cluster, source: str, values: list[bytes], sink: str, group: str) -> ClientRun:
     """Copy the records already in `source`-0 (`values`, from offset 0) to `sink` with Kip1319Copier,
     in transactions of 5: each sendOffsetsToTransaction carries the offset after, and the leader epoch
@@ -228,6 +267,11 @@ def java_copy_existing(cluster: Cluster, source: str, values: list[bytes], sink:
 def java_copy_20(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
     """20 records copied in 4 transactions of 5."""
     return java_copy(cluster, source, sink, group, [f"copy-{i:02d}".encode() for i in range(20)])
+
+
+def go_copy_20(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
+    """20 records copied by franz-go in transactions of at most 5."""
+    return go_copy(cluster, source, sink, group, [f"go-copy-{i:02d}".encode() for i in range(20)])
 
 
 def java_commit_capped(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:

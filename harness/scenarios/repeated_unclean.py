@@ -23,20 +23,17 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import Consumer, TopicPartition
-
 from harness import progress
-from harness.clients import kafka
-from harness.clients.history import produce, read_through
-from harness.clients.jvm import JavaClient
+from harness.clients import kafka, stacks
+from harness.clients.driver import ClientDriver
+from harness.clients.history import produce
 from harness.cluster.base import Cluster
-from harness.kafka.dist import resolve
 from harness.nemesis.unclean import elect_unclean
-from harness.scenarios.truncation import RESETS, Observed, stop_java, watch_until_settled
+from harness.scenarios.truncation import Observed, stop_driver, watch_until_settled
 from harness.waiting import wait_until
 
 BOTH, FIRST_ALONE, SECOND_ALONE, LAST_LEADER = 10, 10, 20, 20
-WATCHERS = [f"{client}/{reset}" for client in RESETS for reset in ("earliest", "latest")]
+RESETS = ("earliest", "latest")
 
 
 @dataclass(frozen=True)
@@ -74,10 +71,11 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
     start = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 2 and s.leader >= 0, "2 replicas in sync")
     a = start.leader
     (b,) = [r for r in start.replicas if r != a]
-    java = JavaClient.driver(resolve(cluster.java_clients), "Kip320Consumers", [cluster.bootstrap_servers, topic, "0"],
-                             config=cluster.client_config())
+    drivers: dict[str, ClientDriver] = {}
     with ExitStack() as clients:
-        clients.callback(stop_java, java)
+        for stack in stacks.current().judged():
+            drivers[stack] = stacks.consumers_driver(stack, cluster.java_clients, cluster.client_config(), topic)
+            clients.callback(stop_driver, drivers[stack])
         with kafka.producer({**cluster.client_config(), "acks": "all"}) as both:
             produce(both, topic, [f"both-{i}".encode() for i in range(BOTH)])
         wait_until(lambda: cluster.log_end_offset(topic, 0, b) == cluster.log_end_offset(topic, 0, a) == BOTH,
@@ -96,23 +94,15 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
         written = _write_alone(cluster, topic, "second-alone", SECOND_ALONE)
         last = written[-1]["offset"]
 
-        java.start()
-        java.wait_for(lambda e: e.get("event") == "ready", 60, "start")
-        lib: dict[str, Consumer] = {}
-        for reset in RESETS["librdkafka"][:2]:
-            lib[f"librdkafka/{reset}"] = c = clients.enter_context(kafka.consumer({
-                **cluster.client_config(), "group.id": f"{topic}-{reset}", "enable.auto.commit": False,
-                "auto.offset.reset": reset, "enable.partition.eof": False, "topic.metadata.refresh.interval.ms": 1000,
-            }))
-            c.assign([TopicPartition(topic, 0, 0)])
-        for reset in RESETS["java"][:2]:
-            java.send_line(f"assign java/{reset} {reset} 0")
-        for name, c in lib.items():
-            read_through(c, last, name)
-        for reset in RESETS["java"][:2]:
-            java.wait_for(lambda e, n=f"java/{reset}": e.get("event") == "record" and e["consumer"] == n
-                          and e["offset"] == last, 30, f"java/{reset} reads through {last}")
-        mark = len(java.events)
+        for stack, d in drivers.items():
+            d.start().wait_for(lambda e: e.get("event") == "ready", 60, "start")
+            for reset in RESETS:
+                d.send_line(f"assign {stack}/{reset} {reset} 0")
+        for stack, d in drivers.items():
+            for reset in RESETS:
+                d.wait_for(lambda e, n=f"{stack}/{reset}": e.get("event") == "record" and e["consumer"] == n
+                           and e["offset"] == last, 30, f"{stack}/{reset} reads through {last}")
+        marks = {stack: len(d.events) for stack, d in drivers.items()}
 
         progress.step(f"nemesis: stopping {b}; electing {a} uncleanly again, which never saw epoch "
                       f"{first.leader_epoch}")
@@ -124,7 +114,7 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
         cluster.start_node(b)
         cluster.wait_for_partition(topic, 0, lambda s: b in s.isr, f"broker {b} back in the ISR", timeout)
 
-        observed = {name: Observed() for name in WATCHERS}
-        incomplete = watch_until_settled(lib, java, mark, observed, leader_writes[-1]["offset"])
+        observed = {f"{stack}/{reset}": Observed() for stack in drivers for reset in RESETS}
+        incomplete = watch_until_settled(drivers, marks, observed, leader_writes[-1]["offset"])
     return RepeatedUnclean(topic, a, b, (start.leader_epoch, first.leader_epoch, second.leader_epoch), e1_start,
                            e2_start, last + 1, leader_writes, observed, incomplete)

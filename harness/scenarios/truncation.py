@@ -5,10 +5,15 @@ that only the old leader holds (acks=1). The election truncates those 30; the ne
 writes 60, so every consumer's position (50) is valid again in the new log and only epoch
 validation can tell that records 20..49 changed under it (seed 000, "Motivation").
 
-Watching consumers, per client (confluent-kafka's librdkafka, and the Java client of the target's
-Java-clients version through the Kip320Consumers driver):
-- `<client>/earliest`, `<client>/latest`: positioned by assign() and reading when the election hits;
-- `<client>/none`: the same with no reset policy (librdkafka `error`, Java `none`);
+Watching consumers, per client stack judged (harness.clients.stacks: librdkafka of the run's
+confluent-kafka release, the Java clients of its kafka-clients release, franz-go), each stack's
+consumers in one driver process of its own that takes the same commands:
+- `<client>/earliest`, `<client>/latest`: positioned by assign(), they read through the divergent
+  records and pause; they resume once the new leader has written its records. Paused, no client
+  meets the new leader's log while it ends short of their position: a client without KIP-320 then
+  reads on from 50, where a reset on OFFSET_OUT_OF_RANGE to the log end could land on the
+  divergence offset by chance;
+- `<client>/<no reset>`: the same with no reset policy (librdkafka `error`, Java and franz-go `none`);
 - `<client>/group-restart`: a group member read to 50 and committed (offset, epoch) before the
   election; after it, a new member of the group, with no reset policy, starts from that commit;
 - `<client>/seek`: after the election, a consumer with no reset policy positioned at (50, the old
@@ -18,25 +23,31 @@ Everything each one read or reported after the election is recorded; the checks 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import Consumer, KafkaError
 
-from harness.clients import kafka
-from harness.clients.history import produce, read_through
-from harness.clients.jvm import JavaClient
-from harness.clients.kafka import LIBRDKAFKA_VERSION  # noqa: F401 - the suites' name for it
+from harness.clients import kafka, stacks
+from harness.clients.driver import ClientDriver
+from harness.clients.history import produce
+from harness.clients.stacks import NO_RESET, RESETS, STACKS, client_version, consumers_driver, gap_version
 from harness.cluster.base import Cluster
-from harness.kafka.dist import resolve
+from harness.errors import ClusterError
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
 from harness.waiting import WaitTimeout, wait_until
 
 REPLICATED, DIVERGENT, REWRITTEN = 20, 30, 60
-RESETS = {"librdkafka": ("earliest", "latest", "error"), "java": ("earliest", "latest", "none")}
-NO_RESET = {"librdkafka": "error", "java": "none"}
+AFTER_ERROR_S = 3.0  # how long a consumer that reported an error is watched for reading on
+__all__ = ["NO_RESET", "RESETS", "STACKS", "gap_version"]  # the suites' names for them
+
+
+def judged_stacks() -> tuple[str, ...]:
+    """The client stacks this run judges (harness.clients.stacks)."""
+    return stacks.current().judged()
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,9 @@ class Observed:
 
     reads: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    # The driver could not set the consumer up ({command, exception, message, lacks}): `lacks` when
+    # the client version has no API for it (an older confluent-kafka without leader epochs).
+    refused: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -56,6 +70,7 @@ class TruncationHistory:
     committed_before: dict[str, dict[str, int]]
     observed: dict[str, Observed]
     incomplete: str | None = None
+    clients: dict[str, str] = field(default_factory=dict)  # each stack's client and version, as its driver named it
 
     @property
     def divergence(self) -> int:
@@ -68,15 +83,6 @@ class TruncationHistory:
             f"{e.divergence_offset}, truncated {e.truncated}; consumers were at {self.position_before}"
             + (f"; collection incomplete: {self.incomplete}" if self.incomplete else "")
         )
-
-
-def _consumer_config(cluster: Cluster, reset: str, group: str) -> dict[str, object]:
-    return {
-        **cluster.client_config(), "group.id": group, "enable.auto.commit": False,
-        "auto.offset.reset": reset, "enable.partition.eof": False,
-        # librdkafka validates a position only when metadata shows a new leader epoch.
-        "topic.metadata.refresh.interval.ms": 1000,
-    }
 
 
 def poll_into(consumer: Consumer, into: Observed) -> None:
@@ -101,125 +107,135 @@ def _stopping_nodes(cluster: Cluster, topic: str, write_divergent: Callable[[], 
 def unclean_election_watched(
     cluster: Cluster, topic: str, groups: dict[str, str], elect: Elect = _stopping_nodes
 ) -> TruncationHistory:
-    """Run the scenario on `topic` (2 replicas, unclean election enabled); `groups` names each client's
-    group. `elect(cluster, topic, write_divergent)` forces the election: by default by stopping
-    nodes; `harness.nemesis.partitions` makes it by cutting links instead."""
+    """Run the scenario on `topic` (2 replicas, unclean election enabled); `groups` names the group
+    of each client stack judged. `elect(cluster, topic, write_divergent)` forces the election: by
+    default by stopping nodes; `harness.nemesis.partitions` makes it by cutting links instead."""
     config = cluster.client_config()
-    java = JavaClient.driver(
-        resolve(cluster.java_clients), "Kip320Consumers", [cluster.bootstrap_servers, topic, "0"], config=config
-    )
-    with ExitStack() as clients, ExitStack() as group_member:
-        clients.callback(stop_java, java)
+    with ExitStack() as clients:
+        drivers: dict[str, ClientDriver] = {}
+        for stack in groups:
+            drivers[stack] = consumers_driver(stack, cluster.java_clients, config, topic)
+            clients.callback(stop_driver, drivers[stack])
+            drivers[stack].start()
         writer = clients.enter_context(kafka.producer({**config, "acks": "all"}))
         produce(writer, topic, [f"replicated-{i}".encode() for i in range(REPLICATED)])
-        lib: dict[str, Consumer] = {}
-        java.start()
-        java.wait_for(lambda e: e.get("event") == "ready", 60, "start")
-        for reset in RESETS["librdkafka"]:
-            lib[f"librdkafka/{reset}"] = c = clients.enter_context(
-                kafka.consumer(_consumer_config(cluster, reset, f"{groups['librdkafka']}-assign-{reset}"))
-            )
-            c.assign([TopicPartition(topic, 0, 0)])
-        for reset in RESETS["java"]:
-            java.send_line(f"assign java/{reset} {reset} 0")
-        lib["librdkafka/group"] = member = group_member.enter_context(
-            kafka.consumer(_consumer_config(cluster, "earliest", groups["librdkafka"]))
-        )
-        member.subscribe([topic])
-        java.send_line(f"subscribe java/group earliest {groups['java']}")
+        for stack, d in drivers.items():
+            d.wait_for(lambda e: e.get("event") == "ready", 60, "start")
+            for reset in RESETS[stack]:
+                d.send_line(f"assign {stack}/{reset} {reset} 0")
+            d.send_line(f"subscribe {stack}/group earliest {groups[stack]}")
         committed: dict[str, dict[str, int]] = {}
-        java_mark = [0]
+        marks: dict[str, int] = {}
 
         def diverge() -> None:
             with kafka.producer({**config, "acks": "1", "enable.idempotence": False}) as divergent:
                 written = produce(divergent, topic, [f"divergent-{i}".encode() for i in range(DIVERGENT)])
             # The election may have put records of its own before these (the partition nemesis does).
             last = max(w.offset for w in written.acked)
-            for name, c in lib.items():
-                read_through(c, last, name)
-            for name in [f"java/{r}" for r in RESETS["java"]] + ["java/group"]:
-                java.wait_for(lambda e, n=name: e.get("event") == "record" and e["consumer"] == n
-                              and e["offset"] == last, 30, f"{name} reads through {last}")
-            member.commit(asynchronous=False)
-            (tp,) = member.committed([TopicPartition(topic, 0)], timeout=10)
-            committed["librdkafka"] = {"offset": tp.offset, "epoch": tp.leader_epoch}
-            del lib["librdkafka/group"]
-            group_member.close()
-            java.send_line("commit java/group")
-            event = java.wait_for(lambda e: e.get("event") == "committed", 30, "commit java/group")
-            committed["java"] = {"offset": event["offset"], "epoch": event["epoch"]}
-            java.send_line("close java/group")
-            java_mark[0] = len(java.events)
+            for stack, d in drivers.items():
+                for name in [*(f"{stack}/{r}" for r in RESETS[stack]), f"{stack}/group"]:
+                    d.wait_for(lambda e, n=name: e.get("event") == "record" and e["consumer"] == n
+                               and e["offset"] == last, 30, f"{name} reads through {last}")
+            for stack, d in drivers.items():
+                for reset in RESETS[stack]:
+                    command(d, f"pause {stack}/{reset}")
+            for stack, d in drivers.items():
+                d.send_line(f"commit {stack}/group")
+                event = d.wait_for(lambda e, n=f"{stack}/group": e.get("event") in ("committed", "command_failed")
+                                   and (e.get("consumer") == n or e.get("command") == f"commit {n}"),
+                                   30, f"commit {stack}/group")
+                committed[stack] = ({"offset": event["offset"], "epoch": event["epoch"]}
+                                    if event["event"] == "committed" else {"failed": event.get("message")})
+                # The member leaves before the restarted one joins: closed only once the group has it.
+                d.send_line(f"close {stack}/group")
+                d.wait_for(lambda e, n=f"{stack}/group": e.get("event") == "closed" and e["consumer"] == n,
+                           30, f"close {stack}/group")
+                marks[stack] = len(d.events)
 
         election = elect(cluster, topic, diverge)
         rewritten = produce(writer, topic, [f"new-leader-{i}".encode() for i in range(REWRITTEN)])
         new_writes = [{"offset": w.offset, "value": w.value.decode()} for w in rewritten.acked]
+        for stack, d in drivers.items():
+            for reset in RESETS[stack]:
+                d.send_line(f"resume {stack}/{reset}")
 
         # KIP-320 "Consumer Handling", extension 3: a position restored from outside (the offset the
         # consumers had reached, with the epoch of the record before it) is validated on the next poll.
         seek = {"offset": election.old_leader_leo_before, "epoch": election.epoch_before}
-        lib["librdkafka/seek"] = sought = clients.enter_context(
-            kafka.consumer(_consumer_config(cluster, NO_RESET["librdkafka"], f"{groups['librdkafka']}-seek"))
-        )
-        sought.assign([TopicPartition(topic, 0, seek["offset"], leader_epoch=seek["epoch"])])
-        java.send_line(f"seekepoch java/seek {NO_RESET['java']} {seek['offset']} {seek['epoch']}")
+        for stack, d in drivers.items():
+            d.send_line(f"seekepoch {stack}/seek {NO_RESET[stack]} {seek['offset']} {seek['epoch']}")
+            d.send_line(f"subscribe {stack}/group-restart {NO_RESET[stack]} {groups[stack]}")
 
-        lib["librdkafka/group-restart"] = restarted = clients.enter_context(
-            kafka.consumer(_consumer_config(cluster, NO_RESET["librdkafka"], groups["librdkafka"]))
-        )
-        restarted.subscribe([topic])
-        java.send_line(f"subscribe java/group-restart {NO_RESET['java']} {groups['java']}")
-
-        observed = {name: Observed() for name in [*lib, *(f"java/{r}" for r in RESETS["java"]), "java/group-restart",
-                                                  "java/seek"]}
+        observed = {f"{stack}/{n}": Observed() for stack in drivers
+                    for n in [*RESETS[stack], "group-restart", "seek"]}
         last_new = new_writes[-1]["offset"] if new_writes else -1
-        incomplete = watch_until_settled(lib, java, java_mark[0], observed, last_new)
+        incomplete = watch_until_settled(drivers, marks, observed, last_new)
+        versions = {stack: client_version(d) or f"{stack} {cluster.java_clients}" for stack, d in drivers.items()}
         return TruncationHistory(
-            topic, election, election.old_leader_leo_before, new_writes, committed, observed, incomplete
+            topic, election, election.old_leader_leo_before, new_writes, committed, observed, incomplete, versions
         )
+
+
+def command(driver: ClientDriver, line: str, timeout: float = 30.0) -> None:
+    """Send one command and wait for the driver to have done it; a refusal is an error with its answer."""
+    driver.send_line(line)
+    event = driver.wait_for(lambda e: e.get("event") in ("done", "command_failed") and e.get("command") == line,
+                            timeout, line)
+    if event["event"] != "done":
+        raise ClusterError(f"{driver.main_class} could not `{line}`: {event.get('exception')}: {event.get('message')}")
 
 
 def watch_until_settled(
-    lib: dict[str, Consumer], java: JavaClient, mark: int, observed: dict[str, Observed], last: int,
+    drivers: dict[str, ClientDriver], marks: dict[str, int], observed: dict[str, Observed], last: int,
     timeout: float = 45.0,
 ) -> str | None:
-    """Poll the librdkafka consumers `lib` and the Java driver's events from `mark` on into `observed`
-    (by consumer name) until each consumer reported an error or read through offset `last`; None, or
-    why not (kept as evidence: the checks of the consumers that did not settle fail on it)."""
-    seen = mark
+    """Read each driver's events from its mark on into `observed` (by consumer name) until each
+    consumer read through offset `last`, could not be set up, or reported an error and was watched
+    `AFTER_ERROR_S` more; None, or why not (kept as evidence: the checks of the consumers that did
+    not settle fail on it). Whether a client reads on after reporting a truncation is what the
+    no-reset checks judge, and its records, when it does, come at once (the new leader holds them)."""
+    seen = dict(marks)
+    errored_at: dict[str, float] = {}
 
     def settled(name: str) -> bool:
         o = observed[name]
-        return bool(o.errors) or (bool(o.reads) and o.reads[-1]["offset"] >= last)
+        if o.refused or (o.reads and o.reads[-1]["offset"] >= last):
+            return True
+        return name in errored_at and time.monotonic() - errored_at[name] >= AFTER_ERROR_S
 
     def everyone_settled() -> bool:
-        nonlocal seen
-        for name, c in lib.items():
-            poll_into(c, observed[name])
-        for e in java.events[seen:]:
-            seen += 1
-            o = observed.get(e.get("consumer", ""))
-            if o is None:
-                continue
-            if e["event"] == "record":
-                o.reads.append({"offset": e["offset"], "epoch": e["epoch"], "value": e["value"]})
-            elif e["event"] == "error":
-                o.errors.append({k: v for k, v in e.items() if k not in ("event", "consumer")})
+        for stack, d in drivers.items():
+            for e in d.events[seen.get(stack, 0):]:
+                seen[stack] = seen.get(stack, 0) + 1
+                if e.get("event") == "command_failed":
+                    words = str(e.get("command", "")).split()
+                    o = observed.get(words[1] if len(words) > 1 else "")
+                    if o is not None:
+                        o.refused.append({k: v for k, v in e.items() if k != "event"})
+                    continue
+                o = observed.get(e.get("consumer", ""))
+                if o is None:
+                    continue
+                if e["event"] == "record":
+                    o.reads.append({"offset": e["offset"], "epoch": e["epoch"], "value": e["value"]})
+                elif e["event"] == "error":
+                    o.errors.append({k: v for k, v in e.items() if k not in ("event", "consumer")})
+                    errored_at.setdefault(e["consumer"], time.monotonic())
         return all(settled(name) for name in observed)
 
     try:
         wait_until(everyone_settled, timeout, lambda: "; ".join(
             f"{n}: {len(o.reads)} reads, errors {o.errors[:1]}" for n, o in observed.items() if not settled(n)
-        ), interval=0)
+        ), interval=0.02)
     except WaitTimeout as exc:
         return str(exc)
     return None
 
 
-def stop_java(java: JavaClient) -> None:
-    if java.proc is not None and java.proc.poll() is None:
-        java.send_line("exit")
+def stop_driver(driver: ClientDriver) -> None:
+    if driver.proc is not None and driver.proc.poll() is None:
+        driver.send_line("exit")
         try:
-            java.wait_exit(60)  # a JVM that said "exited" may take long to go on a loaded 2-core machine
+            driver.wait_exit(60)  # a JVM that said "exited" may take long to go on a loaded 2-core machine
         finally:
-            java.stop()
+            driver.stop()

@@ -17,7 +17,7 @@ from fixtures.topics import RunNames
 from harness.scenarios import kip320
 from harness.scenarios.kip320 import EpochHistory
 from harness.scenarios.repeated_unclean import RepeatedUnclean, two_unclean_elections_watched
-from harness.scenarios.truncation import TruncationHistory, unclean_election_watched
+from harness.scenarios.truncation import TruncationHistory, judged_stacks, unclean_election_watched
 
 UNCLEAN_TOPIC = {"min.insync.replicas": "1", "unclean.leader.election.enable": "true"}
 
@@ -48,7 +48,7 @@ def truncation(
     """One forced unclean election watched by every consumer of the truncation checks (see the scenario)."""
     with fault_control(cluster, UNCLEAN):
         topic = module_topic(request, "truncation", 2, UNCLEAN_TOPIC)
-        groups = {client: run_names.group(f"kip320-truncation-{client}") for client in ("librdkafka", "java")}
+        groups = {client: run_names.group(f"kip320-truncation-{client}") for client in judged_stacks()}
         yield unclean_election_watched(cluster, topic, groups)
 
 

@@ -1,4 +1,4 @@
-"""KIP-320 consumers after two unclean elections in a row (librdkafka and Java)."""
+"""KIP-320 consumers after two unclean elections in a row, for every client stack judged."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ import pytest
 from harness.checks import recorded
 from harness.checks.truncation import assert_resumed_at_next_epoch_start
 from harness.scenarios.repeated_unclean import RepeatedUnclean
+from harness.scenarios.truncation import STACKS
 
-pytestmark = [pytest.mark.kip320, pytest.mark.needs_fault_control]
+pytestmark = [pytest.mark.kip320, pytest.mark.needs_fault_control, pytest.mark.client_axis]
 
 
 @pytest.mark.parametrize("reset", ["earliest", "latest"])
-@pytest.mark.parametrize("client", ["librdkafka", "java"])
+@pytest.mark.parametrize("client", STACKS)
 @pytest.mark.promise("kip320.consumer.repeated-unclean-next-epoch")
 def test_consumer_after_two_unclean_elections_resumes_where_the_next_known_epoch_starts(
     repeated: RepeatedUnclean, client: str, reset: str

@@ -1,30 +1,55 @@
-"""KIP-320 consumer truncation detection after a forced unclean election (confluent-kafka and Java)."""
+"""KIP-320 consumer truncation detection after a forced unclean election, for every client stack judged
+(librdkafka of the run's confluent-kafka release, the Java clients, franz-go with --go-client)."""
 
 from __future__ import annotations
 
 import pytest
 
 from harness.checks import recorded
-from harness.checks.truncation import TruncationNotSurfaced, assert_resumed_at_divergence, assert_truncation_surfaced
-from harness.scenarios.truncation import LIBRDKAFKA_VERSION, NO_RESET, TruncationHistory
-from harness.verdicts import known_gap
+from harness.checks.truncation import (
+    ReadOnAfterSurfacing,
+    TruncationNotSurfaced,
+    assert_resumed_at_divergence,
+    assert_truncation_surfaced,
+)
+from harness.scenarios.truncation import NO_RESET, STACKS, TruncationHistory, gap_version
+from harness.verdicts import ClientGap, known_gap, not_supported_by_client
 
-pytestmark = [pytest.mark.kip320, pytest.mark.needs_fault_control]
+pytestmark = [pytest.mark.kip320, pytest.mark.needs_fault_control, pytest.mark.client_axis]
 
-LIBRDKAFKA_GROUP_GAP = known_gap("librdkafka-restart-skips-truncation", LIBRDKAFKA_VERSION)
+# A stack's gaps that a surfacing check may meet, by the failure that shows each.
+GAPS = {
+    ("librdkafka", "restart"): "librdkafka-restart-skips-truncation",
+    ("franz-go", "read-on"): "franz-go-reads-on-after-data-loss",
+}
 
 
 def _judged(truncation: TruncationHistory, name: str) -> tuple[list[dict], list[dict]]:
+    """The consumer's reads and errors after the election (saved as evidence); a consumer the client
+    version could not set up ends as "not supported by this client", with the driver's answer."""
     o = truncation.observed[name]
+    client = name.split("/")[0]
     recorded.save(f"kip320-truncation-{name.replace('/', '-')}", {
-        "reads": o.reads, "errors": o.errors, "divergence": truncation.divergence,
-        "position_before": truncation.position_before, "new_leader_writes": truncation.new_leader_writes,
+        "client": truncation.clients.get(client), "reads": o.reads, "errors": o.errors, "refused": o.refused,
+        "divergence": truncation.divergence, "position_before": truncation.position_before,
+        "new_leader_writes": truncation.new_leader_writes,
     })
+    lacking = [r for r in o.refused if r.get("lacks")]
+    if lacking:
+        r = lacking[0]
+        not_supported_by_client(truncation.clients.get(client) or client, f"the API behind `{r['command']}`",
+                                f"{r['exception']}: {r['message']}")
+    assert not o.refused, f"{name}: the driver could not set the consumer up: {o.refused}"
     return o.reads, o.errors
 
 
+def _gap(truncation: TruncationHistory, client: str, failure: str) -> ClientGap | None:
+    gap_id = GAPS.get((client, failure))
+    return known_gap(gap_id, gap_version(client, truncation.clients.get(client))) if gap_id else None
+
+
 @pytest.mark.parametrize("reset", ["earliest", "latest"])
-@pytest.mark.parametrize("client", ["librdkafka", "java"])
+@pytest.mark.parametrize("client", STACKS)
 @pytest.mark.promise("kip320.consumer.resets-to-divergence")
 def test_consumer_beyond_the_divergence_point_resumes_exactly_there(
     truncation: TruncationHistory, client: str, reset: str
@@ -42,20 +67,35 @@ def test_consumer_beyond_the_divergence_point_resumes_exactly_there(
         raise AssertionError(f"{exc}\n  {truncation.evidence()}") from None
 
 
-@pytest.mark.parametrize("client", ["librdkafka", "java"])
+@pytest.mark.parametrize("client", STACKS)
 @pytest.mark.promise("kip320.consumer.raises-log-truncation")
 def test_consumer_without_reset_policy_surfaces_the_truncation(truncation: TruncationHistory, client: str) -> None:
     """KIP-320, "Consumer Handling": with no auto reset policy, poll raises the truncation
     (LogTruncationException with the divergent offset; in librdkafka an _AUTO_OFFSET_RESET error
     naming the truncation) instead of reading on."""
     reads, errors = _judged(truncation, f"{client}/{NO_RESET[client]}")
+    _assert_surfaced(truncation, client, reads, errors, "")
+
+
+def _assert_surfaced(truncation: TruncationHistory, client: str, reads: list[dict], errors: list[dict],
+                     scene: str, gap_on_silence: str | None = None) -> None:
+    """assert_truncation_surfaced, with the client's known gaps: reading on after surfacing it
+    (franz-go), and `gap_on_silence`, the failure name of a gap for not surfacing it at all."""
     try:
         assert_truncation_surfaced(client, reads, errors, truncation.divergence)
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n  {truncation.evidence()}") from None
+    except ReadOnAfterSurfacing as exc:
+        gap = _gap(truncation, client, "read-on")
+        if gap is not None:
+            gap.found(exc)
+        raise AssertionError(f"{exc}\n  {scene}{truncation.evidence()}") from None
+    except TruncationNotSurfaced as exc:
+        gap = _gap(truncation, client, gap_on_silence) if gap_on_silence else None
+        if gap is not None:
+            gap.found(exc)
+        raise AssertionError(f"{exc}\n  {scene}{truncation.evidence()}") from None
 
 
-@pytest.mark.parametrize("client", ["librdkafka", "java"])
+@pytest.mark.parametrize("client", STACKS)
 @pytest.mark.promise("kip320.consumer.group-restart-detects")
 def test_restarted_group_detects_truncation_from_its_committed_epoch(
     truncation: TruncationHistory, client: str
@@ -66,17 +106,15 @@ def test_restarted_group_detects_truncation_from_its_committed_epoch(
     rather than read on from offset 50 and skip the new leader's records 20..49."""
     committed = truncation.committed_before[client]
     expected = {"offset": truncation.position_before, "epoch": truncation.election.epoch_before}
-    assert committed == expected, f"premise: the group committed {committed} before the election, expected {expected}"
     reads, errors = _judged(truncation, f"{client}/group-restart")
-    try:
-        assert_truncation_surfaced(client, reads, errors, truncation.divergence)
-    except TruncationNotSurfaced as exc:
-        if client == "librdkafka":
-            LIBRDKAFKA_GROUP_GAP.found(exc)
-        raise AssertionError(f"{exc}\n  group committed {committed}; {truncation.evidence()}") from None
+    if committed.get("epoch") is None and committed.get("offset") == expected["offset"]:
+        not_supported_by_client(truncation.clients.get(client) or client, "a leader epoch in its offset commits",
+                                f"committed() read back {committed}")
+    assert committed == expected, f"premise: the group committed {committed} before the election, expected {expected}"
+    _assert_surfaced(truncation, client, reads, errors, f"group committed {committed}; ", "restart")
 
 
-@pytest.mark.parametrize("client", ["librdkafka", "java"])
+@pytest.mark.parametrize("client", STACKS)
 @pytest.mark.promise("kip320.consumer.seek-with-epoch-validated")
 def test_position_restored_with_its_epoch_is_validated_on_the_next_poll(
     truncation: TruncationHistory, client: str
@@ -88,8 +126,45 @@ def test_position_restored_with_its_epoch_is_validated_on_the_next_poll(
     assignment carrying the leader epoch). Its next poll reports the truncation at the divergence
     offset instead of reading the new leader's records from that offset on."""
     reads, errors = _judged(truncation, f"{client}/seek")
-    try:
-        assert_truncation_surfaced(client, reads, errors, truncation.divergence)
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}\n  sought ({truncation.position_before}, epoch "
-                             f"{truncation.election.epoch_before}); {truncation.evidence()}") from None
+    _assert_surfaced(truncation, client, reads, errors,
+                     f"sought ({truncation.position_before}, epoch {truncation.election.epoch_before}); ")
+
+
+@pytest.mark.parametrize("client", STACKS)
+@pytest.mark.promise("kip320.consumer.commits-epoch")
+def test_group_commit_carries_the_leader_epoch_of_the_last_consumed_record(
+    truncation: TruncationHistory, client: str
+) -> None:
+    """KIP-320 "Consumer Handling": the consumer commits, with the offset, the leader epoch of the
+    previously consumed record ("For consumers ... 2."). The group member read through the divergent
+    records, written at the old leader's epoch, and committed synchronously before the election:
+    OffsetFetch reads back (50, that epoch)."""
+    committed = truncation.committed_before[client]
+    expected = {"offset": truncation.position_before, "epoch": truncation.election.epoch_before}
+    recorded.save(f"kip320-truncation-{client}-commit", {"client": truncation.clients.get(client),
+                                                         "committed": committed, "expected": expected})
+    if committed.get("epoch") is None and committed.get("offset") == expected["offset"]:
+        not_supported_by_client(truncation.clients.get(client) or client, "a leader epoch in its offset commits",
+                                f"committed() read back {committed}")
+    assert committed == expected, (
+        f"{client} ({truncation.clients.get(client)}) committed {committed} after reading through offset "
+        f"{expected['offset'] - 1} at epoch {expected['epoch']}; expected {expected}\n  {truncation.evidence()}")
+
+
+@pytest.mark.parametrize("client", STACKS)
+@pytest.mark.promise("kip320.consumer.record-epoch-exposed")
+def test_consumed_records_expose_the_leader_epoch_they_were_written_in(
+    truncation: TruncationHistory, client: str
+) -> None:
+    """KIP-320 "Consumer Handling", extension 3: each consumed record exposes the leader epoch of its
+    batch, so that an application can store (offset, epoch) outside Kafka. Every record the
+    `earliest` consumer read after the election was written by the new leader, at its epoch."""
+    reads, _ = _judged(truncation, f"{client}/earliest")
+    epoch = truncation.election.epoch_after
+    assert reads, f"{client} read nothing after the election\n  {truncation.evidence()}"
+    if all(r["epoch"] is None for r in reads):
+        not_supported_by_client(truncation.clients.get(client) or client, "the leader epoch of a consumed record",
+                                f"{len(reads)} records read, none with an epoch")
+    wrong = [r for r in reads if r["epoch"] != epoch]
+    assert not wrong, (f"{client} exposed {len(wrong)} of {len(reads)} records with another epoch than the "
+                       f"new leader's {epoch}: first {wrong[:3]}\n  {truncation.evidence()}")

@@ -18,7 +18,7 @@ from harness.scenarios.partitions import ZombieLeader
 from harness.scenarios.truncation import NO_RESET
 from harness.verdicts import not_supported
 
-pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control]
+pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control, pytest.mark.client_axis]
 
 
 def _premise(zombie: ZombieLeader) -> None:

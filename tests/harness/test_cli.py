@@ -57,6 +57,20 @@ def test_java_client_versions_are_columns_of_their_own() -> None:
     from harness.reports.matrix_run import ClientAxis
 
     assert ClientAxis(["4.4.0", "3.9.2"]).columns("4.4.0") == [
-        ("4.4.0 · java 4.4.0", ["--java-clients", "4.4.0"]), ("4.4.0 · java 3.9.2", ["--java-clients", "3.9.2"]),
+        ("4.4.0 · java 4.4.0", ["--java-clients", "4.4.0", "--client-stack", "java"]),
+        ("4.4.0 · java 3.9.2", ["--java-clients", "3.9.2", "--client-stack", "java"]),
     ]
     assert ClientAxis().columns("kfake") == [("kfake", [])]
+
+
+def test_every_client_stack_is_a_client_only_column_in_stack_order() -> None:
+    from harness.clients.stacks import go_module_version
+    from harness.reports.matrix_run import ClientAxis
+
+    axis = ClientAxis(java=["3.9.2"], librdkafka=["2.16.1", "2.0.2"], go=True)
+    assert axis.columns("4.4.0") == [
+        ("4.4.0 · librdkafka 2.16.1", ["--librdkafka", "2.16.1", "--client-stack", "librdkafka"]),
+        ("4.4.0 · librdkafka 2.0.2", ["--librdkafka", "2.0.2", "--client-stack", "librdkafka"]),
+        ("4.4.0 · java 3.9.2", ["--java-clients", "3.9.2", "--client-stack", "java"]),
+        (f"4.4.0 · franz-go {go_module_version()}", ["--go-client", "--client-stack", "franz-go"]),
+    ]

@@ -207,3 +207,40 @@ def test_a_check_only_the_soak_ran_gets_a_row_not_run_by_the_targets() -> None:
     row = next(r for r in m["rows"] if r["nodeid"].endswith("test_epoch"))
     assert row["area"] == "kip359" and row["cells"]["a"]["cell"] == "absent" and row["soak"]["s"]["pass"] == 10
     assert m["summary"]["a"]["total"] == len(CHECKS)
+
+
+def client_column(stack: str, cells: dict[str, str]) -> dict:
+    """A client-only run's results: one check per (test, variant) of `stack`, with the cell given."""
+    checks = []
+    for name, cell in cells.items():
+        test, _, promise = name.partition("|")
+        checks.append({"nodeid": f"suites/kip320/test_t.py::{test.replace('STACK', stack)}", "area": "kip320",
+                       "promise": f"text of {promise}", "outcome": "passed", "cell": cell, "reason": "",
+                       "evidence": None, "wire_evidence": None, "promises": [promise]})
+    return {"environment": {"client_stack": stack}, "checks": checks}
+
+
+def test_client_columns_share_one_row_per_check_and_the_summary_takes_each_promises_worst_verdict() -> None:
+    cells = {"test_reset[STACK-earliest]|p.resets": "pass", "test_reset[STACK-latest]|p.resets": "pass",
+             "test_raise[STACK]|p.raises": "pass"}
+    new = client_column("librdkafka", cells)
+    old = client_column("librdkafka", {**cells, "test_reset[STACK-latest]|p.resets": "fail",
+                                       "test_raise[STACK]|p.raises": "not-supported"})
+    go = client_column("franz-go", {**cells, "test_raise[STACK]|p.raises": "client-gap"})
+    m = build([(Target("new", "t/new"), new), (Target("old", "t/old"), old), (Target("go", "t/go"), go)])
+    assert [r["nodeid"].rsplit("::", 1)[1] for r in m["rows"]] == [
+        "test_raise[client]", "test_reset[client-earliest]", "test_reset[client-latest]"]
+    latest = m["rows"][2]["cells"]
+    assert (latest["new"]["cell"], latest["old"]["cell"], latest["go"]["cell"]) == ("pass", "fail", "pass")
+    kept = {p["id"]: p["clients"] for p in m["clients"]["promises"]}
+    assert kept == {"p.raises": {"new": "kept", "old": "not supported", "go": "known gap"},
+                    "p.resets": {"new": "kept", "old": "BROKEN", "go": "kept"}}
+    assert "## What each client keeps" in to_markdown(m)
+    assert "<table id='clients'>" in to_html(m)
+
+
+def test_a_run_that_judges_every_stack_keeps_its_rows_apart() -> None:
+    whole = {"environment": {}, "checks": client_column("java", {"test_raise[STACK]|p.raises": "pass"})["checks"]}
+    m = build([(Target("4.4.0", "t/a"), whole)])
+    assert [r["nodeid"].rsplit("::", 1)[1] for r in m["rows"]] == ["test_raise[java]"]
+    assert m["clients"] == {"columns": [], "promises": []}

@@ -8,9 +8,12 @@ import pytest
 from recordings import Recording
 
 from harness.checks.truncation import (
+    ReadOnAfterSurfacing,
+    TruncationNotSurfaced,
     assert_resumed_at_divergence,
     assert_resumed_at_next_epoch_start,
     assert_truncation_surfaced,
+    informational,
 )
 
 RESUMED = [f"kip320-truncation-{c}-{r}" for c in ("librdkafka", "java") for r in ("earliest", "latest")]
@@ -86,8 +89,29 @@ def test_a_log_truncation_exception_with_the_wrong_offset_fails(recording: Recor
 def test_reading_on_after_surfacing_fails(recording: Recording) -> None:
     r = recording("kip320-truncation-java-group-restart")
     r["reads"] = [{"offset": 50, "epoch": 2, "value": "new-leader-30"}]
-    with pytest.raises(AssertionError, match=r"surfaced the truncation but also read 1 records"):
+    with pytest.raises(ReadOnAfterSurfacing, match=r"surfaced the truncation at 20 but, with no reset policy, "
+                                                   r"also read on: 1 records"):
         assert_truncation_surfaced("java", r["reads"], r["errors"], r["divergence"])
+
+
+GO_LOSS = {"code": "ErrDataLoss", "message": "topic t partition 0 lost records", "divergent": [
+    {"partition": 0, "offset": 20, "epoch": 2, "consumed_to": 50, "consumed_to_epoch": 0}]}
+
+
+def test_franz_go_surfaces_the_truncation_with_an_err_data_loss_resetting_to_the_divergence() -> None:
+    assert_truncation_surfaced("franz-go", [], [GO_LOSS], 20)
+    with pytest.raises(TruncationNotSurfaced, match=r"expected ErrDataLoss resetting to 20"):
+        assert_truncation_surfaced("franz-go", [], [{**GO_LOSS, "divergent": [{**GO_LOSS["divergent"][0],
+                                                                                 "offset": 0}]}], 20)
+    with pytest.raises(TruncationNotSurfaced):
+        assert_truncation_surfaced("franz-go", [], [{"code": "ErrDataLoss", "message": "no offsets"}], 20)
+
+
+def test_only_franz_gos_notice_of_the_reset_it_made_is_not_a_failure() -> None:
+    other = {"code": "*kerr.Error", "message": "NOT_LEADER_OR_FOLLOWER"}
+    assert informational("franz-go", [GO_LOSS, other], 20) == [other]
+    assert informational("franz-go", [GO_LOSS], 30) == [GO_LOSS]
+    assert informational("java", [GO_LOSS], 20) == [GO_LOSS]
 
 
 @pytest.mark.parametrize("client", ["librdkafka", "java"])

@@ -6,6 +6,7 @@
 //                               a position restored from outside, which KIP-320 validates on the next poll
 //   subscribe NAME RESET GROUP  a member of GROUP, starting from the group's committed offset and epoch
 //   commit NAME                 commitSync() of the consumed position; answers with what committed() reads back
+//   pause NAME / resume NAME    stop and restart fetching its partitions (the position stays)
 //   close NAME
 // RESET is the auto.offset.reset value (earliest, latest, none). One thread owns every consumer
 // (KafkaConsumer is not thread-safe) and polls them in turn; a consumer that throws stops polling,
@@ -92,6 +93,9 @@ public class Kip320Consumers {
                     emit("{\"event\":\"committed\",\"consumer\":" + KctsJson.q(name) + ",\"offset\":" + got.offset()
                             + ",\"epoch\":" + got.leaderEpoch().orElse(-1) + "}");
                 }
+                // A consumer that stopped on an error stays stopped: its error is the answer.
+                case "pause" -> { if (polling.containsKey(name)) polling.get(name).pause(polling.get(name).assignment()); }
+                case "resume" -> { if (polling.containsKey(name)) polling.get(name).resume(polling.get(name).paused()); }
                 case "close" -> {
                     KafkaConsumer<String, String> c = polling.remove(name);
                     if (c == null) c = stopped.remove(name);

@@ -1,0 +1,97 @@
+"""A client driver: a process of one client stack (Java, librdkafka, franz-go) that takes commands on
+stdin and prints JSON lines (harness.process.events). `ClientDriver` runs it as a service (start,
+events, stop) and keeps every event it printed, so that assertions read the history.
+
+Every stack's driver of one scenario speaks the same commands and events, so a scenario drives a
+Java consumer and a franz-go one with the same lines and judges their histories alike.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ClusterError
+from harness.process.events import as_event
+from harness.process.worker import WorkerProcess
+from harness.waiting import wait_until
+
+
+class ClientDriver:
+    """One driver process; every event is kept in `events`.
+
+    It runs as a WorkerProcess: other lines (logs) go to its log file, the last of them kept for
+    `describe()`. The process carries the session marker and dies with its parent; `stop()`
+    (SIGTERM, then a thread dump and SIGKILL) is idempotent and also runs on `__exit__`.
+    """
+
+    def __init__(self, name: str, command: list[str], log_path: Path, env: dict[str, str] | None = None,
+                 dump_signal: signal.Signals = signal.SIGQUIT) -> None:
+        self.command = command
+        self.main_class = name
+        self.log_path = log_path
+        self.events: list[dict[str, Any]] = []
+        self.worker = WorkerProcess(name, command, log_path, self._on_event, commands=False, dump_signal=dump_signal,
+                                    env=env)
+
+    def _on_event(self, msg: dict[str, Any]) -> None:
+        self.events.append(as_event(msg))
+
+    @property
+    def proc(self) -> subprocess.Popen[str] | None:
+        return self.worker.proc
+
+    def start(self) -> ClientDriver:
+        self.worker.start()
+        return self
+
+    def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout: float, what: str) -> dict[str, Any]:
+        """The first event (already seen or to come) that satisfies `predicate`."""
+        seen = 0
+
+        def find() -> dict[str, Any] | None:
+            nonlocal seen
+            self.check_running_or_done()
+            for event in self.events[seen:]:
+                seen += 1
+                if predicate(event):
+                    return event
+            return None
+
+        return wait_until(find, timeout, lambda: f"{self.main_class} {what}: {self.describe()}", interval=0.05)
+
+    def send_line(self, line: str) -> None:
+        """Write a command line to the driver's stdin (drivers that take commands)."""
+        if not self.worker.send_line(line):
+            raise ClusterError(f"{self.main_class} no longer reads its input: {self.describe()}")
+
+    def check_running_or_done(self) -> None:
+        if self.proc is None:
+            raise ClusterError(f"{self.main_class} was never started")
+
+    def wait_exit(self, timeout: float) -> int:
+        assert self.proc is not None
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise ClusterError(f"{self.main_class} still running after {timeout}s: {self.describe()}") from None
+        self.worker.drain(10)
+        return code
+
+    def stop(self, timeout: float = 20.0) -> None:
+        if self.worker.running():
+            self.worker.stop(timeout)
+
+    def describe(self) -> str:
+        last = self.events[-3:]
+        return (f"exit={self.worker.returncode}, {len(self.events)} events, last {last}, "
+                f"output tail {self.worker.tail(5)}")
+
+    def __enter__(self) -> ClientDriver:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

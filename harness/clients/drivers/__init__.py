@@ -1,0 +1,1 @@
+"""Client drivers that are Python programs, run under the interpreter of the client version tested."""

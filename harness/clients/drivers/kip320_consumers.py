@@ -1,0 +1,156 @@
+"""librdkafka consumers for the KIP-320 truncation checks, as a driver process: the same commands and
+events as the Java driver (harness/clients/java/Kip320Consumers.java), so that one scenario drives both.
+
+Run as `python -m harness.clients.drivers.kip320_consumers MARKER BOOTSTRAP TOPIC PARTITION` under
+the interpreter whose confluent-kafka is the version tested (harness.clients.versions); the
+librdkafka settings of the cluster (TLS, SASL) come as JSON in $KCTS_CLIENT_CONFIG. It imports
+nothing of the harness: it runs under releases whose API the harness does not load under.
+
+Commands, one per line (RESET is auto.offset.reset: earliest, latest, error):
+  assign NAME RESET OFFSET            a consumer without a group, positioned at OFFSET
+  seekepoch NAME RESET OFFSET EPOCH   the same, with the leader epoch in the assignment
+                                      (KIP-320's seek with an epoch; confluent-kafka 2.1.0 on)
+  subscribe NAME RESET GROUP          a member of GROUP, from the group's committed offset and epoch
+  commit NAME                         a synchronous commit; answers with what committed() reads back
+  pause NAME / resume NAME            stop and restart fetching its partition (the position stays)
+  close NAME
+  exit
+Events: ready, record {consumer, offset, epoch, value}, error {consumer, code, message},
+committed {consumer, offset, epoch}, closed, done {command}, command_failed {command, exception,
+message}, exited. Unlike Java's poll, librdkafka's keeps going after an error: later records are
+reported too, so the checks see whether it read on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import sys
+import threading
+import time
+from typing import Any
+
+from confluent_kafka import Consumer, TopicPartition
+
+
+def emit(event: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(event) + "\n")
+    sys.stdout.flush()
+
+
+def release(version: Any) -> str:
+    """confluent_kafka.version(): a (text, number) tuple, a plain string from 2.16 on."""
+    return version if isinstance(version, str) else str(version[0])
+
+
+def epoch_of(message: Any) -> int | None:
+    # Message.leader_epoch() came with KIP-320 (confluent-kafka 2.1.0); older ones report no epoch.
+    return message.leader_epoch() if hasattr(message, "leader_epoch") else None
+
+
+class Consumers:
+    def __init__(self, bootstrap: str, topic: str, partition: int, config: dict[str, Any]) -> None:
+        self.bootstrap, self.topic, self.partition, self.config = bootstrap, topic, partition, config
+        self.polling: dict[str, Consumer] = {}
+
+    def consumer(self, name: str, reset: str, group: str | None) -> Consumer:
+        return Consumer({
+            **self.config, "bootstrap.servers": self.bootstrap, "client.id": name,
+            "group.id": group or f"kcts-unused-{name}", "enable.auto.commit": False, "auto.offset.reset": reset,
+            "enable.partition.eof": False,
+            # librdkafka validates a position only when metadata shows a new leader epoch.
+            "topic.metadata.refresh.interval.ms": 1000,
+        })
+
+    def run(self, cmd: list[str]) -> None:
+        op, name = cmd[0], cmd[1]
+        if op == "assign":
+            c = self.consumer(name, cmd[2], None)
+            c.assign([TopicPartition(self.topic, self.partition, int(cmd[3]))])
+            self.polling[name] = c
+        elif op == "seekepoch":
+            tp = TopicPartition(self.topic, self.partition, int(cmd[3]), leader_epoch=int(cmd[4]))
+            c = self.consumer(name, cmd[2], None)
+            c.assign([tp])
+            self.polling[name] = c
+        elif op == "subscribe":
+            c = self.consumer(name, cmd[2], cmd[3])
+            c.subscribe([self.topic])
+            self.polling[name] = c
+        elif op == "commit":
+            c = self.polling[name]
+            c.commit(asynchronous=False)
+            (got,) = c.committed([TopicPartition(self.topic, self.partition)], timeout=10)
+            emit({"event": "committed", "consumer": name, "offset": got.offset,
+                  "epoch": getattr(got, "leader_epoch", None)})
+        elif op == "pause":
+            self.polling[name].pause(self.polling[name].assignment())
+        elif op == "resume":
+            self.polling[name].resume(self.polling[name].assignment())
+        elif op == "close":
+            c = self.polling.pop(name, None)
+            if c is not None:
+                c.close()
+            emit({"event": "closed", "consumer": name})
+        else:
+            raise ValueError(f"unknown command {op}")
+
+    def poll(self, name: str) -> None:
+        msg = self.polling[name].poll(0.05)
+        if msg is None:
+            return
+        err = msg.error()
+        if err is not None:
+            emit({"event": "error", "consumer": name, "code": err.name(), "message": err.str()})
+        else:
+            value = msg.value()
+            emit({"event": "record", "consumer": name, "offset": msg.offset(), "epoch": epoch_of(msg),
+                  "value": value.decode() if value is not None else None})
+
+    def close_all(self) -> None:
+        for c in self.polling.values():
+            c.close()
+
+
+def main(argv: list[str]) -> int:
+    _marker, bootstrap, topic, partition = argv[:4]
+    consumers = Consumers(bootstrap, topic, int(partition), json.loads(os.environ.get("KCTS_CLIENT_CONFIG", "{}")))
+    commands: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        for line in sys.stdin:
+            commands.put(line.strip())
+        commands.put("exit")
+
+    threading.Thread(target=read, daemon=True).start()
+    import confluent_kafka
+
+    emit({"event": "ready", "client": f"confluent-kafka {release(confluent_kafka.version())}",
+          "librdkafka": confluent_kafka.libversion()[0]})
+    while True:
+        while not commands.empty():
+            line = commands.get()
+            if line == "exit":
+                consumers.close_all()
+                emit({"event": "exited"})
+                return 0
+            if not line:
+                continue
+            try:
+                consumers.run(line.split())
+                emit({"event": "done", "command": line})
+            except Exception as e:  # noqa: BLE001 - every failure is an answer to the command
+                # A TypeError or AttributeError is an API this confluent-kafka release lacks
+                # (TopicPartition's leader_epoch came in 2.1.0).
+                emit({"event": "command_failed", "command": line, "exception": type(e).__name__, "message": str(e),
+                      "lacks": isinstance(e, (TypeError, AttributeError))})
+        if not consumers.polling:
+            time.sleep(0.02)  # idle until the next command: nothing to poll
+            continue
+        for name in list(consumers.polling):
+            consumers.poll(name)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
