@@ -63,7 +63,8 @@ def assert_validated_only_once_metadata_caught_up(run: Mapping[str, Any]) -> Non
     early = [v for v in run["validations"] if v["leader_epoch"] > v["current"] >= 0]
     assert not early, (
         f"{client} validated the committed epoch {run['committed']['epoch']} before its metadata reached it: "
-        f"OffsetsForLeaderEpoch {early[:3]}")
+        f"OffsetsForLeaderEpoch {early[:3]} (the answers show what the broker made of it); it then read "
+        f"{_reads(run['reads'])} and reported {run['errors'][:2] or 'nothing'}")
     assert not run["errors"], f"{client} reported {run['errors'][:2]} starting from the commit {run['committed']}"
     got = [(r["offset"], r["value"]) for r in run["reads"]]
     want = [(w["offset"], w["value"]) for w in run["written"]]

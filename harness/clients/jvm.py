@@ -82,6 +82,18 @@ def tools_classpath(dist: KafkaDistribution) -> str:
     return os.pathsep.join([str(classes), dist.classpath])
 
 
+def tool_option(dist: KafkaDistribution, main_class: str, option: str, older: str) -> str:
+    """`option` if the distribution's kafka-tools class `main_class` knows it, else `older`: 4.x tools
+    take --command-config where 3.x ones took --producer.config."""
+    entry = main_class.replace(".", "/") + ".class"
+    with zipfile.ZipFile(dist.jar("kafka-tools")) as jar:
+        try:
+            code = jar.read(entry)
+        except KeyError:
+            return older
+    return option if option.encode() in code else older
+
+
 def compile_driver(dist: KafkaDistribution, name: str) -> Path:
     """Compile harness/clients/java/<name>.java, with the helpers every driver shares, against `dist`;
     return the class directory."""

@@ -81,6 +81,23 @@ def _secured(config: dict[str, object]) -> bool:
     return str(config.get("security.protocol", "plaintext")).lower() != "plaintext"
 
 
+def librdkafka_driver(module: str, args: list[str], config: dict[str, object], log: Path) -> ClientDriver:
+    """`python -m harness.clients.drivers.<module> MARKER ARGS` under the interpreter of the run's
+    confluent-kafka release; `config` (librdkafka settings, bootstrap aside) in $KCTS_CLIENT_CONFIG."""
+    version = _choice.librdkafka
+    if version == PINNED_CONFLUENT_KAFKA:
+        python = sys.executable
+    else:
+        from harness.clients.versions import interpreter
+
+        python = str(interpreter(version))
+    settings = {k: v for k, v in config.items() if k != "bootstrap.servers"}
+    env = {**os.environ, "KCTS_CLIENT_CONFIG": json.dumps(settings), "PYTHONPATH": ""}
+    return ClientDriver(f"librdkafka-{version} {module}", [python, "-X", "faulthandler", "-m",
+                                                           f"harness.clients.drivers.{module}",
+                                                           session.current().marker, *args], log, env=env)
+
+
 def consumers_driver(stack: str, java_clients: str, config: dict[str, object], topic: str,
                      partition: int = 0) -> ClientDriver:
     """The KIP-320 consumers driver of `stack` (not started): the same commands on every stack
@@ -91,18 +108,7 @@ def consumers_driver(stack: str, java_clients: str, config: dict[str, object], t
     if stack == JAVA:
         return JavaClient.driver(resolve(java_clients), "Kip320Consumers", args, config=config)  # type: ignore[arg-type]
     if stack == LIBRDKAFKA:
-        version = _choice.librdkafka
-        if version == PINNED_CONFLUENT_KAFKA:
-            python = sys.executable
-        else:
-            from harness.clients.versions import interpreter
-
-            python = str(interpreter(version))
-        settings = {k: v for k, v in config.items() if k != "bootstrap.servers"}
-        env = {**os.environ, "KCTS_CLIENT_CONFIG": json.dumps(settings), "PYTHONPATH": ""}
-        return ClientDriver(f"librdkafka-{version}", [python, "-X", "faulthandler", "-m",
-                                                       "harness.clients.drivers.kip320_consumers",
-                                                       session.current().marker, *args], log, env=env)
+        return librdkafka_driver("kip320_consumers", args, config, log)
     if stack == GO:
         if _secured(config):
             raise DriverUnavailable("kcts's franz-go driver speaks PLAINTEXT only; this target's listener is "

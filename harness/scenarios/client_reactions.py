@@ -13,20 +13,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, TopicPartition
-
 from harness.clients import kafka
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients.history import produce, read_partition
-from harness.clients.jvm import JavaClient
+from harness.clients.stacks import NO_RESET, client_version, consumers_driver
 from harness.cluster.base import Cluster
-from harness.kafka.dist import resolve
 from harness.nemesis.leadership import move_leader
 from harness.protocol import errors
 from harness.proxy.rules import RefusePartitions, StaleLeaderEpoch
 from harness.proxy.server import Proxy
-from harness.scenarios.truncation import Observed, poll_into
+from harness.scenarios.truncation import Observed, stop_driver
 from harness.waiting import WaitTimeout, wait_until
 
 RECORDS = 30
@@ -43,24 +40,27 @@ class EpochErrorRun:
     refused: int  # Fetch answers the proxy refused
     after: list[str]  # APIs the client sent from the first refused answer on, in order (the first 20)
     incomplete: str | None = None
-    sent_epochs: list[int] = field(default_factory=list)  # Produce: the CurrentLeaderEpoch of each partition sent
+    sent_epochs: list[int] = field(default_factory=list)  # CurrentLeaderEpoch of each partition (Fetch: refused)
+    version: str | None = None  # the client and version its driver named
 
 
 def consumer_through_epoch_errors(cluster: Cluster, topic: str, client: str, error: str) -> EpochErrorRun:
-    """Write RECORDS to `topic`-0, then read them from offset 0 with `client` ("librdkafka" or "java",
-    no reset policy: a reset would be reported) through a proxy that refuses its first REFUSED
+    """Write RECORDS to `topic`-0, then read them from offset 0 with `client` (a client stack, no
+    reset policy: a reset would be reported) through a proxy that refuses its first REFUSED
     Fetch answers (v9+, the versions with CurrentLeaderEpoch) with `error`."""
     with kafka.producer({**cluster.client_config(), "acks": "all"}) as producer:
         written = [{"offset": w.offset, "value": w.value.decode()}
                    for w in produce(producer, topic, [f"r-{i}".encode() for i in range(RECORDS)]).acked]
     with Proxy.for_cluster(cluster) as proxy:
         rule = proxy.add(RefusePartitions("Fetch", versions=(9, 99), error=errors.error_code(error), count=REFUSED))
-        got, incomplete = _read_through(
-            cluster, proxy, topic, client, written[-1]["offset"], "assign java none 0",
-            {"group.id": f"{topic}-reader"}, lambda c: c.assign([TopicPartition(topic, 0, 0)]),
-        )
+        # librdkafka's default metadata age: only the error may make it refresh.
+        got, incomplete, version = _read_through(cluster, proxy, topic, client, written[-1]["offset"],
+                                                 "assign {name} {none} 0",
+                                                 {"topic.metadata.refresh.interval.ms": 300000})
         after, refused = _after_first_ruled(proxy), rule.fired
-    return EpochErrorRun(client, error, written, got.reads, got.errors, refused, after, incomplete)
+        fenced_at = [p.get("CurrentLeaderEpoch", -1) for e in proxy.recording.exchanges("Fetch") if e.rules
+                     for t in (e.request or {}).get("Topics", []) for p in t.get("Partitions", [])]
+    return EpochErrorRun(client, error, written, got.reads, got.errors, refused, after, incomplete, fenced_at, version)
 
 
 def _after_first_ruled(proxy: Proxy, n: int = 20) -> list[str]:
@@ -71,15 +71,16 @@ def _after_first_ruled(proxy: Proxy, n: int = 20) -> list[str]:
 
 
 def _read_through(
-    cluster: Cluster, proxy: Proxy, topic: str, client: str, last: int, java_command: str,
-    librdkafka_config: dict[str, object], librdkafka_start: Callable[[Consumer], None],
-    until: Callable[[], bool] | None = None,
-) -> tuple[Observed, str | None]:
-    """`client` (no reset policy unless `librdkafka_config` names one, through `proxy`) reads `topic`-0
-    until it returned the record at `last` (or `until()` holds) or reported an error: the Java driver
-    started by `java_command`, or a confluent-kafka consumer with `librdkafka_config` started by
-    `librdkafka_start`. What it read and reported, and why it did not get there (None when it did)."""
+    cluster: Cluster, proxy: Proxy, topic: str, client: str, last: int, command: str,
+    librdkafka: dict[str, object] | None = None, until: Callable[[], bool] | None = None,
+) -> tuple[Observed, str | None, str | None]:
+    """`client`'s consumer driver (harness.clients.stacks), through `proxy`, reads `topic`-0 after
+    `command` (a driver command, its `{name}` the consumer's and `{none}` the stack's no-reset
+    policy) until it returned the record at `last` (or `until()` holds) or reported an error.
+    `librdkafka`: settings of the librdkafka consumer beside the proxy's. What it read and reported,
+    and why it did not get there (None when it did)."""
     got = Observed()
+    line = command.format(name=client, none=NO_RESET[client])
 
     def settled() -> bool:
         if until is not None:
@@ -89,43 +90,29 @@ def _read_through(
     def describe() -> str:
         return f"{client} read {len(got.reads)} records through {last}; errors {got.errors[:2]}"
 
+    driver = consumers_driver(client, cluster.java_clients, {**proxy.client_config(), **(librdkafka or {})}, topic)
     try:
-        if client == "java":
-            bootstrap = proxy.client_config()["bootstrap.servers"]
-            with JavaClient.driver(resolve(cluster.java_clients), "Kip320Consumers", [bootstrap, topic, "0"],
-                                   config=proxy.client_config()) as java:
-                java.wait_for(lambda e: e.get("event") == "ready", 60, "start")
-                java.send_line(java_command)
-                seen = [0]
+        with driver:
+            driver.wait_for(lambda e: e.get("event") == "ready", 60, "start")
+            driver.send_line(line)
+            seen = [0]
 
-                def java_settled() -> bool:
-                    for e in java.events[seen[0]:]:
-                        seen[0] += 1
-                        if e.get("event") == "record":
-                            got.reads.append({"offset": e["offset"], "epoch": e["epoch"], "value": e["value"]})
-                        elif e.get("event") in ("error", "command_failed"):
-                            got.errors.append({k: v for k, v in e.items() if k != "event"})
-                    return settled()
+            def driver_settled() -> bool:
+                for e in driver.events[seen[0]:]:
+                    seen[0] += 1
+                    if e.get("event") == "record":
+                        got.reads.append({"offset": e["offset"], "epoch": e["epoch"], "value": e["value"]})
+                    elif e.get("event") in ("error", "command_failed"):
+                        got.errors.append({k: v for k, v in e.items() if k != "event"})
+                return settled()
 
-                try:
-                    wait_until(java_settled, 45, describe)
-                finally:
-                    java.send_line("exit")
-                    java.wait_exit(60)
-        else:
-            config = {**proxy.client_config(), "enable.auto.commit": False, "auto.offset.reset": "error",
-                      "enable.partition.eof": False, **librdkafka_config}
-            with kafka.consumer(config) as consumer:
-                librdkafka_start(consumer)
-
-                def librdkafka_settled() -> bool:
-                    poll_into(consumer, got)
-                    return settled()
-
-                wait_until(librdkafka_settled, 45, describe, interval=0)
+            try:
+                wait_until(driver_settled, 45, describe, interval=0.02)
+            finally:
+                stop_driver(driver)
     except WaitTimeout as exc:
-        return got, str(exc)
-    return got, None
+        return got, str(exc), client_version(driver)
+    return got, None, client_version(driver)
 
 
 @dataclass(frozen=True)
@@ -142,6 +129,7 @@ class ResetFetch:
     errors: list[dict[str, Any]]
     incomplete: str | None = None
     sent: list[str] = field(default_factory=list)  # every exchange through the proxy: "JoinGroup v9: NONE", in order
+    version: str | None = None  # the client and version its driver named
 
 
 def reset_then_fetch(cluster: Cluster, topic: str, client: str, reset: str, group: str) -> ResetFetch:
@@ -177,14 +165,14 @@ def reset_then_fetch(cluster: Cluster, topic: str, client: str, reset: str, grou
             ok = [a for a in answers if a["error"] == "NONE"]
             return bool(ok) and len(fetches) > ok[0]["fetches_before"]
 
-        got, incomplete = _read_through(
-            cluster, proxy, topic, client, -1, f"subscribe java {reset} {group}",
-            {"group.id": group, "auto.offset.reset": reset}, lambda c: c.subscribe([topic]), until=fetched_after_reset,
-        )
+        got, incomplete, version = _read_through(cluster, proxy, topic, client, -1,
+                                                 f"subscribe {{name}} {reset} {group}",
+                                                 {"topic.metadata.refresh.interval.ms": 300000},
+                                                 until=fetched_after_reset)
         answers, fetches = seen()
         sent = [f"{e.api} v{e.version}: {e.outcome} {sorted({errors.error_name(c) for c in e.error_codes})}"
                 for e in sorted(proxy.recording.exchanges(), key=lambda e: e.started)]
-    return ResetFetch(client, reset, moved.leader_epoch, answers, fetches, got.errors, incomplete, sent)
+    return ResetFetch(client, reset, moved.leader_epoch, answers, fetches, got.errors, incomplete, sent, version)
 
 
 def _names(t: dict[str, Any], topic: str, tid: str) -> bool:
@@ -244,6 +232,8 @@ class CommittedAhead:
     reads: list[dict[str, Any]]
     errors: list[dict[str, Any]]
     incomplete: str | None = None
+    metadata_versions: list[int] = field(default_factory=list)  # of every Metadata request the client sent
+    version: str | None = None  # the client and version its driver named
 
 
 def committed_epoch_ahead_of_metadata(cluster: Cluster, topic: str, client: str, group: str) -> CommittedAhead:
@@ -265,12 +255,22 @@ def committed_epoch_ahead_of_metadata(cluster: Cluster, topic: str, client: str,
     written = [{"offset": w.offset, "value": w.value.decode()} for w in after if w.offset >= 25]
     with Proxy.for_cluster(cluster) as proxy:
         rule = proxy.add(StaleLeaderEpoch(topic=topic, behind=1, count=3))
-        got, incomplete = _read_through(
-            cluster, proxy, topic, client, written[-1]["offset"], f"subscribe java none {group}",
-            {"group.id": group, "topic.metadata.refresh.interval.ms": 1000}, lambda c: c.subscribe([topic]),
-        )
-        validations = [{"current": p["CurrentLeaderEpoch"], "leader_epoch": p["LeaderEpoch"]}
+        got, incomplete, version = _read_through(cluster, proxy, topic, client, written[-1]["offset"],
+                                                 f"subscribe {{name}} {{none}} {group}")
+        validations = [{"current": p["CurrentLeaderEpoch"], "leader_epoch": p["LeaderEpoch"],
+                        "answer": _answer(e.response, p.get("Partition"))}
                        for e in proxy.recording.exchanges("OffsetForLeaderEpoch")
                        for t in (e.request or {}).get("Topics", []) for p in t.get("Partitions", [])]
         stale = rule.fired
-    return CommittedAhead(client, committed, stale, validations, written, got.reads, got.errors, incomplete)
+        metadata = sorted({e.version for e in proxy.recording.exchanges("Metadata")})
+    return CommittedAhead(client, committed, stale, validations, written, got.reads, got.errors, incomplete, metadata,
+                          version)
+
+
+def _answer(response: dict[str, Any] | None, partition: int | None) -> str:
+    """The error an OffsetForLeaderEpoch answer gave `partition` (and its end offset), by name."""
+    for t in (response or {}).get("Topics", []):
+        for a in t.get("Partitions", []):
+            if a.get("Partition") == partition:
+                return f"{errors.error_name(a['ErrorCode'])} end {a.get('EndOffset')}"
+    return "no answer"

@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import confluent_kafka
 from confluent_kafka import IsolationLevel, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
@@ -42,7 +41,6 @@ from harness.scenarios.kip1319 import (
 )
 from harness.waiting import wait_until
 
-LIBRDKAFKA = confluent_kafka.libversion()[0]
 TXN_RECORDS = 3  # values one Kip1319Txn transaction writes: txn-value-0 .. txn-value-2
 
 
@@ -326,27 +324,24 @@ def tv1_java_commit(cluster: Cluster) -> ClientRun:
 
 
 def librdkafka_commit(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
-    """A transactional librdkafka producer (through the proxy) writes one record to `sink`, calls
+    """A transactional librdkafka producer of the run's confluent-kafka release (a driver process,
+    harness/clients/drivers/txn_commit.py, through the proxy) writes one record to `sink`, calls
     send_offsets_to_transaction((source-0, 3), the group metadata of a consumer of `group`) and commits."""
-    broker = advertised(cluster).describe()
-    written = [b"rdkafka-txn"]
-    with Proxy.for_cluster(cluster) as proxy:
-        config = proxy.client_config()
-        with (kafka.producer({**config, "transactional.id": f"kcts-rdkafka-{sink}"}) as producer,
-              kafka.consumer({**config, "group.id": group}) as member):
-            producer.init_transactions(30)
-            producer.begin_transaction()
-            for value in written:
-                producer.produce(sink, value, partition=0)
-            producer.send_offsets_to_transaction([TopicPartition(source, 0, 3)], member.consumer_group_metadata(), 30)
-            producer.commit_transaction(30)
-    proxy.check()
-    commits = [proxy_exchange(e) for e in proxy.recording.exchanges(TXN_OFFSET_COMMIT)]
-    used = sorted({(e.api, e.version) for e in proxy.recording.exchanges()})
-    visible = read_committed(cluster.client_config(), sink)
     asked = _asked(cluster, [Offset(source, 0, 3)])
-    return ClientRun(f"librdkafka {LIBRDKAFKA}", broker, group, None, [], commits, None, asked, [], written, visible,
-                     used, proxy.describe(), "")
+    client = f"librdkafka via confluent-kafka {stacks.current().librdkafka}"
+
+    def librdkafka(proxy: Proxy) -> ClientDriver:
+        args = [proxy.bootstrap_servers, f"kcts-rdkafka-{sink}", group, sink, f"{source}:0:3"]
+        return stacks.librdkafka_driver("txn_commit", args, proxy.client_config(),
+                                        session.current().scratch("clients") / f"librdkafka-txn-{sink}.log")
+
+    return _run_driver(cluster, client, librdkafka, group, sink, asked, [b"rdkafka-txn"], timeout=90)
+
+
+def driver_librdkafka(run: ClientRun) -> str | None:
+    """The librdkafka version a driver's ready event named (the version the known-gap table ranges over)."""
+    ready = next((e for e in run.events if e.get("event") == "ready"), None)
+    return str(ready["librdkafka"]) if ready and ready.get("librdkafka") else None
 
 
 def client_matrix(run: ClientRun, prefix: str = "librdkafka") -> dict[str, str]:

@@ -27,7 +27,7 @@ from harness import session
 from harness.clients import kafka
 from harness.clients import raw as rr
 from harness.clients.java_security import render, security_properties
-from harness.clients.jvm import VERIFIABLE_PRODUCER, JavaClient
+from harness.clients.jvm import VERIFIABLE_PRODUCER, JavaClient, tool_option
 from harness.cluster.base import Cluster, PartitionState
 from harness.kafka.dist import resolve
 from harness.nemesis.faults import Fault, node_faults, resolve_target
@@ -231,9 +231,11 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
     config.touch(mode=0o600)
     config.write_text("enable.idempotence=true\nacks=all\nretries=2147483647\nlinger.ms=5\nrequest.timeout.ms=10000\n"
                       + render(security_properties(cluster.client_config(), folder)))
-    java = JavaClient(resolve(cluster.java_clients), VERIFIABLE_PRODUCER, [
+    dist = resolve(cluster.java_clients)
+    java = JavaClient(dist, VERIFIABLE_PRODUCER, [
         "--bootstrap-server", cluster.bootstrap_servers, "--topic", topic, "--throughput", "200",
-        "--value-prefix", str(JAVA_PREFIX), "--command-config", str(config),
+        "--value-prefix", str(JAVA_PREFIX),
+        tool_option(dist, VERIFIABLE_PRODUCER, "--command-config", "--producer.config"), str(config),
     ])
     replicas = set(cluster.partition_state(topic).replicas)
     if cluster.capabilities.fault_control:

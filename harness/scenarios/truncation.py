@@ -29,8 +29,6 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError
-
 from harness.clients import kafka, stacks
 from harness.clients.driver import ClientDriver
 from harness.clients.history import produce
@@ -83,18 +81,6 @@ class TruncationHistory:
             f"{e.divergence_offset}, truncated {e.truncated}; consumers were at {self.position_before}"
             + (f"; collection incomplete: {self.incomplete}" if self.incomplete else "")
         )
-
-
-def poll_into(consumer: Consumer, into: Observed) -> None:
-    """One poll: a record ({offset, epoch, value}) or an error ({code, message}) into `into`."""
-    msg = consumer.poll(0.05)
-    if msg is None:
-        return
-    if msg.error() is not None:
-        err: KafkaError = msg.error()
-        into.errors.append({"code": err.name(), "message": err.str()})
-    else:
-        into.reads.append({"offset": msg.offset(), "epoch": msg.leader_epoch(), "value": msg.value().decode()})
 
 
 Elect = Callable[[Cluster, str, Callable[[], None]], UncleanElection]

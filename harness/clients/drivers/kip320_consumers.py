@@ -56,11 +56,11 @@ class Consumers:
 
     def consumer(self, name: str, reset: str, group: str | None) -> Consumer:
         return Consumer({
-            **self.config, "bootstrap.servers": self.bootstrap, "client.id": name,
-            "group.id": group or f"kcts-unused-{name}", "enable.auto.commit": False, "auto.offset.reset": reset,
-            "enable.partition.eof": False,
-            # librdkafka validates a position only when metadata shows a new leader epoch.
-            "topic.metadata.refresh.interval.ms": 1000,
+            # librdkafka validates a position only when metadata shows a new leader epoch; a scene that
+            # judges the refresh an error causes sets its own interval in $KCTS_CLIENT_CONFIG.
+            "topic.metadata.refresh.interval.ms": 1000, **self.config,
+            "bootstrap.servers": self.bootstrap, "client.id": name, "group.id": group or f"kcts-unused-{name}",
+            "enable.auto.commit": False, "auto.offset.reset": reset, "enable.partition.eof": False,
         })
 
     def run(self, cmd: list[str]) -> None:
