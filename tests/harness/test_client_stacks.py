@@ -69,3 +69,13 @@ def test_the_gap_table_ranges_over_librdkafkas_own_version_and_franz_gos_without
     assert stacks.gap_version("librdkafka", "confluent-kafka 2.16.1 (librdkafka 2.16.0)") == "2.16.0"
     assert stacks.gap_version("franz-go", "franz-go v1.22.2") == "1.22.2"
     assert stacks.gap_version("java", None) is None
+
+
+@pytest.mark.live  # the Go module proxy, or its cache
+def test_the_franz_go_drivers_build_with_the_pinned_kgo() -> None:
+    import subprocess
+
+    binary = stacks.go_driver_binary()
+    out = subprocess.run([str(binary), "version"], capture_output=True, text=True, timeout=30)
+    assert out.stdout.strip() == stacks.go_module_version() == "v1.22.2", out.stderr
+    assert stacks.go_driver_binary() == binary  # cached by source
