@@ -133,16 +133,18 @@ def client_row(nodeid: str, stack: str | None) -> str:
     return nodeid[: match.start()] + f"[{inner}]"
 
 
-# What a client keeps of a promise, from its checks' cells: the worst first.
-PROMISE_ORDER = ("fail", "error", "client-gap", "not-supported", "target-refused", "skipped", "pass")
+# What a client keeps of a promise, from its checks' cells, first found first: a failure of any check
+# of it; else a pass, since a check that could not run (the client lacks another API its driver
+# calls, or the check runs the pinned release only) does not unkeep what another check saw kept.
+PROMISE_ORDER = ("fail", "error", "client-gap", "pass", "not-supported", "target-refused", "skipped")
 PROMISE_LABELS = {"pass": "kept", "fail": "BROKEN", "error": "ERROR", "client-gap": "known gap",
                   "not-supported": "not supported", "target-refused": "refused", "skipped": "not judged"}
 
 
 def client_summary(targets: Sequence[tuple[Target, dict[str, Any]]]) -> dict[str, Any]:
     """For each client-only column, each promise its checks judge and what the client kept of it:
-    "kept" when every check of it passed, else the worst verdict among them (BROKEN, ERROR, known
-    gap, not supported, refused, not judged)."""
+    BROKEN, ERROR or known gap when a check of it gave that; else "kept" when a check of it passed;
+    else not supported, refused or not judged."""
     columns: dict[str, dict[str, str]] = {}
     texts: dict[str, str] = {}
     for target, results in targets:
@@ -261,7 +263,8 @@ def _clients_markdown(clients: dict[str, Any] | None) -> list[str]:
         return []
     names = clients["columns"]
     lines = ["", "## What each client keeps", "",
-             "Each client column's promises: kept when every check of it passed, else its worst verdict.", "",
+             "Each client column's promises: BROKEN, ERROR or known gap when a check of it gave that, else kept "
+             "when one passed, else why none could judge it.", "",
              "| promise | " + " | ".join(n.replace("|", "\\|") for n in names) + " |", "|---|" + "---|" * len(names)]
     lines += [f"| `{p['id']}` | " + " | ".join(p["clients"][n] for n in names) + " |" for p in clients["promises"]]
     return lines
@@ -396,8 +399,9 @@ def _clients_html(clients: dict[str, Any] | None) -> list[str]:
         return []
     esc = html.escape
     css = {v: k for k, v in PROMISE_LABELS.items()}
-    out = ["<h2>What each client keeps</h2><p>Each client column's promises: kept when every check of it "
-           "passed, else its worst verdict.</p><table id='clients'><tr><th>promise</th>"
+    out = ["<h2>What each client keeps</h2><p>Each client column's promises: BROKEN, ERROR or known gap when "
+           "a check of it gave that, else kept when one passed, else why none could judge it.</p>"
+           "<table id='clients'><tr><th>promise</th>"
            + "".join(f"<th>{esc(n)}</th>" for n in clients["columns"]) + "</tr>"]
     for p in clients["promises"]:
         out.append(f"<tr data-promise='{esc(p['id'])}'><td>{esc(p['id'])}</td>" + "".join(

@@ -235,6 +235,10 @@ def test_client_columns_share_one_row_per_check_and_the_summary_takes_each_promi
     kept = {p["id"]: p["clients"] for p in m["clients"]["promises"]}
     assert kept == {"p.raises": {"new": "kept", "old": "not supported", "go": "known gap"},
                     "p.resets": {"new": "kept", "old": "BROKEN", "go": "kept"}}
+    # A check that could not run does not unkeep what another check of the promise saw kept.
+    partly = client_column("java", {"test_reset[STACK-earliest]|p.resets": "pass",
+                                    "test_next[STACK]|p.resets": "not-supported"})
+    assert build([(Target("j", "t/j"), partly)])["clients"]["promises"][0]["clients"] == {"j": "kept"}
     assert "## What each client keeps" in to_markdown(m)
     assert "<table id='clients'>" in to_html(m)
 
