@@ -48,9 +48,10 @@ class ClientDriver:
         self.worker.start()
         return self
 
-    def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout: float, what: str) -> dict[str, Any]:
-        """The first event (already seen or to come) that satisfies `predicate`."""
-        seen = 0
+    def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout: float, what: str,
+                 since: int = 0) -> dict[str, Any]:
+        """The first event from index `since` on (already seen or to come) that satisfies `predicate`."""
+        seen = since
 
         def find() -> dict[str, Any] | None:
             nonlocal seen
@@ -95,3 +96,13 @@ class ClientDriver:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def stop_driver(driver: ClientDriver) -> None:
+    """Ask a command-taking driver to exit (it closes its clients), then make sure it is gone."""
+    if driver.proc is not None and driver.proc.poll() is None:
+        driver.send_line("exit")
+        try:
+            driver.wait_exit(60)  # a JVM that said "exited" may take long to go on a loaded 2-core machine
+        finally:
+            driver.stop()

@@ -77,8 +77,12 @@ def go_driver_binary() -> Path:
     return go_binary(GO_SOURCE, "kcts-clients", "the franz-go client drivers", cache_root() / "go-clients")
 
 
-def _secured(config: dict[str, object]) -> bool:
-    return str(config.get("security.protocol", "plaintext")).lower() != "plaintext"
+def require_go(config: dict[str, object]) -> None:
+    """Refuse, as a skip that says why, a listener kcts's franz-go drivers cannot speak."""
+    protocol = str(config.get("security.protocol", "plaintext")).lower()
+    if protocol != "plaintext":
+        raise DriverUnavailable("kcts's franz-go driver speaks PLAINTEXT only; this target's listener is "
+                                f"{protocol}: judge franz-go on a plaintext listener")
 
 
 def librdkafka_driver(module: str, args: list[str], config: dict[str, object], log: Path) -> ClientDriver:
@@ -98,6 +102,13 @@ def librdkafka_driver(module: str, args: list[str], config: dict[str, object], l
                                                            session.current().marker, *args], log, env=env)
 
 
+def go_driver(subcommand: str, args: list[str], config: dict[str, object], log: Path) -> ClientDriver:
+    """`kcts-clients SUBCOMMAND ARGS`, the franz-go drivers (harness/clients/go/), on a plaintext listener."""
+    require_go(config)
+    return ClientDriver(f"franz-go {subcommand}", [str(go_driver_binary()), f"-tag={session.current().marker}",
+                                                   subcommand, *args], log)
+
+
 def consumers_driver(stack: str, java_clients: str, config: dict[str, object], topic: str,
                      partition: int = 0) -> ClientDriver:
     """The KIP-320 consumers driver of `stack` (not started): the same commands on every stack
@@ -110,11 +121,7 @@ def consumers_driver(stack: str, java_clients: str, config: dict[str, object], t
     if stack == LIBRDKAFKA:
         return librdkafka_driver("kip320_consumers", args, config, log)
     if stack == GO:
-        if _secured(config):
-            raise DriverUnavailable("kcts's franz-go driver speaks PLAINTEXT only; this target's listener is "
-                                    f"{config.get('security.protocol')}: judge franz-go on a plaintext listener")
-        return ClientDriver("franz-go", [str(go_driver_binary()), f"-tag={session.current().marker}", "consumers",
-                                         *args], log)
+        return go_driver("consumers", args, config, log)
     raise SetupError(f"no client stack {stack!r}: {', '.join(STACKS)}")
 
 

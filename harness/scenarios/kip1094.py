@@ -23,8 +23,10 @@ from confluent_kafka import Consumer, TopicPartition
 from harness.clients import kafka
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
+from harness.clients.driver import stop_driver
 from harness.clients.history import produce, read_through
 from harness.clients.jvm import JavaClient
+from harness.clients.stacks import client_version, consumers_driver
 from harness.cluster.base import Cluster, PartitionState
 from harness.kafka.dist import resolve
 from harness.nemesis.faults import Pause
@@ -139,34 +141,63 @@ class LastEpochCommits:
     commits: list[dict[str, Any]]
     current_epoch: int
     validations: list[dict[str, Any]]
+    version: str | None = None  # the client and version its driver named (librdkafka, franz-go)
 
 
 def last_epoch_commits(cluster: Cluster, log: Log, group: str, client: str) -> LastEpochCommits:
-    """`client` ("java" or "librdkafka") reads `log` in `group` and commits what it consumed: Java
-    commits ConsumerRecords.nextOffsets() after each poll (20 records per poll), librdkafka its
-    stored offsets after the 20th and the last record."""
+    """`client` (a client stack) reads `log` in `group` and commits what it consumed: Java commits
+    ConsumerRecords.nextOffsets() after each poll (20 records per poll); librdkafka and franz-go,
+    in their consumer driver, what they consumed after the 20th and the last record."""
     commits = []
     if client == "java":
         for e in _java(cluster, log, group, "read_uncommitted", 20):
             if e.get("event") == "poll" and e["records"]:
                 last_offset, last_epoch = e["records"][-1]
                 commits.append({**e["committed"], "last_offset": last_offset, "last_epoch": last_epoch})
+        version = None
     else:
-        with kafka.consumer({**cluster.client_config(), "group.id": group, "enable.auto.commit": False,
-                             "auto.offset.reset": "earliest"}) as consumer:
-            consumer.subscribe([log.topic])
-            for last in (19, log.end - 1):
-                got = read_through(consumer, last, log.topic)
-                consumer.commit(asynchronous=False)
-                commits.append({**_committed(consumer, log.topic), "last_offset": got[-1][0],
-                                "last_epoch": got[-1][1]})
+        commits, version = _commits_after(cluster, log, group, client, [19, log.end - 1])
     current = cluster.partition_state(log.topic).leader_epoch
     raw = rr.RawConnector(cluster)
     try:
-        validations = [_validates(raw, cluster, log.topic, c) for c in commits]
+        # A commit without an epoch (a client before KIP-320) has nothing to validate.
+        validations = [_validates(raw, cluster, log.topic, c) if c["epoch"] is not None else {} for c in commits]
     finally:
         raw.close()
-    return LastEpochCommits(client, commits, current, validations)
+    return LastEpochCommits(client, commits, current, validations, version)
+
+
+def _commits_after(
+    cluster: Cluster, log: Log, group: str, client: str, lasts: list[int]
+) -> tuple[list[dict[str, Any]], str | None]:
+    """`client`'s consumer driver (harness.clients.stacks) joins `group` on `log` and, for each offset
+    of `lasts`, reads up to that record, holds there, commits and reads the commit back; the commits,
+    and the client and version its driver named."""
+    name = f"{client}/commit"
+    commits: list[dict[str, Any]] = []
+    driver = consumers_driver(client, cluster.java_clients, cluster.client_config(), log.topic)
+    with driver:
+        try:
+            driver.wait_for(lambda e: e.get("event") == "ready", 60, "start")
+            for i, last in enumerate(lasts):
+                driver.send_line(f"until {name} {last}")
+                if i == 0:
+                    driver.send_line(f"subscribe {name} earliest {group}")
+                held = driver.wait_for(lambda e, last=last: e.get("event") == "held" and e["consumer"] == name
+                                       and e["offset"] >= last, 60, f"{name} reads through {last}")
+                record = next(e for e in reversed(driver.events) if e.get("event") == "record"
+                              and e["consumer"] == name and e["offset"] == held["offset"])
+                mark = len(driver.events)
+                driver.send_line(f"commit {name}")
+                answer = driver.wait_for(lambda e: e.get("event") in ("committed", "command_failed")
+                                         and (e.get("consumer") == name or e.get("command") == f"commit {name}"),
+                                         30, f"commit {name}", since=mark)
+                assert answer["event"] == "committed", f"{client} could not commit: {answer}"
+                commits.append({"offset": answer["offset"], "epoch": answer["epoch"],
+                                "last_offset": record["offset"], "last_epoch": record["epoch"]})
+        finally:
+            stop_driver(driver)
+    return commits, client_version(driver)
 
 
 @dataclass(frozen=True)

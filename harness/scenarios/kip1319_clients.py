@@ -26,7 +26,6 @@ from harness.clients.driver import ClientDriver
 from harness.clients.jvm import JavaClient
 from harness.clients.raw import RawConnector
 from harness.cluster.base import Cluster
-from harness.errors import DriverUnavailable
 from harness.kafka.dist import resolve
 from harness.protocol import errors
 from harness.proxy import CapVersion, Proxy, ReplaceErrors, ReplaceTopicErrors, Rule, StripTopicIds
@@ -226,21 +225,18 @@ def go_copy(cluster: Cluster, source: str, sink: str, group: str, values: list[b
     (harness/clients/go/copier.go: a GroupTransactSession, classic group protocol) in transactions of
     at most `transaction_size`."""
     config = cluster.client_config()
-    if str(config.get("security.protocol", "plaintext")).lower() != "plaintext":
-        raise DriverUnavailable(f"kcts's franz-go driver speaks PLAINTEXT only; the target's listener is "
-                                f"{config['security.protocol']}")
+    stacks.require_go(config)
     with kafka.producer(config) as producer:
         for v in values:
             producer.produce(source, v, partition=0)
         left = producer.flush(30)
     assert left == 0, f"{left} of {len(values)} input records to {source} not delivered"
-    binary = stacks.go_driver_binary()
 
     def franz_go(proxy: Proxy) -> ClientDriver:
         args = [proxy.bootstrap_servers, source, sink, group, f"kcts-franz-go-copier-{uuid.uuid4().hex[:10]}",
                 str(len(values)), str(transaction_size), str(int(timeout * 1000) - 10_000)]
-        return ClientDriver("franz-go copier", [str(binary), f"-tag={session.current().marker}", "copier", *args],
-                            session.current().scratch("clients") / f"franz-go-copier-{sink}.log")
+        return stacks.go_driver("copier", args, proxy.client_config(),
+                                session.current().scratch("clients") / f"franz-go-copier-{sink}.log")
 
     asked = _asked(cluster, [Offset(source, 0, len(values))])
     return _run_driver(cluster, f"franz-go {stacks.go_module_version()} copier", franz_go, group, sink, asked,

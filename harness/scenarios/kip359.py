@@ -7,9 +7,10 @@ idempotent producers writing through failovers.
   version with CurrentLeaderEpoch and per requested epoch (`kip320.CASES`) to the leader.
 - `former_leader_produce`: after a leader move, one Produce per version to the replica that led
   before, and what Metadata says of the leader now.
-- `failover_writes`: two producers write the same partition at once, confluent-kafka (librdkafka)
-  from a thread here and the Java client of the target's Java-clients version through kafka-tools'
-  VerifiableProducer, while its leader is crashed, stopped and paused in turn. Between faults each
+- `failover_writes`: a producer of each client stack judged writes the same partition at once
+  (librdkafka of the run's confluent-kafka release and franz-go in kcts's drivers, the Java client
+  of the target's Java-clients version through kafka-tools' VerifiableProducer), while its leader
+  is crashed, stopped and paused in turn. Between faults each
   must make progress, so that every failover hits writes in flight. Each fault moves leadership
   (the controller fences a crashed or paused broker within seconds), is healed, and the partition
   is back to three in-sync replicas before the next. The log is then read raw, whole.
@@ -17,15 +18,14 @@ idempotent producers writing through failovers.
 
 from __future__ import annotations
 
-import threading
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import KafkaError, Message, Producer
-
 from harness import session
-from harness.clients import kafka
+from harness.clients import kafka, stacks
 from harness.clients import raw as rr
+from harness.clients.driver import ClientDriver
 from harness.clients.java_security import render, security_properties
 from harness.clients.jvm import VERIFIABLE_PRODUCER, JavaClient, tool_option
 from harness.cluster.base import Cluster, PartitionState
@@ -154,136 +154,106 @@ class FailoverWrites:
     log: list[dict[str, Any]]
 
 
-class _LibrdkafkaWriter:
-    """Sends `py-<n>` as fast as the producer takes them, until stopped; acks recorded by callback."""
-
-    CONFIG = {
-        "acks": "all", "enable.idempotence": True, "linger.ms": 5,
-        "queue.buffering.max.messages": 200,  # keeps the in-flight window small and steady
-        # A paused leader answers nothing: give up on it after 10 s, as the Java producer below
-        # does, rather than the 60 s socket default, and retry on the new leader.
-        "socket.timeout.ms": 10000, "request.timeout.ms": 10000,
-    }
-
-    def __init__(self, producer: Producer, topic: str) -> None:
-        self.producer = producer
-        self.topic = topic
-        self.writes = Writes()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="kip359-librdkafka-writer", daemon=True)
-
-    def _report(self, err: KafkaError | None, msg: Message) -> None:
-        if err is None:
-            self.writes.acks.append({"value": msg.value().decode(), "offset": msg.offset()})
-        else:
-            self.writes.failures.append(f"{msg.value().decode()}: {err}")
-
-    def _run(self) -> None:
-        n = 0
-        while not self._stop.is_set():
-            value = f"py-{n:06d}"
-            try:
-                self.producer.produce(self.topic, value.encode(), partition=0, on_delivery=self._report)
-            except BufferError:
-                self.producer.poll(0.05)  # the queue is full while a leader is down: wait for acks
-                continue
-            self.writes.sent.append(value)
-            n += 1
-            self.producer.poll(0)
-            self._stop.wait(0.005)  # a steady stream (about 200/s), not a flood, on 2 cores shared with 4 JVMs
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.ident is None:
-            return  # never started
-        self._thread.join(30)
-        left = self.producer.flush(60)
-        if left:
-            self.writes.failures.append(f"{left} records without a delivery report 60 s after the last send")
+LIBRDKAFKA_PRODUCER = {
+    "acks": "all", "enable.idempotence": True, "linger.ms": 5,
+    "queue.buffering.max.messages": 200,  # keeps the in-flight window small and steady
+    # A paused leader answers nothing: give up on it after 10 s, as the Java producer does, rather
+    # than the 60 s socket default, and retry on the new leader.
+    "socket.timeout.ms": 10000, "request.timeout.ms": 10000,
+}
+PREFIXES = {"java": JAVA_PREFIX, "librdkafka": 8, "franz-go": 9}  # values "<prefix>.<n>", one prefix per stack
 
 
-def _java_writes(java: JavaClient) -> Writes:
-    """VerifiableProducer sends <prefix>.0, .1, ... in order: every number up to the last reported was sent,
-    so one with no event at all shows up as unacknowledged."""
-    events = {int(str(e["value"]).split(".")[1]): e for e in java.events
+def _writes(driver: ClientDriver, prefix: int) -> Writes:
+    """Every producer driver sends <prefix>.0, .1, ... in order and reports in VerifiableProducer's
+    words: every number up to the last reported (or, from the kcts drivers, the count they sent) was
+    sent, so one with no event at all shows up as unacknowledged."""
+    events = {int(str(e["value"]).split(".")[1]): e for e in driver.events
               if e.get("event") in ("producer_send_success", "producer_send_error")}
-    w = Writes(sent=[f"{JAVA_PREFIX}.{n}" for n in range(max(events, default=-1) + 1)])
+    stopped = next((e for e in driver.events if e.get("event") == "stopped"), None)
+    count = max(max(events, default=-1) + 1, int(stopped["sent"]) if stopped else 0)
+    w = Writes(sent=[f"{prefix}.{n}" for n in range(count)])
     for n in sorted(events):
         e = events[n]
         if e["event"] == "producer_send_success":
             w.acks.append({"value": str(e["value"]), "offset": e["offset"]})
         else:
             w.failures.append(f"{e['value']}: {e.get('exception')} {e.get('message')}")
+    if stopped and stopped.get("unreported"):
+        w.failures.append(f"{stopped['unreported']} records without a delivery report 60 s after the last send")
     return w
 
 
+def _producer(cluster: Cluster, stack: str, topic: str) -> ClientDriver:
+    """The producer driver of `stack`: kafka-tools' VerifiableProducer for Java, kcts's drivers for
+    librdkafka (the run's confluent-kafka release) and franz-go."""
+    if stack == "java":
+        folder = session.current().scratch("kip359")
+        config = folder / "producer.properties"
+        # VerifiableProducer sets retries=0, which idempotence refuses; the file overrides it. The
+        # target's TLS and SASL settings join it (the file is the session's, mode 0600).
+        config.touch(mode=0o600)
+        config.write_text("enable.idempotence=true\nacks=all\nretries=2147483647\nlinger.ms=5\n"
+                          "request.timeout.ms=10000\n" + render(security_properties(cluster.client_config(), folder)))
+        dist = resolve(cluster.java_clients)
+        return JavaClient(dist, VERIFIABLE_PRODUCER, [
+            "--bootstrap-server", cluster.bootstrap_servers, "--topic", topic, "--throughput", "200",
+            "--value-prefix", str(JAVA_PREFIX),
+            tool_option(dist, VERIFIABLE_PRODUCER, "--command-config", "--producer.config"), str(config),
+        ])
+    log = session.current().scratch("clients") / f"{stack}-producer-{topic}.log"
+    args = [cluster.bootstrap_servers, topic, str(PREFIXES[stack])]
+    if stack == "librdkafka":
+        return stacks.librdkafka_driver("producer", args, {**cluster.client_config(), **LIBRDKAFKA_PRODUCER}, log)
+    return stacks.go_driver("producer", args, cluster.client_config(), log)
+
+
 def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
-    """Both producers write `topic` (3 replicas, min.insync.replicas=2) through a crash, a clean stop and
+    """Every stack's producer writes `topic` (3 replicas, min.insync.replicas=2) through a crash, a clean stop and
     a pause of its leader; each fault healed and the ISR full again before the next. On a target
     whose nodes the harness cannot stop, through three leader moves instead (clean failovers)."""
-    folder = session.current().scratch("kip359")
-    config = folder / "producer.properties"
-    # VerifiableProducer sets retries=0, which idempotence refuses; the file overrides it. The
-    # target's TLS and SASL settings join it (the file is the session's, mode 0600).
-    config.touch(mode=0o600)
-    config.write_text("enable.idempotence=true\nacks=all\nretries=2147483647\nlinger.ms=5\nrequest.timeout.ms=10000\n"
-                      + render(security_properties(cluster.client_config(), folder)))
-    dist = resolve(cluster.java_clients)
-    java = JavaClient(dist, VERIFIABLE_PRODUCER, [
-        "--bootstrap-server", cluster.bootstrap_servers, "--topic", topic, "--throughput", "200",
-        "--value-prefix", str(JAVA_PREFIX),
-        tool_option(dist, VERIFIABLE_PRODUCER, "--command-config", "--producer.config"), str(config),
-    ])
+    producers = {stack: _producer(cluster, stack, topic) for stack in stacks.current().judged()}
     replicas = set(cluster.partition_state(topic).replicas)
     if cluster.capabilities.fault_control:
         resolve_target(cluster, "leader", topic)  # a leader no one process holds refuses the premise before any write
     applied: list[str] = []
-    with kafka.producer({**cluster.client_config(), **_LibrdkafkaWriter.CONFIG}) as producer:
-        py = _LibrdkafkaWriter(producer, topic)
+    with ExitStack() as running:
 
         def acked() -> dict[str, int]:
-            return {"librdkafka": len(py.writes.acks),
-                    "java": sum(1 for e in java.events if e.get("event") == "producer_send_success")}
+            return {stack: sum(1 for e in d.events if e.get("event") == "producer_send_success")
+                    for stack, d in producers.items()}
 
         def progress() -> None:
             start = acked()
             wait_until(lambda: all(acked()[k] >= start[k] + PROGRESS for k in start), 60,
-                       lambda: f"both producers adding {PROGRESS} acks: from {start} to {acked()}; "
-                       f"java {java.describe()}; librdkafka failures {py.writes.failures[:3]}")
+                       lambda: f"every producer adding {PROGRESS} acks: from {start} to {acked()}; " + "; ".join(
+                           f"{stack} {d.describe()}" for stack, d in producers.items()))
 
-        try:
-            java.start()
-            py.start()
-            progress()
-            if cluster.capabilities.fault_control:
-                for fault in node_faults(cluster):
-                    f: Fault = fault(cluster, "leader", topic)
-                    before = cluster.partition_state(topic)
-                    hit = f.inject()
-                    after = cluster.wait_for_partition(
-                        topic, 0,
-                        lambda s, hit=hit, e=before.leader_epoch: s.leader not in (-1, hit) and s.leader_epoch > e,
-                        f"a new leader after the {f.name} of {hit}",
-                    )
-                    applied.append(f"{f.name} of {hit}@{before.leader_epoch} -> {after.leader}@{after.leader_epoch}")
-                    progress()
-                    f.heal()
-                    cluster.wait_for_isr(topic, 0, replicas)
-            else:
-                for _ in range(3):
-                    before, after = move_leader_away(cluster, topic)
-                    applied.append(f"leader move {before.leader}@{before.leader_epoch} -> "
-                                   f"{after.leader}@{after.leader_epoch}")
-                    progress()
-            progress()
-        finally:
-            try:
-                py.stop()
-            finally:
-                java.stop()
+        for stack, d in producers.items():
+            running.callback(_stop_producer, stack, d)
+            d.start()
+        progress()
+        if cluster.capabilities.fault_control:
+            for fault in node_faults(cluster):
+                f: Fault = fault(cluster, "leader", topic)
+                before = cluster.partition_state(topic)
+                hit = f.inject()
+                after = cluster.wait_for_partition(
+                    topic, 0,
+                    lambda s, hit=hit, e=before.leader_epoch: s.leader not in (-1, hit) and s.leader_epoch > e,
+                    f"a new leader after the {f.name} of {hit}",
+                )
+                applied.append(f"{f.name} of {hit}@{before.leader_epoch} -> {after.leader}@{after.leader_epoch}")
+                progress()
+                f.heal()
+                cluster.wait_for_isr(topic, 0, replicas)
+        else:
+            for _ in range(3):
+                before, after = move_leader_away(cluster, topic)
+                applied.append(f"leader move {before.leader}@{before.leader_epoch} -> "
+                               f"{after.leader}@{after.leader_epoch}")
+                progress()
+        progress()
     raw = rr.RawConnector(cluster)
     try:
         leader = cluster.partition_state(topic).leader
@@ -292,4 +262,17 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
         raw.close()
     log = [{"offset": r.offset, "value": (r.value or b"").decode()} for b in batches if not b.is_control
            for r in b.records]
-    return FailoverWrites(topic, applied, {"librdkafka": py.writes, "java": _java_writes(java)}, log)
+    return FailoverWrites(topic, applied, {stack: _writes(d, PREFIXES[stack]) for stack, d in producers.items()}, log)
+
+
+def _stop_producer(stack: str, driver: ClientDriver) -> None:
+    """VerifiableProducer flushes on SIGTERM; kcts's drivers on `exit`, then report what they sent."""
+    if stack == "java" or driver.proc is None or driver.proc.poll() is not None:
+        driver.stop()
+        return
+    try:
+        driver.send_line("exit")
+        driver.wait_for(lambda e: e.get("event") == "stopped", 90, "flush and stop")
+        driver.wait_exit(30)
+    finally:
+        driver.stop()

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.clients import kafka, stacks
-from harness.clients.driver import ClientDriver
+from harness.clients.driver import ClientDriver, stop_driver
 from harness.clients.history import produce
 from harness.clients.stacks import NO_RESET, RESETS, STACKS, client_version, consumers_driver, gap_version
 from harness.cluster.base import Cluster
@@ -40,7 +40,7 @@ from harness.waiting import WaitTimeout, wait_until
 
 REPLICATED, DIVERGENT, REWRITTEN = 20, 30, 60
 AFTER_ERROR_S = 3.0  # how long a consumer that reported an error is watched for reading on
-__all__ = ["NO_RESET", "RESETS", "STACKS", "gap_version"]  # the suites' names for them
+__all__ = ["NO_RESET", "RESETS", "STACKS", "gap_version", "stop_driver"]  # the suites' names for them
 
 
 def judged_stacks() -> tuple[str, ...]:
@@ -216,12 +216,3 @@ def watch_until_settled(
     except WaitTimeout as exc:
         return str(exc)
     return None
-
-
-def stop_driver(driver: ClientDriver) -> None:
-    if driver.proc is not None and driver.proc.poll() is None:
-        driver.send_line("exit")
-        try:
-            driver.wait_exit(60)  # a JVM that said "exited" may take long to go on a loaded 2-core machine
-        finally:
-            driver.stop()

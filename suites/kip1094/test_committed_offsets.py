@@ -1,4 +1,5 @@
-"""KIP-1094 committed offsets: the next offset and the leader epoch a consumer commits (confluent-kafka and Java)."""
+"""KIP-1094 committed offsets: the next offset and the leader epoch a consumer commits (every client stack
+judged for the last-record epoch; confluent-kafka and Java for the transaction markers)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,15 @@ from harness.checks.epoch_history import describe_log
 from harness.checks.kip1319 import assert_transaction_outcome
 from harness.scenarios.kip1094 import Log, MarkerCommit, last_epoch_commits, marker_commit
 from harness.scenarios.kip1319_clients import java_copy_existing
+from harness.scenarios.truncation import STACKS
+from harness.verdicts import not_supported_by_client
 
 pytestmark = pytest.mark.kip1094
-CLIENTS = ["librdkafka", "java"]
+CLIENTS = ["librdkafka", "java"]  # the transaction-marker checks: the pinned librdkafka, in-process
 
 
-@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.client_axis
+@pytest.mark.parametrize("client", STACKS)
 @pytest.mark.promise(
     "kip1094.next-offset-epoch",
     "kip320.consumer.commits-epoch",
@@ -36,13 +40,16 @@ def test_committed_epoch_is_the_epoch_of_the_last_consumed_record(
     the next offset with the leader epoch of the last record it consumed. The log has 20 records from one epoch and 20
     from the next, and is read after the leader moved: the commit after the first 20 carries the
     old epoch (not the leader's current one), the commit after the rest the new epoch. Java commits
-    ConsumerRecords.nextOffsets() (KIP-1094, 20 records per poll); librdkafka commits its stored
-    offsets after the 20th and the 40th record. Each commit, read back from the coordinator, must
+    ConsumerRecords.nextOffsets() (KIP-1094, 20 records per poll); librdkafka and franz-go commit
+    what they consumed after the 20th and the 40th record. Each commit, read back from the coordinator, must
     also validate: OffsetsForLeaderEpoch(epoch) ends at or after the committed offset."""
     log = two_epochs
     made = last_epoch_commits(cluster, log, run_names.group(f"kip1094-last-epoch-{client}"), client)
     commits, current = made.commits, made.current_epoch
     recorded.save(f"kip1094-last-epoch-{client}", {"commits": commits, "log": log.blob()})
+    if commits and all(c["epoch"] is None for c in commits):
+        not_supported_by_client(made.version or client, "a leader epoch in its offset commits",
+                                f"every commit read back without one: {commits}")
     assert any(c["epoch"] < current for c in commits), (
         f"premise: no commit was made for records older than the leader's epoch {current}: {commits}; "
         f"log {describe_log(log.batches)}"

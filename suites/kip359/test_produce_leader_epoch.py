@@ -18,6 +18,7 @@ from harness.checks.produce_fencing import (
 )
 from harness.scenarios.kip320 import CASES
 from harness.scenarios.kip359 import FailoverWrites, former_leader_produce, produce_epoch_probes, produce_schema
+from harness.scenarios.truncation import STACKS
 from harness.verdicts import not_supported
 
 pytestmark = pytest.mark.kip359
@@ -63,7 +64,8 @@ def test_produce_to_a_former_leader_is_refused_with_the_current_leader(
     assert_refused_with_leader_hint(answers, former.leader, former.epoch, former.endpoint)
 
 
-@pytest.mark.parametrize("client", ["librdkafka", "java"])
+@pytest.mark.client_axis
+@pytest.mark.parametrize("client", STACKS)
 @pytest.mark.promise("kip359.producer.no-duplicate-across-elections")
 def test_idempotent_producer_across_leader_failovers_writes_no_duplicate_and_no_gap(
     failover_writes: FailoverWrites, client: str

@@ -46,7 +46,8 @@ def test_a_check_that_leaves_a_client_open_fails(pytester: pytest.Pytester) -> N
 # Modules that run in a client's own process (the workload children, the client drivers) make their
 # clients directly: a crash or a leak there ends that process, not the check.
 OWN_PROCESS = {"harness/workload/generator.py", "harness/workload/processor.py", "harness/clients/kafka.py",
-               "harness/clients/drivers/kip320_consumers.py", "harness/clients/drivers/txn_commit.py"}
+               "harness/clients/drivers/kip320_consumers.py", "harness/clients/drivers/txn_commit.py",
+               "harness/clients/drivers/producer.py"}
 CONSTRUCTORS = {"Producer", "Consumer", "AdminClient"}
 
 

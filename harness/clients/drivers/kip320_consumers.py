@@ -13,6 +13,8 @@ Commands, one per line (RESET is auto.offset.reset: earliest, latest, error):
   subscribe NAME RESET GROUP          a member of GROUP, from the group's committed offset and epoch
   commit NAME                         a synchronous commit; answers with what committed() reads back
   pause NAME / resume NAME            stop and restart fetching its partition (the position stays)
+  until NAME OFFSET                   the consumer stops polling once it delivered the record at OFFSET
+                                      (given before or after it starts); answers "held" then
   close NAME
   exit
 Events: ready, record {consumer, offset, epoch, value}, error {consumer, code, message},
@@ -53,6 +55,8 @@ class Consumers:
     def __init__(self, bootstrap: str, topic: str, partition: int, config: dict[str, Any]) -> None:
         self.bootstrap, self.topic, self.partition, self.config = bootstrap, topic, partition, config
         self.polling: dict[str, Consumer] = {}
+        self.until: dict[str, int] = {}
+        self.held: set[str] = set()
 
     def consumer(self, name: str, reset: str, group: str | None) -> Consumer:
         return Consumer({
@@ -84,6 +88,9 @@ class Consumers:
             (got,) = c.committed([TopicPartition(self.topic, self.partition)], timeout=10)
             emit({"event": "committed", "consumer": name, "offset": got.offset,
                   "epoch": getattr(got, "leader_epoch", None)})
+        elif op == "until":
+            self.until[name] = int(cmd[2])
+            self.held.discard(name)
         elif op == "pause":
             self.polling[name].pause(self.polling[name].assignment())
         elif op == "resume":
@@ -97,6 +104,8 @@ class Consumers:
             raise ValueError(f"unknown command {op}")
 
     def poll(self, name: str) -> None:
+        if name in self.held:
+            return
         msg = self.polling[name].poll(0.05)
         if msg is None:
             return
@@ -107,6 +116,9 @@ class Consumers:
             value = msg.value()
             emit({"event": "record", "consumer": name, "offset": msg.offset(), "epoch": epoch_of(msg),
                   "value": value.decode() if value is not None else None})
+            if name in self.until and msg.offset() >= self.until[name]:
+                self.held.add(name)
+                emit({"event": "held", "consumer": name, "offset": msg.offset()})
 
     def close_all(self) -> None:
         for c in self.polling.values():

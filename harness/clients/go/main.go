@@ -11,6 +11,9 @@
 //	subscribe NAME RESET GROUP         a member of GROUP, from the group's committed offset and epoch
 //	commit NAME                        commits what was consumed; answers with what OffsetFetch reads back
 //	pause NAME / resume NAME           stop and restart fetching its partition (the position stays)
+//	until NAME OFFSET                  the consumer stops polling once it delivered the record at OFFSET
+//	                                   (given before or after it starts; it polls one record at a time
+//	                                   meanwhile); answers "held" then
 //	close NAME
 //	exit
 //
@@ -58,6 +61,8 @@ type consumers struct {
 	partition int32
 	polling   map[string]*kgo.Client
 	groups    map[string]string // the group of each subscribed consumer
+	until     map[string]int64  // a consumer's last record before it holds
+	held      map[string]bool
 	order     []string
 }
 
@@ -143,6 +148,13 @@ func (c *consumers) run(cmd []string) error {
 		}
 		emit(map[string]any{"event": "committed", "consumer": name, "offset": offset, "epoch": epoch,
 			"sent": fmt.Sprint(uncommitted)})
+	case "until":
+		offset, err := strconv.ParseInt(cmd[2], 10, 64)
+		if err != nil {
+			return err
+		}
+		c.until[name] = offset
+		delete(c.held, name)
 	case "pause", "resume":
 		cl := c.polling[name]
 		if cl == nil {
@@ -243,10 +255,17 @@ func describeError(err error) map[string]any {
 }
 
 func (c *consumers) poll(name string) {
+	if c.held[name] {
+		return
+	}
 	cl := c.polling[name]
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	fetches := cl.PollFetches(ctx)
+	limit := 0 // PollRecords: everything buffered
+	if _, ok := c.until[name]; ok {
+		limit = 1 // one at a time, so that it holds exactly after the record asked for
+	}
+	fetches := cl.PollRecords(ctx, limit)
 	fetches.EachError(func(topic string, partition int32, err error) {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			return
@@ -258,6 +277,10 @@ func (c *consumers) poll(name string) {
 	fetches.EachRecord(func(r *kgo.Record) {
 		emit(map[string]any{"event": "record", "consumer": name, "offset": r.Offset, "epoch": r.LeaderEpoch,
 			"value": string(r.Value)})
+		if last, ok := c.until[name]; ok && r.Offset >= last {
+			c.held[name] = true
+			emit(map[string]any{"event": "held", "consumer": name, "offset": r.Offset})
+		}
 	})
 }
 
@@ -278,7 +301,7 @@ func runConsumers(args []string) int {
 		return 2
 	}
 	c := &consumers{bootstrap: args[0], topic: args[1], partition: int32(partition), polling: map[string]*kgo.Client{},
-		groups: map[string]string{}}
+		groups: map[string]string{}, until: map[string]int64{}, held: map[string]bool{}}
 	commands := make(chan string, 64)
 	go func() {
 		in := bufio.NewScanner(os.Stdin)
@@ -341,12 +364,14 @@ func main() {
 	flag.Parse()
 	args := flag.Args()
 	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: kcts-clients -tag=MARKER consumers|copier ARGS (see main.go, copier.go)")
+		fmt.Fprintln(os.Stderr, "usage: kcts-clients -tag=MARKER consumers|copier|producer ARGS (see main.go, copier.go, producer.go)")
 		os.Exit(2)
 	}
 	switch args[0] {
 	case "consumers":
 		os.Exit(runConsumers(args[1:]))
+	case "producer":
+		os.Exit(runProducer(args[1:]))
 	case "copier":
 		os.Exit(runCopier(args[1:]))
 	case "version":
