@@ -24,7 +24,7 @@ from harness.clients import kafka
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients.driver import stop_driver
-from harness.clients.history import produce, read_through
+from harness.clients.history import produce
 from harness.clients.jvm import JavaClient
 from harness.clients.stacks import client_version, consumers_driver
 from harness.cluster.base import Cluster, PartitionState
@@ -202,59 +202,94 @@ def _commits_after(
 
 @dataclass(frozen=True)
 class MarkerCommit:
-    """After reading every transaction: position(), the commit read back, and OffsetsForLeaderEpoch of
-    the commit's epoch (`validation`) and of the last data record's epoch (`data_epoch_answer`)."""
+    """After reading every transaction: the position (`position_of` names what the client reports
+    it from), the commit read back, and OffsetsForLeaderEpoch of the commit's epoch (`validation`,
+    empty when the commit has no epoch) and of the last data record's epoch (`data_epoch_answer`)."""
 
     client: str
     position: int
-    committed: dict[str, int]
+    committed: dict[str, Any]
     validation: dict[str, Any]
     data_epoch: dict[str, int]
     data_epoch_answer: dict[str, Any]
     read: list[int]  # the offset of every record poll handed the application
+    position_of: str = "position()"
+    version: str | None = None  # the client and version its driver named (librdkafka, franz-go)
+
+
+# How long a client may take to step its position over trailing markers after the last data
+# record: librdkafka does so on a later poll that returns nothing.
+PAST_MARKERS_S = 15
 
 
 def marker_commit(cluster: Cluster, log: Log, group: str, client: str) -> MarkerCommit:
-    """`client` ("java" or "librdkafka") reads `log` (read_committed) in `group` to its end, then commits."""
+    """`client` (a client stack) reads `log` (read_committed) in `group` to its end, then commits:
+    Java through Kip1094NextOffsets (nextOffsets()), librdkafka and franz-go in their consumer driver."""
     data = [b for b in log.batches if not b.is_control]
-    read: list[int] = []
+    version, position_of = None, "position()"
     if client == "java":
         events = _java(cluster, log, group, "read_committed", 500)
         read = [r[0] for e in events if e.get("event") == "poll" for r in e["records"]]
         end = next(e for e in events if e.get("event") == "end")
         position, committed = end["position"], end["committed"]
     else:
-        tp = TopicPartition(log.topic, 0)
-        with kafka.consumer({**cluster.client_config(), "group.id": group, "enable.auto.commit": False,
-                             "auto.offset.reset": "earliest", "isolation.level": "read_committed"}) as consumer:
-            consumer.subscribe([log.topic])
-            read = [offset for offset, _ in read_through(consumer, data[-1].last_offset, log.topic)]
-
-            def past_markers() -> bool:
-                msg = consumer.poll(0.1)
-                if msg is not None and msg.error() is None:
-                    read.append(msg.offset())
-                return msg is None and consumer.position([tp])[0].offset >= log.end
-
-            # librdkafka moves position() past trailing control records on a later poll; where it
-            # never does, the check reports the position it stayed at.
-            try:
-                wait_until(past_markers, 15,
-                           lambda: f"position() {consumer.position([tp])[0].offset} reaching the log end {log.end}")
-            except WaitTimeout:
-                pass
-            position = consumer.position([tp])[0].offset
-            consumer.commit(asynchronous=False)
-            committed = _committed(consumer, log.topic)
+        read, position, position_of, committed, version = _marker_commit_driver(
+            cluster, log, group, client, data[-1].last_offset)
     # Why the marker's epoch and not the data's: the data's epoch ends where the marker's begins.
     data_epoch = {"offset": log.end, "epoch": data[-1].partition_leader_epoch}
     raw = rr.RawConnector(cluster)
     try:
         data_epoch_answer = _validates(raw, cluster, log.topic, data_epoch)
-        validation = _validates(raw, cluster, log.topic, committed)
+        validation = _validates(raw, cluster, log.topic, committed) if committed["epoch"] is not None else {}
     finally:
         raw.close()
-    return MarkerCommit(client, position, committed, validation, data_epoch, data_epoch_answer, read)
+    return MarkerCommit(client, position, committed, validation, data_epoch, data_epoch_answer, read,
+                        position_of, version)
+
+
+def _marker_commit_driver(
+    cluster: Cluster, log: Log, group: str, client: str, last_data: int
+) -> tuple[list[int], int, str, dict[str, Any], str | None]:
+    """The consumer driver of `client` joins `group` (read_committed), reads through the last data
+    record, is given PAST_MARKERS_S to report a position at the log end, then commits; the offsets
+    it read, its last position (and what it reports it from), the commit read back, its version."""
+    name = f"{client}/markers"
+    driver = consumers_driver(client, cluster.java_clients, cluster.client_config(), log.topic)
+    with driver:
+        try:
+            driver.wait_for(lambda e: e.get("event") == "ready", 60, "start")
+            driver.send_line(f"subscribe {name} earliest {group} read_committed")
+            driver.wait_for(lambda e: e.get("event") == "record" and e["consumer"] == name
+                            and e["offset"] >= last_data, 60, f"{name} reads through {last_data}")
+            last: dict[str, Any] = {}
+
+            def position_at_end() -> bool:
+                mark = len(driver.events)
+                driver.send_line(f"position {name}")
+                answer = driver.wait_for(lambda e: e.get("event") in ("position", "command_failed")
+                                         and (e.get("consumer") == name or e.get("command") == f"position {name}"),
+                                         10, f"position {name}", since=mark)
+                assert answer["event"] == "position", f"{client} reports no position: {answer}"
+                last.update(answer)
+                return answer["offset"] >= log.end
+
+            # Where it never gets there, the check reports the position it stayed at.
+            try:
+                wait_until(position_at_end, PAST_MARKERS_S,
+                           lambda: f"{name}'s position {last.get('offset')} reaching the log end {log.end}")
+            except WaitTimeout:
+                pass
+            mark = len(driver.events)
+            driver.send_line(f"commit {name}")
+            answer = driver.wait_for(lambda e: e.get("event") in ("committed", "command_failed")
+                                     and (e.get("consumer") == name or e.get("command") == f"commit {name}"),
+                                     30, f"commit {name}", since=mark)
+            assert answer["event"] == "committed", f"{client} could not commit: {answer}"
+            committed = {"offset": answer["offset"], "epoch": answer["epoch"]}
+            read = [e["offset"] for e in driver.events if e.get("event") == "record" and e["consumer"] == name]
+        finally:
+            stop_driver(driver)
+    return read, last["offset"], last.get("of", "position()"), committed, client_version(driver)
 
 
 # -- the zombie leader -----------------------------------------------------------------------

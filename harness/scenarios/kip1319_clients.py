@@ -26,12 +26,14 @@ from harness.clients.driver import ClientDriver
 from harness.clients.jvm import JavaClient
 from harness.clients.raw import RawConnector
 from harness.cluster.base import Cluster
+from harness.errors import ClientLacks
 from harness.kafka.dist import resolve
 from harness.protocol import errors
 from harness.proxy import CapVersion, Proxy, ReplaceErrors, ReplaceTopicErrors, Rule, StripTopicIds
 from harness.proxy import Exchange as ProxyExchange
 from harness.scenarios.kip1319 import (
     FIRST_KIP1319_CLIENT,
+    KIP_VERSION,
     TXN_OFFSET_COMMIT,
     Record,
     advertised,
@@ -154,14 +156,33 @@ def _run_java(
     cluster: Cluster, driver: str, args: list[str], group: str, sink: str, asked: list[dict[str, Any]],
     written: list[bytes], rule: Rule | None = None, timeout: float = 120.0,
 ) -> ClientRun:
-    """Run the Java `driver` (its `--bootstrap-server` the proxy's) to its end, then read back what it left."""
-    dist = resolve(FIRST_KIP1319_CLIENT)
+    """Run the Java `driver` (its `--bootstrap-server` the proxy's) to its end, then read back what it
+    left. A kafka-clients release before KIP-1319 that sent no v6 lacks the KIP: the check ends as
+    "not supported by this client", with the versions it sent."""
+    dist = resolve(java_release(cluster))
 
     def java(proxy: Proxy) -> ClientDriver:
         return JavaClient.driver(dist, driver, ["--bootstrap-server", proxy.bootstrap_servers, *args],
                                  config=proxy.client_config())
 
-    return _run_driver(cluster, f"Java {dist.version} {driver}", java, group, sink, asked, written, rule, timeout)
+    run = _run_driver(cluster, f"Java {dist.version} {driver}", java, group, sink, asked, written, rule, timeout)
+    sent = sorted({c["version"] for c in run.commits})
+    if _key(dist.version) < _key(FIRST_KIP1319_CLIENT) and KIP_VERSION not in sent:
+        what = f"TxnOffsetCommit v6 and its negotiation (KIP-1319, first in kafka-clients {FIRST_KIP1319_CLIENT})"
+        raise ClientLacks(f"kafka-clients {dist.version}", what,
+                          f"sendOffsetsToTransaction sent TxnOffsetCommit {sent}; {run.broker}")
+    return run
+
+
+def java_release(cluster: Cluster) -> str:
+    """The kafka-clients release the Java KIP-1319 checks drive: in a Java client-only column the
+    run's own (the client axis judges it), else the first KIP-1319 release (the checks then judge
+    the broker through a client known to speak v6)."""
+    return cluster.java_clients if stacks.current().only == stacks.JAVA else FIRST_KIP1319_CLIENT
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".")[:3] if p.isdigit())
 
 
 def _run_driver(

@@ -1,10 +1,10 @@
 """KIP-1319 in the Java producer: version choice, fallback, retry and abort, observed through the proxy.
 
-The client is the Java producer of the first KIP-1319 release (`kip1319.FIRST_KIP1319_CLIENT`), run
-by small drivers (harness/clients/java/Kip1319*.java) with bootstrap through the protocol proxy in
-front of the target (harness/scenarios/kip1319_clients.py). The proxy records every
-TxnOffsetCommit exchange; the checks read that recording, the driver's events, OffsetFetch and a
-read_committed consumer.
+The client is the Java producer of the first KIP-1319 release (`kip1319.FIRST_KIP1319_CLIENT`), or
+in a Java client-only run the run's own kafka-clients (`--java-clients`), run by small drivers
+(harness/clients/java/Kip1319*.java) with bootstrap through the protocol proxy in front of the
+target (harness/scenarios/kip1319_clients.py). The proxy records every TxnOffsetCommit exchange;
+the checks read that recording, the driver's events, OffsetFetch and a read_committed consumer.
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ from harness.checks.kip1319 import (
 from harness.scenarios import kip1319_clients as clients
 from harness.scenarios.kip1319 import RequireV6, Unique
 
-pytestmark = pytest.mark.kip1319
+# The Java column of the client axis: in a Java client-only run the checks drive the run's
+# kafka-clients release (clients.java_release); a release before KIP-1319 is not supported.
+pytestmark = [pytest.mark.kip1319, pytest.mark.client_stack("java"), pytest.mark.client_axis]
 
 
 @pytest.mark.promise("kip1319.client.sends-v6")

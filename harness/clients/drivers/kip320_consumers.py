@@ -10,7 +10,10 @@ Commands, one per line (RESET is auto.offset.reset: earliest, latest, error):
   assign NAME RESET OFFSET            a consumer without a group, positioned at OFFSET
   seekepoch NAME RESET OFFSET EPOCH   the same, with the leader epoch in the assignment
                                       (KIP-320's seek with an epoch; confluent-kafka 2.1.0 on)
-  subscribe NAME RESET GROUP          a member of GROUP, from the group's committed offset and epoch
+  subscribe NAME RESET GROUP [ISOLATION]
+                                      a member of GROUP, from the group's committed offset and epoch
+                                      (ISOLATION: read_uncommitted, the default, or read_committed)
+  position NAME                       answers "position" with position() of its partition
   commit NAME                         a synchronous commit; answers with what committed() reads back
   pause NAME / resume NAME            stop and restart fetching its partition (the position stays)
   until NAME OFFSET                   the consumer stops polling once it delivered the record at OFFSET
@@ -18,9 +21,9 @@ Commands, one per line (RESET is auto.offset.reset: earliest, latest, error):
   close NAME
   exit
 Events: ready, record {consumer, offset, epoch, value}, error {consumer, code, message},
-committed {consumer, offset, epoch}, closed, done {command}, command_failed {command, exception,
-message}, exited. Unlike Java's poll, librdkafka's keeps going after an error: later records are
-reported too, so the checks see whether it read on.
+committed {consumer, offset, epoch}, position {consumer, offset, of}, closed, done {command},
+command_failed {command, exception, message}, exited. Unlike Java's poll, librdkafka's keeps going
+after an error: later records are reported too, so the checks see whether it read on.
 """
 
 from __future__ import annotations
@@ -58,13 +61,14 @@ class Consumers:
         self.until: dict[str, int] = {}
         self.held: set[str] = set()
 
-    def consumer(self, name: str, reset: str, group: str | None) -> Consumer:
+    def consumer(self, name: str, reset: str, group: str | None, isolation: str = "read_uncommitted") -> Consumer:
         return Consumer({
             # librdkafka validates a position only when metadata shows a new leader epoch; a scene that
             # judges the refresh an error causes sets its own interval in $KCTS_CLIENT_CONFIG.
             "topic.metadata.refresh.interval.ms": 1000, **self.config,
             "bootstrap.servers": self.bootstrap, "client.id": name, "group.id": group or f"kcts-unused-{name}",
             "enable.auto.commit": False, "auto.offset.reset": reset, "enable.partition.eof": False,
+            "isolation.level": isolation,
         })
 
     def run(self, cmd: list[str]) -> None:
@@ -79,9 +83,12 @@ class Consumers:
             c.assign([tp])
             self.polling[name] = c
         elif op == "subscribe":
-            c = self.consumer(name, cmd[2], cmd[3])
+            c = self.consumer(name, cmd[2], cmd[3], *cmd[4:5])
             c.subscribe([self.topic])
             self.polling[name] = c
+        elif op == "position":
+            (tp,) = self.polling[name].position([TopicPartition(self.topic, self.partition)])
+            emit({"event": "position", "consumer": name, "offset": tp.offset, "of": "position()"})
         elif op == "commit":
             c = self.polling[name]
             c.commit(asynchronous=False)

@@ -8,7 +8,11 @@
 //	assign NAME RESET OFFSET           a consumer without a group, at OFFSET of the partition
 //	seekepoch NAME RESET OFFSET EPOCH  the same, at NewOffset().At(OFFSET).WithEpoch(EPOCH): a
 //	                                   position restored from outside, validated before fetching
-//	subscribe NAME RESET GROUP         a member of GROUP, from the group's committed offset and epoch
+//	subscribe NAME RESET GROUP [ISOLATION]
+//	                                   a member of GROUP, from the group's committed offset and epoch
+//	                                   (ISOLATION: read_uncommitted, the default, or read_committed)
+//	position NAME                      answers "position" with the offset it would commit: kgo has
+//	                                   no position(); UncommittedOffsets is the head of what it consumed
 //	commit NAME                        commits what was consumed; answers with what OffsetFetch reads back
 //	pause NAME / resume NAME           stop and restart fetching its partition (the position stays)
 //	until NAME OFFSET                  the consumer stops polling once it delivered the record at OFFSET
@@ -18,7 +22,7 @@
 //	exit
 //
 // Events: ready, record {consumer, offset, epoch, value}, error {consumer, code, message,
-// divergent}, committed {consumer, offset, epoch}, closed, done, command_failed, exited. kgo keeps
+// divergent}, committed {consumer, offset, epoch}, position {consumer, offset, of}, closed, done, command_failed, exited. kgo keeps
 // consuming after an error it reports (ErrDataLoss is "informational"), so later records are
 // reported too: the checks see whether it read on.
 package main
@@ -125,7 +129,17 @@ func (c *consumers) run(cmd []string) error {
 		}
 		c.add(name, cl)
 	case "subscribe":
-		cl, err := c.client(name, cmd[2], kgo.ConsumerGroup(cmd[3]), kgo.ConsumeTopics(c.topic), kgo.DisableAutoCommit())
+		opts := []kgo.Opt{kgo.ConsumerGroup(cmd[3]), kgo.ConsumeTopics(c.topic), kgo.DisableAutoCommit()}
+		if len(cmd) > 4 {
+			switch cmd[4] {
+			case "read_committed":
+				opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+			case "read_uncommitted":
+			default:
+				return fmt.Errorf("unknown isolation %q (read_uncommitted, read_committed)", cmd[4])
+			}
+		}
+		cl, err := c.client(name, cmd[2], opts...)
 		if err != nil {
 			return err
 		}
@@ -148,6 +162,17 @@ func (c *consumers) run(cmd []string) error {
 		}
 		emit(map[string]any{"event": "committed", "consumer": name, "offset": offset, "epoch": epoch,
 			"sent": fmt.Sprint(uncommitted)})
+	case "position":
+		cl := c.polling[name]
+		if cl == nil {
+			return fmt.Errorf("no consumer %s", name)
+		}
+		head, ok := cl.UncommittedOffsets()[c.topic][c.partition]
+		if !ok {
+			return fmt.Errorf("%s has consumed nothing of partition %d", name, c.partition)
+		}
+		emit(map[string]any{"event": "position", "consumer": name, "offset": head.Offset, "epoch": head.Epoch,
+			"of": "UncommittedOffsets()"})
 	case "until":
 		offset, err := strconv.ParseInt(cmd[2], 10, 64)
 		if err != nil {

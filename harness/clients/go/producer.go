@@ -34,10 +34,15 @@ func runProducer(args []string) int {
 		// A paused leader answers nothing: give up on a request after 10 s, as the other producers do.
 		kgo.ProduceRequestTimeout(10*time.Second), kgo.RequestTimeoutOverhead(10*time.Second),
 		kgo.MaxBufferedRecords(200), // keeps the in-flight window small and steady
-		kgo.MetadataMinAge(250*time.Millisecond),
+		// A Produce that timed out on a frozen leader is retried on the same broker without a metadata
+		// update (kgo's isRetryableBrokerErr); only the metadata age moves the partition to the new
+		// leader, and its 5 min default outlasts the check. The consumer driver refreshes as often.
+		kgo.MetadataMinAge(250*time.Millisecond), kgo.MetadataMaxAge(time.Second),
 		// kcts reads the written log itself; its codec needs no snappy when batches are uncompressed,
 		// as the Java and librdkafka producers send them.
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		// kgo's own account of retries and metadata, on stderr: the evidence when the stream stalls.
+		kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelInfo, nil)),
 	)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
