@@ -411,10 +411,20 @@ def assert_only_transient_retries(run: Record) -> None:
     _fail_if(wrong, f"{run['client']}'s commits end accepted after transient answers only", _dump_all(commits))
 
 
-def assert_retried_unchanged(run: Record) -> None:
+def assert_retried_unchanged(run: Record, later_transactions: bool = False) -> None:
     """UNKNOWN_TOPIC_ID is retriable: after the injected answers the client sends the same v6
-    request again until it is accepted; the retries change nothing in the request."""
+    request again until it is accepted; the retries change nothing in the request. With
+    `later_transactions` (a copier), the commits after the first accepted one are later
+    transactions' and only the ones up to it are judged; none of the driver's transactions may have
+    aborted (a client that gives up and redoes the transaction did not retry)."""
     commits, injected = run["commits"], run["injected"]
+    if later_transactions:
+        accepted = next((i for i, c in enumerate(commits) if set(_codes(c["response"])) == {0}), len(commits) - 1)
+        commits = commits[:accepted + 1]
+        aborted = [e for e in run["events"] if e.get("event") == "transaction_aborted"]
+        _fail_if([f"{len(aborted)} transaction(s) aborted: {aborted[:3]}"] if aborted else [],
+                 f"{run['client']} must retry {describe(injected['error'])} within the transaction",
+                 _dump_all(run["commits"]))
     error, fired = injected["error"], injected["fired"]
     answers = [(c["version"], set(_codes(c["response"]))) for c in commits]
     wrong = []
@@ -496,6 +506,22 @@ def assert_nothing_visible(run: Record) -> None:
         wrong.append(f"aborted records visible to read_committed: {run['visible']}")
     wrong += [f"aborted offset commit visible: {f}" for f in run["fetched"] if f["offset"] != -1]
     _fail_if(wrong, f"{run['client']} aborted, yet its transaction shows", f"client said {failure}")
+
+
+def assert_copier_aborted_without_retry(run: Record) -> None:
+    """A copier (one TxnOffsetCommit per transaction it ends) whose first commit got an abortable
+    error: that transaction aborted, and the client sent no other TxnOffsetCommit in it, so there
+    are as many commits as transactions ended ("Error handling": the application must abort)."""
+    commits, error = run["commits"], run["injected"]["error"] if run["injected"] else None
+    ends = [e for e in run["events"] if e.get("event") in ("transaction_committed", "transaction_aborted")]
+    wrong = []
+    if not commits or set(_codes(commits[0]["response"])) != {error}:
+        wrong.append(f"premise: the first TxnOffsetCommit was not answered {describe(error)}")
+    if not ends or ends[0]["event"] != "transaction_aborted":
+        wrong.append(f"the transaction whose commit got {describe(error)} ended {ends[:1]}, not aborted")
+    if len(commits) != len(ends):
+        wrong.append(f"{len(commits)} TxnOffsetCommit(s) for {len(ends)} transaction(s) ended: a retry within one")
+    _fail_if(wrong, f"{run['client']} must abort on {describe(error)} without retrying", _dump_all(commits))
 
 
 def assert_visible_to_read_committed(run: Record) -> None:

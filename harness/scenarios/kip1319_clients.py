@@ -241,7 +241,7 @@ def java_copy(
 
 
 def go_copy(cluster: Cluster, source: str, sink: str, group: str, values: list[bytes],
-            transaction_size: int = 5, timeout: float = 120.0) -> ClientRun:
+            transaction_size: int = 5, timeout: float = 120.0, rule: Rule | None = None) -> ClientRun:
     """Write `values` to partition 0 of `source`, then copy them to `sink` with the franz-go copier
     (harness/clients/go/copier.go: a GroupTransactSession, classic group protocol) in transactions of
     at most `transaction_size`."""
@@ -261,7 +261,7 @@ def go_copy(cluster: Cluster, source: str, sink: str, group: str, values: list[b
 
     asked = _asked(cluster, [Offset(source, 0, len(values))])
     return _run_driver(cluster, f"franz-go {stacks.go_module_version()} copier", franz_go, group, sink, asked,
-                       list(values), timeout=timeout)
+                       list(values), rule, timeout)
 
 
 def java_copy_existing(cluster: Cluster, source: str, values: list[bytes], sink: str, group: str) -> ClientRun:
@@ -287,6 +287,31 @@ def java_copy_20(cluster: Cluster, source: str, sink: str, group: str) -> Client
 def go_copy_20(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
     """20 records copied by franz-go in transactions of at most 5."""
     return go_copy(cluster, source, sink, group, [f"go-copy-{i:02d}".encode() for i in range(20)])
+
+
+def go_copy_capped(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
+    """The proxy caps TxnOffsetCommit at v5 in ApiVersions; franz-go copies 10 records."""
+    return go_copy(cluster, source, sink, group, [f"go-capped-{i}".encode() for i in range(10)],
+                   rule=CapVersion(TXN_OFFSET_COMMIT, max_version=5))
+
+
+def go_copy_retrying(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
+    """The proxy answers the first two v6 TxnOffsetCommits with UNKNOWN_TOPIC_ID for every
+    partition; franz-go copies 10 records."""
+    rule = ReplaceErrors(TXN_OFFSET_COMMIT, error=errors.UNKNOWN_TOPIC_ID, count=2, versions=(6, 6))
+    return go_copy(cluster, source, sink, group, [f"go-retry-{i}".encode() for i in range(10)], rule=rule)
+
+
+def go_copy_without_topic_id(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
+    """The proxy answers Metadata with the zero topic ID for `source`; franz-go copies 10 records."""
+    return go_copy(cluster, source, sink, group, [f"go-no-id-{i}".encode() for i in range(10)],
+                   rule=StripTopicIds(topics=frozenset({source})))
+
+
+def go_copy_group_error(cluster: Cluster, source: str, sink: str, group: str, error: str) -> ClientRun:
+    """The proxy answers the first v6 TxnOffsetCommit with `error` (a name); franz-go copies 10 records."""
+    rule = ReplaceErrors(TXN_OFFSET_COMMIT, error=errors.error_code(error), count=1, versions=(6, 6))
+    return go_copy(cluster, source, sink, group, [f"go-abort-{i}".encode() for i in range(10)], rule=rule)
 
 
 def java_commit_capped(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:

@@ -22,6 +22,7 @@ from harness.checks.kip1319 import (
     assert_client_sends,
     assert_client_sends_v6,
     assert_commit_accepted,
+    assert_copier_aborted_without_retry,
     assert_error_precedence,
     assert_group_error_mapping,
     assert_injected,
@@ -600,6 +601,32 @@ def test_a_client_that_gives_up_after_unknown_topic_id_fails(recording: Recordin
         assert_retried_unchanged(run)
 
 
+def test_franz_gos_recorded_abort_after_unknown_topic_id_fails(recording: Recording) -> None:
+    """franz-go's GroupTransactSession ends the transaction on a per-partition TxnOffsetCommit error
+    (kgo txn.go, End: commitErr -> no commit) and the copier redoes it: no retry within it."""
+    run = recording("kip1319-franz-go-retry-unknown-topic-id")
+    with pytest.raises(AssertionError, match=r"must retry UNKNOWN_TOPIC_ID\(100\) within the transaction:\s+"
+                                             r"2 transaction\(s\) aborted"):
+        assert_retried_unchanged(run, later_transactions=True)
+
+
+def test_a_copier_that_retried_within_its_transaction_passes_despite_later_transactions(
+    recording: Recording,
+) -> None:
+    """Without the aborts, franz-go's commits up to the first accepted one are a retry of one request;
+    the later transactions' commits (other offsets) are not judged."""
+    run = recording("kip1319-franz-go-retry-unknown-topic-id")
+    # What a retry within the transaction would send: the first request again (franz-go's redo in a
+    # new transaction carries a bumped producer epoch).
+    run["events"] = [e for e in run["events"] if e.get("event") != "transaction_aborted"]
+    for c in run["commits"][1:3]:
+        c["request"] = run["commits"][0]["request"]
+    assert len({str(c["request"]) for c in run["commits"]}) > 1, "premise: later transactions commit other offsets"
+    assert_retried_unchanged(run, later_transactions=True)
+    with pytest.raises(AssertionError, match="differs from the first request"):
+        assert_retried_unchanged(run)
+
+
 def test_more_injected_answers_than_seen_fails(recording: Recording) -> None:
     run = recording("kip1319-java-retry-unknown-topic-id")
     run["injected"]["fired"] = 3
@@ -835,3 +862,23 @@ def test_a_retry_that_changes_an_offset_fails(recording: Recording) -> None:
     run["commits"][1]["request"]["Topics"][0]["Partitions"][0]["CommittedOffset"] += 1
     with pytest.raises(AssertionError, match=r"#1 \(a retry\) changed or added offsets"):
         assert_mixed_answer_retried(run, _failed_topic(run))
+
+
+@pytest.mark.parametrize("error", ["GROUP_ID_NOT_FOUND", "STALE_MEMBER_EPOCH"])
+def test_recorded_franz_go_abort_on_a_group_error_passes(recording: Recording, error: str) -> None:
+    assert_copier_aborted_without_retry(recording(f"kip1319-franz-go-abort-{error}"))
+
+
+def test_a_copier_that_retries_a_group_error_fails(recording: Recording) -> None:
+    run = recording("kip1319-franz-go-abort-GROUP_ID_NOT_FOUND")
+    run["commits"].insert(1, run["commits"][0])  # the same commit sent again within the transaction
+    with pytest.raises(AssertionError, match=r"\d+ TxnOffsetCommit\(s\) for \d+ transaction\(s\) ended: a retry"):
+        assert_copier_aborted_without_retry(run)
+
+
+def test_a_copier_that_commits_despite_a_group_error_fails(recording: Recording) -> None:
+    run = recording("kip1319-franz-go-abort-GROUP_ID_NOT_FOUND")
+    first = next(e for e in run["events"] if e.get("event") == "transaction_aborted")
+    first["event"] = "transaction_committed"
+    with pytest.raises(AssertionError, match=r"the transaction whose commit got GROUP_ID_NOT_FOUND\(69\) ended"):
+        assert_copier_aborted_without_retry(run)
