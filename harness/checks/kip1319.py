@@ -33,6 +33,7 @@ codes, the exchanges).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -522,6 +523,35 @@ def assert_copier_aborted_without_retry(run: Record) -> None:
     if len(commits) != len(ends):
         wrong.append(f"{len(commits)} TxnOffsetCommit(s) for {len(ends)} transaction(s) ended: a retry within one")
     _fail_if(wrong, f"{run['client']} must abort on {describe(error)} without retrying", _dump_all(commits))
+
+
+def assert_failed_topic_named(run: Record, failed_topic: str, committed_topic: str) -> None:
+    """KIP-1319 "Producer-Side > Response mapping": a v6 answer names topics by TopicId only, and the
+    client maps each answer back to its topic. One transaction committed offsets of both topics, the
+    answer failed `failed_topic` alone: the error the client reports for that transaction names
+    `failed_topic` and not `committed_topic`; the copy completes, read_committed seeing each value
+    once (in any order: the copier interleaves its topics)."""
+    commits, error = run["commits"], run["injected"]["error"] if run["injected"] else None
+    wrong = []
+    first = commits[0] if commits else None
+    named = sorted({str(t.get("TopicId")) for t in _topics(first, "request")}) if first else []
+    if len(named) < 2:
+        wrong.append(f"premise: the first TxnOffsetCommit names {named}, not both topics")
+    ends = [e for e in run["events"] if e.get("event") in ("transaction_committed", "transaction_aborted")]
+    reported = next((e.get("error", "") for e in ends if e["event"] == "transaction_aborted"), None)
+    if reported is None:
+        wrong.append(f"no transaction reported the {describe(error)} answer: {ends[:3]}")
+    elif not _names(reported, failed_topic) or _names(reported, committed_topic):
+        wrong.append(f"the failed transaction reports {reported!r}: not {failed_topic} alone")
+    if sorted(run["visible"]) != sorted(run["written"]):
+        wrong.append(f"read_committed sees {len(run['visible'])} value(s), the copy wrote {len(run['written'])}")
+    _fail_if(wrong, f"{run['client']} must map the {describe(error)} of {failed_topic} to that topic",
+             _dump_all(commits))
+
+
+def _names(text: str, topic: str) -> bool:
+    """`text` names `topic` as a whole word (topic-1 is not in topic-10)."""
+    return re.search(rf"(?<![\w-]){re.escape(topic)}(?![\w-])", text) is not None
 
 
 def assert_visible_to_read_committed(run: Record) -> None:

@@ -240,28 +240,32 @@ def java_copy(
     return _run_java(cluster, "Kip1319Copier", args, group, sink, asked, list(values), timeout=timeout)
 
 
-def go_copy(cluster: Cluster, source: str, sink: str, group: str, values: list[bytes],
+def go_copy(cluster: Cluster, source: str | Sequence[str], sink: str, group: str, values: list[bytes],
             transaction_size: int = 5, timeout: float = 120.0, rule: Rule | None = None) -> ClientRun:
-    """Write `values` to partition 0 of `source`, then copy them to `sink` with the franz-go copier
-    (harness/clients/go/copier.go: a GroupTransactSession, classic group protocol) in transactions of
-    at most `transaction_size`."""
+    """Write `values` to partition 0 of `source` (of each source topic, when several), then copy them
+    to `sink` with the franz-go copier (harness/clients/go/copier.go: a GroupTransactSession, classic
+    group protocol) in transactions of at most `transaction_size`."""
     config = cluster.client_config()
     stacks.require_go(config)
+    sources = [source] if isinstance(source, str) else list(source)
+    written = [v for _ in sources for v in values]  # what the copy writes, every source's values
     with kafka.producer(config) as producer:
-        for v in values:
-            producer.produce(source, v, partition=0)
+        for topic in sources:
+            for v in values:
+                producer.produce(topic, v, partition=0)
         left = producer.flush(30)
-    assert left == 0, f"{left} of {len(values)} input records to {source} not delivered"
+    assert left == 0, f"{left} of {len(values) * len(sources)} input records to {sources} not delivered"
 
     def franz_go(proxy: Proxy) -> ClientDriver:
-        args = [proxy.bootstrap_servers, source, sink, group, f"kcts-franz-go-copier-{uuid.uuid4().hex[:10]}",
-                str(len(values)), str(transaction_size), str(int(timeout * 1000) - 10_000)]
+        args = [proxy.bootstrap_servers, ",".join(sources), sink, group,
+                f"kcts-franz-go-copier-{uuid.uuid4().hex[:10]}", str(len(written)),
+                str(transaction_size), str(int(timeout * 1000) - 10_000)]
         return stacks.go_driver("copier", args, proxy.client_config(),
                                 session.current().scratch("clients") / f"franz-go-copier-{sink}.log")
 
-    asked = _asked(cluster, [Offset(source, 0, len(values))])
+    asked = _asked(cluster, [Offset(topic, 0, len(values)) for topic in sources])
     return _run_driver(cluster, f"franz-go {stacks.go_module_version()} copier", franz_go, group, sink, asked,
-                       list(values), rule, timeout)
+                       written, rule, timeout)
 
 
 def java_copy_existing(cluster: Cluster, source: str, values: list[bytes], sink: str, group: str) -> ClientRun:
@@ -306,6 +310,17 @@ def go_copy_without_topic_id(cluster: Cluster, source: str, sink: str, group: st
     """The proxy answers Metadata with the zero topic ID for `source`; franz-go copies 10 records."""
     return go_copy(cluster, source, sink, group, [f"go-no-id-{i}".encode() for i in range(10)],
                    rule=StripTopicIds(topics=frozenset({source})))
+
+
+def go_copy_mixed_outcome(cluster: Cluster, first: str, second: str, sink: str, group: str) -> ClientRun:
+    """The proxy answers the first v6 TxnOffsetCommit with UNKNOWN_TOPIC_ID for `second`'s partition
+    only, and `first`'s as the broker did; franz-go copies 5 records of each topic in one transaction."""
+    with RawConnector(cluster) as raw:
+        second_id = tx.topic_ids(raw(), [second])[second]
+    rule = ReplaceTopicErrors(TXN_OFFSET_COMMIT, topic_id=second_id, error=errors.UNKNOWN_TOPIC_ID, count=1,
+                              versions=(6, 6))
+    return go_copy(cluster, [first, second], sink, group, [f"go-mixed-{i}".encode() for i in range(5)],
+                   transaction_size=10, rule=rule)
 
 
 def go_copy_group_error(cluster: Cluster, source: str, sink: str, group: str, error: str) -> ClientRun:

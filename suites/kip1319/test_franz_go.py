@@ -17,6 +17,7 @@ from harness.checks import recorded
 from harness.checks.kip1319 import (
     assert_client_sends,
     assert_copier_aborted_without_retry,
+    assert_failed_topic_named,
     assert_injected,
     assert_offsets_fetched_back,
     assert_only_transient_retries,
@@ -122,3 +123,23 @@ def test_franz_go_aborts_on_group_error(
     assert_copier_aborted_without_retry(run)
     assert_transaction_outcome(run, "copied")
     assert_visible_to_read_committed(run)
+
+
+@pytest.mark.promise("kip1319.client.response-mapped-by-topic-id")
+def test_franz_go_maps_a_mixed_answer_to_its_topics_by_id(
+    cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique
+) -> None:
+    """KIP-1319 "Proposed Changes > Producer-Side > Response mapping" ("the handler uses the topic ID
+    to name mapping ... to correlate responses back to TopicPartition"): one transaction copies
+    records of two topics; the proxy answers its v6 TxnOffsetCommit with UNKNOWN_TOPIC_ID for the
+    second topic only. franz-go reports the failure for that topic, by name, and not the other; the
+    copy completes. (Whether it retries within the transaction is
+    test_franz_go_retries_unknown_topic_id_then_commits.)"""
+    require_v6("franz-go's mapping of a mixed TxnOffsetCommit v6 answer")
+    first, second, sink = topic_factory(), topic_factory(), topic_factory()
+    run = clients.go_copy_mixed_outcome(cluster, first, second, sink, unique("franz-go-mixed"))
+    recorded.save("kip1319-franz-go-mixed-outcome", run)
+    assert_injected(run, exactly=1)
+    assert_failed_topic_named(run, second, first)
+    assert_transaction_outcome(run, "copied")
+    assert_offsets_fetched_back(run)

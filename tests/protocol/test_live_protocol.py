@@ -65,10 +65,12 @@ def _produce(client: RawClient, topic: str, topic_id: uuid.UUID, partition: int,
     body = {
         "TransactionalId": None,
         "Acks": -1,
-        "TimeoutMs": 10000,
+        # acks=all waits on the followers' fetchers; the gate runs these tests beside two kcts runs
+        # on 2 cores, where a new topic's followers have been seen to need more than 10 s.
+        "TimeoutMs": 30000,
         "TopicData": [{**key, "PartitionData": [{"Index": partition, "Records": records}]}],
     }
-    resp = client.send("Produce", v, body)
+    resp = client.send("Produce", v, body, timeout=45)
     (t,) = resp["Responses"]
     (p,) = t["PartitionResponses"]
     return p

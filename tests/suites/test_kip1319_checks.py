@@ -24,6 +24,7 @@ from harness.checks.kip1319 import (
     assert_commit_accepted,
     assert_copier_aborted_without_retry,
     assert_error_precedence,
+    assert_failed_topic_named,
     assert_group_error_mapping,
     assert_injected,
     assert_keyed_by_topic_id,
@@ -882,3 +883,25 @@ def test_a_copier_that_commits_despite_a_group_error_fails(recording: Recording)
     first["event"] = "transaction_committed"
     with pytest.raises(AssertionError, match=r"the transaction whose commit got GROUP_ID_NOT_FOUND\(69\) ended"):
         assert_copier_aborted_without_retry(run)
+
+
+def _mixed_topics(run: dict[str, Any]) -> tuple[str, str]:
+    """(the committed topic, the failed topic) of the recorded franz-go mixed answer."""
+    failed_id = run["injected"]["rule"].split("TopicId ")[1].split(" ")[0]
+    failed = next(a["topic"] for a in run["asked"] if str(a["topic_id"]) == failed_id)
+    return next(a["topic"] for a in run["asked"] if a["topic"] != failed), failed
+
+
+def test_recorded_franz_go_mixed_answer_names_the_failed_topic(recording: Recording) -> None:
+    run = recording("kip1319-franz-go-mixed-outcome")
+    committed, failed = _mixed_topics(run)
+    assert_failed_topic_named(run, failed, committed)
+
+
+def test_blaming_the_committed_topic_fails(recording: Recording) -> None:
+    run = recording("kip1319-franz-go-mixed-outcome")
+    committed, failed = _mixed_topics(run)
+    aborted = next(e for e in run["events"] if e.get("event") == "transaction_aborted")
+    aborted["error"] = aborted["error"].replace(failed, committed)
+    with pytest.raises(AssertionError, match=rf"the failed transaction reports .*: not {re.escape(failed)} alone"):
+        assert_failed_topic_named(run, failed, committed)

@@ -1,8 +1,10 @@
 package main
 
 // copier: a consume-transform-produce loop as a group member (kgo's GroupTransactSession), the
-// franz-go twin of harness/clients/java/Kip1319Copier.java: each transaction copies what one poll
-// returned to partition 0 of SINK, and End commits the consumed offsets with TxnOffsetCommit.
+// franz-go twin of harness/clients/java/Kip1319Copier.java: each transaction copies what its polls
+// returned (up to TRANSACTION_SIZE records, polling for at most 2 s) to partition 0 of SINK, and
+// End commits the consumed offsets with TxnOffsetCommit. SOURCE may name several topics, comma
+// separated.
 //
 //	kcts-clients -tag=MARKER copier BOOTSTRAP SOURCE SINK GROUP TRANSACTIONAL_ID MESSAGES TRANSACTION_SIZE TIMEOUT_MS
 //
@@ -35,7 +37,7 @@ func runCopier(args []string) int {
 	}
 	s, err := kgo.NewGroupTransactSession(
 		kgo.SeedBrokers(strings.Split(bootstrap, ",")...), kgo.ClientID("kcts-franz-go-copier"),
-		kgo.TransactionalID(txnID), kgo.ConsumerGroup(group), kgo.ConsumeTopics(source),
+		kgo.TransactionalID(txnID), kgo.ConsumerGroup(group), kgo.ConsumeTopics(strings.Split(source, ",")...),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.RequireStableFetchOffsets(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 	)
@@ -55,18 +57,22 @@ func runCopier(args []string) int {
 			emit(map[string]any{"event": "done", "outcome": "failed", "copied": copied, "message": err.Error()})
 			return 1
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		fetches := s.PollRecords(ctx, size)
-		cancel()
-		fetches.EachError(func(_ string, _ int32, err error) {
-			if err != context.DeadlineExceeded {
-				emit(map[string]any{"event": "poll_error", "code": fmt.Sprintf("%T", err), "message": err.Error()})
-			}
-		})
+		// The records already written reach the copier in several fetches (a partition per broker):
+		// it polls until the transaction is full, so that one transaction spans every input topic.
 		var out []*kgo.Record
-		fetches.EachRecord(func(r *kgo.Record) {
-			out = append(out, &kgo.Record{Topic: sink, Partition: 0, Key: r.Key, Value: r.Value})
-		})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		for len(out) < size && ctx.Err() == nil && copied+len(out) < wanted {
+			fetches := s.PollRecords(ctx, size-len(out))
+			fetches.EachError(func(_ string, _ int32, err error) {
+				if err != context.DeadlineExceeded && err != context.Canceled {
+					emit(map[string]any{"event": "poll_error", "code": fmt.Sprintf("%T", err), "message": err.Error()})
+				}
+			})
+			fetches.EachRecord(func(r *kgo.Record) {
+				out = append(out, &kgo.Record{Topic: sink, Partition: 0, Key: r.Key, Value: r.Value})
+			})
+		}
+		cancel()
 		var produceErr error
 		if len(out) > 0 {
 			produceErr = s.ProduceSync(context.Background(), out...).FirstErr()
