@@ -64,6 +64,16 @@ class ClientDriver:
 
         return wait_until(find, timeout, lambda: f"{self.main_class} {what}: {self.describe()}", interval=0.05)
 
+    def ask(self, line: str, answer: str, timeout: float = 30.0) -> dict[str, Any]:
+        """Send the consumer command `line` ("VERB NAME ...") and wait for its answer: the first later
+        event `answer` of consumer NAME, or the driver's command_failed for the line (returned too)."""
+        name = line.split()[1]
+        mark = len(self.events)
+        self.send_line(line)
+        return self.wait_for(lambda e: (e.get("event") == answer and e.get("consumer") == name)
+                             or (e.get("event") == "command_failed" and e.get("command") == line),
+                             timeout, line, since=mark)
+
     def send_line(self, line: str) -> None:
         """Write a command line to the driver's stdin (drivers that take commands)."""
         if not self.worker.send_line(line):

@@ -187,11 +187,7 @@ def _commits_after(
                                        and e["offset"] >= last, 60, f"{name} reads through {last}")
                 record = next(e for e in reversed(driver.events) if e.get("event") == "record"
                               and e["consumer"] == name and e["offset"] == held["offset"])
-                mark = len(driver.events)
-                driver.send_line(f"commit {name}")
-                answer = driver.wait_for(lambda e: e.get("event") in ("committed", "command_failed")
-                                         and (e.get("consumer") == name or e.get("command") == f"commit {name}"),
-                                         30, f"commit {name}", since=mark)
+                answer = driver.ask(f"commit {name}", "committed")
                 assert answer["event"] == "committed", f"{client} could not commit: {answer}"
                 commits.append({"offset": answer["offset"], "epoch": answer["epoch"],
                                 "last_offset": record["offset"], "last_epoch": record["epoch"]})
@@ -264,11 +260,7 @@ def _marker_commit_driver(
             last: dict[str, Any] = {}
 
             def position_at_end() -> bool:
-                mark = len(driver.events)
-                driver.send_line(f"position {name}")
-                answer = driver.wait_for(lambda e: e.get("event") in ("position", "command_failed")
-                                         and (e.get("consumer") == name or e.get("command") == f"position {name}"),
-                                         10, f"position {name}", since=mark)
+                answer = driver.ask(f"position {name}", "position", 10)
                 assert answer["event"] == "position", f"{client} reports no position: {answer}"
                 last.update(answer)
                 return answer["offset"] >= log.end
@@ -279,11 +271,7 @@ def _marker_commit_driver(
                            lambda: f"{name}'s position {last.get('offset')} reaching the log end {log.end}")
             except WaitTimeout:
                 pass
-            mark = len(driver.events)
-            driver.send_line(f"commit {name}")
-            answer = driver.wait_for(lambda e: e.get("event") in ("committed", "command_failed")
-                                     and (e.get("consumer") == name or e.get("command") == f"commit {name}"),
-                                     30, f"commit {name}", since=mark)
+            answer = driver.ask(f"commit {name}", "committed")
             assert answer["event"] == "committed", f"{client} could not commit: {answer}"
             committed = {"offset": answer["offset"], "epoch": answer["epoch"]}
             read = [e["offset"] for e in driver.events if e.get("event") == "record" and e["consumer"] == name]

@@ -126,10 +126,7 @@ def unclean_election_watched(
                 for reset in RESETS[stack]:
                     command(d, f"pause {stack}/{reset}")
             for stack, d in drivers.items():
-                d.send_line(f"commit {stack}/group")
-                event = d.wait_for(lambda e, n=f"{stack}/group": e.get("event") in ("committed", "command_failed")
-                                   and (e.get("consumer") == n or e.get("command") == f"commit {n}"),
-                                   30, f"commit {stack}/group")
+                event = d.ask(f"commit {stack}/group", "committed")
                 committed[stack] = ({"offset": event["offset"], "epoch": event["epoch"]}
                                     if event["event"] == "committed" else {"failed": event.get("message")})
                 # The member leaves before the restarted one joins: closed only once the group has it.
