@@ -73,7 +73,7 @@ def assert_commit_epochs_follow_consumption(
 
 
 def assert_commit_past_control_records(
-    position: int, committed: Mapping[str, int | None], batches: Sequence[RecordBatch], end: int, client: str,
+    position: int, committed: Mapping[str, Any], batches: Sequence[RecordBatch], end: int, client: str,
     position_of: str = "position()", with_epoch: bool = True,
 ) -> None:
     """After reading every transaction: the position (`position_of`: what the client reports it
@@ -85,7 +85,7 @@ def assert_commit_past_control_records(
     if position != end:
         trouble.append(f"{position_of} is {position}, not the log end {end}")
     if committed["offset"] != end:
-        trouble.append(f"committed offset {committed['offset']} leaves lag {end - (committed['offset'] or 0)}")
+        trouble.append(f"committed offset {committed['offset']} leaves lag {end - committed['offset']}")
     if with_epoch and committed["epoch"] != last:
         trouble.append(f"committed epoch {committed['epoch']}, the last record (offset {end - 1}) is in epoch {last}")
     assert not trouble, f"{client}: " + "; ".join(trouble) + f"; log {describe_log(batches)}"

@@ -422,7 +422,7 @@ def assert_retried_unchanged(run: Record, later_transactions: bool = False) -> N
     if later_transactions:
         accepted = next((i for i, c in enumerate(commits) if set(_codes(c["response"])) == {0}), len(commits) - 1)
         commits = commits[:accepted + 1]
-        aborted = [e for e in run["events"] if e.get("event") == "transaction_aborted"]
+        aborted = [e for e in _transaction_ends(run) if e["event"] == "transaction_aborted"]
         _fail_if([f"{len(aborted)} transaction(s) aborted: {aborted[:3]}"] if aborted else [],
                  f"{run['client']} must retry {describe(injected['error'])} within the transaction",
                  _dump_all(run["commits"]))
@@ -509,12 +509,17 @@ def assert_nothing_visible(run: Record) -> None:
     _fail_if(wrong, f"{run['client']} aborted, yet its transaction shows", f"client said {failure}")
 
 
+def _transaction_ends(run: Record) -> list[Mapping[str, Any]]:
+    """A copier's transaction_committed and transaction_aborted events, in order."""
+    return [e for e in run["events"] if e.get("event") in ("transaction_committed", "transaction_aborted")]
+
+
 def assert_copier_aborted_without_retry(run: Record) -> None:
     """A copier (one TxnOffsetCommit per transaction it ends) whose first commit got an abortable
     error: that transaction aborted, and the client sent no other TxnOffsetCommit in it, so there
     are as many commits as transactions ended ("Error handling": the application must abort)."""
     commits, error = run["commits"], run["injected"]["error"] if run["injected"] else None
-    ends = [e for e in run["events"] if e.get("event") in ("transaction_committed", "transaction_aborted")]
+    ends = _transaction_ends(run)
     wrong = []
     if not commits or set(_codes(commits[0]["response"])) != {error}:
         wrong.append(f"premise: the first TxnOffsetCommit was not answered {describe(error)}")
@@ -537,7 +542,7 @@ def assert_failed_topic_named(run: Record, failed_topic: str, committed_topic: s
     named = sorted({str(t.get("TopicId")) for t in _topics(first, "request")}) if first else []
     if len(named) < 2:
         wrong.append(f"premise: the first TxnOffsetCommit names {named}, not both topics")
-    ends = [e for e in run["events"] if e.get("event") in ("transaction_committed", "transaction_aborted")]
+    ends = _transaction_ends(run)
     reported = next((e.get("error", "") for e in ends if e["event"] == "transaction_aborted"), None)
     if reported is None:
         wrong.append(f"no transaction reported the {describe(error)} answer: {ends[:3]}")

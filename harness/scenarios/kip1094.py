@@ -316,8 +316,7 @@ def _commit_through(cluster: Cluster, topic: str, group: str, last: int) -> dict
             if msg.error() is None:
                 offsets.append(msg.offset())
         consumer.commit(asynchronous=False)
-        (tp,) = consumer.committed([TopicPartition(topic, 0)], timeout=10)
-        return {"offset": tp.offset, "epoch": tp.leader_epoch}
+        return _committed(consumer, topic)
 
 
 def zombie_leader(cluster: Cluster, topic: str, group: str) -> ZombieLeader:

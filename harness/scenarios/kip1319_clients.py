@@ -18,6 +18,7 @@ from typing import Any
 
 from confluent_kafka import IsolationLevel, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
+from packaging.version import Version
 
 from harness import session
 from harness.clients import kafka, stacks
@@ -167,7 +168,7 @@ def _run_java(
 
     run = _run_driver(cluster, f"Java {dist.version} {driver}", java, group, sink, asked, written, rule, timeout)
     sent = sorted({c["version"] for c in run.commits})
-    if _key(dist.version) < _key(FIRST_KIP1319_CLIENT) and KIP_VERSION not in sent:
+    if Version(dist.version) < Version(FIRST_KIP1319_CLIENT) and KIP_VERSION not in sent:
         what = f"TxnOffsetCommit v6 and its negotiation (KIP-1319, first in kafka-clients {FIRST_KIP1319_CLIENT})"
         raise ClientLacks(f"kafka-clients {dist.version}", what,
                           f"sendOffsetsToTransaction sent TxnOffsetCommit {sent}; {run.broker}")
@@ -180,9 +181,6 @@ def java_release(cluster: Cluster) -> str:
     the broker through a client known to speak v6)."""
     return cluster.java_clients if stacks.current().only == stacks.JAVA else FIRST_KIP1319_CLIENT
 
-
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split(".")[:3] if p.isdigit())
 
 
 def _run_driver(

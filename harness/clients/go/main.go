@@ -22,9 +22,10 @@
 //	exit
 //
 // Events: ready, record {consumer, offset, epoch, value}, error {consumer, code, message,
-// divergent}, committed {consumer, offset, epoch}, position {consumer, offset, of}, closed, done, command_failed, exited. kgo keeps
-// consuming after an error it reports (ErrDataLoss is "informational"), so later records are
-// reported too: the checks see whether it read on.
+// divergent}, committed {consumer, offset, epoch}, position {consumer, offset, of}, held {consumer,
+// offset}, closed, done, command_failed, exited. kgo keeps consuming after an error it reports
+// (ErrDataLoss is "informational"), so later records are reported too: the checks see whether it
+// read on.
 package main
 
 import (
