@@ -64,6 +64,10 @@ class ClientDriver:
 
         return wait_until(find, timeout, lambda: f"{self.main_class} {what}: {self.describe()}", interval=0.05)
 
+    def wait_ready(self, timeout: float = 60.0) -> dict[str, Any]:
+        """The driver's "ready" event: it has started and takes commands."""
+        return self.wait_for(lambda e: e.get("event") == "ready", timeout, "start")
+
     def ask(self, line: str, answer: str, timeout: float = 30.0) -> dict[str, Any]:
         """Send the consumer command `line` ("VERB NAME ...") and wait for its answer: the first later
         event `answer` of consumer NAME, or the driver's command_failed for the line (returned too)."""

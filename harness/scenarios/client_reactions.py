@@ -93,7 +93,7 @@ def _read_through(
     driver = consumers_driver(client, cluster.java_clients, {**proxy.client_config(), **(librdkafka or {})}, topic)
     try:
         with driver:
-            driver.wait_for(lambda e: e.get("event") == "ready", 60, "start")
+            driver.wait_ready()
             driver.send_line(line)
             seen = [0]
 

@@ -178,7 +178,7 @@ def _commits_after(
     driver = consumers_driver(client, cluster.java_clients, cluster.client_config(), log.topic)
     with driver:
         try:
-            driver.wait_for(lambda e: e.get("event") == "ready", 60, "start")
+            driver.wait_ready()
             for i, last in enumerate(lasts):
                 driver.send_line(f"until {name} {last}")
                 if i == 0:
@@ -253,7 +253,7 @@ def _marker_commit_driver(
     driver = consumers_driver(client, cluster.java_clients, cluster.client_config(), log.topic)
     with driver:
         try:
-            driver.wait_for(lambda e: e.get("event") == "ready", 60, "start")
+            driver.wait_ready()
             driver.send_line(f"subscribe {name} earliest {group} read_committed")
             driver.wait_for(lambda e: e.get("event") == "record" and e["consumer"] == name
                             and e["offset"] >= last_data, 60, f"{name} reads through {last_data}")

@@ -95,7 +95,7 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
         last = written[-1]["offset"]
 
         for stack, d in drivers.items():
-            d.start().wait_for(lambda e: e.get("event") == "ready", 60, "start")
+            d.start().wait_ready()
             for reset in RESETS:
                 d.send_line(f"assign {stack}/{reset} {reset} 0")
         for stack, d in drivers.items():

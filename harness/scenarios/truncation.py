@@ -106,7 +106,7 @@ def unclean_election_watched(
         writer = clients.enter_context(kafka.producer({**config, "acks": "all"}))
         produce(writer, topic, [f"replicated-{i}".encode() for i in range(REPLICATED)])
         for stack, d in drivers.items():
-            d.wait_for(lambda e: e.get("event") == "ready", 60, "start")
+            d.wait_ready()
             for reset in RESETS[stack]:
                 d.send_line(f"assign {stack}/{reset} {reset} 0")
             d.send_line(f"subscribe {stack}/group earliest {groups[stack]}")
