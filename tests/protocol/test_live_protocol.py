@@ -9,11 +9,13 @@ from typing import Any
 
 import pytest
 
+from harness.clients.raw import list_offsets
 from harness.protocol import errors
 from harness.protocol.client import RawClient
 from harness.protocol.coordinator import decode_coordinator_record
 from harness.protocol.records import Record, encode_batch, parse_batches
 from harness.protocol.types import ZERO_UUID
+from harness.waiting import wait_until
 
 pytestmark = pytest.mark.live
 
@@ -49,9 +51,20 @@ def _topic_md(client: RawClient, topic: str, timeout: float = 30.0) -> dict[str,
 
 
 def _leader(raw_client: RawClientFactory, cluster: Any, topic: str, partition: int = 0) -> RawClient:
-    """A client to the partition's leader, once that broker knows the topic."""
+    """A client to the partition's leader, once that broker serves it: Metadata can name the leader
+    before the broker has taken the leadership (it answers NOT_LEADER_OR_FOLLOWER meanwhile, seen on
+    the gate's loaded 2 cores), so wait for its ListOffsets to succeed."""
     client = raw_client(cluster.leader(topic, partition))
     _topic_md(client, topic)
+    version = client.max_version("ListOffsets")
+    answers: list[dict[str, Any]] = []
+
+    def served() -> bool:
+        answers.append(list_offsets(client, version, topic, partition, LATEST))
+        return answers[-1]["ErrorCode"] == 0
+
+    wait_until(served, 30, lambda: f"{topic}-{partition} served by its leader: ListOffsets answered "
+                                   f"{errors.describe(answers[-1]['ErrorCode']) if answers else 'nothing'}")
     return client
 
 
