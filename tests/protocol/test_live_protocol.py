@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -87,6 +88,56 @@ def _produce(client: RawClient, topic: str, topic_id: uuid.UUID, partition: int,
     (t,) = resp["Responses"]
     (p,) = t["PartitionResponses"]
     return p
+
+
+# Answers that say the partition lost its leader or its followers while the Produce waited.
+_LEADERSHIP_LOST = {
+    errors.LEADER_NOT_AVAILABLE,
+    errors.NOT_LEADER_OR_FOLLOWER,
+    errors.REQUEST_TIMED_OUT,
+    errors.NOT_ENOUGH_REPLICAS,
+    errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    errors.FENCED_LEADER_EPOCH,
+}
+
+
+@dataclass
+class _Written:
+    topic: str
+    metadata: dict[str, Any]
+    leader: RawClient
+    leader_epoch: int
+    answers: list[dict[str, Any]]
+
+
+def _written_topic(
+    raw_client: RawClientFactory,
+    cluster: Any,
+    topic_factory: Callable[..., str],
+    batches: list[bytes],
+    config: dict[str, str] | None = None,
+    attempts: int = 3,
+) -> _Written:
+    """A new one-partition topic with `batches` appended by one leader, in one leader epoch.
+
+    The codec checks below assert exact offsets and the epoch stamped into each batch, so they need the
+    leadership to hold while they write. On the gate's loaded 2 cores it once did not: the controller
+    stalled, fenced the leader (3 s session) 15 s into an acks=all Produce, and the Produce was answered
+    NOT_LEADER_OR_FOLLOWER (CI, 2026-11-25). That refuses the premise, not the codec, so a new topic is
+    written; the answers of every attempt are the failure's evidence.
+    """
+    seen: list[str] = []
+    for _ in range(attempts):
+        topic = topic_factory(partitions=1, replication_factor=_rf(cluster), config=config)
+        metadata = _topic_md(raw_client(), topic)
+        leader = _leader(raw_client, cluster, topic)
+        leader_epoch = _partition(_topic_md(leader, topic), 0)["LeaderEpoch"]
+        answers = [_produce(leader, topic, metadata["TopicId"], 0, batch) for batch in batches]
+        codes = [a["ErrorCode"] for a in answers]
+        if not _LEADERSHIP_LOST & set(codes):
+            return _Written(topic, metadata, leader, leader_epoch, answers)
+        seen.append(f"{topic} (leader {leader}, epoch {leader_epoch}): {[errors.describe(c) for c in codes]}")
+    pytest.fail(f"no topic kept its leader through {len(batches)} Produce(s) in {attempts} attempts: {seen}")
 
 
 def _fetch(
@@ -181,25 +232,21 @@ def test_metadata_v13_topic_ids_and_leader_epochs(
 def test_produce_then_fetch_same_records(
     cluster: Any, raw_client: RawClientFactory, topic_factory: Callable[..., str]
 ) -> None:
-    topic = topic_factory(partitions=1, replication_factor=_rf(cluster))
-    t = _topic_md(raw_client(), topic)
-    leader_epoch = _partition(t, 0)["LeaderEpoch"]
-    leader = _leader(raw_client, cluster, topic)
     sent = [Record(f"value-{i}".encode(), f"key-{i}".encode(), [("h", bytes([i]))]) for i in range(5)]
-    batch = encode_batch(sent, producer_id=-1)
-    p = _produce(leader, topic, t["TopicId"], 0, batch)
+    w = _written_topic(raw_client, cluster, topic_factory, [encode_batch(sent, producer_id=-1)])
+    (p,) = w.answers
     assert p["ErrorCode"] == 0, errors.describe(p["ErrorCode"])
     assert p["BaseOffset"] == 0
 
-    for version in sorted({leader.max_version("Fetch"), 12}):
-        fp = _fetch(leader, topic, t["TopicId"], 0, 0, version)
+    for version in sorted({w.leader.max_version("Fetch"), 12}):
+        fp = _fetch(w.leader, w.topic, w.metadata["TopicId"], 0, 0, version)
         assert fp["ErrorCode"] == 0, errors.describe(fp["ErrorCode"])
         assert fp["HighWatermark"] == 5
         batches = parse_batches(fp["Records"])  # CRC32C verified
         assert len(batches) == 1 and batches[0].crc_valid
         b = batches[0]
         # The leader stamps its epoch into the batch at append (outside the CRC).
-        assert b.partition_leader_epoch == leader_epoch
+        assert b.partition_leader_epoch == w.leader_epoch
         assert [(r.offset, r.key, r.value, r.headers) for r in b.records] == [
             (i, s.key, s.value, s.headers) for i, s in enumerate(sent)
         ]
@@ -209,13 +256,13 @@ def test_batches_the_broker_compressed_with_gzip(
     cluster: Any, raw_client: RawClientFactory, topic_factory: Callable[..., str]
 ) -> None:
     # compression.type=gzip makes the broker recompress what it is sent, with Java's GZIPOutputStream.
-    topic = topic_factory(partitions=1, replication_factor=_rf(cluster), config={"compression.type": "gzip"})
-    t = _topic_md(raw_client(), topic)
-    leader = _leader(raw_client, cluster, topic)
     values = [f"record-{i}".encode() * 20 for i in range(10)]
-    assert _produce(leader, topic, t["TopicId"], 0, encode_batch(values))["ErrorCode"] == 0
-    assert _produce(leader, topic, t["TopicId"], 0, encode_batch(values, compression="gzip"))["ErrorCode"] == 0
-    fp = _fetch(leader, topic, t["TopicId"], 0, 0, leader.max_version("Fetch"))
+    w = _written_topic(
+        raw_client, cluster, topic_factory, [encode_batch(values), encode_batch(values, compression="gzip")],
+        config={"compression.type": "gzip"},
+    )
+    assert [a["ErrorCode"] for a in w.answers] == [0, 0]
+    fp = _fetch(w.leader, w.topic, w.metadata["TopicId"], 0, 0, w.leader.max_version("Fetch"))
     batches = parse_batches(fp["Records"])
     assert [b.compression for b in batches] == ["gzip", "gzip"]
     assert [r.value for b in batches for r in b.records] == values + values
@@ -240,11 +287,9 @@ def test_fetch_with_stale_or_future_leader_epoch(
 def test_list_offsets_and_offsets_for_leader_epoch(
     cluster: Any, raw_client: RawClientFactory, topic_factory: Callable[..., str]
 ) -> None:
-    topic = topic_factory(partitions=1, replication_factor=_rf(cluster))
-    t = _topic_md(raw_client(), topic)
-    epoch = _partition(t, 0)["LeaderEpoch"]
-    leader = _leader(raw_client, cluster, topic)
-    assert _produce(leader, topic, t["TopicId"], 0, encode_batch([b"a", b"b", b"c"]))["ErrorCode"] == 0
+    w = _written_topic(raw_client, cluster, topic_factory, [encode_batch([b"a", b"b", b"c"])])
+    assert w.answers[0]["ErrorCode"] == 0
+    topic, leader, epoch = w.topic, w.leader, w.leader_epoch
 
     v = leader.max_version("ListOffsets")
 
