@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.network.links import LinkControl, LinkControlUnavailable, LinkFault, leftovers, unavailable_reason
+from harness.process.ports import free_port
 from harness.process.spawn import spawn
 from harness.reaper import tagged_pids
 from harness.waiting import wait_until
@@ -43,17 +44,11 @@ except OSError as exc:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def _echo_nodes(session_id: str) -> Iterator[tuple[LinkControl, dict[int, int]]]:
     """Nodes 1 and 2, each an echo server in its own cgroup, and the link control over them; all of
     it gone on exit."""
-    ports = {1: _free_port(), 2: _free_port()}
+    ports = {1: free_port(), 2: free_port()}
     links = LinkControl(session_id, "echo", {n: [p] for n, p in ports.items()}).setup()
     servers = []
     try:
