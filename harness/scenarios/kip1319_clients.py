@@ -182,7 +182,6 @@ def java_release(cluster: Cluster) -> str:
     return cluster.java_clients if stacks.current().only == stacks.JAVA else FIRST_KIP1319_CLIENT
 
 
-
 def _run_driver(
     cluster: Cluster, client: str, make: Callable[[Proxy], ClientDriver], group: str, sink: str,
     asked: list[dict[str, Any]], written: list[bytes], rule: Rule | None = None, timeout: float = 120.0,
