@@ -8,8 +8,8 @@ idempotent producers writing through failovers.
 - `former_leader_produce`: after a leader move, one Produce per version to the replica that led
   before, and what Metadata says of the leader now.
 - `failover_writes`: a producer of each client stack judged writes the same partition at once
-  (librdkafka of the run's confluent-kafka release and franz-go in kcts's drivers, the Java client
-  of the target's Java-clients version through kafka-tools' VerifiableProducer), while its leader
+  (librdkafka of the run's confluent-kafka release, franz-go, and the Java client of the target's
+  Java-clients version, each in a kcts producer driver), while its leader
   is crashed, stopped and paused in turn. Between faults each
   must make progress, so that every failover hits writes in flight. Each fault moves leadership
   (the controller fences a crashed or paused broker within seconds), is healed, and the partition
@@ -26,8 +26,7 @@ from harness import session
 from harness.clients import kafka, stacks
 from harness.clients import raw as rr
 from harness.clients.driver import ClientDriver
-from harness.clients.java_security import render, security_properties
-from harness.clients.jvm import VERIFIABLE_PRODUCER, JavaClient, tool_option
+from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster, PartitionState
 from harness.kafka.dist import resolve
 from harness.nemesis.faults import Fault, node_faults, resolve_target
@@ -38,7 +37,6 @@ from harness.scenarios.kip320 import requested_epochs
 from harness.waiting import wait_until
 
 PROGRESS = 100  # acknowledged writes each producer must add between two faults
-JAVA_PREFIX = 7  # VerifiableProducer values are "<prefix>.<n>"
 
 
 # -- the Produce schema and epoch probes -----------------------------------------------------
@@ -161,13 +159,13 @@ LIBRDKAFKA_PRODUCER = {
     # than the 60 s socket default, and retry on the new leader.
     "socket.timeout.ms": 10000, "request.timeout.ms": 10000,
 }
-PREFIXES = {"java": JAVA_PREFIX, "librdkafka": 8, "franz-go": 9}  # values "<prefix>.<n>", one prefix per stack
+PREFIXES = {"java": 7, "librdkafka": 8, "franz-go": 9}  # values "<prefix>.<n>", one prefix per stack
 
 
-def _writes(driver: ClientDriver, prefix: int) -> Writes:
+def writes_of(driver: ClientDriver, prefix: int) -> Writes:
     """Every producer driver sends <prefix>.0, .1, ... in order and reports in VerifiableProducer's
-    words: every number up to the last reported (or, from the kcts drivers, the count they sent) was
-    sent, so one with no event at all shows up as unacknowledged."""
+    words: every number up to the last reported, or the count it says it sent, was sent, so one with
+    no event at all shows up as unacknowledged."""
     events = {int(str(e["value"]).split(".")[1]): e for e in driver.events
               if e.get("event") in ("producer_send_success", "producer_send_error")}
     stopped = next((e for e in driver.events if e.get("event") == "stopped"), None)
@@ -184,25 +182,14 @@ def _writes(driver: ClientDriver, prefix: int) -> Writes:
     return w
 
 
-def _producer(cluster: Cluster, stack: str, topic: str) -> ClientDriver:
-    """The producer driver of `stack`: kafka-tools' VerifiableProducer for Java, kcts's drivers for
-    librdkafka (the run's confluent-kafka release) and franz-go."""
-    if stack == "java":
-        folder = session.current().scratch("kip359")
-        config = folder / "producer.properties"
-        # VerifiableProducer sets retries=0, which idempotence refuses; the file overrides it. The
-        # target's TLS and SASL settings join it (the file is the session's, mode 0600).
-        config.touch(mode=0o600)
-        config.write_text("enable.idempotence=true\nacks=all\nretries=2147483647\nlinger.ms=5\n"
-                          "request.timeout.ms=10000\n" + render(security_properties(cluster.client_config(), folder)))
-        dist = resolve(cluster.java_clients)
-        return JavaClient(dist, VERIFIABLE_PRODUCER, [
-            "--bootstrap-server", cluster.bootstrap_servers, "--topic", topic, "--throughput", "200",
-            "--value-prefix", str(JAVA_PREFIX),
-            tool_option(dist, VERIFIABLE_PRODUCER, "--command-config", "--producer.config"), str(config),
-        ])
+def producer_driver(cluster: Cluster, stack: str, topic: str) -> ClientDriver:
+    """The producer driver of `stack`, each of the same commands and events: kcts's KctsProducer on the
+    target's Java clients, kcts's drivers for librdkafka (the run's confluent-kafka release) and franz-go."""
     log = session.current().scratch("clients") / f"{stack}-producer-{topic}.log"
     args = [cluster.bootstrap_servers, topic, str(PREFIXES[stack])]
+    if stack == "java":
+        return JavaClient.driver(resolve(cluster.java_clients), "KctsProducer", args, log_path=log,
+                                 config=cluster.client_config())
     if stack == "librdkafka":
         return stacks.librdkafka_driver("producer", args, {**cluster.client_config(), **LIBRDKAFKA_PRODUCER}, log)
     return stacks.go_driver("producer", args, cluster.client_config(), log)
@@ -212,7 +199,7 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
     """Every stack's producer writes `topic` (3 replicas, min.insync.replicas=2) through a crash, a clean stop and
     a pause of its leader; each fault healed and the ISR full again before the next. On a target
     whose nodes the harness cannot stop, through three leader moves instead (clean failovers)."""
-    producers = {stack: _producer(cluster, stack, topic) for stack in stacks.current().judged()}
+    producers = {stack: producer_driver(cluster, stack, topic) for stack in stacks.current().judged()}
     replicas = set(cluster.partition_state(topic).replicas)
     if cluster.capabilities.fault_control:
         resolve_target(cluster, "leader", topic)  # a leader no one process holds refuses the premise before any write
@@ -229,8 +216,8 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
                        lambda: f"every producer adding {PROGRESS} acks: from {start} to {acked()}; " + "; ".join(
                            f"{stack} {d.describe()}" for stack, d in producers.items()))
 
-        for stack, d in producers.items():
-            running.callback(_stop_producer, stack, d)
+        for d in producers.values():
+            running.callback(stop_producer, d)
             d.start()
         progress()
         if cluster.capabilities.fault_control:
@@ -262,12 +249,13 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
         raw.close()
     log = [{"offset": r.offset, "value": (r.value or b"").decode()} for b in batches if not b.is_control
            for r in b.records]
-    return FailoverWrites(topic, applied, {stack: _writes(d, PREFIXES[stack]) for stack, d in producers.items()}, log)
+    return FailoverWrites(topic, applied, {stack: writes_of(d, PREFIXES[stack]) for stack, d in producers.items()}, log)
 
 
-def _stop_producer(stack: str, driver: ClientDriver) -> None:
-    """VerifiableProducer flushes on SIGTERM; kcts's drivers on `exit`, then report what they sent."""
-    if stack == "java" or driver.proc is None or driver.proc.poll() is not None:
+def stop_producer(driver: ClientDriver) -> None:
+    """Stop sending, then flush and close, in the driver's one thread (`exit`): a send the harness cut
+    short would otherwise be reported as the broker's failed write. Then it reports what it sent."""
+    if driver.proc is None or driver.proc.poll() is not None:
         driver.stop()
         return
     try:

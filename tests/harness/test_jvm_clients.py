@@ -51,3 +51,28 @@ def test_a_method_an_older_client_lacks_is_named_from_javac() -> None:
     assert missing_api(JAVAC_392) == "ConsumerRecords.nextOffsets()"
     assert first_error(JAVAC_392) == "cannot find symbol"
     assert missing_api("Foo.java:1: error: ';' expected\n") is None
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("stack", ["java", "librdkafka"])
+def test_a_producer_driver_stopped_mid_stream_reports_no_failed_write(cluster: Cluster, topic: str, stack: str) -> None:
+    """The failover check's producers are stopped while they send, several times at once on a
+    loaded gate: the stop itself must never surface as a failed or unreported write (a false FAIL
+    of the broker, as kafka-tools' VerifiableProducer gave when its SIGTERM hook closed the producer
+    under a send in flight). Each driver stops sending, then flushes and closes, on `exit`."""
+    from harness.scenarios.kip359 import PREFIXES, producer_driver, stop_producer, writes_of
+
+    for round_ in range(3):
+        driver = producer_driver(cluster, stack, topic)
+        try:
+            driver.start()
+            # Stop at a different point of the stream each round, with sends surely in flight.
+            driver.wait_for(lambda e, n=20 + 37 * round_: e.get("event") == "producer_send_success"
+                            and int(str(e["value"]).split(".")[1]) >= n, 60, "acknowledged writes")
+        finally:
+            stop_producer(driver)
+        w = writes_of(driver, PREFIXES[stack])
+        stopped = [e for e in driver.events if e.get("event") == "stopped"]
+        assert stopped and stopped[0]["unreported"] == 0, driver.describe()
+        assert not w.failures and len(w.acks) == len(w.sent), (
+            f"{stack}, round {round_}: {len(w.sent)} sent, {len(w.acks)} acknowledged, failures {w.failures[:3]}")
