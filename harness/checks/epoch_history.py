@@ -13,9 +13,10 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.errors import require_scene
 from harness.protocol.errors import describe
 from harness.protocol.records import RecordBatch, describe_log
-from harness.protocol.sentinels import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from harness.protocol.sentinels import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, NO_EPOCH
 
 UNDEFINED = (-1, -1)  # OffsetsForLeaderEpoch's answer for an epoch no replica knows
 
@@ -45,25 +46,55 @@ def assert_epochs_never_decrease(batches: Sequence[RecordBatch]) -> None:
     assert not drops, f"batch epochs go down along the log: {drops[:5]}; log {describe_log(batches)}"
 
 
+def known_epochs(
+    batches: Sequence[RecordBatch], current_epoch: int, log_end: int, log_start: int = 0
+) -> dict[int, int]:
+    """The leader's epoch entries as its log shows them: {epoch: start offset}.
+
+    An epoch is known when a batch of it lies at or past the log start; the first entry starts at
+    the log start at the earliest (a leader moves its first entry there when the log start advances,
+    LeaderEpochFileCache.truncateFromStart); the current epoch is known even before its first batch,
+    from the log end (a leader records its epoch when it takes the lead, KAFKA-7415).
+    """
+    live = [b for b in batches if b.last_offset >= log_start]
+    known = {e: max(start, log_start) for e, start in epoch_starts(live).items()}
+    known.setdefault(current_epoch, log_end)
+    return known
+
+
 def expected_end_offset(
-    batches: Sequence[RecordBatch], epoch: int, current_epoch: int, log_end: int
+    batches: Sequence[RecordBatch], epoch: int, current_epoch: int, log_end: int, log_start: int = 0
 ) -> tuple[int, int]:
-    """(LeaderEpoch, EndOffset) owed for `epoch` that appears in the log or is the current one."""
-    if epoch > current_epoch:
+    """(LeaderEpoch, EndOffset) owed for the asked `epoch`, as KIP-101/KIP-279 and KIP-320 "Consumer
+    Handling" define it (Apache's LeaderEpochFileCache.endOffsetFor):
+
+    - -1 (no epoch) and an epoch above the current one: (-1, -1);
+    - the current epoch: (current, log end);
+    - an epoch the leader knows: (that epoch, the start offset of the next epoch it knows);
+    - an epoch it has no entry for, in a gap between two it knows: the LARGEST known epoch BELOW the
+      asked one, and the start offset of the next epoch it knows;
+    - an epoch below every one it knows: (the asked epoch, the start offset of the earliest it knows),
+      "the starting offset of the next largest epoch that the leader is aware of".
+    """
+    if epoch == NO_EPOCH or epoch > current_epoch:
         return UNDEFINED
     if epoch == current_epoch:
         return epoch, log_end
-    later = [b.base_offset for b in batches if b.partition_leader_epoch > epoch]
-    return epoch, min(later, default=log_end)
+    known = known_epochs(batches, current_epoch, log_end, log_start)
+    after = known[min(e for e in known if e > epoch)]
+    below = max((e for e in known if e <= epoch), default=None)
+    return (epoch if below is None else below), after
 
 
 def assert_end_offsets(
-    batches: Sequence[RecordBatch], current_epoch: int, log_end: int, answers: Mapping[int, Mapping[str, Any]]
+    batches: Sequence[RecordBatch], current_epoch: int, log_end: int, answers: Mapping[int, Mapping[str, Any]],
+    log_start: int = 0,
 ) -> None:
     """OffsetsForLeaderEpoch answers, keyed by the LeaderEpoch asked, match the log's epoch history.
 
     Every epoch present in the log and the current epoch get (epoch, start of the next epoch or
-    the log end); an epoch above the current one gets (-1, -1). Epochs asked are what the caller
+    the log end); an epoch above the current one gets (-1, -1); any other epoch what
+    `expected_end_offset` owes. Epochs asked are what the caller
     chose; at least one past epoch and one unknown epoch must be among them.
     """
     asked = sorted(answers)
@@ -74,13 +105,14 @@ def assert_end_offsets(
     wrong = []
     for epoch in asked:
         p = answers[epoch]
-        want = expected_end_offset(batches, epoch, current_epoch, log_end)
+        want = expected_end_offset(batches, epoch, current_epoch, log_end, log_start)
         got = (p["LeaderEpoch"], p["EndOffset"])
         if p["ErrorCode"] != 0 or got != want:
             wrong.append(f"epoch {epoch}: got {describe(p['ErrorCode'])} {got}, expected NONE {want}")
     assert not wrong, (
         f"OffsetsForLeaderEpoch disagrees with the log's epoch history (current epoch {current_epoch}, "
-        f"log end {log_end}, epoch starts {epoch_starts(batches)}):\n  " + "\n  ".join(wrong)
+        f"log [{log_start}, {log_end}), epochs the leader knows (epoch: start) "
+        f"{known_epochs(batches, current_epoch, log_end, log_start)}):\n  " + "\n  ".join(wrong)
         + f"\n  log: {describe_log(batches)}"
     )
 
@@ -173,7 +205,7 @@ def assert_metadata_versions_agree(answers: Sequence[Mapping[str, Any]], min_epo
     """KIP-320 "Protocol Changes / Metadata": every Metadata version with LeaderEpoch (v7+), from every
     broker, gives the same leader at the same epoch, without an error; the epoch is at least
     `min_epoch` (the partition's after the moves that made it)."""
-    assert answers, "premise: no Metadata answer"
+    require_scene(answers, "the harness asked no broker for Metadata (v7 and later)")
     top = max(answers, key=lambda a: (a["broker"] == a["leader"], a["version"]))
     leader, epoch = top["leader"], top["epoch"]
     wrong = [f"broker {a['broker']} Metadata v{a['version']}: leader {a['leader']} epoch {a['epoch']} "

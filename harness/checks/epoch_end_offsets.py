@@ -1,0 +1,119 @@
+"""OffsetsForLeaderEpoch for the epochs a leader has no entry of its own for: a gap, the time before
+its earliest entry, and no epoch at all (-1).
+
+KIP-101 made OffsetsForLeaderEpoch answer "the end offset of the asked epoch"; KIP-279 ("Proposed
+Changes") added LeaderEpoch to the answer, so that an epoch the leader never had is answered with the
+largest epoch it knows below the asked one, ending where the leader's next epoch begins. KIP-320
+("Consumer Handling") relies on both for consumers: after repeated unclean elections "we should be
+able to get close by finding the starting offset of the next largest epoch that the leader is aware
+of", which is also what an epoch older than everything the leader still holds is answered with
+(Apache since KAFKA-7415: the asked epoch, ending where the earliest known epoch begins). The epochs
+the leader knows are read from its log: the PartitionLeaderEpoch of each batch from its log start on,
+and its current epoch (`epoch_history.known_epochs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.checks.epoch_history import expected_end_offset, known_epochs
+from harness.errors import SetupError, TargetRefused
+from harness.protocol.errors import describe
+from harness.protocol.records import RecordBatch, describe_log, parse_batches
+from harness.protocol.sentinels import NO_EPOCH
+
+
+@dataclass(frozen=True)
+class EndOffsetAnswers:
+    """One leader's OffsetsForLeaderEpoch answers and the log they are about.
+
+    `answers`: {version: {asked LeaderEpoch: partition answer}}, each asked with the current epoch
+    as CurrentLeaderEpoch; `log`: the batches from `log_start` to `log_end`, as the leader served them.
+    """
+
+    stage: str
+    leader: int
+    current_epoch: int
+    log_start: int
+    log_end: int
+    log: bytes
+    answers: dict[int, dict[int, dict[str, Any]]]
+
+    @classmethod
+    def from_record(cls, r: Mapping[str, Any]) -> EndOffsetAnswers:
+        """From the scene's probe or its recorded JSON (whose keys are strings)."""
+        answers = {int(v): {int(e): dict(p) for e, p in by_epoch.items()} for v, by_epoch in r["answers"].items()}
+        return cls(r["stage"], r["leader"], r["current_epoch"], r["log_start"], r["log_end"], bytes(r["log"]), answers)
+
+    @property
+    def batches(self) -> list[RecordBatch]:
+        return parse_batches(self.log)
+
+    def known(self) -> dict[int, int]:
+        return known_epochs(self.batches, self.current_epoch, self.log_end, self.log_start)
+
+    def asked(self) -> list[int]:
+        return sorted({e for by_epoch in self.answers.values() for e in by_epoch})
+
+    def context(self) -> str:
+        return (f"leader {self.leader} at epoch {self.current_epoch}, log [{self.log_start}, {self.log_end}) "
+                f"({self.stage}), epochs it knows (epoch: start offset) {self.known()}")
+
+
+def _judge(a: EndOffsetAnswers, epochs: Sequence[int], what: str) -> None:
+    if not a.answers:
+        raise SetupError(f"no OffsetsForLeaderEpoch answer to judge ({a.context()})")
+    wrong = []
+    for version, by_epoch in sorted(a.answers.items()):
+        for epoch in epochs:
+            p = by_epoch.get(epoch)
+            if p is None:
+                wrong.append(f"v{version}: LeaderEpoch {epoch} was not asked")
+                continue
+            want = expected_end_offset(a.batches, epoch, a.current_epoch, a.log_end, a.log_start)
+            got = (p["LeaderEpoch"], p["EndOffset"])
+            if p["ErrorCode"] != 0 or got != want:
+                wrong.append(f"v{version} LeaderEpoch {epoch}: got {describe(p['ErrorCode'])} (LeaderEpoch, EndOffset) "
+                             f"{got}, expected NONE {want}")
+    assert not wrong, (f"OffsetsForLeaderEpoch, {what}, {a.context()}:\n  " + "\n  ".join(wrong)
+                       + f"\n  log: {describe_log(a.batches)}")
+
+
+def gap_epochs(a: EndOffsetAnswers) -> list[int]:
+    """Epochs between the earliest the leader knows and its current one that it has no entry for."""
+    known = a.known()
+    return [e for e in range(min(known), a.current_epoch) if e not in known]
+
+
+def assert_gap_epoch_answered_with_the_epoch_below(a: EndOffsetAnswers) -> None:
+    """An epoch in a gap is answered with the largest known epoch below it and the start offset of
+    the next known one, at every version asked."""
+    gaps = gap_epochs(a)
+    if not gaps:
+        raise TargetRefused(f"no epoch gap formed on the leader: {a.context()}; the scene moves the leader twice "
+                            "without a write in between")
+    asked = [e for e in gaps if e in a.asked()]
+    if not asked:
+        raise SetupError(f"the probe asked none of the gap epochs {gaps} (asked {a.asked()})")
+    _judge(a, asked, f"epochs in a gap {asked} (owed: the largest known epoch below, ending where the next begins)")
+
+
+def assert_epoch_before_the_earliest_answered_with_its_start(a: EndOffsetAnswers) -> None:
+    """An epoch below every one the leader still knows is answered with the asked epoch, ending where
+    the earliest known epoch begins, at every version asked."""
+    earliest = min(a.known())
+    older = [e for e in a.asked() if 0 <= e < earliest]
+    if not older:
+        raise TargetRefused(f"the leader still knows its first epoch, so no epoch is older than the earliest it "
+                            f"knows: {a.context()}; the scene deletes the log's head (DeleteRecords) to drop it")
+    _judge(a, older, f"epochs {older} older than the earliest it knows (owed: the asked epoch, ending where "
+                     f"epoch {earliest} begins)")
+
+
+def assert_no_epoch_answered_undefined(a: EndOffsetAnswers) -> None:
+    """LeaderEpoch -1 (no epoch) is answered (-1, -1) without an error, at every version asked."""
+    if NO_EPOCH not in a.asked():
+        raise SetupError(f"the probe did not ask LeaderEpoch -1 (asked {a.asked()})")
+    _judge(a, [NO_EPOCH], "LeaderEpoch -1 (owed: UNDEFINED_EPOCH -1, UNDEFINED_EPOCH_OFFSET -1)")
