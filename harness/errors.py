@@ -1,4 +1,9 @@
-"""Errors a user can act on: each names the fix; and the two refusals that are verdicts, not errors."""
+"""Errors a user can act on: each names the fix; and the refusals that are verdicts, not errors.
+
+A check's premise that did not hold is never a FAIL (only a broken promise is): `require_target`
+ends it "target refused the premise" where the target would not take part in the scene, and
+`require_scene` ends it as an ERROR where the harness's own scene did not happen.
+"""
 
 
 class KctsError(Exception):
@@ -19,6 +24,12 @@ class Unrecoverable(KctsError):
 
 class NodeExited(ClusterError, Unrecoverable):
     """A node's process ended while the harness was waiting on it."""
+
+
+class SceneUnmet(KctsError):
+    """The harness did not build the scene a check judges (it never sent the request it meant to, or a
+    fault it made did not take): no verdict on the target; an ERROR to fix in the harness, whose
+    message is the evidence of what happened instead."""
 
 
 class VerdictError(Unrecoverable):
@@ -75,3 +86,16 @@ class FaultControlUnavailable(KctsError):
 
 class DriverUnavailable(KctsError):
     """kcts has no driver of this client stack for what the check needs (a skip that says which)."""
+
+
+def require_scene(held: object, why: str) -> None:
+    """A premise of the harness's own making: `SceneUnmet(why)` (an ERROR) unless `held`."""
+    if not held:
+        raise SceneUnmet(why)
+
+
+def require_target(held: object, why: str) -> None:
+    """A premise the target had to take part in: `TargetRefused(why)` (no verdict on the promise)
+    unless `held`; `why` says what the target did instead."""
+    if not held:
+        raise TargetRefused(why)

@@ -3,13 +3,16 @@
 - not supported by this target: the target lacks the feature (an API version, a schema field);
   a skip whose reason starts with NOT_SUPPORTED and carries the advertised versions as evidence.
 - target refused the premise: the target would not let the check set up its scene (a topic, a
-  leader move); no verdict on the promise. A skip whose reason starts with TARGET_REFUSED.
+  leader move, a client that could not reach it); no verdict on the promise. A skip whose reason
+  starts with TARGET_REFUSED.
 - known client gap: a strict xfail that names the upstream issue; it turns into a failure the day
   the gap is fixed, so the allow-list cannot rot.
 - skip: anything else, always with a reason (e.g. "needs fault control; the target is external").
 - error: the check never reached its verdict: a setup or teardown failure, or a call that raised
-  anything but an assertion (StopIteration, ProtocolError, KeyError, a WaitTimeout): a harness
-  defect or an unmet premise, counted apart from FAIL, which is only ever a failed assertion.
+  anything but an assertion (StopIteration, ProtocolError, KeyError, a WaitTimeout, a `SceneUnmet`
+  where the harness's own scene did not happen): a harness defect or an unmet premise, counted
+  apart from FAIL, which is only ever a failed assertion: a broken promise. A premise that is
+  itself a KIP's promise fails as that promise, its message naming the KIP and section.
 
 Code below the pytest layer raises `harness.errors.NotSupported`, `TargetRefused`,
 `KnownClientGap` or `FaultControlUnavailable`; `from_exception` turns them into these verdicts (the plugin calls it).

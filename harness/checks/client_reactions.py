@@ -5,11 +5,50 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from harness.errors import ClientLacks, SceneUnmet, TargetRefused
+
+FETCH_WITH_EPOCH = 9  # the first Fetch version with CurrentLeaderEpoch (KIP-320)
+METADATA_WITH_EPOCH = 7  # the first Metadata version whose answer carries the leader epoch (KIP-320)
+
 
 def _reads(reads: list[Mapping[str, Any]]) -> str:
     if not reads:
         return "nothing"
     return f"{len(reads)} records, offsets {reads[0]['offset']}..{reads[-1]['offset']}"
+
+
+def _exchanges(sent: list[Mapping[str, Any]], n: int = 12) -> str:
+    if not sent:
+        return "none: it never reached the proxy"
+    shown = ", ".join(f"{s['api']}" + (f" v{s['version']}" if s["version"] >= 0 else "") + f": {s['outcome']}"
+                      for s in sent[:n])
+    return shown + (f" (and {len(sent) - n} more)" if len(sent) > n else "")
+
+
+def require_ruled(run: Mapping[str, Any], api: str, acted: int, lowest: int = 0, field: str = "") -> None:
+    """The premise of a proxy scene: its rule acted on at least one `api` answer (of version `lowest`
+    or later, the versions with `field`) to the client. Where it did not: a client that never sent
+    `api` through the proxy, or sent it and was never answered, did not reach the target ("target
+    refused the premise", with every exchange it had as the evidence: the Java client on a broker that
+    closes the connection on its ApiVersions); one that sent only older versions never sends `field`
+    ("not supported by this client"); one answered at those versions whose answers the rule did not
+    act on is the harness's scene not happening (an ERROR)."""
+    if acted >= 1:
+        return
+    client, sent = run["client"], run.get("exchanges") or []
+    seen = f"its exchanges through the proxy: {_exchanges(sent)}; it reported {run['errors'][:2] or 'nothing'}"
+    mine = [s for s in sent if s["api"] == api]
+    if not mine:
+        raise TargetRefused(f"{client} never sent {api} to the target, so no {api} answer of it could be refused; "
+                            f"{seen}")
+    if max(s["version"] for s in mine) < lowest:
+        raise ClientLacks(run.get("version") or client, field,
+                          f"it sent {api} v{sorted({s['version'] for s in mine})}, none from v{lowest}")
+    answered = [s for s in mine if s["version"] >= lowest and s["outcome"] == "answered"]
+    if not answered:
+        raise TargetRefused(f"the target answered none of {client}'s {api} requests from v{lowest}; {seen}")
+    raise SceneUnmet(f"the proxy's rule acted on none of the {len(answered)} {api} answers (v{lowest}+) to "
+                     f"{client}; {seen}")
 
 
 def assert_read_on_through_epoch_errors(run: Mapping[str, Any]) -> None:
@@ -19,8 +58,7 @@ def assert_read_on_through_epoch_errors(run: Mapping[str, Any]) -> None:
     fetch". Either way it neither resets its position nor fails: it reads every record once, in order,
     and reports nothing."""
     client, error = run["client"], run["error"]
-    assert run["refused"] >= 1, (
-        f"premise: the proxy refused no Fetch of {client}'s (it never sent Fetch v9+); APIs it sent: {run['after']}")
+    require_ruled(run, "Fetch", run["refused"], FETCH_WITH_EPOCH, "CurrentLeaderEpoch in Fetch (KIP-320 fencing)")
     assert not run["errors"], (
         f"{client} reported {run['errors'][:2]} after {run['refused']} Fetch answers of {error}, instead of retrying")
     got = [(r["offset"], r["value"]) for r in run["reads"]]
@@ -40,7 +78,7 @@ def assert_written_once_through_epoch_errors(run: Mapping[str, Any]) -> None:
     retry"; on UNKNOWN_LEADER_EPOCH it "will simply backoff and retry". An idempotent producer so
     refused delivers every record, reports no failure, and the partition holds each once, in order."""
     client, error = run["client"], run["error"]
-    assert run["refused"] >= 1, f"premise: the proxy refused no Produce of {client}'s; APIs it sent: {run['after']}"
+    require_ruled(run, "Produce", run["refused"])
     assert not run["errors"], f"{client} failed {len(run['errors'])} deliveries after {error}: {run['errors'][:3]}"
     got = [r["value"] for r in run["reads"]]
     want = [w["value"] for w in run["written"]]
@@ -59,7 +97,7 @@ def assert_validated_only_once_metadata_caught_up(run: Mapping[str, Any]) -> Non
     before checking for truncation." No OffsetsForLeaderEpoch the client sent asks about an epoch
     newer than its current one; it reads on from the committed offset, once each, reporting nothing."""
     client = run["client"]
-    assert run["stale"] >= 1, f"premise: no Metadata answer was shown behind to {client}"
+    require_ruled(run, "Metadata", run["stale"], METADATA_WITH_EPOCH, "leader epochs in Metadata (v7+, KIP-320)")
     early = [v for v in run["validations"] if v["leader_epoch"] > v["current"] >= 0]
     assert not early, (
         f"{client} validated the committed epoch {run['committed']['epoch']} before its metadata reached it: "
@@ -81,9 +119,11 @@ def assert_first_fetch_uses_the_reset_epoch(run: Mapping[str, Any]) -> None:
     the one it returned (never -1, which turns fencing off)."""
     client, reset = run["client"], run["reset"]
     found = [a for a in run["list_offsets"] if a["error"] == "NONE"]
-    assert found, (f"premise: {client} ({reset}) got no ListOffsets answer for the partition: "
-                   f"{run['list_offsets'][:3]}; errors {run['errors'][:2]}; {run.get('incomplete') or ''}; "
-                   f"it sent {run.get('sent', [])[-40:]}")
+    if not found:
+        raise TargetRefused(
+            f"{client} ({reset}) got no ListOffsets answer without an error for the partition, so it never reset "
+            f"by it: {run['list_offsets'][:3]}; it reported {run['errors'][:2] or 'nothing'}; "
+            f"{run.get('incomplete') or ''}; its exchanges through the proxy: {run.get('sent', [])[-40:] or 'none'}")
     answer = found[0]
     after = run["fetches"][answer["fetches_before"]:]
     assert after, (f"{client} ({reset}) sent no Fetch after the reset to {answer}; errors {run['errors'][:2]}; "

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.checks.epoch_history import epoch_of_offset
+from harness.errors import require_scene
 from harness.protocol.errors import describe
 from harness.protocol.records import RecordBatch, describe_log
 
@@ -129,7 +130,8 @@ def assert_txn_commit_epochs_follow_consumption(
     current epoch."""
     sent = [(c["version"], p["CommittedOffset"], p["CommittedLeaderEpoch"])
             for c in commits for t in (c.get("request") or {}).get("Topics", []) for p in t["Partitions"]]
-    assert sent, f"premise: {client} sent no TxnOffsetCommit"
+    require_scene(sent, f"the harness's {client} copier sent no TxnOffsetCommit with offsets through the proxy: "
+                        f"{len(commits)} recorded")
     wrong = [f"v{v} committed offset {o} with epoch {e}; the record at {o - 1} was appended in epoch "
              f"{epoch_of_offset(batches, o - 1)}" for v, o, e in sent if e != epoch_of_offset(batches, o - 1)]
     assert not wrong, f"{len(wrong)} of {len(sent)} of {client}'s transactional commits carry the wrong epoch:\n  " + \

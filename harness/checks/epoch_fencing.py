@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.errors import require_scene
 from harness.protocol.errors import error_name
 from harness.protocol.records import parse_batches
 from harness.protocol.sentinels import NO_EPOCH
@@ -117,7 +118,9 @@ def assert_offsets_for_epoch_authorized_by_describe(answers: Sequence[Answer], u
     """KIP-320 "Consumer Handling" made OffsetsForLeaderEpoch a consumer API: a user who may describe a
     topic is answered (its epoch and end offset), whatever ReplicaId the request carries (-1, the
     debug id -2, a broker's id); a user who may not gets TOPIC_AUTHORIZATION_FAILED and no offset."""
-    assert answers and {a["allowed"] for a in answers} == {True, False}, "premise: no allowed and denied topic"
+    require_scene(answers and {a["allowed"] for a in answers} == {True, False},
+                  f"the harness asked OffsetsForLeaderEpoch of no allowed and no denied topic: "
+                  f"{sorted({(a['topic'], a['allowed']) for a in answers})}")
     wrong = []
     for a in answers:
         p, name = a["partition"], error_name(a["partition"]["ErrorCode"])

@@ -38,6 +38,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.errors import require_scene
 from harness.protocol.errors import describe, error_code, error_name
 from harness.protocol.types import ZERO_UUID
 
@@ -461,8 +462,9 @@ def assert_mixed_answer_retried(run: Record, failed_topic_id: Any) -> None:
                     for t in c["request"]["Topics"] for p in t["Partitions"]}
 
         first = offsets(commits[0])
-        if len({k[0] for k in first}) < 2 or not any(k[0] == failed_topic_id for k in first):
-            wrong.append(f"premise: the first request names {sorted(map(str, {k[0] for k in first}))}, not both topics")
+        require_scene(len({k[0] for k in first}) >= 2 and any(k[0] == failed_topic_id for k in first),
+                      f"the harness's transaction commits offsets of two topics, one of them {failed_topic_id}; "
+                      f"{run['client']}'s first TxnOffsetCommit names {sorted(map(str, {k[0] for k in first}))}")
         for i, c in enumerate(commits[1:], 1):
             mine = offsets(c)
             if c["version"] != V6 or not any(k[0] == failed_topic_id for k in mine):
@@ -521,8 +523,9 @@ def assert_copier_aborted_without_retry(run: Record) -> None:
     commits, error = run["commits"], run["injected"]["error"] if run["injected"] else None
     ends = _transaction_ends(run)
     wrong = []
-    if not commits or set(_codes(commits[0]["response"])) != {error}:
-        wrong.append(f"premise: the first TxnOffsetCommit was not answered {describe(error)}")
+    require_scene(commits and set(_codes(commits[0]["response"])) == {error},
+                  f"the proxy's fault should answer {run['client']}'s first TxnOffsetCommit {describe(error)}; "
+                  f"it answered {sorted(map(describe, set(_codes(commits[0]['response'])))) if commits else 'none'}")
     if not ends or ends[0]["event"] != "transaction_aborted":
         wrong.append(f"the transaction whose commit got {describe(error)} ended {ends[:1]}, not aborted")
     if len(commits) != len(ends):
@@ -540,8 +543,8 @@ def assert_failed_topic_named(run: Record, failed_topic: str, committed_topic: s
     wrong = []
     first = commits[0] if commits else None
     named = sorted({str(t.get("TopicId")) for t in _topics(first, "request")}) if first else []
-    if len(named) < 2:
-        wrong.append(f"premise: the first TxnOffsetCommit names {named}, not both topics")
+    require_scene(len(named) >= 2, f"the harness's copier fills each transaction from two topics; {run['client']}'s "
+                                   f"first TxnOffsetCommit names {named}")
     ends = _transaction_ends(run)
     reported = next((e.get("error", "") for e in ends if e["event"] == "transaction_aborted"), None)
     if reported is None:

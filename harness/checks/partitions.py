@@ -1,7 +1,8 @@
 """Judgements of what nodes and clients did across a network partition (harness.scenarios.partitions).
 
 Each takes the scenario's record (plain dicts: writes with their acknowledgement, logs read back,
-answers a cut-off leader gave) and raises AssertionError naming what broke the promise.
+answers a cut-off leader gave) and raises AssertionError naming what broke the promise; a premise that
+did not hold ends the check without a verdict (harness.errors: `require_target`, `require_scene`).
 """
 
 from __future__ import annotations
@@ -10,14 +11,21 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.errors import NotSupported, require_scene, require_target
+
 EPOCH_ERRORS = ("FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH")
 
 
-def assert_zombie_refuses_the_new_epoch(answers: Sequence[Mapping[str, Any]], zombie: str) -> None:
+def assert_zombie_refuses_the_new_epoch(
+    answers: Sequence[Mapping[str, Any]], zombie: str, advertised: Sequence[int] = (-1, -1)
+) -> None:
     """KIP-320 "Replica Handling": a leader asked with a CurrentLeaderEpoch other than its own answers
     with an epoch error (UNKNOWN_LEADER_EPOCH when the request's is newer), never with data and never
-    with OFFSET_OUT_OF_RANGE, whatever the offset."""
-    assert answers, f"premise: no Fetch was sent to {zombie}"
+    with OFFSET_OUT_OF_RANGE, whatever the offset. No answer: the zombie speaks no Fetch version with
+    CurrentLeaderEpoch (v9 on; `advertised`, its ApiVersions range, is the evidence)."""
+    if not answers:
+        raise NotSupported("CurrentLeaderEpoch in Fetch (v9 and later, KIP-320)",
+                           f"{zombie} advertises Fetch v{advertised[0]}-v{advertised[1]}: no Fetch from v9 was sent")
     wrong = [a for a in answers if a["error"] not in EPOCH_ERRORS or a["records"]]
     assert not wrong, (
         f"{len(wrong)} of {len(answers)} Fetches at the new leader's epoch to {zombie} were not refused with "
@@ -34,7 +42,9 @@ def assert_zombie_refuses_writes_at_the_new_epoch(
     against the leader's own epoch before anything is appended, so a leader cut off before it learned
     of the election refuses a write at the newer epoch with an epoch error (UNKNOWN_LEADER_EPOCH: the
     request's is newer) and its log holds none of those records."""
-    assert writes, f"premise: no Produce with CurrentLeaderEpoch was sent to {zombie}"
+    if not writes:
+        raise NotSupported("KIP-359 CurrentLeaderEpoch in Produce",
+                           f"no Produce version {zombie} speaks carries the field, so none was sent with it")
     taken = [w for w in writes if w["error"] not in EPOCH_ERRORS]
     kept = {r["value"] for r in log} & {w["value"] for w in writes}
     assert not taken and not kept, (
@@ -73,7 +83,9 @@ def assert_no_acknowledged_write_lost(writes: Sequence[Mapping[str, Any]], log: 
     write the leader acknowledged is in the log after the partition heals, exactly once, at the
     offset its acknowledgement gave."""
     acked = [w for w in writes if w["error"] is None]
-    assert acked, f"premise: no write was acknowledged ({len(writes)} sent)"
+    require_scene(writes, "the harness's producer reported no write: nothing was sent")
+    require_target(acked, f"the target acknowledged none of the {len(writes)} acks=all writes: "
+                          f"{sorted(Counter(str(w['error']) for w in writes).items())}")
     at = {r["offset"]: r["value"] for r in log}
     lost = [w for w in acked if at.get(w["offset"]) != w["value"]]
     twice = sorted(v for v, n in Counter(r["value"] for r in log).items() if n > 1)
@@ -90,9 +102,8 @@ def assert_served_without_the_controller(
     """KRaft brokers keep leading at their epochs when they cannot hear the controller (KIP-320: the
     epoch changes only with a new leader): writes with acks=all are acknowledged and consumers read
     them while the controller is cut off."""
-    assert cut_for >= 2 * session_timeout, (
-        f"premise: the controller was cut off for {cut_for:.1f} s, less than twice the session timeout "
-        f"{session_timeout} s")
+    require_scene(cut_for >= 2 * session_timeout, f"the harness cut the controller off for {cut_for:.1f} s, less "
+                                                  f"than twice the session timeout {session_timeout} s")
     during = [w for w in writes if str(w["value"]).startswith("controller-cut-off")]
     failed = [w for w in during if w["error"] is not None]
     assert during and not failed, (
@@ -110,7 +121,9 @@ def assert_fenced_replica_kept_out_of_the_isr(watched: Sequence[Mapping[str, Any
     while it cannot become leader). While the follower, fenced, had caught up with the leader's log
     end, no ISR the brokers reported held it."""
     caught_up = [w for w in watched if w["follower_log_end"] == w["leader_log_end"]]
-    assert caught_up, f"premise: the fenced follower {follower} never caught up with the leader: {list(watched)[-2:]}"
+    require_scene(watched, f"the harness never watched the ISR while follower {follower} was fenced")
+    require_target(caught_up, f"the fenced follower {follower} never caught up with the leader while watched, so "
+                              f"keeping it out of the ISR was never asked of the leader: {list(watched)[-2:]}")
     back = [w for w in watched if follower in w["isr"]]
     assert not back, (
         f"fenced follower {follower} was added back to the ISR: at {back[0]['t']} s the ISR was {back[0]['isr']} "

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.errors import require_scene
+
 JAVA_TRUNCATION = "org.apache.kafka.clients.consumer.LogTruncationException"
 LIBRDKAFKA_RESET = "_AUTO_OFFSET_RESET"
 GO_DATA_LOSS = "ErrDataLoss"
@@ -56,10 +58,10 @@ def assert_resumed_at_divergence(
     exactly the new leader's writes ({offset, value}) in order: neither the log start, nor the
     position it had (`position_before`), nor the log end."""
     expected = [(w["offset"], w["value"]) for w in new_leader_writes]
-    assert expected and expected[0][0] == divergence < position_before, (
-        f"premise: the new leader's first write is at {expected[0][0] if expected else None}, the divergence "
-        f"offset is {divergence} and the consumer was at {position_before}"
-    )
+    require_scene(expected and expected[0][0] == divergence < position_before,
+                  f"the harness's scene needs the new leader's first write at the divergence offset {divergence} and "
+                  f"the consumer beyond it: the first write is at {expected[0][0] if expected else None}, the "
+                  f"consumer was at {position_before}")
     got = [(r["offset"], r["value"]) for r in reads]
     where = "nothing" if not reads else f"offset {reads[0]['offset']}"
     assert got == expected, (
@@ -78,10 +80,10 @@ def assert_resumed_at_next_epoch_start(
     the log end, and with no error (`scene`: the repeated_unclean record's fields)."""
     e1_start, e2_start, position = scene["e1_start"], scene["e2_start"], scene["position_before"]
     expected = [(w["offset"], w["value"]) for w in scene["leader_writes"]]
-    assert expected and e1_start < e2_start == expected[0][0] < position, (
-        f"premise: the second leader's epoch starts at {e2_start} (its first write at "
-        f"{expected[0][0] if expected else None}), the first unclean leader's at {e1_start}, and the consumer "
-        f"was at {position}: the scene needs {e1_start} < {e2_start} < {position}")
+    require_scene(expected and e1_start < e2_start == expected[0][0] < position,
+                  f"the second leader's epoch starts at {e2_start} (its first write at "
+                  f"{expected[0][0] if expected else None}), the first unclean leader's at {e1_start}, and the "
+                  f"consumer was at {position}: the harness's scene needs {e1_start} < {e2_start} < {position}")
     got = [(r["offset"], r["value"]) for r in reads]
     where = "nothing" if not reads else f"offset {reads[0]['offset']}"
     failures = informational(client, errors, e2_start)

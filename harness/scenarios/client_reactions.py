@@ -3,8 +3,9 @@ which answers its first Fetches with FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH
 no records), as a leader whose epoch differs from the consumer's would; an idempotent producer
 writes through a proxy that answers its first Produce requests so.
 
-Recorded: what the consumer read and reported, how many answers the proxy refused, and the APIs the
-client sent from the first refused answer on (a Metadata request is its refresh).
+Recorded: what the consumer read and reported, how many answers the proxy refused, the APIs the
+client sent from the first refused answer on (a Metadata request is its refresh), and every exchange
+it had through the proxy (a client that never reached the target shows how far it got).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from harness.clients import transactions as tx
 from harness.clients.history import produce, read_partition
 from harness.clients.stacks import NO_RESET, client_version, consumers_driver
 from harness.cluster.base import Cluster
+from harness.errors import require_target
 from harness.nemesis.leadership import move_leader
 from harness.protocol import errors
 from harness.proxy.rules import RefusePartitions, StaleLeaderEpoch
@@ -42,6 +44,7 @@ class EpochErrorRun:
     incomplete: str | None = None
     sent_epochs: list[int] = field(default_factory=list)  # CurrentLeaderEpoch of each partition (Fetch: refused)
     version: str | None = None  # the client and version its driver named
+    exchanges: list[dict[str, Any]] = field(default_factory=list)  # every one through the proxy: see `_exchanges`
 
 
 def consumer_through_epoch_errors(cluster: Cluster, topic: str, client: str, error: str) -> EpochErrorRun:
@@ -60,7 +63,17 @@ def consumer_through_epoch_errors(cluster: Cluster, topic: str, client: str, err
         after, refused = _after_first_ruled(proxy), rule.fired
         fenced_at = [p.get("CurrentLeaderEpoch", -1) for e in proxy.recording.exchanges("Fetch") if e.rules
                      for t in (e.request or {}).get("Topics", []) for p in t.get("Partitions", [])]
-    return EpochErrorRun(client, error, written, got.reads, got.errors, refused, after, incomplete, fenced_at, version)
+        exchanges = _exchanges(proxy)
+    return EpochErrorRun(client, error, written, got.reads, got.errors, refused, after, incomplete, fenced_at, version,
+                         exchanges)
+
+
+def _exchanges(proxy: Proxy) -> list[dict[str, Any]]:
+    """Every exchange through `proxy`, in order: {api, version, outcome (answered, connection-lost, ...)};
+    then one {api: "connect", outcome} per client connection the proxy could not take to a broker."""
+    seen = [{"api": e.api, "version": e.version, "outcome": e.outcome}
+            for e in sorted(proxy.recording.exchanges(), key=lambda e: e.started)]
+    return seen + [{"api": "connect", "version": -1, "outcome": why} for why in proxy.unreachable]
 
 
 def _after_first_ruled(proxy: Proxy, n: int = 20) -> list[str]:
@@ -204,12 +217,14 @@ def producer_through_epoch_errors(cluster: Cluster, topic: str, error: str) -> E
         sent_epochs = [p.get("CurrentLeaderEpoch", -1) for e in proxy.recording.exchanges("Produce")
                        for t in (e.request or {}).get("TopicData", []) for p in t.get("PartitionData", [])]
         after, refused = _after_first_ruled(proxy), rule.fired
+        exchanges = _exchanges(proxy)
     with kafka.consumer({**cluster.client_config(), "group.id": f"{topic}-reader", "enable.auto.commit": False,
                          "auto.offset.reset": "earliest"}) as consumer:
         got = read_partition(consumer, topic, 0, 0, _end(cluster, topic))
     reads = [{"offset": r.offset, "value": r.value.decode()} for r in got]
     written = [{"offset": i, "value": v} for i, v in enumerate(values)]
-    return EpochErrorRun("librdkafka producer", error, written, reads, reported, refused, after, None, sent_epochs)
+    return EpochErrorRun("librdkafka producer", error, written, reads, reported, refused, after, None, sent_epochs,
+                         exchanges=exchanges)
 
 
 def _end(cluster: Cluster, topic: str) -> int:
@@ -234,6 +249,7 @@ class CommittedAhead:
     incomplete: str | None = None
     metadata_versions: list[int] = field(default_factory=list)  # of every Metadata request the client sent
     version: str | None = None  # the client and version its driver named
+    exchanges: list[dict[str, Any]] = field(default_factory=list)  # every one through the proxy: see `_exchanges`
 
 
 def committed_epoch_ahead_of_metadata(cluster: Cluster, topic: str, client: str, group: str) -> CommittedAhead:
@@ -251,7 +267,8 @@ def committed_epoch_ahead_of_metadata(cluster: Cluster, topic: str, client: str,
         committed = {"offset": 25, "epoch": moved.leader_epoch}
         version = gcoord.max_version("OffsetCommit")
         code = rr.offset_commit(gcoord, version, group, topic, tid, 0, 25, moved.leader_epoch)
-        assert code == 0, f"premise: the group's commit of {committed} was refused: {errors.describe(code)}"
+        require_target(code == 0, f"the group's commit of {committed} (OffsetCommit v{version}, sent by the harness "
+                                  f"to coordinator {gcoord.host}:{gcoord.port}) was refused: {errors.describe(code)}")
     written = [{"offset": w.offset, "value": w.value.decode()} for w in after if w.offset >= 25]
     with Proxy.for_cluster(cluster) as proxy:
         rule = proxy.add(StaleLeaderEpoch(topic=topic, behind=1, count=3))
@@ -263,8 +280,9 @@ def committed_epoch_ahead_of_metadata(cluster: Cluster, topic: str, client: str,
                        for t in (e.request or {}).get("Topics", []) for p in t.get("Partitions", [])]
         stale = rule.fired
         metadata = sorted({e.version for e in proxy.recording.exchanges("Metadata")})
+        exchanges = _exchanges(proxy)
     return CommittedAhead(client, committed, stale, validations, written, got.reads, got.errors, incomplete, metadata,
-                          version)
+                          version, exchanges)
 
 
 def _answer(response: dict[str, Any] | None, partition: int | None) -> str:

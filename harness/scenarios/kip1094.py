@@ -28,6 +28,7 @@ from harness.clients.history import produce
 from harness.clients.jvm import JavaClient
 from harness.clients.stacks import client_version, consumers_driver
 from harness.cluster.base import Cluster, PartitionState
+from harness.errors import require_target
 from harness.kafka.dist import resolve
 from harness.nemesis.faults import Pause
 from harness.nemesis.leadership import move_leader
@@ -323,8 +324,9 @@ def zombie_leader(cluster: Cluster, topic: str, group: str) -> ZombieLeader:
     """Seed 004's phases on `topic` (3 replicas): 20 records; the leader paused until replaced; 30 more
     on the new leader, read and committed by `group` (offset 50, the new epoch); with the controller
     paused, the old leader thawed (it cannot learn it was replaced) and asked about that commit.
-    Broken premises (the commit, the zombie's view of itself, its answer without an epoch) raise
-    AssertionError."""
+    A thawed broker that no longer sees itself leading took no part in the scene (`TargetRefused`);
+    the commit and the zombie's answer without an epoch are promises of their own (AssertionError,
+    naming them)."""
     config = cluster.client_config()
     raw = rr.RawConnector(cluster)
     try:
@@ -343,7 +345,10 @@ def zombie_leader(cluster: Cluster, topic: str, group: str) -> ZombieLeader:
                 produce(second, topic, [f"phase2-{i}".encode() for i in range(30)])
             committed = _commit_through(cluster, topic, group, 49)
             expected = {"offset": 50, "epoch": after.leader_epoch}
-            assert committed == expected, f"premise: the group committed {committed}, expected {expected}"
+            assert committed == expected, (
+                f"KIP-320 \"Protocol Changes / OffsetCommit\" (the commit carries \"the epoch of the previously "
+                f"fetched record\"): the group read through offset 49, written at epoch {after.leader_epoch}, and "
+                f"committed {committed} read back, expected {expected}")
 
             # While the controller sleeps, the thawed broker cannot learn that it was replaced.
             cluster.pause_controller()
@@ -367,11 +372,13 @@ def zombie_leader(cluster: Cluster, topic: str, group: str) -> ZombieLeader:
     finally:
         raw.close()
 
-    assert (seen["LeaderId"], seen["LeaderEpoch"]) == (before.leader, before.leader_epoch), (
-        f"premise: the thawed broker should still see itself leading at epoch {before.leader_epoch}; it sees {seen}"
-    )
+    require_target((seen["LeaderId"], seen["LeaderEpoch"]) == (before.leader, before.leader_epoch),
+                   f"the thawed broker {before.leader} did not stay a zombie: it no longer sees itself leading at "
+                   f"epoch {before.leader_epoch}; it sees {seen}")
     assert without_epoch["ErrorCode"] == OFFSET_OUT_OF_RANGE, (
-        f"premise: the zombie should answer a fetch of {committed['offset']} without an epoch with OFFSET_OUT_OF_RANGE "
-        f"(seed 004, Phase 3); it answered {describe(without_epoch['ErrorCode'])}"
+        f"KIP-320 \"Leader Fetch Handling\" (the sentinel epoch -1 bypasses validation) and the KIP-1094 guide, "
+        f"\"Committing Leader Epoch\", Phase 3: the zombie accepts a fetch without an epoch and answers an offset "
+        f"past its log end with OFFSET_OUT_OF_RANGE; asked for {committed['offset']}, written only on the new "
+        f"leader, it answered {describe(without_epoch['ErrorCode'])}"
     )
     return ZombieLeader(topic, before, after, committed, seen, without_epoch, answers)

@@ -28,7 +28,7 @@ from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients.history import produce
 from harness.cluster.base import Cluster, NodeState
-from harness.errors import ClusterError, NotSupported, TargetRefused
+from harness.errors import ClusterError, NotSupported, TargetRefused, require_target
 from harness.nemesis.faults import Crash, LeaderFailover
 from harness.nemesis.leadership import elect_preferred, move_leader
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
@@ -252,9 +252,9 @@ def _leader_and_follower(raw: rr.RawConnector, topic: str, need_follower: bool =
                                 f"{len(raw.cluster.broker_ids)} broker(s))")
         return p["LeaderId"], -1, p["LeaderEpoch"]
     theirs = _seen_by(raw, follower, topic)["LeaderEpoch"]
-    assert theirs == p["LeaderEpoch"], (
-        f"premise: leader {p['LeaderId']} is at epoch {p['LeaderEpoch']}, follower {follower} at {theirs}"
-    )
+    require_target(theirs == p["LeaderEpoch"], f"{topic} has no in-sync follower that agrees with leader "
+                                               f"{p['LeaderId']} on its epoch {p['LeaderEpoch']}: follower {follower} "
+                                               f"says {theirs}")
     return p["LeaderId"], follower, p["LeaderEpoch"]
 
 
@@ -304,14 +304,19 @@ def metadata_versions(cluster: Cluster, history: EpochHistory) -> list[dict[str,
     from v7 (the first with LeaderEpoch) each speaks: {broker, version, leader, epoch, error}."""
     raw = rr.RawConnector(cluster)
     try:
-        out = []
+        out, advertised = [], {}
         for b in cluster.running_brokers():
             client = raw(b)
+            advertised[b] = client.broker_versions[client.specs.api("Metadata").key]
             for v in rr.versions(client, "Metadata", 7):
                 t = rr.metadata(client, history.topic, v)
                 p = next(p for p in t["Partitions"] if p["PartitionIndex"] == 0)
                 out.append({"broker": b, "version": v, "leader": p["LeaderId"], "epoch": p["LeaderEpoch"],
                             "error": p["ErrorCode"]})
+        if advertised and not out:
+            raise NotSupported("the leader epoch in Metadata (v7 and later, KIP-320)",
+                               "Metadata versions advertised: " + ", ".join(
+                                   f"broker {b} v{lo}-v{hi}" for b, (lo, hi) in sorted(advertised.items())))
         return out
     finally:
         raw.close()

@@ -69,6 +69,7 @@ class ZombieProbes:
     acked: list[dict[str, Any]] = field(default_factory=list)  # acks=1 writes it took: {offset, value}
     at_own_epoch: dict[str, Any] = field(default_factory=dict)  # a Fetch at its epoch (the premise)
     at_new_epoch: list[dict[str, Any]] = field(default_factory=list)  # Fetches at the new leader's epoch
+    fetch_advertised: tuple[int, int] = (-1, -1)  # the zombie's Fetch versions (ApiVersions)
     log: list[dict[str, Any]] = field(default_factory=list)  # its log as it served it, after those writes
     # KIP-359: the zombie's Produce partition fields per version it speaks (its own schema), what it
     # advertises, and one acks=1 write per version with CurrentLeaderEpoch at the new leader's epoch.
@@ -135,6 +136,7 @@ def _probe_zombie(cluster: Cluster, topic: str, zombie: int, zombie_epoch: int, 
         own = rr.fetch(client, top, topic, tid, 0, 0, zombie_epoch)
         probes.at_own_epoch = {"version": top, "epoch": zombie_epoch, "error": errors.error_name(own["ErrorCode"]),
                                "records": sum(len(b.records) for b in parse_batches(own["Records"]))}
+        probes.fetch_advertised = client.broker_versions[client.specs.api("Fetch").key]
         for v in rr.versions(client, "Fetch", lowest=9):
             for offset in (0, log_end + 10):
                 a = rr.fetch(client, v, topic, tid, 0, offset, new_epoch)
@@ -404,7 +406,12 @@ def fenced_follower(cluster: Cluster, topic: str) -> FencedFollower:
                        interval=0.25)
         except WaitTimeout:
             pass
-    rejoined = cluster.wait_for_partition(topic, 0, lambda s: follower in s.isr, f"follower {follower} back in the ISR",
-                                          60, broker=others[0])
-    net.observe(f"follower {follower} reconnected and back in the ISR")
+    try:
+        rejoined = cluster.wait_for_partition(topic, 0, lambda s: follower in s.isr,
+                                              f"follower {follower} back in the ISR", 60, broker=others[0])
+        net.observe(f"follower {follower} reconnected and back in the ISR")
+    except WaitTimeout:
+        # A follower that never rejoins is a premise the target refused, which the check names.
+        rejoined = cluster.partition_state(topic, 0, others[0])
+        net.observe(f"follower {follower} reconnected, not back in the ISR after 60 s")
     return FencedFollower(topic, before.leader, follower, watched, rejoined, net.events.events)

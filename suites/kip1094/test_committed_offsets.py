@@ -15,14 +15,25 @@ from harness.checks.committed_offsets import (
     assert_poll_hands_no_control_record,
     assert_txn_commit_epochs_follow_consumption,
 )
-from harness.checks.epoch_history import describe_log
+from harness.checks.epoch_history import describe_log, epoch_of_offset
 from harness.checks.kip1319 import assert_transaction_outcome
+from harness.errors import require_scene
+from harness.protocol.errors import describe
 from harness.scenarios.kip1094 import Log, MarkerCommit, last_epoch_commits, marker_commit
 from harness.scenarios.kip1319_clients import java_copy_existing
 from harness.scenarios.truncation import STACKS
 from harness.verdicts import not_supported_by_client
 
 pytestmark = pytest.mark.kip1094
+STAMPED = "KIP-320 \"Replica Handling\" (from KIP-101): the leader stamps each batch it appends with its epoch"
+
+
+def _require_epochs_stamped(log: Log) -> None:
+    """The fixture moved the leader between appends, waiting until Metadata showed the higher epoch:
+    a log whose batches all carry one epoch breaks the stamping the check's premise rests on."""
+    assert len({b.partition_leader_epoch for b in log.batches}) > 1, (
+        f"{STAMPED}: the leader moved between the first 20 records and the rest, yet every batch carries "
+        f"one epoch: {describe_log(log.batches)}")
 
 
 @pytest.mark.client_axis
@@ -49,10 +60,11 @@ def test_committed_epoch_is_the_epoch_of_the_last_consumed_record(
     if commits and all(c["epoch"] is None for c in commits):
         not_supported_by_client(made.version or client, "a leader epoch in its offset commits",
                                 f"every commit read back without one: {commits}")
-    assert any(c["epoch"] < current for c in commits), (
-        f"premise: no commit was made for records older than the leader's epoch {current}: {commits}; "
-        f"log {describe_log(log.batches)}"
-    )
+    _require_epochs_stamped(log)
+    appended = [epoch_of_offset(log.batches, c["last_offset"]) for c in commits]
+    require_scene(any(e is not None and e < current for e in appended),
+                  f"the harness's {client} consumer made no commit after a record older than the leader's epoch "
+                  f"{current}: {commits}; log {describe_log(log.batches)}")
     assert_commit_epochs_follow_consumption(commits, log.batches, client)
     for c, answer in zip(commits, made.validations, strict=True):
         assert_commit_validates(c, answer)
@@ -72,8 +84,7 @@ def test_transactional_commit_carries_the_epoch_of_the_last_consumed_record(
     values = [r.value or b"" for b in log.batches if not b.is_control for r in b.records]
     run = java_copy_existing(cluster, log.topic, values, topic_factory(), run_names.group("kip1094-txn-epoch"))
     recorded.save("kip1094-txn-commit-epochs", {"commits": run.commits, "log": log.blob()})
-    epochs = {b.partition_leader_epoch for b in log.batches}
-    assert len(epochs) > 1, f"premise: the log spans more than one epoch: {describe_log(log.batches)}"
+    _require_epochs_stamped(log)
     assert_transaction_outcome(run, "copied")
     assert_txn_commit_epochs_follow_consumption(run.commits, log.batches, "java")
 
@@ -101,14 +112,19 @@ def test_position_and_commit_move_past_transaction_markers(
     supported by this client."""
     log, read = transactions, markers_read
     last, data = log.batches[-1], [b for b in log.batches if not b.is_control]
-    assert last.control_type() == "COMMIT" and last.partition_leader_epoch > data[-1].partition_leader_epoch, (
-        f"premise: the log must end in a COMMIT marker from a later epoch than its data: {describe_log(log.batches)}"
-    )
+    require_scene(last.control_type() == "COMMIT",
+                  f"the harness's log should end in the last transaction's COMMIT marker: {describe_log(log.batches)}")
+    assert last.partition_leader_epoch > data[-1].partition_leader_epoch, (
+        f"{STAMPED}: the leader moved between the last transaction's data and its COMMIT marker, yet the marker "
+        f"carries epoch {last.partition_leader_epoch}, the data {data[-1].partition_leader_epoch}: "
+        f"{describe_log(log.batches)}")
     # Why the marker's epoch and not the data's: the data's epoch ends where the marker's begins.
-    assert read.data_epoch_answer["EndOffset"] < log.end, (
-        f"premise: OffsetsForLeaderEpoch({read.data_epoch['epoch']}) ends before {log.end}: "
-        f"{describe_log(log.batches)}"
-    )
+    answer = read.data_epoch_answer
+    assert answer["ErrorCode"] == 0 and answer["EndOffset"] < log.end, (
+        f"KIP-320 \"Replica Handling\" (OffsetsForLeaderEpoch, after KIP-101): an epoch ends where the next one "
+        f"begins; OffsetsForLeaderEpoch({read.data_epoch['epoch']}) answered {describe(answer['ErrorCode'])} end "
+        f"offset {answer['EndOffset']}, not before the marker's epoch, which ends the log at {log.end}: "
+        f"{describe_log(log.batches)}")
     recorded.save(f"kip1094-markers-{client}", {"position": read.position, "committed": read.committed,
                                                 "end": log.end, "log": log.blob(), "read": read.read})
     with_epoch = read.committed["epoch"] is not None

@@ -13,6 +13,7 @@ from harness.checks.epoch_history import (
     assert_list_offsets_epochs,
     assert_metadata_versions_agree,
 )
+from harness.errors import require_scene
 from harness.scenarios.kip320 import EpochHistory, end_offsets, list_offsets_epochs, metadata_versions, replica_logs
 
 pytestmark = pytest.mark.kip320
@@ -92,7 +93,7 @@ def test_metadata_leader_epoch_rises_with_every_leader_move(leader_moves: EpochH
     steps = leader_moves.step_dicts()
     recorded.save("kip320-metadata-epochs-moves", {"steps": steps})
     moves = [s for s in steps if "leader move" in s["step"]]
-    assert len(moves) == 3, f"premise: the history has {len(moves)} leader moves, not 3: {steps}"
+    require_scene(len(moves) == 3, f"the harness's history has {len(moves)} leader moves, not 3: {steps}")
     assert_epochs_rise(steps)
 
 
@@ -107,5 +108,5 @@ def test_metadata_leader_epoch_rises_with_every_election(nemesis_history: EpochH
     recorded.save("kip320-metadata-epochs", {"steps": steps})
     kinds = ["clean stop", "failback", "crash", "unclean election"]
     missing = [k for k in kinds if not any(k in s["step"] for s in steps)]
-    assert not missing, f"premise: the history lacks {missing}: {steps}"
+    require_scene(not missing, f"the harness's history lacks {missing}: {steps}")
     assert_epochs_rise(steps)

@@ -12,6 +12,7 @@ from harness.checks.truncation import (
     assert_resumed_at_divergence,
     assert_truncation_surfaced,
 )
+from harness.errors import require_target
 from harness.scenarios.truncation import NO_RESET, STACKS, TruncationHistory, gap_version
 from harness.verdicts import ClientGap, known_gap, not_supported_by_client
 
@@ -110,7 +111,11 @@ def test_restarted_group_detects_truncation_from_its_committed_epoch(
     if committed.get("epoch") is None and committed.get("offset") == expected["offset"]:
         not_supported_by_client(truncation.clients.get(client) or client, "a leader epoch in its offset commits",
                                 f"committed() read back {committed}")
-    assert committed == expected, f"premise: the group committed {committed} before the election, expected {expected}"
+    require_target("failed" not in committed, f"the target refused the group's commit before the election: {committed}")
+    assert committed == expected, (
+        f"KIP-320 \"Protocol Changes / OffsetCommit\" (the commit carries \"the epoch of the previously fetched "
+        f"record\"): the group read through offset {expected['offset'] - 1}, appended at epoch {expected['epoch']}, "
+        f"and committed {committed} read back, expected {expected}")
     _assert_surfaced(truncation, client, reads, errors, f"group committed {committed}; ", "restart")
 
 

@@ -16,6 +16,7 @@ from harness.checks.produce_fencing import (
     schema_evidence,
     versions_with_epoch,
 )
+from harness.errors import require_scene
 from harness.scenarios.kip320 import CASES
 from harness.scenarios.kip359 import FailoverWrites, former_leader_produce, produce_epoch_probes, produce_schema
 from harness.scenarios.truncation import STACKS
@@ -58,9 +59,11 @@ def test_produce_to_a_former_leader_is_refused_with_the_current_leader(
     answers = former.answers
     recorded.save("kip359-former-leader", {"answers": answers, "leader": former.leader,
                                            "epoch": former.epoch, "endpoint": list(former.endpoint)})
-    assert any(a["version"] >= LEADER_HINT_VERSION for a in answers), (
-        f"premise: the target speaks no Produce version with the KIP-951 hint: {[a['version'] for a in answers]}"
-    )
+    require_scene(answers, f"the harness sent no Produce to the former leader {former.leader}")
+    if not any(a["version"] >= LEADER_HINT_VERSION for a in answers):
+        not_supported(f"the KIP-951 CurrentLeader hint in Produce (v{LEADER_HINT_VERSION} and later)",
+                      f"the former leader {former.leader} was asked at every Produce version it speaks: "
+                      f"v{sorted({a['version'] for a in answers})}")
     assert_refused_with_leader_hint(answers, former.leader, former.epoch, former.endpoint)
 
 

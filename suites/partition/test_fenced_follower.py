@@ -8,6 +8,7 @@ from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
 from harness.checks import recorded
 from harness.checks.partitions import assert_fenced_replica_kept_out_of_the_isr
+from harness.errors import require_scene, require_target
 from harness.scenarios.partitions import OBSERVE_FENCED, fenced_follower
 
 pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control]
@@ -25,7 +26,10 @@ def test_a_fenced_follower_that_caught_up_stays_out_of_the_isr(
     run = fenced_follower(link_cluster, topic_factory(replication_factor=3))
     recorded.save("partition-fenced-follower", {"watched": run.watched, "follower": run.follower,
                                                 "timeline": run.timeline})
-    assert (run.watched and run.watched[-1]["t"] >= OBSERVE_FENCED - 1) or any(
-        run.follower in w["isr"] for w in run.watched), f"premise: the ISR was watched for {OBSERVE_FENCED} s"
-    assert run.follower in run.rejoined.isr, f"premise: the follower rejoined once reconnected: {run.rejoined}"
+    require_scene((run.watched and run.watched[-1]["t"] >= OBSERVE_FENCED - 1) or any(
+        run.follower in w["isr"] for w in run.watched),
+        f"the harness watched the ISR for less than {OBSERVE_FENCED - 1} s: {run.watched[-2:]}")
+    require_target(run.follower in run.rejoined.isr,
+                   f"follower {run.follower} did not rejoin the ISR once reconnected, so its absence while fenced "
+                   f"tells nothing of the fencing: {run.rejoined}")
     assert_fenced_replica_kept_out_of_the_isr(run.watched, run.follower)

@@ -14,6 +14,7 @@ from harness.checks.partitions import (
 )
 from harness.checks.produce_fencing import schema_evidence
 from harness.checks.truncation import assert_resumed_at_divergence, assert_truncation_surfaced
+from harness.errors import require_scene, require_target
 from harness.scenarios.partitions import ZombieLeader
 from harness.scenarios.truncation import NO_RESET
 from harness.verdicts import not_supported
@@ -22,12 +23,15 @@ pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control, pytest.mar
 
 
 def _premise(zombie: ZombieLeader) -> None:
+    """The cut-off broker is a zombie: it still sees itself leading at its old epoch and serves a Fetch
+    at that epoch. A target whose cut-off leader steps down took no part in the scene."""
     p, e = zombie.probes, zombie.election
-    assert p.view.get("LeaderId") == e.old_leader and p.view.get("LeaderEpoch") == e.epoch_before, (
-        f"premise: the cut-off broker {e.old_leader} should still see itself leading at epoch {e.epoch_before}; "
-        f"it said {p.view}")
-    assert p.at_own_epoch.get("error") == "NONE", (
-        f"premise: the zombie should serve a Fetch at its own epoch; it answered {p.at_own_epoch}")
+    require_target(p.view.get("LeaderId") == e.old_leader and p.view.get("LeaderEpoch") == e.epoch_before,
+                   f"the cut-off broker {e.old_leader} did not stay a zombie: it no longer sees itself leading at "
+                   f"epoch {e.epoch_before}; it said {p.view}")
+    require_target(p.at_own_epoch.get("error") == "NONE",
+                   f"the cut-off broker {e.old_leader} did not serve a Fetch at its own epoch {e.epoch_before} "
+                   f"(it sees itself as {p.view}); it answered {p.at_own_epoch}")
 
 
 @pytest.mark.promise("kip320.zombie.newer-epoch-refused")
@@ -40,7 +44,8 @@ def test_zombie_refuses_a_fetch_at_the_new_leaders_epoch(zombie: ZombieLeader) -
     recorded.save("partition-zombie-fetches", {"view": zombie.probes.view, "own": zombie.probes.at_own_epoch,
                                                "new": zombie.probes.at_new_epoch})
     _premise(zombie)
-    assert_zombie_refuses_the_new_epoch(zombie.probes.at_new_epoch, f"zombie {zombie.election.old_leader}")
+    assert_zombie_refuses_the_new_epoch(zombie.probes.at_new_epoch, f"zombie {zombie.election.old_leader}",
+                                        zombie.probes.fetch_advertised)
 
 
 @pytest.mark.promise("kip359.produce.isolated-leader-refuses")
@@ -73,12 +78,15 @@ def test_former_leader_truncates_what_only_it_held(zombie: ZombieLeader) -> None
         "old": zombie.old_leader_log, "new": zombie.new_leader_log, "acked_by_zombie": zombie.probes.acked,
         "gone": zombie.only_the_zombie_held, "divergence": zombie.election.divergence_offset})
     e = zombie.election
-    assert zombie.probes.acked, f"premise: the zombie acknowledged no write while cut off ({zombie.evidence()})"
-    assert e.truncated, f"premise: nothing diverged ({zombie.evidence()})"
+    require_target(zombie.probes.acked, f"the zombie acknowledged none of the harness's acks=1 writes while cut off, "
+                                        f"so it held nothing of its own to truncate ({zombie.evidence()})")
+    require_scene(e.truncated, f"the forced unclean election diverged nothing: the new leader's log end "
+                               f"{e.divergence_offset} is not below the old leader's {e.old_leader_leo_before} "
+                               f"({zombie.evidence()})")
     gone = zombie.only_the_zombie_held
     assert set(a["value"] for a in zombie.probes.acked) <= set(gone), (
-        f"premise: the zombie's log while cut off ({len(zombie.probes.log)} records) lacks writes it acknowledged "
-        f"{zombie.probes.acked}")
+        f"the zombie's log while cut off ({len(zombie.probes.log)} records) lacks writes it acknowledged "
+        f"{zombie.probes.acked} (Produce acks=1: the leader has appended the record to its log when it answers)")
     try:
         assert_truncated_to_the_new_leader(zombie.old_leader_log, zombie.new_leader_log, e.divergence_offset, gone)
     except AssertionError as exc:

@@ -49,6 +49,7 @@ def test_only_assertions_are_verdicts_and_a_timed_out_wait_is_not_one() -> None:
 
 CHECKS = '''
 import pytest
+from harness.errors import require_scene, require_target
 from harness.protocol.exceptions import ProtocolError
 from harness.waiting import WaitTimeout
 
@@ -94,6 +95,14 @@ def test_wait_timeout():
     raise WaitTimeout("no new leader within 30s")
 
 
+def test_scene_unmet():
+    require_scene([], "the harness sent no Fetch")
+
+
+def test_target_refused():
+    require_target(False, "java never sent Fetch to the target: ApiVersions v5: connection-lost")
+
+
 def test_setup_error(broken_setup):
     pass
 
@@ -118,6 +127,8 @@ EXPECTED = {
     "test_protocol_error": ("failed", "error"),
     "test_key_error": ("failed", "error"),
     "test_wait_timeout": ("failed", "error"),
+    "test_scene_unmet": ("failed", "error"),
+    "test_target_refused": ("skipped", "target-refused"),
     "test_setup_error": ("error", "error"),
     "test_teardown_error": ("error", "error"),
     "test_passes": ("passed", "pass"),
@@ -131,13 +142,13 @@ def test_plugin_tells_errors_from_failures_and_sums_them_up_in_results_json(pyte
     pytester.makepyfile(test_kinds=CHECKS)
     reports = pytester.path / "reports"
     result = pytester.runpytest_subprocess("--reports-dir", str(reports), "--run-id", "r", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2, failed=7, errors=2, skipped=1)
+    result.assert_outcomes(passed=2, failed=8, errors=2, skipped=2)
     run = json.loads((reports / "r" / "results.json").read_text())
     got = {c["nodeid"].rsplit("::", 1)[1]: (c["outcome"], c["cell"]) for c in run["checks"]}
     assert got == EXPECTED
     assert run["summary"] == {
-        "total": 11, "judged": 5, "judged_fraction": round(5 / 11, 4),
-        "counts": {"pass": 1, "fail": 3, "error": 6, "not-supported": 1, "target-refused": 0, "client-gap": 0,
+        "total": 13, "judged": 5, "judged_fraction": round(5 / 13, 4),
+        "counts": {"pass": 1, "fail": 3, "error": 7, "not-supported": 1, "target-refused": 1, "client-gap": 0,
                    "skipped": 0},
     }
     for check in run["checks"]:

@@ -11,6 +11,7 @@ from harness.checks.client_reactions import (
     assert_validated_only_once_metadata_caught_up,
     assert_written_once_through_epoch_errors,
 )
+from harness.errors import SceneUnmet
 
 RUNS = [f"kip320-client-{e}-{c}" for e in ("fenced", "unknown") for c in ("librdkafka", "java")]
 
@@ -48,10 +49,10 @@ def test_no_metadata_refresh_after_fenced_leader_epoch_fails(recording: Recordin
         assert_read_on_through_epoch_errors(run)
 
 
-def test_a_run_where_nothing_was_refused_is_a_premise_failure(recording: Recording) -> None:
+def test_a_run_where_fetches_were_answered_but_none_refused_is_the_harness_s_error(recording: Recording) -> None:
     run = recording("kip320-client-unknown-java")
-    run["refused"] = 0
-    with pytest.raises(AssertionError, match="premise: the proxy refused no Fetch"):
+    run.update(refused=0, exchanges=[{"api": "Fetch", "version": 17, "outcome": "answered"}])
+    with pytest.raises(SceneUnmet, match=r"the proxy's rule acted on none of the 1 Fetch answers \(v9\+\) to java"):
         assert_read_on_through_epoch_errors(run)
 
 
@@ -111,10 +112,10 @@ def test_a_member_that_did_not_start_from_the_commit_fails(recording: Recording)
         assert_validated_only_once_metadata_caught_up(run)
 
 
-def test_no_stale_metadata_is_a_premise_failure(recording: Recording) -> None:
+def test_no_stale_metadata_after_answered_metadata_is_the_harness_s_error(recording: Recording) -> None:
     run = recording("kip320-committed-ahead-librdkafka")
-    run["stale"] = 0
-    with pytest.raises(AssertionError, match="premise: no Metadata answer was shown behind"):
+    run.update(stale=0, exchanges=[{"api": "Metadata", "version": 12, "outcome": "answered"}])
+    with pytest.raises(SceneUnmet, match="the proxy's rule acted on none of the 1 Metadata answers"):
         assert_validated_only_once_metadata_caught_up(run)
 
 
