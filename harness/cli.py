@@ -2,7 +2,8 @@
 `kcts image` (the docker backend's image), `kcts compare RUN_A RUN_B` (the verdicts of two runs),
 `kcts diff OLD NEW` (what changed, for a CI gate), `kcts report [RUN]` (the rendered Allure report),
 `kcts cluster up` (a cluster to hold and poke at), `kcts coverage` (promise -> checks -> versions -> targets),
-`kcts soak --repeat N` (the same selection N times: pass k/n and every verdict that flipped)."""
+`kcts soak --repeat N` (the same selection N times: pass k/n and every verdict that flipped),
+`kcts replay [ID...]` (documented broker bugs replayed through the protocol proxy: caught or missed)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def main(argv: list[str] | None = None) -> int:
               "kcts matrix --targets 4.4.0,4.3.1,kfake [pytest args...] | "
               "kcts bench {" + ",".join(BENCHES) + "} [--json] | kcts image [--kafka-version V] | "
               "kcts compare RUN_A RUN_B | kcts diff OLD NEW | kcts report [RUN] | kcts cluster up [...] | "
-              "kcts coverage [RESULTS...] [--json] | kcts soak --repeat N [kcts run args...]")
+              "kcts coverage [RESULTS...] [--json] | kcts soak --repeat N [kcts run args...] | "
+              "kcts replay [ID...] [--list]")
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     try:
@@ -57,6 +59,11 @@ def main(argv: list[str] | None = None) -> int:
             return cluster(rest)
         if command == "soak":
             return soak(rest)
+        if command == "replay":
+            from harness.replay import main as replay_main
+
+            os.chdir(REPO)
+            return replay_main(rest)
     except KctsError as exc:
         print(f"kcts: error: {exc}", file=sys.stderr)
         return 2
@@ -64,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         print("kcts: interrupted", file=sys.stderr)
         return 130
     print(f"kcts: unknown command {command!r}; use run, matrix, bench, image, compare, diff, report, cluster, "
-          "coverage or soak",
+          "coverage, soak or replay",
           file=sys.stderr)
     return 2
 

@@ -16,19 +16,22 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 from harness.cluster import probe
 from harness.cluster.target import Capabilities, TargetSpec
-from harness.errors import FaultControlUnavailable, KctsError, SetupError
+from harness.errors import FaultControlUnavailable, KctsError, SetupError, TargetRefused
 from harness.network.links import LinkFault
 from harness.process.service import ProcessState as NodeState
 from harness.protocol.auth import Transport, from_client_config
 from harness.waiting import wait_until
 
-__all__ = ["Cluster", "FaultControlUnavailable", "Node", "NodeCluster", "NodeState", "PartitionState"]
+__all__ = [
+    "METADATA_EPOCH_CHECK", "Cluster", "FaultControlUnavailable", "Node", "NodeCluster", "NodeState", "PartitionState",
+    "no_leader_epoch", "require_leader_epoch",
+]
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,31 @@ class PartitionState:
     leader_epoch: int
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
+
+    @property
+    def epochless(self) -> bool:
+        """A leader at no epoch: Metadata v7+ (the harness reads v12) carries LeaderEpoch -1."""
+        return self.leader >= 0 and self.leader_epoch < 0
+
+
+# The check that judges Metadata's leader epoch itself; every scene that waits for an epoch to rise
+# names it when the target gives none, so that the one broken promise is judged in one place.
+METADATA_EPOCH_CHECK = "test_every_metadata_version_gives_the_current_leader_epoch"
+_ANY_EPOCH = 2**31 - 1
+
+
+def no_leader_epoch(state: PartitionState) -> str:
+    return (f"the target's Metadata v{probe.METADATA_VERSION} carries no leader epoch (-1) for "
+            f"{state.topic}-{state.partition}, led by broker {state.leader}, which KIP-320 promises "
+            f"(\"Protocol Changes / Metadata\"; {METADATA_EPOCH_CHECK})")
+
+
+def require_leader_epoch(state: PartitionState) -> PartitionState:
+    """`state`, unless its leader has no epoch: then `TargetRefused` at once, since an epoch that is not
+    there never rises, and waiting for it would only end in a timeout."""
+    if state.epochless:
+        raise TargetRefused(no_leader_epoch(state))
+    return state
 
 
 class Cluster(abc.ABC):
@@ -257,7 +285,9 @@ class Cluster(abc.ABC):
     ) -> PartitionState:
         """Wait until `predicate(PartitionState)` holds, as `broker` sees it if given.
 
-        The timeout shows the last state seen.
+        The timeout shows the last state seen. A state that would hold but for its leader's missing
+        epoch (Metadata's LeaderEpoch -1) ends the wait at once with `TargetRefused`: decided from
+        the answer, as no epoch will come.
         """
         assert callable(predicate)
         seen: list[PartitionState | str] = ["nothing yet"]
@@ -269,7 +299,11 @@ class Cluster(abc.ABC):
                 seen[0] = str(exc)
                 return None
             seen[0] = st
-            return st if predicate(st) else None
+            if predicate(st):
+                return st
+            if st.epochless and predicate(replace(st, leader_epoch=_ANY_EPOCH)):
+                require_leader_epoch(st)
+            return None
 
         return wait_until(check, timeout, lambda: f"{topic}-{partition} {what}: last seen {seen[0]}")
 

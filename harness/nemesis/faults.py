@@ -9,7 +9,7 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass, field
 
-from harness.cluster.base import Cluster, NodeState
+from harness.cluster.base import Cluster, NodeState, require_leader_epoch
 from harness.errors import FaultControlUnavailable, KctsError, TargetRefused
 from harness.network.links import LinkFault
 from harness.waiting import wait_until
@@ -170,7 +170,7 @@ class LeaderFailover:
 
     def run(self) -> tuple[int, int, int, int]:
         """Return (old leader, old epoch, new leader, new epoch); the old leader stays stopped."""
-        before = self.cluster.partition_state(self.topic, self.partition)
+        before = require_leader_epoch(self.cluster.partition_state(self.topic, self.partition))
         self.cluster.stop_node(before.leader)
         after = self.cluster.wait_for_partition(
             self.topic, self.partition,

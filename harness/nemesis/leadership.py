@@ -14,7 +14,7 @@ from confluent_kafka.admin import AdminClient
 
 from harness.clients import kafka
 from harness.clients import raw as rr
-from harness.cluster.base import Cluster, PartitionState
+from harness.cluster.base import Cluster, PartitionState, require_leader_epoch
 from harness.cluster.target import API, HOOK, REASSIGNMENT
 from harness.errors import TargetRefused
 from harness.protocol import errors
@@ -33,7 +33,8 @@ def move_leader(
     (one broker, no reassignment, a reordering it does not apply) raises `TargetRefused`: no
     verdict on the KIP, the check could not set up its premise.
     """
-    before = cluster.partition_state(topic, partition)
+    # The move is judged by its epoch rising: a leader without one is refused before anything moves.
+    before = require_leader_epoch(cluster.partition_state(topic, partition))
     target = to if to is not None else _next_leader(cluster, before)
     how = cluster.capabilities.leader_moves
     if how in (API, HOOK):
@@ -102,6 +103,8 @@ def _elect_preferred_until(
 
     def elected() -> PartitionState | None:
         state = cluster.partition_state(topic, partition)
+        if state.leader == target:
+            require_leader_epoch(state)
         if state.leader == target and state.leader_epoch > before.leader_epoch:
             return state
         try:
@@ -121,7 +124,7 @@ def _elect_preferred_until(
 
 def elect_preferred(cluster: Cluster, admin: AdminClient, topic: str, partition: int = 0) -> PartitionState:
     """Give leadership back to the first replica (it must be in sync), as the brief's failback does."""
-    state = cluster.partition_state(topic, partition)
+    state = require_leader_epoch(cluster.partition_state(topic, partition))
     preferred = state.replicas[0]
     if state.leader == preferred:
         return state

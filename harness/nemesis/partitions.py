@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from harness import attach, progress
 from harness.clients import raw as rr
-from harness.cluster.base import Cluster, PartitionState
+from harness.cluster.base import Cluster, PartitionState, require_leader_epoch
 from harness.errors import KctsError
 from harness.nemesis.unclean import UncleanElection, logged_truncation
 from harness.network.links import LinkFault
@@ -212,6 +212,8 @@ def _elect_unclean(
 
         def elected() -> PartitionState | None:
             state = cluster.partition_state(topic, partition, candidate)
+            if state.leader == candidate:
+                require_leader_epoch(state)
             if state.leader == candidate and state.leader_epoch > epoch:
                 return state
             answer = client.send("ElectLeaders", client.max_version("ElectLeaders"), {

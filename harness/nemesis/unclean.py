@@ -20,7 +20,7 @@ from confluent_kafka import ElectionType, TopicPartition
 
 from harness import progress
 from harness.clients import kafka
-from harness.cluster.base import Cluster, NodeState, PartitionState
+from harness.cluster.base import Cluster, NodeState, PartitionState, require_leader_epoch
 from harness.errors import ClusterError
 from harness.waiting import wait_until
 
@@ -123,6 +123,8 @@ def elect_unclean(
 
         def elected() -> PartitionState | None:
             state = cluster.partition_state(topic, partition)
+            if state.leader == candidate:
+                require_leader_epoch(state)
             if state.leader == candidate and state.leader_epoch > epoch:
                 return state
             try:

@@ -186,6 +186,15 @@ class Link:
             client.write(size_bytes + frame)
             await client.drain()
 
+    def _request(self, ex: Exchange) -> dict[str, Any] | None:
+        """The decoded request of `ex`, for a rule that answers by what was asked; None (and a proxy
+        error) where it cannot be read."""
+        try:
+            return ex.request
+        except ProtocolError as exc:
+            self.proxy.note_error(f"{self.label}: {ex.api} v{ex.version} request undecodable for a rule: {exc}")
+            return None
+
     def _matching(self, ex: Exchange) -> list[Any]:
         return [r for r in self.proxy.rules if r.matches(ex.api_key, ex.version)]
 
@@ -214,7 +223,7 @@ class Link:
                 await self.proxy.ensure_listener(entry["Host"], entry["Port"])
         changed = rewrite_addresses(api, version, body, self.proxy.proxied_address) > 0
         for rule in acting:
-            if rule.edit_response(api, version, body):
+            if rule.edit_answer(api, version, self._request(ex) if rule.needs_request else None, body):
                 ex.rules.append(rule.describe())
                 changed = True
         return encode_response(api, version, header, body) if changed else frame

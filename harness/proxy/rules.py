@@ -16,8 +16,16 @@ from typing import Any
 from harness.protocol.spec import ApiSpec, SpecSet
 from harness.protocol.types import ZERO_UUID
 
-API_VERSIONS = 18
+FETCH = 1
+LIST_OFFSETS = 2
 METADATA = 3
+OFFSET_FETCH = 9
+API_VERSIONS = 18
+OFFSET_FOR_LEADER_EPOCH = 23
+FENCED_LEADER_EPOCH = 74
+NO_EPOCH = -1
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
 # Metadata responses carry TopicId from v10 on (KIP-516).
 _METADATA_TOPIC_ID_FROM = 10
 
@@ -76,6 +84,14 @@ class Rule:
     def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
         """Edit the decoded body in place; True when something changed."""
         return False
+
+    # A rule that answers according to what was asked (the epoch a request carried, the lookup it
+    # made) sets this; the proxy then decodes the request too and calls `edit_answer`.
+    needs_request: bool = field(default=False, init=False, repr=False)
+
+    def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
+        """`edit_response`, with the decoded request where `needs_request` (None where it was not kept)."""
+        return self.edit_response(api, version, body)
 
     def response_delay(self, api_key: int, version: int) -> float:
         return 0.0
@@ -235,6 +251,225 @@ class StaleLeaderEpoch(ResponseEdit):
 
     def describe(self) -> str:
         return f"StaleLeaderEpoch(Metadata of {self.topic} {self.behind} epoch(s) behind, {self.scope()})"
+
+
+# -- replays of documented broker bugs ----------------------------------------------------------
+# Each makes an Apache Kafka broker answer as a buggy broker did (harness/replays.toml names the bug
+# and its link); they act on every matching answer, for as long as they are in force.
+
+
+@dataclass(eq=False)
+class NoLeaderEpochInMetadata(Rule):
+    """Metadata v7+ answers with every partition's LeaderEpoch -1: a broker without KIP-320 epochs
+    (Azure Event Hubs' Standard tier, open-telemetry/opentelemetry-collector-contrib#42226)."""
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == METADATA and version >= 7
+
+    def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
+        parts = [p for t in body.get("Topics") or () for p in t.get("Partitions") or ()]
+        changed = [p for p in parts if p.get("LeaderEpoch", NO_EPOCH) != NO_EPOCH]
+        for p in changed:
+            p["LeaderEpoch"] = NO_EPOCH
+        return bool(changed) and self.take()
+
+    def describe(self) -> str:
+        return f"NoLeaderEpochInMetadata(Metadata v7+, {self.fired} answers edited)"
+
+
+@dataclass(eq=False)
+class _KnowsCurrentEpochs(Rule):
+    """A rule that needs each partition's current leader epoch: the one a request validated
+    (CurrentLeaderEpoch, answered without error), else the newest Metadata named."""
+
+    needs_request: bool = field(default=True, init=False, repr=False)
+    _epochs: dict[tuple[str, int], int] = field(default_factory=dict, init=False, repr=False)
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == METADATA and version >= 7
+
+    def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
+        if api.key == METADATA:
+            for t in body.get("Topics") or ():
+                for p in t.get("Partitions") or ():
+                    self._saw(t.get("Name"), p["PartitionIndex"], p.get("LeaderEpoch", NO_EPOCH))
+            return False
+        return self.edit_known(api, version, request or {}, body)
+
+    def _saw(self, topic: str | None, partition: int, epoch: int) -> None:
+        if topic is not None and epoch >= 0:
+            with self._lock:
+                key = (topic, partition)
+                self._epochs[key] = max(epoch, self._epochs.get(key, NO_EPOCH))
+
+    def current_epoch(self, topic: str, partition: int, asked: int = NO_EPOCH) -> int:
+        if asked >= 0:
+            self._saw(topic, partition, asked)
+            return asked
+        return self._epochs.get((topic, partition), NO_EPOCH)
+
+    def edit_known(self, api: ApiSpec, version: int, request: dict[str, Any], body: dict[str, Any]) -> bool:
+        return False
+
+
+def _asked(request: dict[str, Any], topic_key: str, partition_key: str) -> dict[tuple[Any, int], dict[str, Any]]:
+    """The request's partitions by (topic name or id, partition index)."""
+    return {(t.get(topic_key), p.get(partition_key)): p
+            for t in request.get("Topics") or () for p in t.get("Partitions") or ()}
+
+
+LOOKUPS = ("earliest", "latest", "timestamp")
+
+
+def _lookup(timestamp: int) -> str:
+    if timestamp == EARLIEST_TIMESTAMP:
+        return "earliest"
+    if timestamp == LATEST_TIMESTAMP:
+        return "latest"
+    return "timestamp" if timestamp >= 0 else f"special {timestamp}"
+
+
+@dataclass(eq=False)
+class CurrentEpochInListOffsets(_KnowsCurrentEpochs):
+    """ListOffsets v4+ answers the partition's current leader epoch instead of the epoch of the
+    offset it returns, for the `lookups` named (earliest, latest, timestamp): franz-go's kfake did
+    for all; Redpanda for earliest and timestamp lookups (redpanda-data/redpanda#30101)."""
+
+    lookups: tuple[str, ...] = LOOKUPS
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return super().acts_on_response(api_key, version) or (api_key == LIST_OFFSETS and version >= 4)
+
+    def edit_known(self, api: ApiSpec, version: int, request: dict[str, Any], body: dict[str, Any]) -> bool:
+        asked = _asked(request, "Name", "PartitionIndex")
+        changed = False
+        for t in body.get("Topics") or ():
+            for p in t.get("Partitions") or ():
+                q = asked.get((t.get("Name"), p["PartitionIndex"]), {})
+                if p.get("ErrorCode") or p.get("Offset", -1) < 0 or _lookup(q.get("Timestamp", 0)) not in self.lookups:
+                    continue
+                current = self.current_epoch(t["Name"], p["PartitionIndex"], q.get("CurrentLeaderEpoch", NO_EPOCH))
+                if current >= 0 and p.get("LeaderEpoch") != current:
+                    p["LeaderEpoch"] = current
+                    changed = True
+        return changed and self.take()
+
+    def describe(self) -> str:
+        return f"CurrentEpochInListOffsets({'/'.join(self.lookups)} lookups, {self.fired} answers edited)"
+
+
+@dataclass(eq=False)
+class FutureEpochEndsAtCurrent(_KnowsCurrentEpochs):
+    """OffsetsForLeaderEpoch answers an epoch above every one the leader knows with the current
+    epoch and an end offset (the largest it answered for the partition), not UNDEFINED (-1, -1):
+    Redpanda's answer for future epochs (redpanda-data/redpanda#11864)."""
+
+    _ends: dict[tuple[str, int], int] = field(default_factory=dict, init=False, repr=False)
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return super().acts_on_response(api_key, version) or api_key == OFFSET_FOR_LEADER_EPOCH
+
+    def edit_known(self, api: ApiSpec, version: int, request: dict[str, Any], body: dict[str, Any]) -> bool:
+        asked = _asked(request, "Topic", "Partition")
+        changed = False
+        for t in body.get("Topics") or ():
+            for p in t.get("Partitions") or ():
+                key = (t["Topic"], p["Partition"])
+                q = asked.get(key, {})
+                if p.get("ErrorCode"):
+                    continue
+                if p["EndOffset"] >= 0:
+                    with self._lock:
+                        self._ends[key] = max(p["EndOffset"], self._ends.get(key, 0))
+                    continue
+                current = self.current_epoch(*key, q.get("CurrentLeaderEpoch", NO_EPOCH))
+                if q.get("LeaderEpoch", NO_EPOCH) > current >= 0:
+                    p["LeaderEpoch"], p["EndOffset"] = current, self._ends.get(key, 0)
+                    changed = True
+        return changed and self.take()
+
+    def describe(self) -> str:
+        return f"FutureEpochEndsAtCurrent(OffsetForLeaderEpoch, {self.fired} answers edited)"
+
+
+@dataclass(eq=False)
+class CommittedEpochReadBack(Rule):
+    """OffsetFetch v5+ answers every committed offset that has a leader epoch with `epoch` instead:
+    -1 where the request named its topics (Redpanda dropped committed_leader_epoch there,
+    redpanda-data/redpanda#9850; `named_topics_only`), -2147483648 after a coordinator's leader
+    change (redpanda-data/redpanda#17260)."""
+
+    epoch: int = NO_EPOCH
+    named_topics_only: bool = False
+    needs_request: bool = field(default=True, init=False, repr=False)
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == OFFSET_FETCH and version >= 5
+
+    def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
+        request = request or {}
+        if version >= 8:
+            named = {g.get("GroupId"): g.get("Topics") is not None for g in request.get("Groups") or ()}
+            answered = [(named.get(g.get("GroupId"), False), g.get("Topics") or ()) for g in body.get("Groups") or ()]
+        else:
+            answered = [(request.get("Topics") is not None, body.get("Topics") or ())]
+        changed = False
+        for named_topics, topics in answered:
+            if self.named_topics_only and not named_topics:
+                continue
+            for t in topics:
+                for p in t.get("Partitions") or ():
+                    if p.get("CommittedOffset", -1) >= 0 and p.get("CommittedLeaderEpoch", NO_EPOCH) >= 0:
+                        p["CommittedLeaderEpoch"] = self.epoch
+                        changed = True
+        return changed and self.take()
+
+    def describe(self) -> str:
+        which = "named topics" if self.named_topics_only else "every topic"
+        return f"CommittedEpochReadBack(OffsetFetch of {which} -> epoch {self.epoch}, {self.fired} answers edited)"
+
+
+@dataclass(eq=False)
+class FenceUnsetCurrentEpoch(Rule):
+    """A consumer's Fetch (v9+) or ListOffsets (v4+) partition whose CurrentLeaderEpoch is -1 ("no
+    epoch": validation bypassed) is answered FENCED_LEADER_EPOCH, as franz-go's kfake did. Requests
+    of replicas and of the debugging replica id (the harness's own log-end reads) are left alone:
+    the bug was in answering clients."""
+
+    needs_request: bool = field(default=True, init=False, repr=False)
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return (api_key == FETCH and version >= 9) or (api_key == LIST_OFFSETS and version >= 4)
+
+    def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
+        request = request or {}
+        replica = (request.get("ReplicaState") or {}).get("ReplicaId", request.get("ReplicaId", -1))
+        if replica != -1:
+            return False
+        if api.key == FETCH:
+            topic_key = "TopicId" if version >= 13 else "Topic"
+            asked = _asked(request, topic_key, "Partition")
+            answered = [(t.get(topic_key), p) for t in body.get("Responses") or () for p in t.get("Partitions") or ()]
+        else:
+            asked = _asked(request, "Name", "PartitionIndex")
+            answered = [(t.get("Name"), p) for t in body.get("Topics") or () for p in t.get("Partitions") or ()]
+        changed = False
+        for topic, p in answered:
+            q = asked.get((topic, p["PartitionIndex"]))
+            if q is None or q.get("CurrentLeaderEpoch", NO_EPOCH) != NO_EPOCH or p.get("ErrorCode"):
+                continue
+            p["ErrorCode"] = FENCED_LEADER_EPOCH
+            if api.key == FETCH:
+                p.update(HighWatermark=-1, LastStableOffset=-1, LogStartOffset=-1, Records=b"")
+                if "AbortedTransactions" in p:
+                    p["AbortedTransactions"] = None
+            else:
+                p.update(Timestamp=-1, Offset=-1, LeaderEpoch=NO_EPOCH)
+            changed = True
+        return changed and self.take()
+
+    def describe(self) -> str:
+        return f"FenceUnsetCurrentEpoch(Fetch v9+/ListOffsets v4+ at epoch -1, {self.fired} answers edited)"
 
 
 def _set_error_codes(value: Any, error: int) -> None:

@@ -27,7 +27,7 @@ from harness.clients import kafka
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients.history import produce
-from harness.cluster.base import Cluster, NodeState
+from harness.cluster.base import Cluster, NodeState, require_leader_epoch
 from harness.errors import ClusterError, NotSupported, TargetRefused, require_target
 from harness.nemesis.faults import Crash, LeaderFailover
 from harness.nemesis.leadership import elect_preferred, move_leader
@@ -110,7 +110,9 @@ class _HistoryWriter:
 
     def write(self, tag: str, n: int = RECORDS_PER_EPOCH) -> None:
         topic = self.topic
-        before = self.cluster.partition_state(topic)
+        # Every check of a history judges the epochs it records: a leader at no epoch refuses them all
+        # (test_every_metadata_version_gives_the_current_leader_epoch judges the epoch itself).
+        before = require_leader_epoch(self.cluster.partition_state(topic))
         written = produce(self.producer, topic, [f"{tag}-{i}".encode() for i in range(n)])
         after = self.cluster.partition_state(topic)
         if written.failed or after.leader_epoch != before.leader_epoch:
