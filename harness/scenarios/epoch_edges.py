@@ -8,33 +8,45 @@ On a 3-replica partition, with every write acknowledged by all replicas:
    the next epoch starts at the same offset); 5 records (10-14);
 4. ask the leader (OffsetsForLeaderEpoch at every version from v2, with the current epoch) about
    every epoch from -1 to e3 + 2: the "gap" probe;
-5. delete the log's head up to 2 records into e1 (DeleteRecords), so the leader no longer knows e0;
-   ask again: the "log start moved" probe.
+5. ask ListOffsets at every version from v1 (EARLIEST, LATEST, each batch's first timestamp, a time
+   after the last record, and MAX_TIMESTAMP from v7), Metadata at every version from each broker, and
+   commit to a group with every OffsetCommit version, each read back with every OffsetFetch version:
+   the versions without an epoch must keep working on a partition whose leader moved (KIP-320
+   "Compatibility"), and a commit without an epoch must read back without one;
+6. delete the log's head up to 2 records into e1 (DeleteRecords), so the leader no longer knows e0;
+   ask OffsetsForLeaderEpoch again: the "log start moved" probe.
+
+The record with the largest timestamp (CreateTime, 10 minutes ahead of the others) is the fourth of
+e1's, so that MAX_TIMESTAMP's record lies in neither the first nor the current epoch.
 
 Three leader moves cost the same as the KIP-320 leader-moves history; nothing stops a node.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import KafkaException, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from harness.clients import kafka
 from harness.clients import raw as rr
-from harness.clients.history import produce
+from harness.clients import transactions as tx
 from harness.cluster.base import Cluster
 from harness.errors import ClusterError, TargetRefused
 from harness.nemesis.leadership import move_leader
 from harness.protocol import errors
 from harness.protocol.client import RawClient
 from harness.protocol.records import RecordBatch, parse_batches
-from harness.protocol.sentinels import EARLIEST_TIMESTAMP, NO_EPOCH
+from harness.protocol.sentinels import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, NO_EPOCH
 
 RECORDS = 5
 DELETED_INTO_SECOND_EPOCH = 2  # the new log start: this many records into e1's
+AHEAD_MS = 600_000  # the max-timestamp record's lead: below 4.x's message.timestamp.after.max.ms (1 h)
+MAX_TIMESTAMP = -3  # ListOffsets v7+ (KIP-734): the record with the largest timestamp
+COMMITTED_EPOCH = 7  # the epoch of the commit made before each commit without one
 
 
 @dataclass(frozen=True)
@@ -52,11 +64,40 @@ class EndOffsetProbe:
 
 
 @dataclass(frozen=True)
+class ListOffsetsProbe:
+    """The leader's ListOffsets answers, [{version, timestamp, partition}], asked with the current epoch
+    from v4, and its log (from offset 0 to `log_end`)."""
+
+    leader: int
+    current_epoch: int
+    log_end: int
+    log: bytes
+    answers: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class CommitRound:
+    """A commit with an epoch (`before`), then `commit` of `sent` ({offset, epoch}; epoch None where the
+    version has no field for it), then each OffsetFetch version's answer ({read, got})."""
+
+    commit: str
+    version: int
+    before: dict[str, int]
+    before_read: dict[str, Any]  # `before` as the newest OffsetFetch gave it back, before `commit`
+    sent: dict[str, int | None]
+    code: int
+    reads: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class GappedEpochs:
     topic: str
     epochs: list[int]  # the partition's epoch after creation and after each move
     gap: EndOffsetProbe
     head_deleted: EndOffsetProbe | None
+    list_offsets: ListOffsetsProbe
+    metadata: list[dict[str, Any]]  # {broker, version, leader, epoch, error}
+    commits: list[CommitRound]
     deleted_to: int = -1
     refused: str | None = None  # why the target would not delete the head
 
@@ -102,39 +143,126 @@ def probe_end_offsets(raw: rr.RawConnector, topic: str, tid: uuid.UUID, stage: s
     return EndOffsetProbe(stage, p["LeaderId"], current, log_start, log_end, log, answers)
 
 
-def _write(cluster: Cluster, producer: Any, topic: str, tag: str) -> int:
-    """Write one epoch's records; the first offset."""
+def _write(cluster: Cluster, producer: Producer, topic: str, tag: str, timestamps: list[int]) -> int:
+    """Write one epoch's records with these CreateTime timestamps; the first offset."""
     before = cluster.partition_state(topic).leader_epoch
-    written = produce(producer, topic, [f"{tag}-{i}".encode() for i in range(RECORDS)])
+    acked: list[int] = []
+    failed: list[str] = []
+
+    def report(err: KafkaError | None, msg: Message) -> None:
+        if err is None:
+            acked.append(msg.offset())
+        else:
+            failed.append(str(err))
+
+    for i, ts in enumerate(timestamps):
+        producer.produce(topic, f"{tag}-{i}".encode(), partition=0, timestamp=ts, on_delivery=report)
+    producer.flush(30)
     after = cluster.partition_state(topic).leader_epoch
-    if written.failed or after != before:
+    if failed or len(acked) != len(timestamps) or after != before:
         raise ClusterError(f"write '{tag}' to {topic} did not land in one epoch: epoch {before} -> {after}, "
-                           f"failed {written.failed[:3]}")
-    return min(w.offset for w in written.acked)
+                           f"{len(acked)} of {len(timestamps)} acknowledged, failed {failed[:3]}")
+    return min(acked)
 
 
-def gapped_epochs(cluster: Cluster, topic: str) -> GappedEpochs:
-    """Run the scene on `topic` (3 replicas). A target that will not move the leader raises
-    `TargetRefused`; one that will not delete records gives `head_deleted` None and says why."""
+def probe_list_offsets(raw: rr.RawConnector, topic: str, tid: uuid.UUID) -> ListOffsetsProbe:
+    p = rr.partition_metadata(raw(raw.cluster.running_brokers()[0]), topic)
+    client = raw(p["LeaderId"])
+    current = rr.partition_metadata(client, topic)["LeaderEpoch"]
+    batches, log_end = rr.read_log(client, topic, tid)
+    stamps = [r.timestamp for b in batches if not b.is_control for r in b.records if r.timestamp is not None]
+    times = sorted({b.base_timestamp for b in batches if not b.is_control})
+    answers = []
+    for v in rr.versions(client, "ListOffsets", 1):
+        asked = [EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, *times, max(stamps) + 1, *([MAX_TIMESTAMP] if v >= 7 else [])]
+        for ts in asked:
+            part = rr.list_offsets(client, v, topic, 0, ts, current_epoch=current if v >= 4 else NO_EPOCH)
+            answers.append({"version": v, "timestamp": ts, "partition": part})
+    log = b"".join(b.encode() for b in batches)
+    return ListOffsetsProbe(p["LeaderId"], current, log_end, log, answers)
+
+
+def probe_metadata(raw: rr.RawConnector, topic: str) -> list[dict[str, Any]]:
+    """The partition as every running broker's Metadata gives it, at every version each speaks."""
+    out = []
+    for b in raw.cluster.running_brokers():
+        client = raw(b)
+        for v in rr.versions(client, "Metadata"):
+            # Before v4 the request has no AllowAutoTopicCreation (it always creates): the topic exists.
+            body = {"Topics": [{"Name": topic}], **({"AllowAutoTopicCreation": False} if v >= 4 else {})}
+            (t,) = client.send("Metadata", v, body)["Topics"]
+            if t["ErrorCode"]:
+                out.append({"broker": b, "version": v, "leader": None, "epoch": None, "error": t["ErrorCode"]})
+                continue
+            p = next(p for p in t["Partitions"] if p["PartitionIndex"] == 0)
+            out.append({"broker": b, "version": v, "leader": p["LeaderId"], "epoch": p.get("LeaderEpoch"),
+                        "error": p["ErrorCode"]})
+    return out
+
+
+def _read_commit(client: RawClient, version: int, group: str, topic: str, tid: uuid.UUID) -> dict[str, Any]:
+    """{offset, epoch, error} of partition 0 at any OffsetFetch version (v1 has no top-level ErrorCode,
+    v5 is the first with CommittedLeaderEpoch: None where the version has no such field)."""
+    resp = tx.offset_fetch(client, version, group, topic, tid, [0]).response
+    top = resp["Groups"][0] if version >= 8 else resp
+    p = top["Topics"][0]["Partitions"][0] if top["Topics"] else {}
+    return {"offset": p.get("CommittedOffset"), "epoch": p.get("CommittedLeaderEpoch"),
+            "error": p.get("ErrorCode", 0) or top.get("ErrorCode", 0)}
+
+
+def probe_commits(raw: rr.RawConnector, topic: str, tid: uuid.UUID, group: str) -> list[CommitRound]:
+    """For each OffsetCommit version: commit (offset, epoch 7) with the newest version, then a new offset
+    with this version, without an epoch (none below v6, -1 from v6); read it back with every
+    OffsetFetch version, newest first."""
+    any_broker = raw(raw.cluster.running_brokers()[0])
+    gcoord = raw(tx.coordinator_id(any_broker, group, 0))
+    top = gcoord.max_version("OffsetCommit")
+    reads = sorted(rr.versions(gcoord, "OffsetFetch", 1), reverse=True)
+    rounds = []
+    for v in rr.versions(gcoord, "OffsetCommit", 2):
+        before = {"offset": 1000 + v, "epoch": COMMITTED_EPOCH}
+        code = rr.offset_commit(gcoord, top, group, topic, tid, 0, before["offset"], COMMITTED_EPOCH)
+        if code:
+            raise ClusterError(f"OffsetCommit v{top} of {before} to {group}: {errors.describe(code)}")
+        before_read = _read_commit(gcoord, reads[0], group, topic, tid)
+        sent: dict[str, int | None] = {"offset": 2000 + v, "epoch": NO_EPOCH if v >= 6 else None}
+        code = rr.offset_commit(gcoord, v, group, topic, tid, 0, sent["offset"] or 0, NO_EPOCH)
+        got = [{"read": f"OffsetFetch v{fv}", "version": fv, "got": _read_commit(gcoord, fv, group, topic, tid)}
+               for fv in reads] if code == 0 else []
+        rounds.append(CommitRound(f"OffsetCommit v{v}", v, before, before_read, sent, code, got))
+    return rounds
+
+
+def gapped_epochs(cluster: Cluster, topic: str, group: str) -> GappedEpochs:
+    """Run the scene on `topic` (3 replicas), committing to `group`. A target that will not move the
+    leader raises `TargetRefused`; one that will not delete records gives `head_deleted` None and
+    says why."""
     with (rr.RawConnector(cluster) as raw,
           kafka.producer({**cluster.client_config(), "acks": "all"}) as producer,
           kafka.admin(cluster.client_config()) as admin):
         mover = raw(cluster.broker_ids[0])
         tid = rr.topic_id(mover, topic)
+        base = int(time.time() * 1000)
         epochs = [cluster.partition_state(topic).leader_epoch]
-        _write(cluster, producer, topic, "e0")
+        _write(cluster, producer, topic, "e0", [base + i for i in range(RECORDS)])
         epochs.append(move_leader(cluster, mover, admin, topic).leader_epoch)
-        second_start = _write(cluster, producer, topic, "e1")
+        second = [base + 10 + i for i in range(RECORDS)]
+        second[3] = base + AHEAD_MS
+        second_start = _write(cluster, producer, topic, "e1", second)
         epochs.append(move_leader(cluster, mover, admin, topic).leader_epoch)
         epochs.append(move_leader(cluster, mover, admin, topic).leader_epoch)
-        _write(cluster, producer, topic, "e3")
+        _write(cluster, producer, topic, "e3", [base + 20 + i for i in range(RECORDS)])
         gap = probe_end_offsets(raw, topic, tid, "after a move without a write")
+        list_offsets = probe_list_offsets(raw, topic, tid)
+        metadata = probe_metadata(raw, topic)
+        commits = probe_commits(raw, topic, tid, group)
 
         cut = second_start + DELETED_INTO_SECOND_EPOCH
         tp = TopicPartition(topic, 0, cut)
         try:
             admin.delete_records([tp])[tp].result(30)
         except KafkaException as exc:
-            return GappedEpochs(topic, epochs, gap, None, cut, f"DeleteRecords to offset {cut}: {exc}")
+            return GappedEpochs(topic, epochs, gap, None, list_offsets, metadata, commits, cut,
+                                f"DeleteRecords to offset {cut}: {exc}")
         head_deleted = probe_end_offsets(raw, topic, tid, f"records before offset {cut} deleted")
-        return GappedEpochs(topic, epochs, gap, head_deleted, cut)
+        return GappedEpochs(topic, epochs, gap, head_deleted, list_offsets, metadata, commits, cut)

@@ -1,5 +1,7 @@
-"""KIP-320 OffsetsForLeaderEpoch for epochs the leader has no entry for (the semantics KIP-101 and
-KIP-279 define and KIP-320 "Consumer Handling" relies on): a gap, before the earliest, and -1."""
+"""KIP-320 on a partition whose leader moved three times, one move without a write: OffsetsForLeaderEpoch
+for epochs the leader has no entry for (the semantics KIP-101 and KIP-279 define and KIP-320 "Consumer
+Handling" relies on: a gap, before the earliest, -1), ListOffsets at the log's edges, the API versions
+without an epoch, and commits without one. One scene per module (see harness.scenarios.epoch_edges)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.module_scope import module_topic
+from fixtures.topics import RunNames
 from harness.checks import recorded
 from harness.checks.epoch_end_offsets import (
     EndOffsetAnswers,
@@ -17,15 +20,26 @@ from harness.checks.epoch_end_offsets import (
     assert_no_epoch_answered_undefined,
 )
 from harness.checks.epoch_history import assert_end_offsets
+from harness.checks.list_offsets_edges import (
+    ListOffsetsAnswers,
+    assert_max_timestamp_returns_its_records_epoch,
+    assert_time_after_the_last_record_is_undefined,
+)
+from harness.checks.old_versions import (
+    assert_commit_without_epoch_reads_back_undefined,
+    assert_old_commits_work,
+    assert_old_list_offsets_work,
+    assert_old_metadata_works,
+)
 from harness.scenarios.epoch_edges import EndOffsetProbe, GappedEpochs, gapped_epochs
 
 pytestmark = pytest.mark.kip320
 
 
 @pytest.fixture(scope="module")
-def gapped(request: pytest.FixtureRequest, cluster: Cluster) -> GappedEpochs:
+def gapped(request: pytest.FixtureRequest, cluster: Cluster, run_names: RunNames) -> GappedEpochs:
     """A 3-replica partition whose leader moved twice without a write between, then lost its log's head."""
-    return gapped_epochs(cluster, module_topic(request, "gapped", 3))
+    return gapped_epochs(cluster, module_topic(request, "gapped", 3), run_names.group("kip320-gapped-commits"))
 
 
 def _answers(probe: EndOffsetProbe, name: str) -> EndOffsetAnswers:
@@ -77,3 +91,68 @@ def test_offsets_for_leader_epoch_answers_every_epoch_from_the_leaders_epochs(ga
                 assert_end_offsets(a.batches, a.current_epoch, a.log_end, answers, a.log_start)
             except AssertionError as exc:
                 raise AssertionError(f"OffsetsForLeaderEpoch v{version} ({a.stage}): {exc}") from None
+
+
+
+def _list_offsets(gapped: GappedEpochs) -> ListOffsetsAnswers:
+    recorded.save("kip320-list-offsets-edges", gapped.list_offsets)
+    return ListOffsetsAnswers.from_record(dataclasses.asdict(gapped.list_offsets))
+
+
+@pytest.mark.promise("kip320.list-offsets.max-timestamp-epoch")
+def test_list_offsets_max_timestamp_returns_the_epoch_of_the_record_with_the_largest_timestamp(
+    gapped: GappedEpochs,
+) -> None:
+    """KIP-320, "Protocol Changes / ListOffsets": the leader epoch returned "corresponds with the
+    returned offset"; for MAX_TIMESTAMP (-3, v7+, KIP-734) that is the record with the largest
+    timestamp, written two epochs before the current one: its offset, its timestamp and its batch's
+    epoch, not the current epoch. At every version from v7."""
+    assert_max_timestamp_returns_its_records_epoch(_list_offsets(gapped))
+
+
+@pytest.mark.promise("kip320.list-offsets.after-last-record-undefined")
+def test_list_offsets_for_a_time_after_the_last_record_answers_no_offset_and_no_epoch(gapped: GappedEpochs) -> None:
+    """KIP-320, "Protocol Changes / ListOffsets" and "Compatibility" (the sentinel -1 where there is no
+    epoch), on ListOffsets' own rule "if no such message is found, returns -1" (KIP-79): a time after
+    the largest timestamp is answered offset -1, and from v4 epoch -1, without an error, at every
+    version from v1."""
+    assert_time_after_the_last_record_is_undefined(_list_offsets(gapped))
+
+
+@pytest.mark.promise("kip320.compat.old-versions-work")
+def test_list_offsets_versions_without_an_epoch_keep_working_after_leader_moves(gapped: GappedEpochs) -> None:
+    """KIP-320, "Compatibility, Deprecation, and Migration Plan": "Older versions of the modified APIs
+    will continue to work as expected": on a partition whose leader moved three times, ListOffsets
+    v1-v3 answer EARLIEST, LATEST and lookups by time with the offsets the log owes."""
+    assert_old_list_offsets_work(_list_offsets(gapped))
+
+
+@pytest.mark.promise("kip320.compat.old-versions-work")
+def test_metadata_versions_without_an_epoch_keep_working_after_leader_moves(gapped: GappedEpochs) -> None:
+    """KIP-320, "Compatibility, Deprecation, and Migration Plan": Metadata below v7 (no LeaderEpoch),
+    from every broker, names the leader the same broker's newest Metadata names, without an error."""
+    recorded.save("kip320-old-metadata", {"answers": gapped.metadata})
+    assert_old_metadata_works(gapped.metadata)
+
+
+@pytest.mark.promise("kip320.compat.old-versions-work")
+def test_offset_commit_and_fetch_versions_without_an_epoch_keep_working_after_leader_moves(
+    gapped: GappedEpochs,
+) -> None:
+    """KIP-320, "Compatibility, Deprecation, and Migration Plan": OffsetCommit v2-v5 are accepted, and
+    every commit reads back with every OffsetFetch version, v1-v4 included, on a partition whose
+    leader moved."""
+    rounds = [dataclasses.asdict(r) for r in gapped.commits]
+    recorded.save("kip320-old-commits", {"rounds": rounds, "current_epoch": gapped.list_offsets.current_epoch})
+    assert_old_commits_work(rounds, gapped.list_offsets.current_epoch)
+
+
+@pytest.mark.promise("kip320.offset-commit.no-epoch-reads-back-undefined")
+def test_a_commit_without_an_epoch_reads_back_without_the_previous_epoch(gapped: GappedEpochs) -> None:
+    """KIP-320, "Protocol Changes / OffsetCommit" and "Compatibility" ("we will use a sentinel value
+    (-1) in the APIs that expose it"): after a commit with epoch 7, a commit without an epoch
+    (OffsetCommit v2-v5, or CommittedLeaderEpoch -1 from v6) reads back from OffsetFetch v5+ with
+    CommittedLeaderEpoch -1, not 7."""
+    rounds = [dataclasses.asdict(r) for r in gapped.commits]
+    recorded.save("kip320-old-commits", {"rounds": rounds, "current_epoch": gapped.list_offsets.current_epoch})
+    assert_commit_without_epoch_reads_back_undefined(rounds)
