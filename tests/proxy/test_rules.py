@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
 
-from harness.protocol.codec import decode_response
+from harness.protocol.codec import decode_response, encode_response
 from harness.protocol.spec import SpecSet
 from harness.protocol.types import ZERO_UUID
-from harness.proxy.rules import CapVersion, CloseConnection, Delay, ReplaceErrors, StripTopicIds
+from harness.proxy.rules import (
+    CapVersion,
+    CloseConnection,
+    CommittedEpochReadBack,
+    CurrentEpochInListOffsets,
+    Delay,
+    FenceUnsetCurrentEpoch,
+    FutureEpochEndsAtCurrent,
+    NoLeaderEpochInMetadata,
+    ReplaceErrors,
+    StripTopicIds,
+)
 from tests.proxy.recorded import recorded
 
 TXN_OFFSET_COMMIT = 28
@@ -126,3 +138,187 @@ def test_close_connection_acts_once_by_default(specs: SpecSet) -> None:
 def test_unknown_api_names_fail_when_bound(specs: SpecSet) -> None:
     with pytest.raises(Exception, match="TxnOffsetComit"):
         ReplaceErrors("TxnOffsetComit", error=1).bind(specs)
+
+
+# -- the replays' rules (harness/replays.toml) ---------------------------------------------------
+LIST_OFFSETS, OFFSET_FETCH, OFFSET_FOR_LEADER_EPOCH, FETCH = 2, 9, 23, 1
+
+
+def test_no_leader_epoch_in_metadata_blanks_every_partition_from_v7(specs: SpecSet) -> None:
+    body = _metadata(specs)
+    parts = [p for t in body["Topics"] for p in t["Partitions"]]
+    assert parts and all(p["LeaderEpoch"] >= 0 for p in parts), "premise: the recorded answer carries epochs"
+    rule = NoLeaderEpochInMetadata()
+    assert rule.acts_on_response(3, 7) and not rule.acts_on_response(3, 6), "LeaderEpoch is in Metadata from v7"
+    assert not rule.acts_on_response(LIST_OFFSETS, 7)
+    assert rule.edit_response(specs.api("Metadata"), 12, body)
+    assert {p["LeaderEpoch"] for p in parts} == {-1} and rule.fired == 1
+    assert not rule.edit_response(specs.api("Metadata"), 12, body), "nothing left to blank"
+    decoded = decode_response(specs.api("Metadata"), 12, _reencoded(specs, "Metadata", 12, body))[1]
+    assert {p["LeaderEpoch"] for t in decoded["Topics"] for p in t["Partitions"]} == {-1}
+
+
+def _reencoded(specs: SpecSet, api: str, version: int, body: dict[str, Any]) -> bytes:
+    return encode_response(specs.api(api), version, {"CorrelationId": 7}, body)
+
+
+def _list_offsets(answers: list[tuple[int, int, int]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(request, answer) of ListOffsets v7 for partitions 0.. of topic t: (timestamp asked, offset, epoch)."""
+    request = {"ReplicaId": -1, "IsolationLevel": 0, "Topics": [{"Name": "t", "Partitions": [
+        {"PartitionIndex": i, "CurrentLeaderEpoch": 3, "Timestamp": ts} for i, (ts, _, _) in enumerate(answers)]}]}
+    body = {"ThrottleTimeMs": 0, "Topics": [{"Name": "t", "Partitions": [
+        {"PartitionIndex": i, "ErrorCode": 0, "Timestamp": -1, "Offset": off, "LeaderEpoch": ep}
+        for i, (_, off, ep) in enumerate(answers)]}]}
+    return request, body
+
+
+def _epochs(body: dict[str, Any]) -> list[int]:
+    return [p["LeaderEpoch"] for t in body["Topics"] for p in t["Partitions"]]
+
+
+def test_current_epoch_in_list_offsets_answers_the_asked_epoch_for_the_lookups_named(specs: SpecSet) -> None:
+    api = specs.api("ListOffsets")
+    request, body = _list_offsets([(-2, 0, 0), (-1, 20, 3), (1_700_000_000_000, 5, 1)])
+    redpanda = CurrentEpochInListOffsets(lookups=("earliest", "timestamp"))
+    assert redpanda.needs_request and redpanda.acts_on_response(LIST_OFFSETS, 4)
+    assert not redpanda.acts_on_response(LIST_OFFSETS, 3), "no LeaderEpoch below v4"
+    assert redpanda.edit_answer(api, 7, request, body)
+    assert _epochs(body) == [3, 3, 3]
+    _reencoded(specs, "ListOffsets", 7, body)
+
+    request, body = _list_offsets([(-2, 0, 0), (-1, 20, 2)])
+    latest_only = CurrentEpochInListOffsets(lookups=("latest",))
+    assert latest_only.edit_answer(api, 7, request, body) and _epochs(body) == [0, 3]
+
+
+def test_current_epoch_in_list_offsets_leaves_errors_and_missing_offsets(specs: SpecSet) -> None:
+    request, body = _list_offsets([(-2, 0, 0), (1_700_000_000_000, -1, -1)])
+    body["Topics"][0]["Partitions"][0]["ErrorCode"] = 74
+    assert not CurrentEpochInListOffsets().edit_answer(specs.api("ListOffsets"), 7, request, body)
+    assert _epochs(body) == [0, -1]
+
+
+def test_current_epoch_in_list_offsets_without_an_asked_epoch_takes_metadatas(specs: SpecSet) -> None:
+    metadata = _metadata(specs)
+    topic = metadata["Topics"][0]
+    part = topic["Partitions"][0]
+    rule = CurrentEpochInListOffsets()
+    assert rule.acts_on_response(3, 12)
+    assert not rule.edit_answer(specs.api("Metadata"), 12, None, metadata), "Metadata is only read"
+    request = {"ReplicaId": -1, "IsolationLevel": 0, "Topics": [{"Name": topic["Name"], "Partitions": [
+        {"PartitionIndex": part["PartitionIndex"], "CurrentLeaderEpoch": -1, "Timestamp": -2}]}]}
+    body = {"ThrottleTimeMs": 0, "Topics": [{"Name": topic["Name"], "Partitions": [
+        {"PartitionIndex": part["PartitionIndex"], "ErrorCode": 0, "Timestamp": -1, "Offset": 0,
+         "LeaderEpoch": part["LeaderEpoch"] + 5}]}]}
+    assert rule.edit_answer(specs.api("ListOffsets"), 7, request, body)
+    assert _epochs(body) == [part["LeaderEpoch"]]
+
+
+def _ofle(asked: int, current: int, answer: tuple[int, int]) -> tuple[dict[str, Any], dict[str, Any]]:
+    request = {"ReplicaId": -1, "Topics": [{"Topic": "t", "Partitions": [
+        {"Partition": 0, "CurrentLeaderEpoch": current, "LeaderEpoch": asked}]}]}
+    body = {"ThrottleTimeMs": 0, "Topics": [{"Topic": "t", "Partitions": [
+        {"ErrorCode": 0, "Partition": 0, "LeaderEpoch": answer[0], "EndOffset": answer[1]}]}]}
+    return request, body
+
+
+def _ofle_answer(body: dict[str, Any]) -> tuple[int, int]:
+    p = body["Topics"][0]["Partitions"][0]
+    return p["LeaderEpoch"], p["EndOffset"]
+
+
+def test_future_epoch_ends_at_current_answers_an_unknown_epoch_with_the_current_one(specs: SpecSet) -> None:
+    api = specs.api("OffsetForLeaderEpoch")
+    rule = FutureEpochEndsAtCurrent()
+    assert rule.needs_request and rule.acts_on_response(OFFSET_FOR_LEADER_EPOCH, 4)
+    for asked, answer in ((1, (1, 10)), (3, (3, 20))):
+        request, body = _ofle(asked, 3, answer)
+        assert not rule.edit_answer(api, 4, request, body) and _ofle_answer(body) == answer, "known epochs as they are"
+    request, body = _ofle(4, 3, (-1, -1))
+    assert rule.edit_answer(api, 4, request, body)
+    assert _ofle_answer(body) == (3, 20)
+    _reencoded(specs, "OffsetForLeaderEpoch", 4, body)
+    request, body = _ofle(-1, 3, (-1, -1))
+    assert not rule.edit_answer(api, 4, request, body), "an asked epoch of -1 is UNDEFINED on any broker"
+
+
+def _offset_fetch(version: int, named: bool, epoch: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    part = {"PartitionIndex": 0, "CommittedOffset": 5, "CommittedLeaderEpoch": epoch, "Metadata": "", "ErrorCode": 0}
+    if version >= 8:
+        request = {"Groups": [{"GroupId": "g", "Topics": [{"Name": "t", "PartitionIndexes": [0]}] if named else None}],
+                   "RequireStable": False}
+        body = {"ThrottleTimeMs": 0, "Groups": [{"GroupId": "g", "Topics": [{"Name": "t", "Partitions": [part]}],
+                                                  "ErrorCode": 0}]}
+        return request, body
+    request = {"GroupId": "g", "Topics": [{"Name": "t", "PartitionIndexes": [0]}] if named else None,
+               "RequireStable": False}
+    return request, {"ThrottleTimeMs": 0, "Topics": [{"Name": "t", "Partitions": [part]}], "ErrorCode": 0}
+
+
+def _committed_epoch(body: dict[str, Any]) -> int:
+    topics = body["Groups"][0]["Topics"] if "Groups" in body else body["Topics"]
+    return topics[0]["Partitions"][0]["CommittedLeaderEpoch"]
+
+
+@pytest.mark.parametrize("version", [5, 7, 8, 9])
+def test_committed_epoch_read_back_only_for_named_topics(specs: SpecSet, version: int) -> None:
+    api = specs.api("OffsetFetch")
+    rule = CommittedEpochReadBack(epoch=-1, named_topics_only=True)
+    assert rule.needs_request and rule.acts_on_response(OFFSET_FETCH, 5) and not rule.acts_on_response(OFFSET_FETCH, 4)
+    request, body = _offset_fetch(version, named=False, epoch=4)
+    assert not rule.edit_answer(api, version, request, body) and _committed_epoch(body) == 4
+    request, body = _offset_fetch(version, named=True, epoch=4)
+    assert rule.edit_answer(api, version, request, body) and _committed_epoch(body) == -1
+    _reencoded(specs, "OffsetFetch", version, body)
+
+
+def test_committed_epoch_read_back_as_int_min_leaves_commits_without_an_epoch(specs: SpecSet) -> None:
+    api = specs.api("OffsetFetch")
+    rule = CommittedEpochReadBack(epoch=-(2**31))
+    request, body = _offset_fetch(8, named=False, epoch=-1)
+    assert not rule.edit_answer(api, 8, request, body) and _committed_epoch(body) == -1
+    request, body = _offset_fetch(8, named=False, epoch=7)
+    assert rule.edit_answer(api, 8, request, body) and _committed_epoch(body) == -(2**31)
+    _reencoded(specs, "OffsetFetch", 8, body)
+
+
+def _fetch(version: int, epochs: list[int], replica: int = -1) -> tuple[dict[str, Any], dict[str, Any]]:
+    request = {"ReplicaId": replica, "MaxWaitMs": 0, "MinBytes": 1, "MaxBytes": 1 << 20, "IsolationLevel": 0,
+               "SessionId": 0, "SessionEpoch": -1, "Topics": [{"Topic": "t", "Partitions": [
+                   {"Partition": i, "CurrentLeaderEpoch": e, "FetchOffset": 0, "LastFetchedEpoch": -1,
+                    "LogStartOffset": -1, "PartitionMaxBytes": 1 << 20} for i, e in enumerate(epochs)]}],
+               "ForgottenTopicsData": [], "RackId": ""}
+    body = {"ThrottleTimeMs": 0, "ErrorCode": 0, "SessionId": 0, "Responses": [{"Topic": "t", "Partitions": [
+        {"PartitionIndex": i, "ErrorCode": 0, "HighWatermark": 10, "LastStableOffset": 10, "LogStartOffset": 0,
+         "AbortedTransactions": [], "PreferredReadReplica": -1, "Records": b""} for i in range(len(epochs))]}]}
+    return request, body
+
+
+def _errors(body: dict[str, Any], key: str) -> list[int]:
+    return [p["ErrorCode"] for t in body[key] for p in t["Partitions"]]
+
+
+def test_fence_unset_current_epoch_fences_only_the_partitions_asked_at_minus_one(specs: SpecSet) -> None:
+    rule = FenceUnsetCurrentEpoch()
+    assert rule.acts_on_response(FETCH, 9) and not rule.acts_on_response(FETCH, 8), "CurrentLeaderEpoch from v9"
+    assert rule.acts_on_response(LIST_OFFSETS, 4) and not rule.acts_on_response(LIST_OFFSETS, 3)
+    request, body = _fetch(12, [-1, 3])
+    assert rule.edit_answer(specs.api("Fetch"), 12, request, body)
+    assert _errors(body, "Responses") == [74, 0]
+    assert body["Responses"][0]["Partitions"][0]["HighWatermark"] == -1
+    _reencoded(specs, "Fetch", 12, body)
+
+    request, body = _list_offsets([(-2, 0, 0), (-1, 20, 3)])
+    request["Topics"][0]["Partitions"][0]["CurrentLeaderEpoch"] = -1
+    assert rule.edit_answer(specs.api("ListOffsets"), 7, request, body)
+    assert _errors(body, "Topics") == [74, 0] and body["Topics"][0]["Partitions"][0]["Offset"] == -1
+
+
+def test_fence_unset_current_epoch_leaves_replicas_and_the_harness_probe_alone(specs: SpecSet) -> None:
+    rule = FenceUnsetCurrentEpoch()
+    request, body = _list_offsets([(-1, 20, 3)])
+    request["ReplicaId"] = -2  # the debugging replica id of the harness's log-end reads
+    request["Topics"][0]["Partitions"][0]["CurrentLeaderEpoch"] = -1
+    assert not rule.edit_answer(specs.api("ListOffsets"), 7, request, body)
+    request, body = _fetch(12, [-1], replica=2)
+    assert not rule.edit_answer(specs.api("Fetch"), 12, request, body) and _errors(body, "Responses") == [0]
