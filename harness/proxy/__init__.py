@@ -9,6 +9,7 @@ from harness.proxy.rules import (
     Delay,
     FenceUnsetCurrentEpoch,
     FutureEpochEndsAtCurrent,
+    IgnoreCurrentLeaderEpoch,
     NoLeaderEpochInMetadata,
     RefusePartitions,
     ReplaceErrors,
@@ -16,6 +17,7 @@ from harness.proxy.rules import (
     Rule,
     StaleLeaderEpoch,
     StripTopicIds,
+    WrongEpochEndOffsets,
 )
 from harness.proxy.server import Proxy, ProxyError
 
@@ -28,6 +30,7 @@ __all__ = [
     "Exchange",
     "FenceUnsetCurrentEpoch",
     "FutureEpochEndsAtCurrent",
+    "IgnoreCurrentLeaderEpoch",
     "NoLeaderEpochInMetadata",
     "Proxy",
     "ProxyError",
@@ -38,4 +41,5 @@ __all__ = [
     "Rule",
     "StaleLeaderEpoch",
     "StripTopicIds",
+    "WrongEpochEndOffsets",
 ]

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.protocol.client import MAX_RESPONSE_BYTES
-from harness.protocol.codec import decode_response, encode_response
+from harness.protocol.codec import decode, decode_response, encode, encode_response
 from harness.protocol.exceptions import ProtocolError
 from harness.proxy.frames import (
     SIZE,
     FrameError,
+    header_length,
     parse_request_header,
     produce_expects_response,
     response_correlation_id,
@@ -147,6 +148,9 @@ class Link:
             if close:
                 ex.outcome = CLOSED_BY_PROXY
                 raise _ClosedByRule
+            edited = self._edit_request(ex, frame)
+            if edited is not frame:
+                frame, size_bytes = edited, SIZE.pack(len(edited))
             if delay:
                 await asyncio.sleep(delay)
             if produce_expects_response(frame, header):
@@ -185,6 +189,26 @@ class Link:
             recording.trim(ex)
             client.write(size_bytes + frame)
             await client.drain()
+
+    def _edit_request(self, ex: Exchange, frame: bytes) -> bytes:
+        """The request as the broker should see it: rules that edit requests applied (the recording
+        keeps what the client sent)."""
+        acting = [r for r in self.proxy.rules if r.acts_on_request(ex.api_key, ex.version)]
+        if not acting:
+            return frame
+        try:
+            api = self.proxy.specs.api(ex.api_key)
+            start = header_length(frame, api.request_header_version(ex.version) >= 2)
+            body = decode(api.request, ex.version, frame, offset=start)
+        except ProtocolError as exc:
+            self.proxy.note_error(f"{self.label}: {ex.api} v{ex.version} request passed through unedited: {exc}")
+            return frame
+        changed = False
+        for rule in acting:
+            if rule.edit_request(api, ex.version, body):
+                ex.rules.append(rule.describe())
+                changed = True
+        return frame[:start] + encode(api.request, ex.version, body) if changed else frame
 
     def _request(self, ex: Exchange) -> dict[str, Any] | None:
         """The decoded request of `ex`, for a rule that answers by what was asked; None (and a proxy

@@ -93,6 +93,15 @@ class Rule:
         """`edit_response`, with the decoded request where `needs_request` (None where it was not kept)."""
         return self.edit_response(api, version, body)
 
+    def acts_on_request(self, api_key: int, version: int) -> bool:
+        """Whether this rule edits the request of (api_key, version) before the broker sees it."""
+        return False
+
+    def edit_request(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
+        """Edit the decoded request in place (the broker sees the edit, the recording the original);
+        True when something changed."""
+        return False
+
     def response_delay(self, api_key: int, version: int) -> float:
         return 0.0
 
@@ -470,6 +479,66 @@ class FenceUnsetCurrentEpoch(Rule):
 
     def describe(self) -> str:
         return f"FenceUnsetCurrentEpoch(Fetch v9+/ListOffsets v4+ at epoch -1, {self.fired} answers edited)"
+
+
+@dataclass(eq=False)
+class WrongEpochEndOffsets(_KnowsCurrentEpochs):
+    """OffsetsForLeaderEpoch answers end offsets `behind` too low (never below 0), for the current
+    epoch (`which="current"`: the answer of a replica whose log lags the leader's, or of a stale
+    epoch cache) or for the epochs before it (`which="past"`). Redpanda answered from a replica that
+    was not the leader (redpanda-data/redpanda#5435, #6301; fixed in #6400) and with offsets of the
+    local log under tiered storage (#14402); AutoMQ from an expired epoch cache (AutoMQ/automq#2863)."""
+
+    which: str = "current"
+    behind: int = 1
+
+    def __post_init__(self) -> None:
+        if self.which not in ("current", "past"):
+            raise ValueError(f"WrongEpochEndOffsets.which must be 'current' or 'past', not {self.which!r}")
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return super().acts_on_response(api_key, version) or api_key == OFFSET_FOR_LEADER_EPOCH
+
+    def edit_known(self, api: ApiSpec, version: int, request: dict[str, Any], body: dict[str, Any]) -> bool:
+        asked = _asked(request, "Topic", "Partition")
+        changed = False
+        for t in body.get("Topics") or ():
+            for p in t.get("Partitions") or ():
+                q = asked.get((t["Topic"], p["Partition"]), {})
+                if p.get("ErrorCode") or p["EndOffset"] <= 0 or p["LeaderEpoch"] < 0:
+                    continue
+                current = self.current_epoch(t["Topic"], p["Partition"], q.get("CurrentLeaderEpoch", NO_EPOCH))
+                if current < 0 or (p["LeaderEpoch"] == current) != (self.which == "current"):
+                    continue
+                p["EndOffset"] = max(0, p["EndOffset"] - self.behind)
+                changed = True
+        return changed and self.take()
+
+    def describe(self) -> str:
+        return f"WrongEpochEndOffsets({self.which} epochs {self.behind} behind, {self.fired} answers edited)"
+
+
+@dataclass(eq=False)
+class IgnoreCurrentLeaderEpoch(Rule):
+    """The broker ignores a consumer's Fetch CurrentLeaderEpoch (v9+): the proxy sends it on as -1,
+    so an older or newer epoch is served as if none was given, with records. Redpanda ignored it
+    until redpanda-data/redpanda#17674 ("prevented consumers to correctly detect suffix truncation")."""
+
+    def acts_on_request(self, api_key: int, version: int) -> bool:
+        return api_key == FETCH and version >= 9
+
+    def edit_request(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
+        replica = (body.get("ReplicaState") or {}).get("ReplicaId", body.get("ReplicaId", -1))
+        if replica != -1:
+            return False  # the brokers' own replication stays as it is
+        parts = [p for t in body.get("Topics") or () for p in t.get("Partitions") or ()]
+        changed = [p for p in parts if p.get("CurrentLeaderEpoch", NO_EPOCH) != NO_EPOCH]
+        for p in changed:
+            p["CurrentLeaderEpoch"] = NO_EPOCH
+        return bool(changed) and self.take()
+
+    def describe(self) -> str:
+        return f"IgnoreCurrentLeaderEpoch(Fetch v9+ sent on at epoch -1, {self.fired} requests edited)"
 
 
 def _set_error_codes(value: Any, error: int) -> None:

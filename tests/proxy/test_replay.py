@@ -14,7 +14,7 @@ from harness.cluster.target import EXTERNAL, TargetSpec
 from harness.errors import KctsError
 from harness.protocol.client import RawClient
 from harness.protocol.spec import SpecSet
-from harness.proxy import CurrentEpochInListOffsets, Proxy
+from harness.proxy import CurrentEpochInListOffsets, IgnoreCurrentLeaderEpoch, Proxy
 from harness.proxy.cluster import ProxiedCluster
 from harness.replay import REPO, Replay, judge, load
 from tests.proxy.fake_broker import ADVERTISED, FakeBroker
@@ -221,3 +221,38 @@ def test_a_proxied_cluster_that_cannot_start_its_proxy_closes_the_inner_one(fake
     with pytest.raises(Exception, match="NoSuchApi"):
         cluster.start()
     assert inner.calls == ["start", "close"]
+
+
+class FetchEchoBroker(FakeBroker):
+    """Answers Fetch v12 with the CurrentLeaderEpoch it was asked at as the HighWatermark: what the broker saw."""
+
+    def answer(self, key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        if key == 18:
+            answered = super().answer(key, version, body)
+            answered["ApiKeys"].append({"ApiKey": 1, "MinVersion": 0, "MaxVersion": 12})
+            answered["ApiKeys"].sort(key=lambda k: k["ApiKey"])
+            return answered
+        if key != 1:
+            return super().answer(key, version, body)
+        parts = [{"PartitionIndex": p["Partition"], "ErrorCode": 0, "HighWatermark": p["CurrentLeaderEpoch"],
+                  "LastStableOffset": 0, "LogStartOffset": 0, "AbortedTransactions": [], "PreferredReadReplica": -1,
+                  "Records": b""} for t in body["Topics"] for p in t["Partitions"]]
+        return {"ThrottleTimeMs": 0, "ErrorCode": 0, "SessionId": 0, "Responses": [{"Topic": "t", "Partitions": parts}]}
+
+
+def test_a_request_rule_edits_what_the_broker_sees_and_the_recording_keeps_what_was_sent(specs: SpecSet) -> None:
+    fetch = {"ReplicaId": -1, "MaxWaitMs": 0, "MinBytes": 1, "MaxBytes": 1024, "IsolationLevel": 0, "SessionId": 0,
+             "SessionEpoch": -1, "Topics": [{"Topic": "t", "Partitions": [
+                 {"Partition": 0, "CurrentLeaderEpoch": 3, "FetchOffset": 0, "LastFetchedEpoch": -1,
+                  "LogStartOffset": -1, "PartitionMaxBytes": 1024}]}], "ForgottenTopicsData": [], "RackId": ""}
+    with FetchEchoBroker(specs, 1) as broker:
+        broker.peers = {1: broker.address}
+        with Proxy([broker.address], specs) as proxy:
+            rule = proxy.add(IgnoreCurrentLeaderEpoch())
+            with RawClient.connect(*proxy.address_of(broker.address), spec=specs, timeout=5) as client:
+                seen = client.send("Fetch", 12, fetch)["Responses"][0]["Partitions"][0]["HighWatermark"]
+            proxy.check()
+            (ex,) = proxy.recording.exchanges("Fetch")
+    assert seen == -1, "the broker was asked at epoch -1"
+    assert rule.fired == 1 and ex.rules == [rule.describe()]
+    assert ex.request is not None and ex.request["Topics"][0]["Partitions"][0]["CurrentLeaderEpoch"] == 3

@@ -18,9 +18,11 @@ from harness.proxy.rules import (
     Delay,
     FenceUnsetCurrentEpoch,
     FutureEpochEndsAtCurrent,
+    IgnoreCurrentLeaderEpoch,
     NoLeaderEpochInMetadata,
     ReplaceErrors,
     StripTopicIds,
+    WrongEpochEndOffsets,
 )
 from tests.proxy.recorded import recorded
 
@@ -322,3 +324,44 @@ def test_fence_unset_current_epoch_leaves_replicas_and_the_harness_probe_alone(s
     assert not rule.edit_answer(specs.api("ListOffsets"), 7, request, body)
     request, body = _fetch(12, [-1], replica=2)
     assert not rule.edit_answer(specs.api("Fetch"), 12, request, body) and _errors(body, "Responses") == [0]
+
+
+def _ofle_answers(answers: list[tuple[int, int]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(request, answer): OffsetForLeaderEpoch v4 asked at current epoch 3, one partition per (epoch, end)."""
+    request = {"ReplicaId": -1, "Topics": [{"Topic": "t", "Partitions": [
+        {"Partition": i, "CurrentLeaderEpoch": 3, "LeaderEpoch": e} for i, (e, _) in enumerate(answers)]}]}
+    body = {"ThrottleTimeMs": 0, "Topics": [{"Topic": "t", "Partitions": [
+        {"ErrorCode": 0, "Partition": i, "LeaderEpoch": e, "EndOffset": end} for i, (e, end) in enumerate(answers)]}]}
+    return request, body
+
+
+def _ends(body: dict[str, Any]) -> list[tuple[int, int]]:
+    return [(p["LeaderEpoch"], p["EndOffset"]) for t in body["Topics"] for p in t["Partitions"]]
+
+
+def test_wrong_epoch_end_offsets_of_the_current_epoch_only(specs: SpecSet) -> None:
+    api = specs.api("OffsetForLeaderEpoch")
+    request, body = _ofle_answers([(0, 5), (3, 20), (-1, -1)])
+    assert WrongEpochEndOffsets(which="current", behind=3).edit_answer(api, 4, request, body)
+    assert _ends(body) == [(0, 5), (3, 17), (-1, -1)], "past epochs and UNDEFINED as they are"
+
+
+def test_wrong_epoch_end_offsets_of_past_epochs_never_below_zero(specs: SpecSet) -> None:
+    api = specs.api("OffsetForLeaderEpoch")
+    request, body = _ofle_answers([(0, 5), (2, 15), (3, 20)])
+    assert WrongEpochEndOffsets(which="past", behind=2**31 - 1).edit_answer(api, 4, request, body)
+    assert _ends(body) == [(0, 0), (2, 0), (3, 20)]
+    _reencoded(specs, "OffsetForLeaderEpoch", 4, body)
+    with pytest.raises(ValueError, match="current' or 'past"):
+        WrongEpochEndOffsets(which="future")
+
+
+def test_ignore_current_leader_epoch_sends_a_consumers_fetch_on_at_minus_one(specs: SpecSet) -> None:
+    rule = IgnoreCurrentLeaderEpoch()
+    assert rule.acts_on_request(FETCH, 9) and not rule.acts_on_request(FETCH, 8)
+    assert not rule.acts_on_response(FETCH, 12), "it edits requests only"
+    request, _ = _fetch(12, [2, -1, 4])
+    assert rule.edit_request(specs.api("Fetch"), 12, request)
+    assert [p["CurrentLeaderEpoch"] for p in request["Topics"][0]["Partitions"]] == [-1, -1, -1]
+    follower, _ = _fetch(12, [2], replica=2)
+    assert not rule.edit_request(specs.api("Fetch"), 12, follower), "replication is left alone"
