@@ -61,7 +61,9 @@ def _commit_names(
 
 
 def unknown_topic_name_answers(cluster: Cluster, topic: str, unique: Unique) -> UnknownNameAnswers:
+    """A target without transactions raises `NotSupported`."""
     with RawConnector(cluster) as raw:
+        tx.require_transactions(raw())
         group = unique("group")
         missing = unique("never-created-topic")
         coordinator = group_coordinator(raw, group)
