@@ -137,11 +137,14 @@ def former_leader_produce(cluster: Cluster, topic: str) -> FormerLeaderProduce:
 
 @dataclass(frozen=True)
 class Writes:
-    """One producer's history: values in send order, acknowledgements, failures."""
+    """One producer's history: values in send order, acknowledgements, failures, and the lines in
+    which the client said it bumped its producer epoch (librdkafka's EOS debug log)."""
 
     sent: list[str] = field(default_factory=list)
     acks: list[dict[str, Any]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    epoch_bumps: list[str] = field(default_factory=list)
+    library: str | None = None  # the client library's own version, as its driver said when ready (librdkafka)
 
 
 @dataclass(frozen=True)
@@ -158,7 +161,11 @@ LIBRDKAFKA_PRODUCER = {
     # A paused leader answers nothing: give up on it after 10 s, as the Java producer does, rather
     # than the 60 s socket default, and retry on the new leader.
     "socket.timeout.ms": 10000, "request.timeout.ms": 10000,
+    # Its idempotence state changes in its log: an epoch bump after skipped sequence numbers is the
+    # signature of a duplicate it is known to write (harness/client_gaps.toml).
+    "debug": "eos",
 }
+EPOCH_BUMP = ("bumped epoch", "skipped sequence numbers")
 PREFIXES = {"java": 7, "librdkafka": 8, "franz-go": 9}  # values "<prefix>.<n>", one prefix per stack
 
 
@@ -170,7 +177,8 @@ def writes_of(driver: ClientDriver, prefix: int) -> Writes:
               if e.get("event") in ("producer_send_success", "producer_send_error")}
     stopped = next((e for e in driver.events if e.get("event") == "stopped"), None)
     count = max(max(events, default=-1) + 1, int(stopped["sent"]) if stopped else 0)
-    w = Writes(sent=[f"{prefix}.{n}" for n in range(count)])
+    ready = next((e for e in driver.events if e.get("event") == "ready"), {})
+    w = Writes(sent=[f"{prefix}.{n}" for n in range(count)], library=ready.get("librdkafka"))
     for n in sorted(events):
         e = events[n]
         if e["event"] == "producer_send_success":
@@ -179,6 +187,9 @@ def writes_of(driver: ClientDriver, prefix: int) -> Writes:
             w.failures.append(f"{e['value']}: {e.get('exception')} {e.get('message')}")
     if stopped and stopped.get("unreported"):
         w.failures.append(f"{stopped['unreported']} records without a delivery report 60 s after the last send")
+    if driver.log_path.exists():
+        with driver.log_path.open(errors="replace") as log:
+            w.epoch_bumps.extend(line.strip()[:400] for line in log if any(m in line for m in EPOCH_BUMP))
     return w
 
 

@@ -7,7 +7,7 @@ import pytest
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
 from harness.checks import recorded
-from harness.checks.delivery import assert_exactly_once_in_order
+from harness.checks.delivery import anomalies, assert_exactly_once_in_order
 from harness.checks.epoch_fencing import assert_covers, assert_epoch_validation
 from harness.checks.produce_fencing import (
     LEADER_HINT_VERSION,
@@ -20,7 +20,7 @@ from harness.errors import require_scene
 from harness.scenarios.kip320 import CASES
 from harness.scenarios.kip359 import FailoverWrites, former_leader_produce, produce_epoch_probes, produce_schema
 from harness.scenarios.truncation import STACKS
-from harness.verdicts import not_supported
+from harness.verdicts import known_gap, not_supported
 
 pytestmark = pytest.mark.kip359
 RECORDED_WRITES = 300
@@ -88,4 +88,8 @@ def test_idempotent_producer_across_leader_failovers_writes_no_duplicate_and_no_
     try:
         assert_exactly_once_in_order(client, w.sent, w.acks, w.failures, failover_writes.log)
     except AssertionError as exc:
-        raise AssertionError(f"{exc}\n  faults: {failover_writes.faults}") from None
+        failure = AssertionError(f"{exc}\n  faults: {failover_writes.faults}\n  epoch bumps: {w.epoch_bumps[:3]}")
+        found = set(anomalies(w.sent, w.acks, w.failures, failover_writes.log))
+        if client == "librdkafka" and w.epoch_bumps and found <= {"duplicate", "reorder"}:
+            known_gap("librdkafka-idempotent-epoch-bump-duplicates", w.library).found(failure)
+        raise failure from None
