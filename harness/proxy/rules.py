@@ -342,9 +342,17 @@ def _lookup(timestamp: int) -> str:
 class CurrentEpochInListOffsets(_KnowsCurrentEpochs):
     """ListOffsets v4+ answers the partition's current leader epoch instead of the epoch of the
     offset it returns, for the `lookups` named (earliest, latest, timestamp): franz-go's kfake did
-    for all; Redpanda for earliest and timestamp lookups (redpanda-data/redpanda#30101)."""
+    for all; Redpanda for earliest and timestamp lookups (redpanda-data/redpanda#30101). With
+    `answers="none"`, the answers that return no offset (-1) carry the current epoch instead of -1,
+    as kfake's did until twmb/franz-go#1434."""
 
     lookups: tuple[str, ...] = LOOKUPS
+    answers: str = "found"
+
+    def __post_init__(self) -> None:
+        if self.answers not in ("found", "none"):
+            raise ValueError(f"CurrentEpochInListOffsets.answers must be 'found' or 'none' (an offset), "
+                             f"not {self.answers!r}")
 
     def acts_on_response(self, api_key: int, version: int) -> bool:
         return super().acts_on_response(api_key, version) or (api_key == LIST_OFFSETS and version >= 4)
@@ -355,7 +363,9 @@ class CurrentEpochInListOffsets(_KnowsCurrentEpochs):
         for t in body.get("Topics") or ():
             for p in t.get("Partitions") or ():
                 q = asked.get((t.get("Name"), p["PartitionIndex"]), {})
-                if p.get("ErrorCode") or p.get("Offset", -1) < 0 or _lookup(q.get("Timestamp", 0)) not in self.lookups:
+                found = p.get("Offset", -1) >= 0
+                if p.get("ErrorCode") or found != (self.answers == "found") or \
+                        _lookup(q.get("Timestamp", 0)) not in self.lookups:
                     continue
                 current = self.current_epoch(t["Name"], p["PartitionIndex"], q.get("CurrentLeaderEpoch", NO_EPOCH))
                 if current >= 0 and p.get("LeaderEpoch") != current:
@@ -364,7 +374,8 @@ class CurrentEpochInListOffsets(_KnowsCurrentEpochs):
         return changed and self.take()
 
     def describe(self) -> str:
-        return f"CurrentEpochInListOffsets({'/'.join(self.lookups)} lookups, {self.fired} answers edited)"
+        return (f"CurrentEpochInListOffsets({'/'.join(self.lookups)} lookups answering {self.answers} offset, "
+                f"{self.fired} answers edited)")
 
 
 @dataclass(eq=False)
@@ -406,11 +417,17 @@ class CommittedEpochReadBack(Rule):
     """OffsetFetch v5+ answers every committed offset that has a leader epoch with `epoch` instead:
     -1 where the request named its topics (Redpanda dropped committed_leader_epoch there,
     redpanda-data/redpanda#9850; `named_topics_only`), -2147483648 after a coordinator's leader
-    change (redpanda-data/redpanda#17260)."""
+    change (redpanda-data/redpanda#17260). With `of="without"`, the offsets committed without an
+    epoch are answered with `epoch` instead of -1 (Azure Event Hubs, confluentinc/librdkafka#4384)."""
 
     epoch: int = NO_EPOCH
     named_topics_only: bool = False
+    of: str = "with"
     needs_request: bool = field(default=True, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.of not in ("with", "without"):
+            raise ValueError(f"CommittedEpochReadBack.of must be 'with' or 'without' (an epoch), not {self.of!r}")
 
     def acts_on_response(self, api_key: int, version: int) -> bool:
         return api_key == OFFSET_FETCH and version >= 5
@@ -428,14 +445,16 @@ class CommittedEpochReadBack(Rule):
                 continue
             for t in topics:
                 for p in t.get("Partitions") or ():
-                    if p.get("CommittedOffset", -1) >= 0 and p.get("CommittedLeaderEpoch", NO_EPOCH) >= 0:
+                    has_epoch = p.get("CommittedLeaderEpoch", NO_EPOCH) >= 0
+                    if p.get("CommittedOffset", -1) >= 0 and has_epoch == (self.of == "with"):
                         p["CommittedLeaderEpoch"] = self.epoch
                         changed = True
         return changed and self.take()
 
     def describe(self) -> str:
         which = "named topics" if self.named_topics_only else "every topic"
-        return f"CommittedEpochReadBack(OffsetFetch of {which} -> epoch {self.epoch}, {self.fired} answers edited)"
+        return (f"CommittedEpochReadBack(OffsetFetch of {which}, commits {self.of} an epoch -> epoch {self.epoch}, "
+                f"{self.fired} answers edited)")
 
 
 @dataclass(eq=False)

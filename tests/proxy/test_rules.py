@@ -365,3 +365,24 @@ def test_ignore_current_leader_epoch_sends_a_consumers_fetch_on_at_minus_one(spe
     assert [p["CurrentLeaderEpoch"] for p in request["Topics"][0]["Partitions"]] == [-1, -1, -1]
     follower, _ = _fetch(12, [2], replica=2)
     assert not rule.edit_request(specs.api("Fetch"), 12, follower), "replication is left alone"
+
+
+def test_committed_epoch_read_back_for_commits_without_an_epoch(specs: SpecSet) -> None:
+    api = specs.api("OffsetFetch")
+    rule = CommittedEpochReadBack(epoch=0, of="without")
+    request, body = _offset_fetch(8, named=True, epoch=7)
+    assert not rule.edit_answer(api, 8, request, body) and _committed_epoch(body) == 7
+    request, body = _offset_fetch(8, named=True, epoch=-1)
+    assert rule.edit_answer(api, 8, request, body) and _committed_epoch(body) == 0
+    with pytest.raises(ValueError, match="'with' or 'without'"):
+        CommittedEpochReadBack(of="maybe")
+
+
+def test_current_epoch_in_list_offsets_for_answers_without_an_offset(specs: SpecSet) -> None:
+    api = specs.api("ListOffsets")
+    request, body = _list_offsets([(1_700_000_000_000, -1, -1), (1_600_000_000_000, 5, 1)])
+    rule = CurrentEpochInListOffsets(lookups=("timestamp",), answers="none")
+    assert rule.edit_answer(api, 7, request, body)
+    assert _epochs(body) == [3, 1], "only the answer without an offset"
+    with pytest.raises(ValueError, match="'found' or 'none'"):
+        CurrentEpochInListOffsets(answers="some")
