@@ -1,13 +1,16 @@
 """OffsetsForLeaderEpoch for the epochs a leader has no entry of its own for: a gap, the time before
 its earliest entry, and no epoch at all (-1).
 
-KIP-101 made OffsetsForLeaderEpoch answer "the end offset of the asked epoch"; KIP-279 ("Proposed
+KIP-101 made OffsetsForLeaderEpoch answer the end offset of the asked epoch; KIP-279 ("Proposed
 Changes") added LeaderEpoch to the answer, so that an epoch the leader never had is answered with the
 largest epoch it knows below the asked one, ending where the leader's next epoch begins. KIP-320
 ("Consumer Handling") relies on both for consumers: after repeated unclean elections "we should be
 able to get close by finding the starting offset of the next largest epoch that the leader is aware
 of", which is also what an epoch older than everything the leader still holds is answered with
-(Apache since KAFKA-7415: the asked epoch, ending where the earliest known epoch begins). The epochs
+(Apache since KAFKA-7415: the asked epoch, ending where the earliest known epoch begins). No epoch
+(-1) gets the sentinels (-1, -1): KIP-320 "Compatibility" ("a sentinel value (-1) in the APIs that
+expose it") and KIP-101's UNDEFINED_EPOCH / UNDEFINED_EPOCH_OFFSET; Apache answers them before
+looking at its epochs (LeaderEpochFileCache.endOffsetFor), not as an epoch older than all. The epochs
 the leader knows are read from its log: the PartitionLeaderEpoch of each batch from its log start on,
 and its current epoch (`epoch_history.known_epochs`).
 """

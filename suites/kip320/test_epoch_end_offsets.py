@@ -72,8 +72,11 @@ def test_offsets_for_leader_epoch_answers_an_epoch_older_than_the_earliest_with_
 
 @pytest.mark.promise("kip320.ofle.no-epoch-undefined")
 def test_offsets_for_leader_epoch_answers_no_epoch_with_undefined(gapped: GappedEpochs) -> None:
-    """KIP-101, "Proposed Changes" (UNDEFINED_EPOCH and UNDEFINED_EPOCH_OFFSET): LeaderEpoch -1 is
-    answered with LeaderEpoch -1 and EndOffset -1, without an error, at every version from v2."""
+    """KIP-320, "Compatibility, Deprecation, and Migration Plan": where there is no epoch "we will use a
+    sentinel value (-1) in the APIs that expose it"; OffsetsForLeaderEpoch's sentinels are KIP-101's
+    UNDEFINED_EPOCH and UNDEFINED_EPOCH_OFFSET. LeaderEpoch -1 (what a replica or consumer without
+    epochs asks) is answered with LeaderEpoch -1 and EndOffset -1, without an error, at every version
+    from v2; not as an epoch older than the earliest (-1, log start), as kfake answers."""
     assert_no_epoch_answered_undefined(_answers(gapped.gap, "kip320-ofle-gap"))
 
 
