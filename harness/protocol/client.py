@@ -41,7 +41,6 @@ from harness.protocol.exceptions import (
 from harness.protocol.spec import ApiSpec, SpecSet, load_specs
 
 _SIZE = struct.Struct(">i")
-_UNSUPPORTED_VERSION = 35
 CLIENT_SOFTWARE_NAME = "kcts"
 CLIENT_SOFTWARE_VERSION = "0.1.0"
 # kcts never asks for more than a few MB (raw fetches ask 4 MB at most); a larger size is a target's
@@ -92,6 +91,41 @@ def set_recorder(hook: ExchangeHook | None) -> ExchangeHook | None:
 
 def current_recorder() -> ExchangeHook | None:
     return _recorder
+
+
+def _api_keys(body: bytes, count_bytes: int, tagged: bool) -> list[dict[str, int]] | None:
+    """The (ApiKey, MinVersion, MaxVersion) entries after an ApiVersions error code, if the rest of
+    `body` is exactly a count of `count_bytes` (4: INT32; 1: one byte, raw or, with `tagged`, compact
+    N+1), the entries (each with an empty tag buffer when `tagged`), and an optional ThrottleTimeMs."""
+    if len(body) < count_bytes:
+        return None
+    n = int.from_bytes(body[:count_bytes], "big", signed=True) - (1 if tagged else 0)
+    size = 6 + (1 if tagged else 0)
+    rest = len(body) - count_bytes - n * size
+    if n < 0 or rest not in ((0, 4) if not tagged else (1, 5)):
+        return None
+    keys = []
+    for i in range(n):
+        key, lo, hi = struct.unpack_from(">hhh", body, count_bytes + i * size)
+        keys.append({"ApiKey": key, "MinVersion": lo, "MaxVersion": hi})
+    return keys
+
+
+def api_versions_error(frame: bytes) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """An ApiVersions error answer that decodes neither at the version asked nor at v0, read as
+    clients read it: its header is v0 at every version (KIP-511), and its body leads with the error
+    code. The versions it lists are taken where the rest of the body is one of the layouts brokers
+    write (v0's INT32 count; librdkafka's mock: a one-byte count, no tag buffers, src/rdkafka_mock_handlers.c
+    rd_kafka_mock_handle_ApiVersion; a compact array), else none, which means: fall back to v0.
+    None where the frame has no error code (a success that does not decode is corrupt)."""
+    if len(frame) < 6:
+        return None
+    (cid,), (code,) = struct.unpack_from(">i", frame, 0), struct.unpack_from(">h", frame, 4)
+    if code == 0:
+        return None
+    rest = frame[6:]
+    keys = _api_keys(rest, 4, False) or _api_keys(rest, 1, False) or _api_keys(rest, 1, True) or []
+    return {"CorrelationId": cid}, {"ErrorCode": code, "ApiKeys": keys}
 
 
 def _tls_handshake(sock: socket.socket, transport: Transport, host: str, port: int) -> socket.socket:
@@ -205,10 +239,12 @@ class RawClient:
         version = api.valid_versions.high
         body = {"ClientSoftwareName": CLIENT_SOFTWARE_NAME, "ClientSoftwareVersion": CLIENT_SOFTWARE_VERSION}
         resp = self.send(api, version, body)
-        if resp.get("ErrorCode") == _UNSUPPORTED_VERSION:
-            # KIP-511: the broker lists its own ApiVersions range; retry within it.
+        if resp.get("ErrorCode") and version > 0:
+            # An error answer (KIP-511: UNSUPPORTED_VERSION to a version too new) is not a dead listener:
+            # retry once at the highest ApiVersions version it lists, or at v0 where it lists none, as
+            # clients do (librdkafka falls back to v0; the Java client to the listed range).
             theirs = {k["ApiKey"]: k["MaxVersion"] for k in resp.get("ApiKeys", [])}
-            version = min(version, theirs.get(api.key, 0))
+            version = max(0, min(version - 1, theirs.get(api.key, 0)))
             resp = self.send(api, version, body)
         if resp.get("ErrorCode"):
             raise ProtocolError(f"{self.host}:{self.port}: ApiVersions failed with {describe(resp['ErrorCode'])}")
@@ -359,8 +395,19 @@ class RawClient:
                     f"{self.host}:{self.port}: the {len(raw)}-byte answer to {a.name} v{version} is not a valid "
                     f"{a.name} v{version} response ({exc}); connection closed"
                 ) from exc
-            # An ApiVersions error response is written at v0 whatever version was asked (KIP-511).
-            ex.response_header, ex.response = decode_response(a, 0, raw, records=records)
+            # An ApiVersions error response is written at v0 whatever version was asked (KIP-511); some
+            # brokers write it otherwise, and its error code still leads the body (api_versions_error).
+            try:
+                ex.response_header, ex.response = decode_response(a, 0, raw, records=records)
+            except DecodeError:
+                read = api_versions_error(raw)
+                if read is None:
+                    self.close()
+                    raise DecodeError(
+                        f"{self.host}:{self.port}: the {len(raw)}-byte answer to {a.name} v{version} is neither a "
+                        f"valid v{version} nor v0 response, nor an error answer ({exc}); connection closed"
+                    ) from exc
+                ex.response_header, ex.response = read
 
     def send_raw(
         self, api: str | int | ApiSpec, version: int, body_bytes: bytes, *, timeout: float | None = None

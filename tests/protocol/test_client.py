@@ -19,7 +19,7 @@ from harness.protocol.spec import ApiSpec, load_specs
 SPECS = load_specs("4.4.0")
 UNSUPPORTED_VERSION = 35
 
-# What a handler may answer: a body dict, or one of these.
+# What a handler may answer: a body dict, a body's bytes, or one of these.
 SILENCE = object()  # read the request, never answer
 HANG_UP = object()  # close the connection
 Handler = Callable[[ApiSpec, int, dict[str, Any]], Any]
@@ -73,9 +73,12 @@ class FakeBroker:
                         return
                     if answer is None:
                         continue
-                    version = answer.pop("_version", req.version)
                     cid = req.header["CorrelationId"] + self.correlation_offset
-                    payload = encode_response(req.api, version, {"CorrelationId": cid}, answer)
+                    if isinstance(answer, bytes):  # a recorded body, sent as it is after a v0 header
+                        payload = struct.pack(">i", cid) + answer
+                    else:
+                        version = answer.pop("_version", req.version)
+                        payload = encode_response(req.api, version, {"CorrelationId": cid}, answer)
                     conn.sendall(struct.pack(">i", len(payload)) + payload)
             except (ConnectionError, OSError):
                 return
@@ -197,3 +200,43 @@ def test_connection_refused_names_the_address() -> None:
     s.close()
     with pytest.raises(ConnectionFailed, match=rf"127\.0\.0\.1:{port}"):
         RawClient.connect("127.0.0.1", port, spec=SPECS, timeout=2)
+
+
+# librdkafka 2.16.0's mock cluster (rd_kafka_mock) answering ApiVersions v4, recorded on 127.0.0.1:
+# correlation id 7, UNSUPPORTED_VERSION (35), a one-byte count (1), ApiVersions v0-2, ThrottleTimeMs 0.
+# 17 bytes that are neither a v4 nor a v0 ApiVersionsResponse (src/rdkafka_mock_handlers.c,
+# rd_kafka_mock_handle_ApiVersion: "FIXME: uvarint", no tag buffers).
+MOCK_V4_ANSWER = bytes.fromhex("0000000700230100120000000200000000")
+
+
+def test_an_api_versions_error_in_no_known_layout_is_read_by_its_error_code() -> None:
+    from harness.protocol.client import api_versions_error
+
+    header, body = api_versions_error(MOCK_V4_ANSWER)
+    assert header == {"CorrelationId": 7}
+    assert body == {"ErrorCode": 35, "ApiKeys": [{"ApiKey": 18, "MinVersion": 0, "MaxVersion": 2}]}
+    # An error code and nothing readable after it: no versions listed, so v0.
+    assert api_versions_error(bytes.fromhex("0000000700230102")) == ({"CorrelationId": 7},
+                                                                    {"ErrorCode": 35, "ApiKeys": []})
+    # No error code: a success answer that does not decode is corrupt, not an error answer.
+    assert api_versions_error(bytes.fromhex("000000070000")) is None
+    assert api_versions_error(bytes.fromhex("0000")) is None
+
+
+def test_negotiation_falls_back_to_the_version_an_undecodable_error_answer_lists(broker: FakeBroker) -> None:
+    """librdkafka's mock cluster: its error answer to v4 lists ApiVersions v0-2 in a layout of its own;
+    kcts reads the error code, retries at v2 and negotiates, rather than taking it for a dead listener."""
+
+    def mock(api: ApiSpec, version: int, body: dict[str, Any]) -> Any:
+        if api.name == "ApiVersions" and version > 2:
+            return MOCK_V4_ANSWER[4:]  # the body as recorded, under this request's correlation id
+        if api.name == "ApiVersions":
+            return {"ErrorCode": 0, "ApiKeys": [{"ApiKey": 18, "MinVersion": 0, "MaxVersion": 2},
+                                                {"ApiKey": 3, "MinVersion": 0, "MaxVersion": 12}]}
+        return default_handler(api, version, body)
+
+    broker.handler = mock
+    with RawClient.connect("127.0.0.1", broker.port, spec=SPECS, timeout=5) as c:
+        top = SPECS.api("ApiVersions").valid_versions.high
+        assert [r[:2] for r in broker.requests] == [("ApiVersions", top), ("ApiVersions", 2)]
+        assert c.max_version("Metadata") == 12 and c.max_version("ApiVersions") == 2
