@@ -1,9 +1,10 @@
-"""The `kcts` command: `kcts run [pytest args]`, `kcts matrix --targets ...`, `kcts bench NAME --json`,
-`kcts image` (the docker backend's image), `kcts compare RUN_A RUN_B` (the verdicts of two runs),
-`kcts diff OLD NEW` (what changed, for a CI gate), `kcts report [RUN]` (the rendered Allure report),
-`kcts cluster up` (a cluster to hold and poke at), `kcts coverage` (promise -> checks -> versions -> targets),
-`kcts soak --repeat N` (the same selection N times: pass k/n and every verdict that flipped),
-`kcts replay [ID...]` (documented broker bugs replayed through the protocol proxy: caught or missed)."""
+"""The `kcts` command: one subcommand per task (`kcts --help` lists them, `kcts COMMAND --help` shows one).
+
+Each command parses its own arguments, with argparse: `run`, `matrix` and `soak` hand whatever they do
+not know to pytest, which an argparse subparser tree would reject or, worse, read as an abbreviation
+of one of its own options. The tree here is for the top level only: `--version`, `--help`, and the
+names of the commands.
+"""
 
 from __future__ import annotations
 
@@ -11,69 +12,53 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 
+from harness import layout
 from harness.cluster.target import SECURITY_OPTIONS, TargetSpec, from_options, security_from
 from harness.errors import KctsError
 from harness.kafka.dist import DEFAULT_VERSION
 
-REPO = Path(__file__).resolve().parent.parent
 BENCHES = ("startup", "unclean", "codec", "proxy", "integrity")
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__ or "", "\nusage: kcts run [--kafka-version V] [pytest args...] | "
-              "kcts matrix --targets 4.4.0,4.3.1,kfake [pytest args...] | "
-              "kcts bench {" + ",".join(BENCHES) + "} [--json] | kcts image [--kafka-version V] | "
-              "kcts compare RUN_A RUN_B | kcts diff OLD NEW | kcts report [RUN] | kcts cluster up [...] | "
-              "kcts coverage [RESULTS...] [--json] | kcts soak --repeat N [kcts run args...] | "
-              "kcts replay [ID...] [--list]")
-        return 0 if argv else 2
+    top = _top_parser()
+    if not argv:
+        top.print_help(sys.stderr)
+        return 2
+    # --help, --version and an unknown command end here (argparse exits: 0, or 2 with the commands named).
+    top.parse_args(argv[:1])
     command, rest = argv[0], argv[1:]
     try:
-        if command == "run":
-            return run(rest)
-        if command == "bench":
-            return bench(rest)
-        if command == "matrix":
-            return matrix(rest)
-        if command == "image":
-            return image(rest)
-        if command == "compare":
-            return compare(rest)
-        if command == "diff":
-            from harness.reports.diff import main as diff_main
-
-            return diff_main(rest)
-        if command == "coverage":
-            from harness.reports.coverage import main as coverage_main
-
-            return coverage_main(rest)
-        if command == "report":
-            from harness.reports.allure_report import main as report_main
-
-            return report_main(rest)
-        if command == "cluster":
-            return cluster(rest)
-        if command == "soak":
-            return soak(rest)
-        if command == "replay":
-            from harness.replay import main as replay_main
-
-            os.chdir(REPO)
-            return replay_main(rest)
+        return COMMANDS[command][1](rest)
     except KctsError as exc:
         print(f"kcts: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kcts: interrupted", file=sys.stderr)
         return 130
-    print(f"kcts: unknown command {command!r}; use run, matrix, bench, image, compare, diff, report, cluster, "
-          "coverage, soak or replay",
-          file=sys.stderr)
-    return 2
+
+
+def version() -> str:
+    try:
+        return metadata.version("kcts")
+    except metadata.PackageNotFoundError:  # a checkout on PYTHONPATH, never installed
+        return "unknown (not installed; pip install -e .)"
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kcts", description="Kafka compatibility conformance: leader-epoch and offset KIPs on real clusters "
+        "under faults.", epilog="`kcts COMMAND --help` for a command's options. Reports go to ./reports.")
+    parser.add_argument("--version", action="version", version=f"kcts {version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for name, (summary, _) in COMMANDS.items():
+        commands.add_parser(name, help=summary, add_help=False)
+    return parser
 
 
 def run(args: list[str]) -> int:
@@ -82,32 +67,66 @@ def run(args: list[str]) -> int:
 
     from harness.cluster.factory import prepare
 
+    if _asks_help(args):
+        _target_parser("kcts run", RUN_HELP).print_help()
+        return 0
     spec = _target(args)
+    suites = layout.suites()
     print(f"kcts: {prepare(spec)}", flush=True)
-    suites = REPO / "suites"
-    if not suites.is_dir():
-        raise KctsError(f"no suites/ beside the harness at {REPO}; run kcts from a kcts checkout")
+    args = _suite_paths(args)
     if not any(_selects_tests(a) for a in args):
         args = [str(suites), *args]
-    os.chdir(REPO)
+    # No chdir: reports go to ./reports of the caller's directory. pytest's rootdir is the suite root
+    # all the same (its pyproject.toml holds the configuration), so node ids read "suites/...".
     return int(pytest.main(["-p", "no:cacheprovider", *args]))
+
+
+RUN_HELP = ("Run the conformance suites (all of suites/ unless test paths are given) against one target. "
+            "The target is prepared first (a missing JDK or an unknown version is one line and exit 2). Any "
+            "other argument is pytest's: -m smoke, -k NAME, --run-id ID, --reports-dir DIR (default ./reports); "
+            "`python -m pytest --help` lists them all, the kcts group included. The exit code is pytest's: "
+            "non-zero on any FAIL.")
+
+
+def _asks_help(args: list[str]) -> bool:
+    """-h or --help among a command's own arguments (not after `--`, where pytest's begin)."""
+    own = args[:args.index("--")] if "--" in args else args
+    return "-h" in own or "--help" in own
+
+
+def _suite_paths(args: list[str]) -> list[str]:
+    """Test paths, and --ignore=/--deselect= values, under suites/ as pytest must see them (harness.layout)."""
+    out: list[str] = []
+    for arg in args:
+        flag, eq, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+        out.append(f"{flag}={layout.suite_path(value)}" if eq else layout.suite_path(arg))
+    return out
+
+
+def _target_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """The target options, as the pytest plugin parses them (harness/pytest_plugin.py has their full help)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description, add_help=False, allow_abbrev=False,
+                                     usage=f"{prog} [target options] [pytest arguments ...]")
+    target = parser.add_argument_group("target")
+    target.add_argument("--backend", default="local", help="local (default), docker, external, kfake, ...")
+    target.add_argument("--kafka-version", default=os.environ.get("KCTS_KAFKA_VERSION"),
+                        help=f"the broker version of a local Apache Kafka cluster (default {DEFAULT_VERSION})")
+    target.add_argument("--brokers", type=int, default=3, help="brokers of a local cluster (default 3)")
+    target.add_argument("--bootstrap-servers", help="an external target's bootstrap address, host:port")
+    for flag, env, what in SECURITY_OPTIONS:
+        target.add_argument(flag, default=os.environ.get(env) if env else None, help=what)
+    target.add_argument("--java-clients", default=os.environ.get("KCTS_JAVA_CLIENTS"),
+                        help="the Java drivers' kafka-clients version")
+    target.add_argument("--target", help="a target in one word: 4.4.0, kfake, a shipped profile's name, ...")
+    target.add_argument("--target-profile", help="a TOML file with a [target] table")
+    target.add_argument("--image", default=os.environ.get("KCTS_IMAGE"), help="docker backend: the image to run")
+    target.add_argument("--publish-from", type=int, help="docker backend: the first host port to publish")
+    return parser
 
 
 def _target(args: list[str]) -> TargetSpec:
     """The target the arguments name, parsed as the pytest plugin will parse them."""
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--backend", default="local")
-    parser.add_argument("--kafka-version", default=os.environ.get("KCTS_KAFKA_VERSION"))
-    parser.add_argument("--brokers", type=int, default=3)
-    parser.add_argument("--bootstrap-servers")
-    for flag, env, _ in SECURITY_OPTIONS:
-        parser.add_argument(flag, default=os.environ.get(env) if env else None)
-    parser.add_argument("--java-clients", default=os.environ.get("KCTS_JAVA_CLIENTS"))
-    parser.add_argument("--target")
-    parser.add_argument("--target-profile")
-    parser.add_argument("--image", default=os.environ.get("KCTS_IMAGE"))
-    parser.add_argument("--publish-from", type=int)
-    o, _ = parser.parse_known_args(args)
+    o, _ = _target_parser("kcts run", "").parse_known_args(args)
     return from_options(o.backend, o.kafka_version, o.brokers, o.bootstrap_servers, security_from(o), o.java_clients,
                         o.target, o.target_profile, o.image, o.publish_from)
 
@@ -130,7 +149,6 @@ def matrix(args: list[str]) -> int:
     for folder in opts.soak:
         if not (folder / "soak.json").is_file():
             raise KctsError(f"--soak {folder}: no soak.json there; give a folder kcts soak wrote (reports/<soak id>)")
-    os.chdir(REPO)
 
     def listed(text: str) -> list[str]:
         return [t.strip() for t in text.split(",") if t.strip()]
@@ -150,7 +168,6 @@ def soak(args: list[str]) -> int:
     parser.add_argument("--soak-id", default=None, help="the report folder's name (default soak-<time>)")
     parser.add_argument("--reports-dir", type=Path, default=Path(os.environ.get("KCTS_REPORTS", "reports")))
     opts, run_args = parser.parse_known_args(args)
-    os.chdir(REPO)
     return run_soak(opts.repeat, run_args, opts.reports_dir.resolve(), opts.soak_id)
 
 
@@ -212,11 +229,11 @@ def _selects_tests(arg: str) -> bool:
     if path.suffix == ".py":
         return True
     resolved = path.resolve()
-    return any(resolved == REPO / d or REPO / d in resolved.parents for d in ("suites", "tests"))
+    return any(resolved == layout.ROOT / d or layout.ROOT / d in resolved.parents for d in ("suites", "tests"))
 
 
 def bench(args: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="kcts bench")
+    parser = argparse.ArgumentParser(prog="kcts bench", description="time one part of the harness")
     parser.add_argument("name", choices=BENCHES)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--kafka-version", default=DEFAULT_VERSION)
@@ -257,6 +274,46 @@ def bench(args: list[str]) -> int:
         for k, v in result.items():
             print(f"{k}: {v}")
     return 0
+
+
+def _diff(args: list[str]) -> int:
+    from harness.reports.diff import main as diff_main
+
+    return diff_main(args)
+
+
+def _coverage(args: list[str]) -> int:
+    from harness.reports.coverage import main as coverage_main
+
+    return coverage_main(args)
+
+
+def _report(args: list[str]) -> int:
+    from harness.reports.allure_report import main as report_main
+
+    return report_main(args)
+
+
+def _replay(args: list[str]) -> int:
+    from harness.replay import main as replay_main
+
+    return replay_main(args)
+
+
+# name -> (the line `kcts --help` gives it, the function that takes its arguments), in the README's order.
+COMMANDS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
+    "run": ("run the suites against one target; other arguments are pytest's", run),
+    "matrix": ("run the suites against several targets and client versions: matrix.json/.md/.html", matrix),
+    "soak": ("run one selection N times: pass k/n per check and every verdict that flipped", soak),
+    "compare": ("compare the verdicts of two runs (exit 1 when one differs)", compare),
+    "diff": ("what changed between two runs or matrices (exit 1 when a passing check fails now)", _diff),
+    "report": ("render a run's Allure report as one self-contained page", _report),
+    "coverage": ("promise -> checks -> versions -> verdicts", _coverage),
+    "cluster": ("hold a cluster (up) and stop, pause or cut its nodes from another shell", cluster),
+    "image": ("build the docker backend's Apache Kafka image, offline", image),
+    "bench": ("time one part of the harness: " + ", ".join(BENCHES), bench),
+    "replay": ("replay documented broker bugs through the protocol proxy: caught or missed", _replay),
+}
 
 
 if __name__ == "__main__":

@@ -26,7 +26,6 @@ from harness.promises import catalogue
 from harness.proxy import rules as proxy_rules
 from harness.proxy.rules import Rule
 
-REPO = Path(__file__).resolve().parent.parent
 CATALOGUE = Path(__file__).resolve().parent / "replays.toml"
 PLUGIN = "harness.proxy.replaying"
 DEFAULT_VERSION = "4.4.0"
@@ -158,7 +157,8 @@ def run_one(replay: Replay, run_id: str, reports: Path, kafka_version: str, extr
     cmd += extra
     print(f"kcts replay: {replay.id}: {' '.join(cmd[2:])}", flush=True)
     started = time.monotonic()
-    code = subprocess.call(cmd, cwd=REPO)
+    # From the caller's directory: `kcts run` finds suites/ paths in the suite root (harness.layout).
+    code = subprocess.call(cmd)
     seconds = time.monotonic() - started
     run_dir = reports / run_id
     path = run_dir / "results.json"

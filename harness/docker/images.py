@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness import layout
 from harness.errors import SetupError
 from harness.kafka.dist import KafkaDistribution, cache_root
 from harness.kafka.log4j import LOG4J1_PROPERTIES, LOG4J2_PROPERTIES
@@ -37,7 +38,7 @@ from harness.kafka.log4j import LOG4J1_PROPERTIES, LOG4J2_PROPERTIES
 if TYPE_CHECKING:
     import docker
 
-DOCKER_DIR = Path(__file__).resolve().parent.parent.parent / "docker"
+DOCKER_DIR = layout.DOCKER
 BASE_REPO, KAFKA_REPO = "kcts/base", "kcts/kafka"
 PULL_TIMEOUT = 40.0
 BUILD_TIMEOUT = 900

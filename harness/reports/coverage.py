@@ -13,21 +13,22 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import layout
 from harness.promises import Promise, catalogue
 from harness.verdicts import CELLS
 
-REPO = Path(__file__).resolve().parents[2]
 # A promise's verdict on one target, from the cells of its checks: the worst of them that judged.
 WORST_FIRST = ("fail", "error", "client-gap", "not-supported", "pass", "target-refused", "skipped")
 
 
-def checks_by_promise(suites: Path = REPO / "suites") -> dict[str, list[str]]:
+def checks_by_promise(suites: Path = layout.ROOT / "suites") -> dict[str, list[str]]:
     """promise id -> the checks ("suites/kip320/test_x.py::test_y") whose @pytest.mark.promise names it."""
     found: dict[str, list[str]] = defaultdict(list)
     for path in sorted(suites.rglob("test_*.py")):
@@ -169,7 +170,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="kcts coverage", description="promise -> checks -> versions -> targets")
     parser.add_argument("results", nargs="*", type=Path,
                         help="report folders or results.json files (default: the newest run of each target)")
-    parser.add_argument("--reports-dir", type=Path, default=REPO / "reports")
+    parser.add_argument("--reports-dir", type=Path, default=Path(os.environ.get("KCTS_REPORTS", "reports")))
     parser.add_argument("--json", action="store_true", help="JSON instead of text")
     opts = parser.parse_args(argv)
     paths = opts.results or list(latest_runs(opts.reports_dir).values())

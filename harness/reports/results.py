@@ -11,21 +11,21 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from functools import cache
-from importlib import metadata
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness import layout
 from harness.areas import AREAS, OTHER
 from harness.reports import wire
 from harness.verdicts import CELLS, JUDGED, classify
 
 SCHEMA_VERSION = 2
-REPO = Path(__file__).resolve().parents[2]
 
 # The type of the exception a check's call raised (set by the pytest plugin's pytest_pyfunc_call):
 # a failed assertion is a FAIL, anything else an ERROR. Only the type: the exception itself would
@@ -105,12 +105,14 @@ def kcts_build() -> dict[str, Any]:
         version = "unknown"
     commit: str | None = None
     dirty: bool | None = None
+    if layout.CHECKOUT is None:  # an installed kcts: its version is all there is
+        return {"version": version, "commit": commit, "dirty": dirty}
+    git = ["git", "-C", str(layout.CHECKOUT)]
     try:
-        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10)
+        head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
         if head.returncode == 0:
             commit = head.stdout.strip()
-            status = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+            status = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"],
                                     capture_output=True, text=True, timeout=10)
             dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
     except (OSError, subprocess.TimeoutExpired):
