@@ -70,9 +70,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--target-profile", default=None,
                     help="a TOML file with a [target] table (see harness/cluster/target.py)")
     group.addoption("--brokers", type=int, default=3, help="broker processes in the local cluster (default 3)")
-    group.addoption("--backend", choices=("local", "docker", "external", "kfake"), default="local",
+    group.addoption("--backend", choices=("local", "docker", "external", "kfake", "librdkafka-mock"), default="local",
                     help="local: start a Kafka cluster here; docker: start it in containers; external: use "
-                    "--bootstrap-servers; kfake: build and start franz-go's kfake here")
+                    "--bootstrap-servers; kfake: build and start franz-go's kfake here; librdkafka-mock: hold "
+                    "librdkafka's mock cluster here")
     group.addoption("--image", default=os.environ.get("KCTS_IMAGE"),
                     help="docker backend: the Apache Kafka image to run (default: one kcts builds offline)")
     group.addoption("--publish-from", type=int, default=None,

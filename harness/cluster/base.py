@@ -26,6 +26,9 @@ from harness.errors import FaultControlUnavailable, KctsError, SetupError, Targe
 from harness.network.links import LinkFault
 from harness.process.service import ProcessState as NodeState
 from harness.protocol.auth import Transport, from_client_config
+from harness.protocol.client import RawClient
+from harness.protocol.exceptions import ProtocolError
+from harness.protocol.spec import SpecError
 from harness.waiting import wait_until
 
 __all__ = [
@@ -54,6 +57,14 @@ class PartitionState:
 # The check that judges Metadata's leader epoch itself; every scene that waits for an epoch to rise
 # names it when the target gives none, so that the one broken promise is judged in one place.
 METADATA_EPOCH_CHECK = "test_every_metadata_version_gives_the_current_leader_epoch"
+CREATE_TOPICS = 19  # the API key
+
+
+def _api_name(client: RawClient, key: int) -> str:
+    try:
+        return client.specs.api(key).name
+    except SpecError:  # an API newer than the specs kcts speaks
+        return f"API {key}"
 _ANY_EPOCH = 2**31 - 1
 
 
@@ -144,6 +155,39 @@ class Cluster(abc.ABC):
         if user is not None:
             raise SetupError(f"the target {self.target.label} has no user {user!r} of the harness's own")
         return {"bootstrap.servers": self.bootstrap_servers}
+
+    # -- topics ------------------------------------------------------------------------------
+    def no_create_topics(self) -> str | None:
+        """Why the target's brokers serve no CreateTopics, with the evidence (the ApiVersions a broker
+        advertises, where API 19 is absent); None where they serve it. Decided once per cluster, so
+        that no check waits on a CreateTopics the target said it does not serve."""
+        decided = getattr(self, "_no_create_topics", False)
+        if decided is not False:
+            return decided
+        for b in self.running_brokers():
+            host, port = self.probe_address(b)
+            try:
+                with RawClient.connect(host, port, timeout=10, client_id="kcts-probe",
+                                       transport=self.probe_transport(b)) as c:
+                    offered = dict(c.broker_versions)
+                    names = {k: _api_name(c, k) for k in offered}
+            except (OSError, ProtocolError):
+                continue  # the next broker, or CreateTopics itself, will say what is wrong
+            why = None
+            if CREATE_TOPICS not in offered:
+                listed = ", ".join(f"{names[k]} {lo}-{hi}" for k, (lo, hi) in sorted(offered.items()))
+                why = (f"its brokers serve no CreateTopics: API {CREATE_TOPICS} is not among those broker {b} "
+                       f"advertises in ApiVersions ({listed})")
+            self._no_create_topics = why
+            return why
+        return None
+
+    def create_topic_itself(self, name: str, partitions: int, replication_factor: int,
+                            config: dict[str, str] | None, why: str) -> None:
+        """Create a topic in the target's own way, where its brokers serve no CreateTopics (`why`
+        says so); a target with no way of its own refuses at once, with that reason."""
+        raise TargetRefused(f"the target refused to create topic {name} (rf={replication_factor}, config={config}): "
+                            f"{why}, and it has no other way to create topics that kcts knows")
 
     # -- node control ------------------------------------------------------------------------
     @abc.abstractmethod

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from harness.cluster.base import Cluster
-from harness.cluster.target import APACHE, COMMAND, DOCKER, EXTERNAL, KFAKE, TargetSpec
+from harness.cluster.target import APACHE, COMMAND, DOCKER, EXTERNAL, KFAKE, LIBRDKAFKA_MOCK, TargetSpec
 from harness.errors import FaultControlUnavailable
 
 
@@ -26,6 +26,12 @@ def _kfake(target: TargetSpec, log_dir: Path | None) -> Cluster:
     from harness.cluster.kfake import KfakeCluster
 
     return KfakeCluster(target)
+
+
+def _librdkafka_mock(target: TargetSpec, log_dir: Path | None) -> Cluster:
+    from harness.cluster.librdkafka_mock import LibrdkafkaMockCluster
+
+    return LibrdkafkaMockCluster(target)
 
 
 def _docker(target: TargetSpec, log_dir: Path | None) -> Cluster:
@@ -48,6 +54,7 @@ def _command(target: TargetSpec, log_dir: Path | None) -> Cluster:
 
 BACKENDS: dict[str, Callable[[TargetSpec, Path | None], Cluster]] = {
     APACHE: _apache, KFAKE: _kfake, EXTERNAL: _external, COMMAND: _command, DOCKER: _docker,
+    LIBRDKAFKA_MOCK: _librdkafka_mock,
 }
 
 
@@ -88,6 +95,10 @@ def prepare(target: TargetSpec) -> str:
         from harness.cluster.kfake import ensure_binary
 
         return f"kfake at {ensure_binary()}"
+    if target.kind == LIBRDKAFKA_MOCK:
+        from harness.cluster.librdkafka_mock import prepare as prepare_mock
+
+        return prepare_mock()
     if target.kind == COMMAND:
         from harness.cluster.command import prepare as prepare_command
 

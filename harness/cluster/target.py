@@ -9,6 +9,7 @@ what the harness can do to it; checks ask those, never which backend it is.
 Spellings accepted by `parse` (the matrix's `--targets` and `kcts run --target`):
   `4.4.0`, `4.0.x`          a local Apache Kafka cluster of that version
   `kfake`                   franz-go's kfake, built and started here
+  `librdkafka-mock`         librdkafka's mock cluster (rd_kafka_mock), held here through confluent-kafka's library
   `docker:4.4.0`            Apache Kafka 4.4.0 in containers, from an image kcts builds offline
   `docker:IMAGE`            the same from a named image (`docker:apache/kafka:4.4.0`)
   `external:HOST:PORT`      a cluster that is already running
@@ -33,7 +34,8 @@ from harness.kafka.dist import DEFAULT_VERSION, normalize_version
 from harness.protocol.auth import MECHANISMS, PROTOCOLS
 
 APACHE, KFAKE, EXTERNAL, COMMAND, DOCKER = "apache", "kfake", "external", "command", "docker"
-KINDS = (APACHE, KFAKE, EXTERNAL, COMMAND, DOCKER)
+LIBRDKAFKA_MOCK = "librdkafka-mock"
+KINDS = (APACHE, KFAKE, EXTERNAL, COMMAND, DOCKER, LIBRDKAFKA_MOCK)
 PROFILES = Path(__file__).resolve().parent.parent / "profiles"
 
 # How a leader is moved: reordering the replicas then a preferred election, applied at once (Apache);
@@ -170,6 +172,15 @@ class TargetSpec:
                 "every replica in the ISR whatever state the brokers are in, so no follower falls behind and "
                 "no election can diverge a log",
             )
+        elif self.kind == LIBRDKAFKA_MOCK:
+            caps = Capabilities(
+                fault_control=True, node_logs=False, side_clusters=False, owned=True, leader_moves=API,
+                replication=False,
+                no_replication="librdkafka's mock cluster keeps one log per partition, which whichever broker "
+                "leads serves (rd_kafka_mock_partition_t, src/rdkafka_mock_int.h), and its Metadata lists every "
+                "replica in the ISR whatever state the brokers are in (\"Let Replicas == ISRs for now\", "
+                "src/rdkafka_mock_handlers.c): no follower falls behind, no election can diverge a log",
+            )
         elif self.kind == COMMAND:
             # Nodes in containers ([node] image) can also be cut off the run's network.
             node = self.tables.get("node")
@@ -213,8 +224,8 @@ def parse(text: str, **overrides: Any) -> TargetSpec:
         spec = from_profile(PROFILES / f"{text}.toml")
         java = overrides.get("java_clients")
         return replace(spec, java_clients=java) if java else spec
-    if text == KFAKE:
-        return TargetSpec(kind=KFAKE, version=None, **overrides)
+    if text in (KFAKE, LIBRDKAFKA_MOCK):
+        return TargetSpec(kind=text, version=None, **overrides)
     if text.startswith(f"{DOCKER}:"):
         return docker_target(text.removeprefix(f"{DOCKER}:"), None, **overrides)
     if text.startswith(f"{EXTERNAL}:"):
@@ -315,7 +326,7 @@ def from_options(
         spec = TargetSpec(kind=APACHE, version=version, brokers=brokers, java_clients=version)
     elif backend == DOCKER:
         spec = docker_target(kafka_version, image, brokers=brokers, publish_from=publish_from)
-    elif backend in (KFAKE, EXTERNAL):
+    elif backend in (KFAKE, EXTERNAL, LIBRDKAFKA_MOCK):
         if kafka_version:
             raise KctsError(
                 f"--kafka-version names the broker version of a local Apache Kafka cluster; the {backend} target "
@@ -323,7 +334,7 @@ def from_options(
             )
         spec = TargetSpec(kind=backend, version=None, brokers=brokers, bootstrap=bootstrap, security=security)
     else:
-        raise KctsError(f"unknown --backend {backend!r}; use local, docker, kfake or external")
+        raise KctsError(f"unknown --backend {backend!r}; use local, docker, kfake, {LIBRDKAFKA_MOCK} or external")
     if (image or publish_from) and spec.kind != DOCKER:
         raise KctsError("--image and --publish-from belong to a docker target: add --backend docker")
     if java_clients:
@@ -366,8 +377,8 @@ def to_run_args(spec: TargetSpec) -> list[str]:
         return ["--target-profile", str(spec.profile), *args]
     if spec.kind == APACHE:
         return ["--kafka-version", str(spec.version), "--brokers", str(spec.brokers), *args]
-    if spec.kind == KFAKE:
-        return ["--backend", KFAKE, "--brokers", str(spec.brokers), *args]
+    if spec.kind in (KFAKE, LIBRDKAFKA_MOCK):
+        return ["--backend", spec.kind, "--brokers", str(spec.brokers), *args]
     if spec.kind == DOCKER:
         own = ["--kafka-version", spec.version] if spec.version else []
         image = ["--image", spec.image] if spec.image else []

@@ -240,3 +240,26 @@ def test_negotiation_falls_back_to_the_version_an_undecodable_error_answer_lists
         top = SPECS.api("ApiVersions").valid_versions.high
         assert [r[:2] for r in broker.requests] == [("ApiVersions", top), ("ApiVersions", 2)]
         assert c.max_version("Metadata") == 12 and c.max_version("ApiVersions") == 2
+
+
+def test_one_zero_byte_after_a_flexible_answer_is_read_past_and_shown(broker: FakeBroker) -> None:
+    """librdkafka's mock cluster writes Metadata v9+'s last empty tag buffer twice (its handler, then
+    rd_kafka_mock_connection_send_response); clients read past it, and so does kcts, saying so."""
+    from harness.protocol.codec import encode_response
+
+    api = SPECS.api("Metadata")
+    body = {"Brokers": [{"NodeId": 1, "Host": "127.0.0.1", "Port": 1}], "ClusterId": "c", "Topics": []}
+    frame = encode_response(api, 12, {"CorrelationId": 0}, body)
+
+    def padded(a: ApiSpec, version: int, req: dict[str, Any]) -> Any:
+        if a.name == "Metadata":
+            return frame[4:] + b"\0" + (b"\0" if req["Topics"] else b"")  # two bytes when a topic is named
+        return default_handler(a, version, req)
+
+    broker.handler = padded
+    with RawClient.connect("127.0.0.1", broker.port, spec=SPECS, timeout=5) as c:
+        assert c.send("Metadata", 12, {"Topics": None})["ClusterId"] == "c"
+        assert c.last is not None and c.last.trailing == 1 and "1 trailing zero byte" in c.last.dump()
+    with RawClient.connect("127.0.0.1", broker.port, spec=SPECS, timeout=5) as c:
+        with pytest.raises(ProtocolError, match="2 trailing bytes"):
+            c.send("Metadata", 12, {"Topics": [{"Name": "t"}]})

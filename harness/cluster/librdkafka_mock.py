@@ -1,0 +1,330 @@
+"""The librdkafka-mock backend: librdkafka's mock cluster (rd_kafka_mock), held here with node control.
+
+librdkafka carries a third Kafka-protocol implementation that nobody here wrote, the mock cluster its
+own tests run against (src/rdkafka_mock*.c). One holder process (harness/cluster/rdkafka_mock_holder.py,
+run under this interpreter, which has confluent-kafka and so its bundled librdkafka) creates it and
+takes commands on its stdin, one JSON line each, answered on its stdout. Every broker listens on
+127.0.0.1 only. How the harness's node operations map onto the mock's control API:
+- stop/kill: rd_kafka_mock_broker_set_down: its listener and every connection close (the port is
+  kept). The mock moves no leadership by itself, so this backend does what a controller does: every
+  partition that broker led gets its first running replica as leader (rd_kafka_mock_partition_set_leader,
+  which bumps the leader epoch as an election does), or no leader where no replica runs. One log per
+  partition in one process: a crash loses what a clean stop does, so stop and kill are the same.
+- start: rd_kafka_mock_broker_set_up on the same port; partitions left without a leader get it back.
+- pause: rd_kafka_mock_broker_set_rtt to an hour: the broker holds every answer (its clients see a
+  frozen broker) until resume sets it back to 0 and the held answers go out. Unlike a SIGSTOP'd
+  broker it still applies what it is sent (a produce is appended when it arrives, answered later).
+  After FENCE_AFTER_MS its leaderships move to running replicas at the next epoch, as a controller
+  fences a frozen broker (harness/cluster/local.py's broker.session.timeout.ms).
+- leader moves: rd_kafka_mock_partition_set_leader, at once and at the next leader epoch.
+- topics: the mock serves no CreateTopics (API 19 is not in its ApiVersions); topics are made with
+  rd_kafka_mock_topic_create, which takes a partition count and a replication factor, no configs.
+There is no controller to pause and no node log of its own (librdkafka's log is the holder's stderr).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from harness import session
+from harness.cluster import probe
+from harness.cluster.base import Cluster, NodeState
+from harness.cluster.rdkafka_mock_holder import library_path
+from harness.cluster.target import LIBRDKAFKA_MOCK, TargetSpec
+from harness.errors import ClusterError, NodeExited, SetupError, TargetRefused
+from harness.process.spawn import spawn
+from harness.protocol.client import RawClient
+from harness.waiting import wait_until
+
+HOLDER = Path(__file__).resolve().parent / "rdkafka_mock_holder.py"
+# As harness/cluster/kfake.py: a paused node's leaderships move after this long, as a local Apache
+# cluster's controller fences a frozen broker after broker.session.timeout.ms (local.py sets 3000).
+FENCE_AFTER_MS = 3000
+PAUSE_RTT_MS = 3_600_000  # "forever" for any check: resume always comes first
+REPLY_TIMEOUT = 30.0  # each control call waits on the mock's thread, normally for microseconds
+
+
+def library() -> tuple[Path, str]:
+    """The librdkafka shared library confluent-kafka bundles, and its version."""
+    import confluent_kafka
+
+    try:
+        return library_path(), confluent_kafka.libversion()[0]
+    except SystemExit as exc:  # the holder's way of saying why it cannot start
+        raise SetupError(str(exc)) from None
+
+
+def prepare() -> str:
+    path, version = library()
+    return f"librdkafka {version}'s mock cluster, from {path}"
+
+
+class LibrdkafkaMockCluster(Cluster):
+    def __init__(self, target: TargetSpec | None = None) -> None:
+        self.target = target or TargetSpec(kind=LIBRDKAFKA_MOCK, version=None)
+        self.version = f"librdkafka {library()[1]} mock"
+        self.proc: subprocess.Popen[str] | None = None
+        self._addrs: dict[int, tuple[str, int]] = {}
+        self._states: dict[int, NodeState] = {}
+        self._fences: dict[int, threading.Timer] = {}
+        self._lock = threading.Lock()  # one command in flight: replies come in order, matched by id
+        self._nodes_lock = threading.RLock()  # node states and the commands that change them
+        self._next_id = 0
+        self._replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._reader: threading.Thread | None = None
+        self.log_path = session.current().scratch("librdkafka-mock") / "holder.log"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> LibrdkafkaMockCluster:
+        cmd = [sys.executable, str(HOLDER), f"--brokers={self.target.brokers}", f"--tag={session.current().marker}"]
+        log = open(self.log_path, "w")  # the holder's stderr (librdkafka's log) for its whole life
+        try:
+            self.proc = spawn(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
+        finally:
+            log.close()
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        try:
+            bootstrap = json.loads(line)["bootstrap"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ClusterError(f"the mock cluster's holder did not report its bootstrap: {line!r}; "
+                               f"log: {self._log_tail()}") from exc
+        self._reader = threading.Thread(target=self._read_replies, name="kcts-rdkafka-mock", daemon=True)
+        self._reader.start()
+        first = bootstrap.split(",")[0]
+        host, _, port = first.rpartition(":")
+        # The mock numbers its brokers 1..N; their addresses come from its own Metadata, not the order
+        # of the bootstrap string.
+        with RawClient.connect(host, int(port), timeout=10, client_id="kcts-probe") as c:
+            md = c.send("Metadata", min(c.max_version("Metadata"), probe.METADATA_VERSION),
+                        {"Topics": [], "AllowAutoTopicCreation": False})
+        self._addrs = {b["NodeId"]: (b["Host"], b["Port"]) for b in md["Brokers"]}
+        self._states = dict.fromkeys(self._addrs, NodeState.RUNNING)
+        return self
+
+    def close(self) -> None:
+        for timer in self._fences.values():
+            timer.cancel()
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()  # end of stdin: the holder destroys the cluster and exits
+                self.proc.wait(10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait(10)
+        if self.proc is not None and self.proc.stdout is not None:
+            try:
+                self.proc.stdout.close()
+            except OSError:
+                pass  # a broken pipe to a dead child is what close means here
+        if self._reader is not None:
+            self._reader.join(5)
+
+    def log_paths(self) -> list[Path]:
+        return [self.log_path]
+
+    # -- the command channel -------------------------------------------------------------------
+    def _read_replies(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        try:
+            for line in self.proc.stdout:
+                try:
+                    self._replies.put(json.loads(line))
+                except ValueError:
+                    self._replies.put({"id": None, "garbled": line})
+        except (OSError, ValueError):
+            pass  # the pipe closed under us: close() ran
+        self._replies.put(None)
+
+    def _log_tail(self, chars: int = 1500) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:] or "(empty)"
+        except OSError as exc:
+            return f"(unreadable: {exc})"
+
+    def _exited(self, doing: str) -> NodeExited:
+        code = self.proc.poll() if self.proc is not None else None
+        return NodeExited(f"the mock cluster's holder exited (code {code}) {doing}; log {self.log_path}: "
+                          f"{self._log_tail()}")
+
+    def _command(self, op: str, **fields: Any) -> None:
+        """One control call; ClusterError with the mock's error name when it refuses."""
+        what = f"{op} {json.dumps(fields, sort_keys=True)}"
+        with self._lock:
+            if self.proc is None or self.proc.stdin is None:
+                raise ClusterError(f"the mock cluster is not started; cannot {what}")
+            if self.proc.poll() is not None:
+                raise self._exited(f"before {what}")
+            self._next_id += 1
+            rid = self._next_id
+            try:
+                self.proc.stdin.write(json.dumps({"id": rid, "op": op, **fields}) + "\n")
+                self.proc.stdin.flush()
+            except (OSError, ValueError) as exc:
+                raise self._exited(f"when sent {what}") from exc
+            deadline = time.monotonic() + REPLY_TIMEOUT
+            while True:
+                try:
+                    reply = self._replies.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    raise ClusterError(f"the mock cluster did not answer {what} within {REPLY_TIMEOUT:.0f}s; "
+                                       f"log {self.log_path}: {self._log_tail()}") from None
+                if reply is None:
+                    self._replies.put(None)  # stays the last word for whoever asks next
+                    raise self._exited(f"while asked {what}")
+                if reply.get("id") != rid:
+                    continue  # the late answer to a command that timed out before
+                if "error" in reply:
+                    raise ClusterError(f"the mock cluster refused {what}: {reply['error']}")
+                return
+
+    # -- addresses -----------------------------------------------------------------------------
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{h}:{p}" for h, p in self._addrs.values())
+
+    @property
+    def broker_ids(self) -> list[int]:
+        return sorted(self._addrs)
+
+    def broker_address(self, broker_id: int) -> tuple[str, int]:
+        return self._addrs[broker_id]
+
+    # -- topics --------------------------------------------------------------------------------
+    def create_topic_itself(self, name: str, partitions: int, replication_factor: int,
+                            config: dict[str, str] | None, why: str) -> None:
+        if config:
+            raise TargetRefused(
+                f"the target refused to create topic {name} with config {config}: librdkafka's mock cluster "
+                "serves no CreateTopics, and its own way (rd_kafka_mock_topic_create, src/rdkafka_mock.h) takes "
+                "a partition count and a replication factor, no topic configs")
+        try:
+            self._command("create_topic", topic=name, partitions=partitions, replication_factor=replication_factor)
+        except ClusterError as exc:
+            raise TargetRefused(f"the target refused to create topic {name} (rf={replication_factor}): {exc}") from exc
+
+    # -- node control --------------------------------------------------------------------------
+    def node_state(self, broker_id: int) -> NodeState:
+        try:
+            return self._states[broker_id]
+        except KeyError:
+            known = self.broker_ids
+            raise ClusterError(f"the mock cluster has no broker {broker_id}; its brokers are {known}") from None
+
+    def start_node(self, broker_id: int) -> None:
+        with self._nodes_lock:
+            state = self.node_state(broker_id)
+            if state is NodeState.PAUSED:
+                self.resume_node(broker_id)
+                return
+            if state is NodeState.STOPPED:
+                self._command("up", node=broker_id)
+                self._states[broker_id] = NodeState.RUNNING
+                # A partition no running replica could lead comes back with this one, as Apache's
+                # controller elects the last in-sync replica when it returns.
+                for (topic, partition), (leader, replicas) in self._leaders().items():
+                    if leader < 0 and broker_id in replicas:
+                        self._command("set_leader", topic=topic, partition=partition, node=broker_id)
+        self._wait_answers(broker_id)
+
+    def stop_node(self, broker_id: int) -> None:
+        with self._nodes_lock:
+            state = self.node_state(broker_id)
+            if state is NodeState.STOPPED:
+                return
+            self._cancel_fence(broker_id)
+            if state is NodeState.PAUSED:
+                self._command("rtt", node=broker_id, ms=0)
+            # Who leads what, asked while this broker still answers (it may be the last one running).
+            leaders = self._leaders()
+            self._command("down", node=broker_id)  # done on the mock's thread: gone when it answers
+            self._states[broker_id] = NodeState.STOPPED
+            self._fail_over(broker_id, leaders)
+
+    def kill_node(self, broker_id: int) -> None:
+        self.stop_node(broker_id)  # one log per partition, in one process: a crash loses what a clean stop does
+
+    def pause_node(self, broker_id: int) -> None:
+        with self._nodes_lock:
+            if self.node_state(broker_id) is not NodeState.RUNNING:
+                return
+            self._command("rtt", node=broker_id, ms=PAUSE_RTT_MS)
+            self._states[broker_id] = NodeState.PAUSED
+            timer = threading.Timer(FENCE_AFTER_MS / 1000, self._fence, args=(broker_id,))
+            timer.daemon = True
+            self._fences[broker_id] = timer
+            timer.start()
+
+    def resume_node(self, broker_id: int) -> None:
+        with self._nodes_lock:
+            if self.node_state(broker_id) is not NodeState.PAUSED:
+                return
+            self._cancel_fence(broker_id)
+            self._command("rtt", node=broker_id, ms=0)  # the held answers go out now
+            self._states[broker_id] = NodeState.RUNNING
+
+    def move_leader_to(self, topic: str, partition: int, to: int) -> None:
+        """rd_kafka_mock_partition_set_leader: `to` leads at once, at the next leader epoch."""
+        self._command("set_leader", topic=topic, partition=partition, node=to)
+
+    # -- the controller's part -----------------------------------------------------------------
+    def _fence(self, broker_id: int) -> None:
+        """A paused broker's leaderships move, as a controller fences a broker that stopped heartbeating."""
+        with self._nodes_lock:
+            if self._fences.pop(broker_id, None) is None or self._states.get(broker_id) is not NodeState.PAUSED:
+                return
+            if not self.running_brokers():
+                return  # nobody to lead in its place, nor to ask
+            try:
+                self._fail_over(broker_id, self._leaders())
+            except (ClusterError, OSError) as exc:
+                # Nobody waits on this timer: say it where the run's evidence is read.
+                print(f"kcts: fencing paused mock broker {broker_id} failed: {exc}", file=sys.stderr)
+
+    def _cancel_fence(self, broker_id: int) -> None:
+        timer = self._fences.pop(broker_id, None)
+        if timer is not None:
+            timer.cancel()
+
+    def _fail_over(self, broker_id: int, leaders: dict[tuple[str, int], tuple[int, tuple[int, ...]]]) -> None:
+        """Every partition `broker_id` leads gets its first running replica as leader, or none."""
+        for (topic, partition), (leader, replicas) in leaders.items():
+            if leader != broker_id:
+                continue
+            running = [r for r in replicas if r != broker_id and self._states.get(r) is NodeState.RUNNING]
+            self._command("set_leader", topic=topic, partition=partition, node=running[0] if running else -1)
+
+    def _leaders(self) -> dict[tuple[str, int], tuple[int, tuple[int, ...]]]:
+        """Every partition's leader and replicas, from a running broker's Metadata (one state for
+        all: the brokers share it)."""
+        errors = []
+        for b in self.running_brokers():
+            try:
+                md = probe.metadata(*self.broker_address(b), topics=None)
+            except OSError as exc:
+                errors.append(f"broker {b}: {exc}")
+                continue
+            return {key: (p.leader, p.replicas) for key, p in md.partitions.items()}
+        raise ClusterError(f"no running mock broker answers Metadata: {errors or 'none running'}")
+
+    def _wait_answers(self, broker_id: int, timeout: float = 30.0) -> None:
+        """Until the broker's listener answers Metadata again (set_up restarts it on the mock's thread)."""
+        seen: list[object] = ["nothing yet"]
+
+        def answers() -> bool:
+            try:
+                probe.metadata(*self.broker_address(broker_id), topics=[], timeout=2)
+            except OSError as exc:
+                seen[0] = exc
+                return False
+            return True
+
+        wait_until(answers, timeout, lambda: f"mock broker {broker_id} answering Metadata: {seen[0]}")
