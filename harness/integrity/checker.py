@@ -21,7 +21,7 @@ check is then a filter over that cache, and the missing-id join runs only when a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import reduce
 from typing import TYPE_CHECKING, TypeAlias
@@ -31,7 +31,7 @@ from harness.integrity.model import Anomaly, Expectation, Findings, TopicTotals,
 from harness.workload.history import IdRange, TxnOutcome
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
 
     Writes: TypeAlias = DataFrame | Callable[[], DataFrame] | None
 
@@ -40,26 +40,47 @@ WRITE_COLUMNS = ("id", "topic", "partition", "offset")
 SAMPLES = 20
 
 
-def in_ranges(ranges: list[IdRange], column: str = "id") -> Column:
-    """Whether `column` lies in one of `ranges` (disjoint): a balanced tree of comparisons, not a chain.
+RANGE_BUCKETS = 4096  # about how many id buckets the ranges are spread over (see `with_outcome`)
 
-    A million-record run has hundreds of ranges. A chain of ORs over them is evaluated in full for
-    every record, and past 64 KB of generated code Spark falls back to interpreting it; the tree
-    costs about log2(ranges) comparisons per record either way."""
+
+def bucket_width(ranges: Sequence[IdRange]) -> int:
+    """How many ids one bucket holds: ids are dense from 0, so the width grows with the largest."""
+    return max(1, -(-max((r.end for r in ranges), default=1) // RANGE_BUCKETS))
+
+
+def range_table(spark: SparkSession, ranges: Sequence[IdRange], width: int) -> DataFrame:
+    """(bucket, first, end, outcome): each range once per id bucket it covers; a few thousand rows
+    whatever the number of ranges or records."""
+    rows = [(b, r.first, r.end, r.outcome.value) for r in ranges if r.end > r.first
+            for b in range(r.first // width, (r.end - 1) // width + 1)]
+    return spark.createDataFrame(rows, "bucket bigint, first bigint, end bigint, outcome string")
+
+
+def with_outcome(df: DataFrame, ranges: Sequence[IdRange], column: str = "id") -> DataFrame:
+    """`df` with `outcome`: the TxnOutcome value of the range holding `column`, or null for an id
+    in none (or a null id).
+
+    One broadcast hash join on the id's bucket, then two comparisons: a per-record cost that does
+    not grow with the ranges, and one small generated method. (A tree of CASE WHEN over the ranges,
+    asked three times per record, cost as much as the window shuffle at a million records and
+    more to compile at every query; a chain of ORs outgrew codegen at ten million.)"""
     from pyspark.sql import functions as F
 
-    col = F.col(column)
-    ordered = sorted(ranges, key=lambda r: r.first)
+    width = bucket_width(ranges)
+    table = range_table(df.sparkSession, ranges, width)
+    keyed = df.withColumn("_bucket", F.floor(F.col(column) / F.lit(width)).cast("bigint"))
+    t = F.broadcast(table.select(F.col("bucket").alias("_b"), F.col("first").alias("_first"),
+                                 F.col("end").alias("_end"), F.col("outcome")))
+    joined = keyed.join(t, (F.col("_bucket") == F.col("_b")) & (F.col(column) >= F.col("_first"))
+                        & (F.col(column) < F.col("_end")), "left")
+    return joined.drop("_bucket", "_b", "_first", "_end")
 
-    def tree(lo: int, hi: int) -> Column:
-        if hi - lo == 0:
-            return F.lit(False)
-        if hi - lo == 1:
-            return (col >= ordered[lo].first) & (col < ordered[lo].end)
-        mid = (lo + hi) // 2
-        return F.when(col < ordered[mid].first, tree(lo, mid)).otherwise(tree(mid, hi))
 
-    return tree(0, len(ordered))
+def is_outcome(*outcomes: TxnOutcome) -> Column:
+    """Whether a row's `outcome` (from `with_outcome`) is one of `outcomes`; false for none."""
+    from pyspark.sql import functions as F
+
+    return F.coalesce(F.col("outcome").isin([o.value for o in outcomes]), F.lit(False))
 
 
 def in_windows(windows: tuple[TruncationWindow, ...]) -> Column:
@@ -96,14 +117,13 @@ def annotate(records: DataFrame, expect: Expectation) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    known = in_ranges(expect.of(TxnOutcome.COMMITTED)) | in_ranges(expect.of(TxnOutcome.UNKNOWN))
-    rows = records.select(
+    rows = with_outcome(records.select(
         "topic", "partition", "offset", F.when(F.col("parsed"), F.lit(None)).otherwise(F.col("raw")).alias("raw"),
         "id", "key", "seq", "crc", F.crc32(F.col("payload").cast("binary")).alias("actual_crc"), "flag", "stage",
         "parsed",
-    ).withColumn("intact", F.col("parsed") & (F.col("actual_crc") == F.col("crc"))).withColumn(
-        "aborted", F.col("intact") & ((F.col("flag") == "A") | in_ranges(expect.of(TxnOutcome.ABORTED)))
-    ).withColumn("valid", F.col("intact") & ~F.col("aborted") & known)
+    ), expect.ranges).withColumn("intact", F.col("parsed") & (F.col("actual_crc") == F.col("crc"))).withColumn(
+        "aborted", F.col("intact") & ((F.col("flag") == "A") | is_outcome(TxnOutcome.ABORTED))
+    ).withColumn("valid", F.col("intact") & ~F.col("aborted") & is_outcome(TxnOutcome.COMMITTED, TxnOutcome.UNKNOWN))
     along_key = Window.partitionBy("topic", "key", "valid").orderBy("partition", "offset")
     return rows.select(
         "*",
@@ -126,7 +146,7 @@ def suspect_copies(annotated: DataFrame) -> DataFrame:
     suspects = valid.where(F.col("seq") <= F.col("max_before")).select("topic", "id").distinct()
     same_id = Window.partitionBy("topic", "id")
     return valid.join(F.broadcast(suspects), ["topic", "id"]).select(
-        "topic", "partition", "offset", "id", "key", "seq",
+        "topic", "partition", "offset", "id", "key", "seq", "outcome",
         F.row_number().over(same_id.orderBy("partition", "offset")).alias("copy"),
         F.count(F.lit(1)).over(same_id).alias("n"),
         F.max("offset").over(same_id).alias("last_offset"),
@@ -137,7 +157,7 @@ def topic_counts(annotated: DataFrame, copies: DataFrame, expect: Expectation) -
     """Per topic: records read, and distinct valid ids of committed transactions."""
     from pyspark.sql import functions as F
 
-    committed = in_ranges(expect.of(TxnOutcome.COMMITTED))
+    committed = is_outcome(TxnOutcome.COMMITTED)
     rows = annotated.groupBy("topic").agg(
         F.count(F.lit(1)).alias("records"), F.count(F.when(F.col("valid") & committed, 1)).alias("valid")
     ).collect()
@@ -183,7 +203,8 @@ def find_anomalies(
     parts = [checksum_rows, aborted_rows, unexpected_rows, duplicate_rows, order_rows]
     short = [t for t in expect.topics if present.get(t, 0) < expect.expected_per_topic]
     firsts = annotated.where(valid).join(later, ["topic", "partition", "offset"], "left_anti")
-    missing = _missing(annotated.sparkSession, firsts.select("topic", "id"), expect, short, committed, unknown)
+    per_id = firsts.select("topic", "id", "outcome")
+    missing = _missing(annotated.sparkSession, per_id, expect, short, committed, unknown)
     if missing is not None:
         parts.append(_attribute(missing, firsts, expect, writes))
     return reduce(lambda a, b: a.unionByName(b), parts)
@@ -203,7 +224,8 @@ def _missing(
         expected.append(topics.crossJoin(ids))
     if unknown and expect.outputs:
         # An unknown transaction's records are owed to every output once an input holds them.
-        seen = per_id.where(F.col("topic").isin(list(expect.inputs)) & in_ranges(unknown)).select("id").distinct()
+        seen = per_id.where(F.col("topic").isin(list(expect.inputs)) & is_outcome(TxnOutcome.UNKNOWN)).select(
+            "id").distinct()
         topics = spark.createDataFrame([(t,) for t in expect.outputs], "topic string")  # type: ignore[attr-defined]
         expected.append(topics.crossJoin(seen))
     if not expected:
@@ -302,10 +324,10 @@ def _in_log(uncommitted: DataFrame, expect: Expectation) -> dict[str, tuple[int,
     """Per topic, under read_uncommitted: records, and records of aborted transactions."""
     from pyspark.sql import functions as F
 
-    marked = (F.col("flag") == "A") | in_ranges(expect.of(TxnOutcome.ABORTED))
+    marked = (F.col("flag") == "A") | is_outcome(TxnOutcome.ABORTED)
     return {
         r["topic"]: (r["n"], r["marked"])
-        for r in uncommitted.groupBy("topic").agg(
+        for r in with_outcome(uncommitted, expect.of(TxnOutcome.ABORTED)).groupBy("topic").agg(
             F.count(F.lit(1)).alias("n"), F.count(F.when(marked, 1)).alias("marked")
         ).collect()
     }

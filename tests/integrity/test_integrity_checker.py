@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 from integrity_build import IN, OUT, Log, committed, pipeline
 
-from harness.integrity.checker import WRITE_COLUMNS, check, in_ranges
+from harness.integrity.checker import WRITE_COLUMNS, check, with_outcome
 from harness.integrity.model import Anomaly, Expectation, Findings, TruncationWindow
 from harness.integrity.read import parse
 from harness.workload import records
@@ -151,12 +151,14 @@ def test_records_of_unknown_transactions_are_owed_to_outputs_once_read(spark: Sp
         only(findings)
 
 
-def test_range_membership_is_exact_for_hundreds_of_ranges(spark: SparkSession) -> None:
-    """in_ranges is a tree of comparisons: the same answer as plain membership at every id, range
-    edges and gaps included, with 300 ranges (more than a million-record run has)."""
-    ranges = [IdRange(10 * i, 10 * i + 1 + i % 7, TxnOutcome.COMMITTED) for i in range(300)]
-    ids = spark.range(-5, 3010).toDF("id")
-    got = {r["id"]: r["inside"] for r in ids.select("id", in_ranges(ranges).alias("inside")).collect()}
-    expected = {i: any(r.first <= i < r.end for r in ranges) for i in range(-5, 3010)}
-    assert got == expected, sorted(i for i in expected if got[i] != expected[i])[:10]
-    assert ids.select(in_ranges([]).alias("inside")).distinct().collect()[0]["inside"] is False
+def test_each_id_gets_the_outcome_of_the_range_holding_it(spark: SparkSession) -> None:
+    """with_outcome joins each id to its range's outcome: the same answer as plain membership at
+    every id, range edges, gaps, ids past the last range and null ids included, with 300 ranges
+    of mixed outcomes (more than a million-record run has) spread over the buckets."""
+    outcomes = list(TxnOutcome)
+    ranges = [IdRange(10 * i, 10 * i + 1 + i % 7, outcomes[i % 3]) for i in range(300)]
+    ids = spark.createDataFrame([(i,) for i in range(-5, 3010)] + [(None,)], "id bigint")
+    got = {r["id"]: r["outcome"] for r in with_outcome(ids, ranges).collect()}
+    expected = {i: next((r.outcome.value for r in ranges if r.first <= i < r.end), None) for i in range(-5, 3010)}
+    assert got == {**expected, None: None}, sorted(i for i in expected if got[i] != expected[i])[:10]
+    assert {r["outcome"] for r in with_outcome(ids, []).collect()} == {None}
