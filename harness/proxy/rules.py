@@ -560,6 +560,36 @@ class IgnoreCurrentLeaderEpoch(Rule):
         return f"IgnoreCurrentLeaderEpoch(Fetch v9+ sent on at epoch -1, {self.fired} requests edited)"
 
 
+@dataclass(eq=False)
+class HideAbortedTransactions(Rule):
+    """A read_committed Fetch (v4+, IsolationLevel 1) is answered with only the first `keep` entries
+    of each partition's AbortedTransactions, so a consumer takes the records of the other aborted
+    transactions for committed ones. Tansu answered none (tansu-io/tansu compat/franz-go/FINDINGS.md,
+    "Aborted transactional records are visible to read_committed consumers"); AutoMQ collected the
+    aborted-transaction index of one segment only (AutoMQ/automq#754)."""
+
+    keep: int = 0
+    needs_request: bool = field(default=True, init=False, repr=False)
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == FETCH and version >= 4
+
+    def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
+        if (request or {}).get("IsolationLevel") != 1:
+            return False
+        changed = False
+        for t in body.get("Responses") or ():
+            for p in t.get("Partitions") or ():
+                aborted = p.get("AbortedTransactions") or []
+                if len(aborted) > self.keep:
+                    p["AbortedTransactions"] = aborted[:self.keep]
+                    changed = True
+        return changed and self.take()
+
+    def describe(self) -> str:
+        return f"HideAbortedTransactions(read_committed Fetch keeps {self.keep} aborted, {self.fired} answers edited)"
+
+
 def _set_error_codes(value: Any, error: int) -> None:
     if isinstance(value, dict):
         for k, v in value.items():

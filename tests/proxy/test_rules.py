@@ -18,6 +18,7 @@ from harness.proxy.rules import (
     Delay,
     FenceUnsetCurrentEpoch,
     FutureEpochEndsAtCurrent,
+    HideAbortedTransactions,
     IgnoreCurrentLeaderEpoch,
     NoLeaderEpochInMetadata,
     ReplaceErrors,
@@ -386,3 +387,19 @@ def test_current_epoch_in_list_offsets_for_answers_without_an_offset(specs: Spec
     assert _epochs(body) == [3, 1], "only the answer without an offset"
     with pytest.raises(ValueError, match="'found' or 'none'"):
         CurrentEpochInListOffsets(answers="some")
+
+
+def test_hide_aborted_transactions_only_from_read_committed_fetches(specs: SpecSet) -> None:
+    api = specs.api("Fetch")
+    aborted = [{"ProducerId": 7, "FirstOffset": 3}, {"ProducerId": 8, "FirstOffset": 9}]
+    rule = HideAbortedTransactions(keep=1)
+    assert rule.acts_on_response(FETCH, 4) and not rule.acts_on_response(FETCH, 3), "AbortedTransactions from v4"
+    request, body = _fetch(12, [3])
+    body["Responses"][0]["Partitions"][0]["AbortedTransactions"] = list(aborted)
+    assert not rule.edit_answer(api, 12, request, body), "read_uncommitted has nothing to hide"
+    request["IsolationLevel"] = 1
+    assert rule.edit_answer(api, 12, request, body)
+    assert body["Responses"][0]["Partitions"][0]["AbortedTransactions"] == aborted[:1]
+    _reencoded(specs, "Fetch", 12, body)
+    assert HideAbortedTransactions().edit_answer(api, 12, request, body)
+    assert body["Responses"][0]["Partitions"][0]["AbortedTransactions"] == []
