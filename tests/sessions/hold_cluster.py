@@ -13,6 +13,8 @@ def test_hold_cluster(cluster: Cluster) -> None:
     # Local JVMs by pid; the docker backend's containers are found by the session's label instead.
     nodes = [cluster.controller, *cluster.brokers.values()] if hasattr(cluster, "brokers") else []  # type: ignore[attr-defined]
     pids = [n.proc.pid for n in nodes]
+    if type(cluster).__name__ == "LibrdkafkaMockCluster":  # its whole cluster is one holder process
+        pids.append(cluster.proc.pid)  # type: ignore[attr-defined]
     info = {"session": session.current().id, "root": str(session.current().root), "pids": pids}
     Path(os.environ["KCTS_HOLD_FILE"]).write_text(json.dumps(info))
     threading.Event().wait(600)  # held until the parent kills or interrupts this process
