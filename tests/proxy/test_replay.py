@@ -12,11 +12,12 @@ import pytest
 from harness.cluster.base import Cluster, NodeState
 from harness.cluster.target import EXTERNAL, TargetSpec
 from harness.errors import KctsError
+from harness.layout import ROOT
 from harness.protocol.client import RawClient
 from harness.protocol.spec import SpecSet
 from harness.proxy import CurrentEpochInListOffsets, IgnoreCurrentLeaderEpoch, Proxy
 from harness.proxy.cluster import ProxiedCluster
-from harness.replay import REPO, Replay, judge, load
+from harness.replay import Replay, judge, load
 from tests.proxy.fake_broker import ADVERTISED, FakeBroker
 
 
@@ -25,7 +26,7 @@ def test_every_replay_of_the_catalogue_names_a_promise_rules_and_tests_that_exis
     assert replays, "the catalogue is empty"
     for r in replays.values():
         assert r.link.startswith("https://github.com/"), r
-        assert all((REPO / t.split("::")[0]).exists() for t in r.tests), r.tests
+        assert all((ROOT / t.split("::")[0]).exists() for t in r.tests), r.tests
         assert r.make_rules() and all(rule.count is None for rule in r.make_rules()), (
             f"{r.id}: a replay's rules act on every answer, for the whole run")
         assert r.caught_by, f"{r.id}: say which check caught it on a live run"

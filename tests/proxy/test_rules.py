@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from harness.protocol.codec import decode_response, encode_response
+from harness.protocol.records import encode_batch
 from harness.protocol.spec import SpecSet
 from harness.protocol.types import ZERO_UUID
 from harness.proxy.rules import (
@@ -22,6 +23,7 @@ from harness.proxy.rules import (
     IgnoreCurrentLeaderEpoch,
     NoLeaderEpochInMetadata,
     ReplaceErrors,
+    SkipBatchHoldingFetchOffset,
     StripTopicIds,
     WrongEpochEndOffsets,
 )
@@ -403,3 +405,22 @@ def test_hide_aborted_transactions_only_from_read_committed_fetches(specs: SpecS
     _reencoded(specs, "Fetch", 12, body)
     assert HideAbortedTransactions().edit_answer(api, 12, request, body)
     assert body["Responses"][0]["Partitions"][0]["AbortedTransactions"] == []
+
+
+def test_skip_batch_holding_fetch_offset_drops_only_a_batch_entered_mid_way(specs: SpecSet) -> None:
+    first = encode_batch([b"a0", b"a1"], base_offset=0)
+    second = encode_batch([b"b2", b"b3"], base_offset=2)
+    api = specs.api("Fetch")
+    rule = SkipBatchHoldingFetchOffset()
+
+    def answer(fetch_offset: int) -> bytes:
+        request, body = _fetch(12, [3])
+        request["Topics"][0]["Partitions"][0]["FetchOffset"] = fetch_offset
+        body["Responses"][0]["Partitions"][0]["Records"] = first + second
+        rule.edit_answer(api, 12, request, body)
+        return body["Responses"][0]["Partitions"][0]["Records"]
+
+    assert answer(0) == first + second, "a fetch at a batch's base gets it whole"
+    assert answer(2) == first + second, "the first batch ends before the offset: as the broker sent it"
+    assert answer(1) == second, "a1 is lost, as on Tansu"
+    assert rule.fired == 1
