@@ -52,6 +52,21 @@ class ProgressProbe:
                 client.close()
             raise
 
+    def _highest(self, api: str, newest: int) -> int:
+        """`newest`, or the highest version below it that a running broker serves (librdkafka's mock
+        cluster serves FindCoordinator up to v3 and OffsetFetch up to v6), from its ApiVersions."""
+        for broker in self.cluster.running_brokers():
+            try:
+                with self._lock:
+                    client = self._clients.get(broker)
+                    if client is None:
+                        client = self._connector(broker, timeout=self.timeout, client_id="kcts-progress")
+                        self._clients[broker] = client
+                    return min(newest, client.max_version(api))
+            except Exception:  # noqa: BLE001 - the next broker may answer; the request itself then says why
+                self._clients.pop(broker, None)
+        return newest
+
     def _any(self, api: str, version: int, body: dict[str, Any]) -> dict[str, Any]:
         """Ask the first running broker that answers."""
         failures: list[str] = []
@@ -92,15 +107,24 @@ class ProgressProbe:
 
     def committed_offsets(self, group: str, topic: str, partitions: int) -> dict[int, int]:
         """The group's committed offset per partition of `topic`; -1 where it has none."""
-        found = self._any("FindCoordinator", FIND_COORDINATOR_VERSION, {"KeyType": 0, "CoordinatorKeys": [group]})
-        (coordinator,) = found["Coordinators"]
+        # Before FindCoordinator v4 one key per request, answered at the top level; before OffsetFetch v8
+        # one group per request, likewise.
+        fv = self._highest("FindCoordinator", FIND_COORDINATOR_VERSION)
+        if fv >= 4:
+            found = self._any("FindCoordinator", fv, {"KeyType": 0, "CoordinatorKeys": [group]})
+            (coordinator,) = found["Coordinators"]
+        else:
+            coordinator = self._any("FindCoordinator", fv, {"KeyType": 0, "Key": group})
         if coordinator["ErrorCode"]:
             raise LookupError(f"FindCoordinator {group}: {errors.describe(coordinator['ErrorCode'])}")
-        resp = self._send(coordinator["NodeId"], "OffsetFetch", OFFSET_FETCH_VERSION, {
-            "Groups": [{"GroupId": group, "Topics": [{"Name": topic, "PartitionIndexes": list(range(partitions))}]}],
-            "RequireStable": False,
-        })
-        (answer,) = resp["Groups"]
+        ov = self._highest("OffsetFetch", OFFSET_FETCH_VERSION)
+        topics = [{"Name": topic, "PartitionIndexes": list(range(partitions))}]
+        if ov >= 8:
+            resp = self._send(coordinator["NodeId"], "OffsetFetch", ov, {
+                "Groups": [{"GroupId": group, "Topics": topics}], "RequireStable": False})
+            (answer,) = resp["Groups"]
+        else:
+            answer = self._send(coordinator["NodeId"], "OffsetFetch", ov, {"GroupId": group, "Topics": topics})
         if answer["ErrorCode"]:
             raise LookupError(f"OffsetFetch {group}: {errors.describe(answer['ErrorCode'])}")
         offsets = {p: -1 for p in range(partitions)}
