@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.checks.epoch_history import epoch_of_offset
 from harness.errors import require_scene
+from harness.histories.observations import Exchange
 from harness.protocol.errors import describe
 from harness.protocol.records import RecordBatch, describe_log
 
@@ -122,14 +123,14 @@ def _span(offsets: Sequence[int]) -> str:
 
 
 def assert_txn_commit_epochs_follow_consumption(
-    commits: Sequence[Mapping[str, Any]], batches: Sequence[RecordBatch], client: str
+    commits: Sequence[Exchange], batches: Sequence[RecordBatch], client: str
 ) -> None:
     """KIP-1094 guide, "Committing Specific Offsets" (sendOffsetsToTransaction, "ideally combined with
     the leader epoch"), and KIP-320's TxnOffsetCommit LeaderEpoch: each offset a client's transaction
     commits carries the epoch of the record before it, the last one it consumed, not the leader's
     current epoch."""
-    sent = [(c["version"], p["CommittedOffset"], p["CommittedLeaderEpoch"])
-            for c in commits for t in (c.get("request") or {}).get("Topics", []) for p in t["Partitions"]]
+    sent = [(c.version, p["CommittedOffset"], p["CommittedLeaderEpoch"])
+            for c in commits for t in (c.request or {}).get("Topics", []) for p in t["Partitions"]]
     require_scene(sent, f"the harness's {client} copier sent no TxnOffsetCommit with offsets through the proxy: "
                         f"{len(commits)} recorded")
     wrong = [f"v{v} committed offset {o} with epoch {e}; the record at {o - 1} was appended in epoch "

@@ -12,60 +12,57 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.checks.kip1319 import (
-    Record,
-    _fail_if,
-    _generation,
-    _mapping_problems,
-    _partition_problems,
     dump_exchange,
+    fail_if,
+    generation,
+    mapping_problems,
+    partition_problems,
     requested,
 )
 from harness.errors import NotSupported, TargetRefused
+from harness.histories.kip1319 import ClassicGenerationAnswers, UnknownNameAnswers
 
 LAST_BY_NAME = 5
 
 
-def assert_unknown_topic_name_is_unknown_topic_or_partition(answers: Record) -> None:
+def assert_unknown_topic_name_is_unknown_topic_or_partition(answers: UnknownNameAnswers) -> None:
     """At every version v0-v5 asked, the never-created name gets UNKNOWN_TOPIC_OR_PARTITION and the
     known topic NONE."""
-    exchanges: dict[str, Any] = answers["exchanges"]
+    exchanges = answers.exchanges
     if not exchanges:
         raise NotSupported("TxnOffsetCommit v0-v5", "the coordinator speaks none of them")
     wrong = []
     for name, ex in sorted(exchanges.items()):
-        if ex["version"] > LAST_BY_NAME:
-            wrong.append(f"{name}: the exchange is v{ex['version']}, not one of v0-v{LAST_BY_NAME}")
+        if ex.version > LAST_BY_NAME:
+            wrong.append(f"{name}: the exchange is v{ex.version}, not one of v0-v{LAST_BY_NAME}")
             continue
         expected = {k: ("UNKNOWN_TOPIC_OR_PARTITION", "v0-5 name topics: an unknown name keeps its old error, "
                                                       "UNKNOWN_TOPIC_ID is v6's")
-                    if k[0] == answers["missing"] else ("NONE", "a known topic commits")
+                    if k[0] == answers.missing else ("NONE", "a known topic commits")
                     for k in requested(ex)}
-        wrong += [f"{name} {w}" for w in _partition_problems(ex, expected)]
-    _fail_if(wrong, f"TxnOffsetCommit v0-v{LAST_BY_NAME} must answer the unknown topic name "
-                    f"{answers['missing']!r} with UNKNOWN_TOPIC_OR_PARTITION",
-             "\n".join(dump_exchange(ex) for _, ex in sorted(exchanges.items())))
+        wrong += [f"{name} {w}" for w in partition_problems(ex, expected)]
+    fail_if(wrong, f"TxnOffsetCommit v0-v{LAST_BY_NAME} must answer the unknown topic name "
+                   f"{answers.missing!r} with UNKNOWN_TOPIC_OR_PARTITION",
+            "\n".join(dump_exchange(ex) for _, ex in sorted(exchanges.items())))
 
 
-def assert_classic_stale_generation_is_illegal_generation(answers: Record) -> None:
+def assert_classic_stale_generation_is_illegal_generation(answers: ClassicGenerationAnswers) -> None:
     """In a classic group, the member's previous generation gets ILLEGAL_GENERATION at v6 and at every
     older version asked, and its current generation commits at each: the generation alone decides."""
-    generation, stale, current = answers["generation"], answers["stale"], answers["current"]
-    if generation < 2:
-        raise TargetRefused(f"classic group member {answers['member_id']} did not reach a second generation "
-                            f"(generation {generation}), so no earlier one is stale")
+    at, stale, current = answers.generation, answers.stale, answers.current
+    if at < 2:
+        raise TargetRefused(f"classic group member {answers.member_id} did not reach a second generation "
+                            f"(generation {at}), so no earlier one is stale")
     wrong = []
-    for name, rec, want in (("stale", stale, generation - 1), ("current", current, generation)):
-        sent = {_generation(rec["v6"]), _generation(rec["v5"])}
+    for name, rec, want in (("stale", stale, at - 1), ("current", current, at)):
+        sent = {generation(rec.v6), generation(rec.v5)}
         if sent != {want}:
-            wrong.append(f"the {name} commits carry generation(s) {sorted(sent)}, not {want}")
-    wrong += [f"stale {w}" for w in _mapping_problems(stale, "ILLEGAL_GENERATION")]
-    for v, ex in [("v6", current["v6"]), ("v5", current["v5"]), *sorted((current.get("older") or {}).items())]:
-        wrong += [f"current {v} {w}" for w in _partition_problems(
+            wrong.append(f"the {name} commits carry generation(s) {sorted(sent, key=str)}, not {want}")
+    wrong += [f"stale {w}" for w in mapping_problems(stale, "ILLEGAL_GENERATION")]
+    for v, ex in current.all():
+        wrong += [f"current {v} {w}" for w in partition_problems(
             ex, {k: ("NONE", "the member's current generation commits") for k in requested(ex)})]
-    evidence = "\n".join(dump_exchange(ex) for r in (stale, current)
-                         for ex in [r["v6"], r["v5"], *(r.get("older") or {}).values()])
-    _fail_if(wrong, f"classic group at generation {generation}: a stale generation is ILLEGAL_GENERATION at every "
+    evidence = "\n".join(dump_exchange(ex) for r in (stale, current) for _, ex in r.all())
+    fail_if(wrong, f"classic group at generation {at}: a stale generation is ILLEGAL_GENERATION at every "
                     "version, v6 included (STALE_MEMBER_EPOCH is the consumer protocol's)", evidence)

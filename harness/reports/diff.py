@@ -4,8 +4,9 @@ Each side is a run folder (or its `results.json`) or a matrix folder (`matrix.js
 matched by target name). For each pair it lists every check whose verdict changed with what its
 evidence says changed (the failure's first lines, and the error codes the target answered on the
 wire), the checks that are new and those that were removed, and what changed in the target's
-fingerprint. The exit code is 1 when a check that passed in OLD fails (FAIL or ERROR) in NEW, so a
-gate can stop on a regression; 0 otherwise; 2 on input it cannot read.
+fingerprint. A check renamed since OLD (harness/reports/renamed.py) is paired with its new id. The
+exit code is 1 when a check that passed in OLD fails (FAIL or ERROR) in NEW, so a gate can stop on a
+regression; 0 otherwise; 2 on input it cannot read.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from harness.errors import KctsError
 from harness.protocol.errors import describe
 from harness.reports.fingerprint import short
+from harness.reports.renamed import current_id
 
 REGRESSED = ("fail", "error")
 
@@ -33,7 +35,8 @@ class Run:
 
     @property
     def checks(self) -> dict[str, dict[str, Any]]:
-        return {c["nodeid"]: c for c in self.data.get("checks", [])}
+        """The checks by their node id of today: an old id is read as the one it was renamed to."""
+        return {current_id(c["nodeid"]): c for c in self.data.get("checks", [])}
 
 
 @dataclass
@@ -58,6 +61,7 @@ class RunDiff:
     removed: list[str] = field(default_factory=list)
     fingerprint: list[str] = field(default_factory=list)
     same: int = 0
+    renamed: list[str] = field(default_factory=list)  # "old id -> new id" of the checks paired across a rename
 
     @property
     def regressions(self) -> list[Change]:
@@ -128,6 +132,8 @@ def diff_runs(old: Run, new: Run) -> RunDiff:
     out.added = sorted(set(b) - set(a))
     out.removed = sorted(set(a) - set(b))
     out.fingerprint = fingerprint_changes(old.data.get("fingerprint"), new.data.get("fingerprint"))
+    out.renamed = [f"{c['nodeid']} -> {current_id(c['nodeid'])}" for c in old.data.get("checks", [])
+                   if current_id(c["nodeid"]) != c["nodeid"] and current_id(c["nodeid"]) in b]
     return out
 
 
@@ -214,7 +220,8 @@ def to_markdown(diffs: list[RunDiff]) -> str:
                 mark = " **regression**" if c.regression else ""
                 lines.append(f"| `{c.nodeid}` | {c.old} | {c.new}{mark} | {_cell(c.evidence)} |")
             lines.append("")
-        for title, ids in (("New checks", d.added), ("Removed checks", d.removed)):
+        for title, ids in (("New checks", d.added), ("Removed checks", d.removed),
+                           ("Renamed checks, paired with their new id", d.renamed)):
             if ids:
                 lines += [f"{title}:", "", *[f"- `{n}`" for n in ids], ""]
         if d.fingerprint:

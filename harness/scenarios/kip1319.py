@@ -3,9 +3,8 @@
 Each scenario opens its own raw connections to the cluster it is given, sends exactly the
 requests of its situation (one transaction per commit: InitProducerId, TxnOffsetCommit, EndTxn),
 reads back what the check needs (OffsetFetch, the OffsetCommitValue records the group coordinator
-wrote to `__consumer_offsets`, ApiVersions) and returns it as a frozen record. Exchanges are kept
-as decoded dicts: `{"api", "version", "request", "response"}`. Records are mappings of their
-fields, so a check reads a live record and a recorded one (tests/suites/data) the same way.
+wrote to `__consumer_offsets`, ApiVersions) and returns it as a history (harness.histories.kip1319),
+which a check reads live or as recorded (tests/suites/data) the same way.
 
 The facts of the KIP are named once here: TxnOffsetCommit v6 is KIP-1319, Apache Kafka
 `PRE_KIP_RELEASE` (4.3.1) is a release without it, and `FIRST_KIP1319_CLIENT` (4.4.0) is the first
@@ -16,9 +15,8 @@ from __future__ import annotations
 
 import struct
 import uuid
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import (
@@ -36,9 +34,24 @@ from harness.clients import transactions as tx
 from harness.clients.admin import create_topic, topic_name
 from harness.clients.raw import RawConnector, read_log
 from harness.cluster.base import Cluster
+from harness.histories.kip1319 import (
+    Advertised,
+    Features,
+    FinalizedFeature,
+    GroupErrorAnswers,
+    OffsetCommitValue,
+    PersistedCommit,
+    PersistedOffset,
+    StaleEpochAnswers,
+    SupportedFeature,
+    TopicFact,
+    TxnCommit,
+)
+from harness.histories.observations import Body, Exchange, FetchedOffset, OffsetCommit
 from harness.kafka.dist import FIRST_KIP1319_RELEASE, PRE_KIP1319_RELEASE
 from harness.protocol import errors
-from harness.protocol.client import Exchange, RawClient
+from harness.protocol.client import Exchange as RawExchange
+from harness.protocol.client import RawClient
 from harness.protocol.coordinator import decode_coordinator_record
 from harness.waiting import wait_until
 
@@ -54,27 +67,13 @@ OFFSET_COMMIT_TYPES = (0, 1)
 Unique = Callable[[str], str]  # `unique(hint)` -> a fresh group or transactional id of this run
 
 
-class Record(Mapping[str, Any]):
-    """A frozen history record that reads as the mapping of its fields (what `recorded.save` writes)."""
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in self._names():
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    def __len__(self) -> int:
-        return len(self._names())
-
-    def _names(self) -> list[str]:
-        return [f.name for f in fields(self)]  # type: ignore[arg-type]
+def exchange_record(ex: RawExchange, client: RawClient | None = None, role: str | None = None) -> Exchange:
+    """A raw client's exchange as the histories keep it (`client`: who answered, when known)."""
+    broker = f"{client.host}:{client.port}" if client is not None else None
+    return Exchange(ex.api.name, ex.version, ex.request, ex.response, broker, role)
 
 
-def exchange_record(ex: Exchange) -> dict[str, Any]:
-    """A raw client's exchange as the records keep it."""
-    return {"api": ex.api.name, "version": ex.version, "request": ex.request, "response": ex.response}
+COORDINATOR = "group coordinator"  # the role of the broker that answers a TxnOffsetCommit
 
 
 def group_coordinator(raw: RawConnector, group: str) -> RawClient:
@@ -82,23 +81,6 @@ def group_coordinator(raw: RawConnector, group: str) -> RawClient:
 
 
 # -- what the broker advertises ----------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Advertised(Record):
-    """The TxnOffsetCommit version range one broker advertises in ApiVersions (None: not at all)."""
-
-    broker: str
-    api: str
-    versions: tuple[int, int] | None
-
-    def supports(self, version: int) -> bool:
-        return self.versions is not None and self.versions[0] <= version <= self.versions[1]
-
-    def describe(self) -> str:
-        found = self.versions
-        return f"{self.broker} advertises {self.api} v{found[0]}-{found[1]}" if found else (
-            f"{self.broker} does not advertise {self.api}")
-
 
 # The suites' v6 gate: `require_v6(what, on=target)` -> what `on` advertises, or "not supported".
 RequireV6 = Callable[..., Advertised]
@@ -112,94 +94,63 @@ def advertised(cluster: Cluster, api: str = TXN_OFFSET_COMMIT) -> Advertised:
         return Advertised(f"{client.host}:{client.port}", api, tuple(found) if found else None)
 
 
-@dataclass(frozen=True)
-class Features(Record):
-    """The features one broker lists in ApiVersions: what its software supports, what is finalized."""
-
-    broker: str
-    supported: list[dict[str, Any]]  # SupportedFeatures: Name, MinVersion, MaxVersion
-    finalized: list[dict[str, Any]]  # FinalizedFeatures: Name, MinVersionLevel, MaxVersionLevel
-
-    def max_supported(self, name: str) -> int | None:
-        return next((int(f["MaxVersion"]) for f in self.supported if f["Name"] == name), None)
-
-    def describe(self) -> str:
-        return f"{self.broker} supports features {sorted(f['Name'] for f in self.supported)}"
-
-
 def features(cluster: Cluster) -> Features:
     with RawConnector(cluster) as raw:
         client = raw()
         response = client.api_versions_response
-        return Features(f"{client.host}:{client.port}", list(response.get("SupportedFeatures") or []),
-                        list(response.get("FinalizedFeatures") or []))
+        supported = tuple(SupportedFeature(f["Name"], f["MinVersion"], f["MaxVersion"])
+                          for f in response.get("SupportedFeatures") or [])
+        finalized = tuple(FinalizedFeature(f["Name"], f["MinVersionLevel"], f["MaxVersionLevel"])
+                          for f in response.get("FinalizedFeatures") or [])
+        return Features(f"{client.host}:{client.port}", supported, finalized)
 
 
 # -- one transactional commit -------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class TxnCommit(Record):
-    """One TxnOffsetCommit in a transaction, what the requested topics are, and what was read back.
-
-    `topics`: one entry per topic the request names, as the scenario made it: `name`, `topic_id`,
-    `exists`, `authorized` (for the requesting user), `partitions` (how many it has).
-    `asked`: the offsets the commit carries, one entry per partition (`topic`, `topic_id`,
-    `partition`, `offset`, `leader_epoch`). `fetched`: OffsetFetch entries after the transaction
-    ended (same keys plus `error`; empty when not read back). `context`: what else explains the
-    answer (the ACLs of an authorization check).
-    """
-
-    group: str
-    topics: list[dict[str, Any]]
-    exchange: dict[str, Any]
-    committed: bool  # EndTxn(commit) rather than abort
-    asked: list[dict[str, Any]] = field(default_factory=list)
-    fetched: list[dict[str, Any]] = field(default_factory=list)
-    context: str = ""
-
-
 def _topic_fact(name: str | None, topic_id: uuid.UUID, partitions: int, exists: bool = True,
-                authorized: bool = True) -> dict[str, Any]:
-    return {"name": name, "topic_id": topic_id, "exists": exists, "authorized": authorized, "partitions": partitions}
+                authorized: bool = True) -> TopicFact:
+    return TopicFact(name, topic_id, partitions, exists, authorized)
 
 
-def _asked(topics: list[dict[str, Any]], facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _asked(topics: list[Body], facts: list[TopicFact]) -> tuple[OffsetCommit, ...]:
     """The offsets a TxnOffsetCommit request carries, with each topic's name and id from `facts`."""
-    by_key = {f["topic_id"]: f for f in facts} | {f["name"]: f for f in facts if f["name"]}
+    by_key: dict[object, TopicFact] = {f.topic_id: f for f in facts} | {f.name: f for f in facts if f.name}
     out = []
     for t in topics:
-        fact = by_key.get(t.get("TopicId", t.get("Name")), {})
+        fact = by_key.get(t.get("TopicId", t.get("Name")))
         for p in t["Partitions"]:
-            out.append({"topic": fact.get("name", t.get("Name")), "topic_id": fact.get("topic_id", t.get("TopicId")),
-                        "partition": p["PartitionIndex"], "offset": p["CommittedOffset"],
-                        "leader_epoch": p["CommittedLeaderEpoch"]})
-    return out
+            out.append(OffsetCommit(fact.name if fact and fact.name else t.get("Name"),
+                                    fact.topic_id if fact else t.get("TopicId"), p["PartitionIndex"],
+                                    p["CommittedOffset"], p["CommittedLeaderEpoch"]))
+    return tuple(out)
 
 
-def fetch_committed(raw: RawConnector, group: str, asked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def fetch_committed(raw: RawConnector, group: str, asked: tuple[OffsetCommit, ...]) -> tuple[FetchedOffset, ...]:
     """OffsetFetch (stable) of the group's offsets for every topic and partition of `asked`."""
     coordinator = group_coordinator(raw, group)
     out = []
-    for topic, topic_id in dict.fromkeys((a["topic"], a["topic_id"]) for a in asked):
-        parts = sorted({a["partition"] for a in asked if a["topic"] == topic})
+    for topic, topic_id in dict.fromkeys((a.topic, a.topic_id) for a in asked):
+        parts = sorted({a.partition for a in asked if a.topic == topic})
         for p, e in sorted(tx.committed_offsets(coordinator, group, topic, topic_id, parts).items()):
-            out.append({"topic": topic, "topic_id": topic_id, "partition": p, "offset": e["CommittedOffset"],
-                        "leader_epoch": e["CommittedLeaderEpoch"], "error": e["ErrorCode"]})
-    return out
+            out.append(FetchedOffset(topic, topic_id, p, e["CommittedOffset"], e["CommittedLeaderEpoch"],
+                                     e["ErrorCode"]))
+    return tuple(out)
 
 
 def _commit(
-    raw: RawConnector, unique: Unique, version: int, group: str, topics: list[dict[str, Any]],
-    facts: list[dict[str, Any]], commit: bool, read_back: bool = False, context: str = "",
+    raw: RawConnector, unique: Unique, version: int, group: str, topics: list[Body],
+    facts: list[TopicFact], commit: bool, read_back: bool = False, context: str = "",
 ) -> TxnCommit:
     """One transaction: InitProducerId, TxnOffsetCommit `version` of `topics` (no group membership),
     EndTxn(commit or abort), then OffsetFetch of what it carried if `read_back`."""
     txn = tx.begin(raw, unique("txn"))
-    ex = tx.txn_offset_commit(group_coordinator(raw, group), version, txn, group, topics)
+    coordinator = group_coordinator(raw, group)
+    ex = tx.txn_offset_commit(coordinator, version, txn, group, topics)
     txn.end(commit=commit)
     asked = _asked(topics, facts)
-    fetched = fetch_committed(raw, group, asked) if read_back else []
-    return TxnCommit(group, facts, exchange_record(ex), commit, asked, fetched, context)
+    fetched = fetch_committed(raw, group, asked) if read_back else ()
+    return TxnCommit(group, tuple(facts), exchange_record(ex, coordinator, COORDINATOR), commit, asked, fetched,
+                     context)
 
 
 def commit_by_topic_id(cluster: Cluster, topic: str, unique: Unique) -> TxnCommit:
@@ -268,27 +219,13 @@ def commit_missing_partition(cluster: Cluster, topic: str, unique: Unique) -> Tx
 
 # -- group errors: v6 against v5 ----------------------------------------------------------------
 
-@dataclass(frozen=True)
-class GroupErrorAnswers(Record):
-    """The same commit (group, member, generation or member epoch, one partition) at v6 by TopicId
-    and at v5 by name, each in a transaction of its own that is aborted; `older` the same at v3 and
-    v4 where the coordinator speaks them (the first versions with group membership), keyed "v3", "v4"."""
-
-    group: str
-    member_id: str
-    generation_or_epoch: int
-    v6: dict[str, Any]
-    v5: dict[str, Any]
-    older: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-
 FIRST_WITH_MEMBERSHIP = 3  # TxnOffsetCommit v3 (KIP-447) added GenerationId and MemberId
 
 
 def _commit_at(
-    raw: RawConnector, unique: Unique, coordinator: RawClient, version: int, group: str, key: dict[str, Any],
+    raw: RawConnector, unique: Unique, coordinator: RawClient, version: int, group: str, key: Body,
     epoch: int, member: str,
-) -> dict[str, Any]:
+) -> Exchange:
     """One membership commit at `version` in a transaction of its own, then aborted. Below v5 (before
     KIP-890's Transaction V2) the producer adds the group to its transaction itself, and ends it at
     EndTxn v4 at most."""
@@ -298,7 +235,7 @@ def _commit_at(
     answer = exchange_record(tx.txn_offset_commit(
         coordinator, version, txn, group, [{**key, "Partitions": [tx.partition(0, 10)]}],
         generation_or_epoch=epoch, member_id=member,
-    ))
+    ), coordinator, COORDINATOR)
     txn.end(commit=False, version=min(4, txn.coordinator.max_version("EndTxn")) if version < 5 else None)
     return answer
 
@@ -322,27 +259,14 @@ def unknown_group_answers(cluster: Cluster, topic: str, unique: Unique) -> Group
         return _v6_and_v5(raw, unique, topic, topic_id, unique("no-such-group"), 1, "kcts-member")
 
 
-@dataclass(frozen=True)
-class StaleEpochAnswers(Record):
-    """A consumer-protocol group member's commits with its previous epoch (`stale`) and its current
-    one (`current`), each at v6 and v5; `heartbeats` are the exchanges that moved its epoch."""
-
-    group: str
-    member_id: str
-    member_epoch: int
-    heartbeats: list[dict[str, Any]]
-    stale: GroupErrorAnswers
-    current: GroupErrorAnswers
-
-
-def _consumer_group_member(raw: RawConnector, group: str, topic: str) -> tuple[str, int, list[dict[str, Any]]]:
+def _consumer_group_member(raw: RawConnector, group: str, topic: str) -> tuple[str, int, tuple[Exchange, ...]]:
     """A member of a consumer-protocol group (KIP-848) whose epoch has moved past its first one."""
     coordinator = group_coordinator(raw, group)
-    seen: list[dict[str, Any]] = []
+    seen: list[Exchange] = []
 
-    def heartbeat(member: str, epoch: int) -> dict[str, Any]:
+    def heartbeat(member: str, epoch: int) -> Body:
         ex = tx.consumer_group_heartbeat(coordinator, group, member, epoch, [topic])
-        seen.append(exchange_record(ex))
+        seen.append(exchange_record(ex, coordinator, COORDINATOR))
         assert ex.response["ErrorCode"] == 0, f"ConsumerGroupHeartbeat refused:\n{ex.dump()}"
         return ex.response
 
@@ -350,7 +274,7 @@ def _consumer_group_member(raw: RawConnector, group: str, topic: str) -> tuple[s
     # A second member joining bumps the group epoch; the first member's next heartbeat moves to it.
     heartbeat(uuid.uuid4().hex[:22], 0)
     current = heartbeat(first["MemberId"], first["MemberEpoch"])
-    return first["MemberId"], current["MemberEpoch"], seen
+    return first["MemberId"], current["MemberEpoch"], tuple(seen)
 
 
 def stale_member_epoch_answers(cluster: Cluster, topic: str, unique: Unique) -> StaleEpochAnswers:
@@ -364,23 +288,6 @@ def stale_member_epoch_answers(cluster: Cluster, topic: str, unique: Unique) -> 
 
 
 # -- what the group coordinator persisted -------------------------------------------------------
-
-@dataclass(frozen=True)
-class PersistedCommit(Record):
-    """A committed TxnOffsetCommit and the OffsetCommitValue records it left in `__consumer_offsets`.
-
-    `persisted`: the latest OffsetCommit record per partition of the topic for the group
-    (`partition`, `offset_record` where it sits in __consumer_offsets, `value_version`, `value`
-    decoded with the coordinator's record schema). `unreadable`: why nothing could be read (a
-    target that keeps group state elsewhere has no such topic), else None.
-    """
-
-    commit: TxnCommit
-    topic: str
-    topic_id: uuid.UUID
-    persisted: list[dict[str, Any]]
-    unreadable: str | None = None
-
 
 def java_string_hash(text: str) -> int:
     """String.hashCode(): over UTF-16 code units, in 32-bit two's complement."""
@@ -396,7 +303,7 @@ def group_partition(group: str, partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
-def persisted_offsets(raw: RawConnector, group: str, topic: str) -> tuple[list[dict[str, Any]], str | None]:
+def persisted_offsets(raw: RawConnector, group: str, topic: str) -> tuple[tuple[PersistedOffset, ...], str | None]:
     """The latest OffsetCommit record per partition of `topic` for `group`, read from the group's
     `__consumer_offsets` partition on its leader, offset 0 to the high watermark (a transactional
     commit writes its records inside the transaction; the check wants what was persisted)."""
@@ -407,13 +314,13 @@ def persisted_offsets(raw: RawConnector, group: str, topic: str) -> tuple[list[d
     if t["ErrorCode"] == errors.UNKNOWN_TOPIC_OR_PARTITION:
         # Apache Kafka keeps group state in this topic; a target that keeps it elsewhere (kfake:
         # in memory) offers nothing to read, so the persisted form cannot be checked there.
-        return [], (f"the target has no {OFFSETS_TOPIC} topic to read what it persisted "
+        return (), (f"the target has no {OFFSETS_TOPIC} topic to read what it persisted "
                     f"(Metadata: {errors.describe(t['ErrorCode'])})")
     assert t["ErrorCode"] == 0, f"Metadata of {OFFSETS_TOPIC}: error {errors.describe(t['ErrorCode'])}"
     index = group_partition(group, len(t["Partitions"]))
     leader = next(p["LeaderId"] for p in t["Partitions"] if p["PartitionIndex"] == index)
     owner = raw(leader)
-    found: dict[int, dict[str, Any]] = {}
+    found: dict[int, PersistedOffset] = {}
     batches, _ = read_log(owner, OFFSETS_TOPIC, t["TopicId"], index)
     # Transaction markers share the partition; offset commits are keyed records.
     records = [(r.offset, r.key, r.value) for b in batches if not b.is_control for r in b.records if r.key is not None]
@@ -423,9 +330,16 @@ def persisted_offsets(raw: RawConnector, group: str, topic: str) -> tuple[list[d
         rec = decode_coordinator_record(owner.specs, OFFSETS_TOPIC, key, value)
         if rec.key_schema == "OffsetCommitKey" and (rec.key["group"], rec.key["topic"]) == (group, topic):
             p = rec.key["partition"]
-            found[p] = {"partition": p, "offset_record": offset, "value_version": rec.value_version,
-                        "value": rec.value}
-    return [found[p] for p in sorted(found)], None
+            found[p] = PersistedOffset(p, offset, rec.value_version, _offset_commit_value(rec.value))
+    return tuple(found[p] for p in sorted(found)), None
+
+
+def _offset_commit_value(value: Body | None) -> OffsetCommitValue | None:
+    """The fields of an OffsetCommitValue the checks read (None for a tombstone)."""
+    if value is None:
+        return None
+    return OffsetCommitValue(value["offset"], value["leaderEpoch"], value.get("metadata", ""),
+                             value["commitTimestamp"], value.get("topicId"))
 
 
 def persisted_v6_commit(cluster: Cluster, topic: str, unique: Unique) -> PersistedCommit:
@@ -468,7 +382,7 @@ GROUP_PREFIX = "kcts-alice-group-"
 
 
 @dataclass(frozen=True)
-class AclSetup(Record):
+class AclSetup:
     """Two topics of two partitions on a SASL cluster: `user` may read `allowed`, not `denied`;
     she may also write her transactional ids and read her groups (by prefix)."""
 
@@ -509,8 +423,7 @@ def acl_setup(cluster: Cluster) -> AclSetup:
     return AclSetup(USER, allowed, ids[allowed], denied, ids[denied], [str(b) for b in bindings])
 
 
-def _commit_as_user(cluster: Cluster, acls: AclSetup, topics: list[dict[str, Any]],
-                    facts: list[dict[str, Any]]) -> TxnCommit:
+def _commit_as_user(cluster: Cluster, acls: AclSetup, topics: list[Body], facts: list[TopicFact]) -> TxnCommit:
     group = GROUP_PREFIX + uuid.uuid4().hex[:10]
     with RawConnector(cluster, user=acls.user) as alice:
         return _commit(alice, lambda hint: TXN_PREFIX + uuid.uuid4().hex[:10], KIP_VERSION, group, topics, facts,

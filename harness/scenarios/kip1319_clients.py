@@ -1,12 +1,23 @@
-"""KIP-1319 situations on the client side: the Java producer and librdkafka, run through the proxy.
+"""KIP-1319 situations on the client side: one function per situation, each driving the stack asked for.
 
-The Java client is the producer of the first KIP-1319 release (`FIRST_KIP1319_CLIENT`), run by
-small drivers (harness/clients/java/Kip1319Txn.java: one transaction with sendOffsetsToTransaction
-on offsets chosen here; Kip1319Copier.java: a consume-transform-produce loop as a group member)
-with bootstrap through the protocol proxy in front of the cluster. The proxy records every
-TxnOffsetCommit exchange and applies the run's fault (a capped ApiVersions, Metadata without a
-topic ID, injected errors). After the run, OffsetFetch reads what the group committed and a
-read_committed consumer reads the output partition. Everything lands in a `ClientRun`.
+A situation is what the client is asked to do and what the protocol proxy in front of the cluster
+does to it: commit consumed offsets (`copy`), with TxnOffsetCommit capped at v5 in ApiVersions
+(`capped`), with Metadata answering a topic without its ID (`without_topic_id`), with v6 commits
+answered UNKNOWN_TOPIC_ID (`retrying`), with one topic of two answered UNKNOWN_TOPIC_ID (`mixed`),
+with v6 answered a group error (`group_error`). The proxy records every TxnOffsetCommit and applies
+the fault. After the run, OffsetFetch reads what the group committed and a read_committed consumer
+reads the output partition. Everything lands in a `ClientRun` (harness.histories.kip1319).
+
+The stacks: the Java producer (small drivers, harness/clients/java/Kip1319Txn.java: one transaction
+with sendOffsetsToTransaction on offsets chosen here; Kip1319Copier.java: a consume-transform-produce
+loop as a group member), franz-go (harness/clients/go/copier.go, a GroupTransactSession: franz-go
+commits offsets in a transaction only from one) and librdkafka (harness/clients/drivers/
+txn_commit.py, one transaction). A run says which kind of driver made it (`ClientRun.copier`), for
+the checks whose judgement depends on it: a copier redoes an aborted transaction.
+
+Which stack can be driven through which situation is data (`STACKS`): librdkafka never sends v6
+(its known gap `librdkafka-txn-offset-commit-v3`), so it is in the first situation only, where the
+check says so.
 """
 
 from __future__ import annotations
@@ -14,7 +25,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from confluent_kafka import IsolationLevel, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
@@ -27,7 +37,9 @@ from harness.clients.driver import ClientDriver
 from harness.clients.jvm import JavaClient
 from harness.clients.raw import RawConnector
 from harness.cluster.base import Cluster
-from harness.errors import ClientLacks
+from harness.errors import ClientLacks, SetupError
+from harness.histories.kip1319 import ClientRun, Injected
+from harness.histories.observations import ClientEvent, Exchange, OffsetCommit
 from harness.kafka.dist import resolve
 from harness.protocol import errors
 from harness.proxy import CapVersion, Proxy, ReplaceErrors, ReplaceTopicErrors, Rule, StripTopicIds
@@ -36,7 +48,6 @@ from harness.scenarios.kip1319 import (
     FIRST_KIP1319_CLIENT,
     KIP_VERSION,
     TXN_OFFSET_COMMIT,
-    Record,
     advertised,
     fetch_committed,
     side_topic,
@@ -44,6 +55,23 @@ from harness.scenarios.kip1319 import (
 from harness.waiting import wait_until
 
 TXN_RECORDS = 3  # values one Kip1319Txn transaction writes: txn-value-0 .. txn-value-2
+LIBRDKAFKA, JAVA, GO = stacks.LIBRDKAFKA, stacks.JAVA, stacks.GO
+
+# The stacks each situation drives. librdkafka sends TxnOffsetCommit v3 at most (known gap
+# librdkafka-txn-offset-commit-v3): the situations that fault, retry or fall back from v6 have
+# nothing of it to judge, and the sends-v6 check (`copy`) is where that gap is stated.
+STACKS: dict[str, tuple[str, ...]] = {
+    "copy": (LIBRDKAFKA, JAVA, GO),
+    "capped": (JAVA, GO),
+    "without_topic_id": (JAVA, GO),
+    "retrying": (JAVA, GO),
+    "mixed": (JAVA, GO),
+    "group_error": (JAVA, GO),
+}
+# The known client gaps a check of a situation may meet, by stack (harness/client_gaps.toml).
+GAPS = {LIBRDKAFKA: "librdkafka-txn-offset-commit-v3"}
+
+NewTopic = Callable[[], str]  # `new_topic()` -> a fresh, ready topic of this check
 
 
 @dataclass(frozen=True)
@@ -60,44 +88,15 @@ class Offset:
         return f"{self.topic}:{self.partition}:{self.offset}{epoch}"
 
 
-@dataclass(frozen=True)
-class ClientRun(Record):
-    """One client run through the proxy and what it left.
-
-    `commits`: every TxnOffsetCommit exchange, in order, decoded (`api`, `version`, `request`,
-    `response`, `outcome`, `rules` applied by the proxy). `injected`: the proxy's fault (`rule`,
-    `error` it writes or None, `fired` how often it acted), None without one. `asked`: the offsets
-    the client was asked to commit (`topic`, `topic_id`, `partition`, `offset`, `leader_epoch`;
-    None: any epoch). `fetched`: OffsetFetch entries of the group afterwards (plus `error`).
-    `written`: what the run's transactions write to the output partition; `visible`: what a
-    read_committed consumer sees there. `events`: the driver's JSON events; `exit_code` its exit.
-    """
-
-    client: str
-    broker: str  # what the broker advertises for TxnOffsetCommit
-    group: str
-    exit_code: int | None
-    events: list[dict[str, Any]]
-    commits: list[dict[str, Any]]
-    injected: dict[str, Any] | None
-    asked: list[dict[str, Any]]
-    fetched: list[dict[str, Any]]
-    written: list[bytes]
-    visible: list[bytes]
-    api_versions: list[tuple[str, int]]  # every (API, version) the client used
-    proxy: str  # the proxy's rules, errors and recorded summary
-    driver: str  # the driver's exit, last events and output tail
+def proxy_exchange(e: ProxyExchange) -> Exchange:
+    return Exchange(e.api, e.version, e.request or {}, e.response, e.upstream, "group coordinator", e.outcome,
+                    tuple(e.rules))
 
 
-def proxy_exchange(e: ProxyExchange) -> dict[str, Any]:
-    return {"api": e.api, "version": e.version, "request": e.request, "response": e.response,
-            "outcome": e.outcome, "rules": list(e.rules)}
-
-
-def _injected(rule: Rule | None) -> dict[str, Any] | None:
+def _injected(rule: Rule | None, topic_id: uuid.UUID | None = None) -> Injected | None:
     if rule is None:
         return None
-    return {"rule": rule.describe(), "error": getattr(rule, "error", None), "fired": rule.fired}
+    return Injected(rule.describe(), getattr(rule, "error", None), rule.fired, rule.count, topic_id)
 
 
 def read_committed(config: dict[str, str], topic: str, partition: int = 0, timeout: float = 30.0) -> list[bytes]:
@@ -146,16 +145,15 @@ def log_end(admin: AdminClient, topic: str, partition: int) -> int:
     return int(answer[tp].result(timeout=10).offset)
 
 
-def _asked(cluster: Cluster, offsets: Sequence[Offset]) -> list[dict[str, Any]]:
+def _asked(cluster: Cluster, offsets: Sequence[Offset]) -> tuple[OffsetCommit, ...]:
     with RawConnector(cluster) as raw:
         ids = tx.topic_ids(raw(), sorted({o.topic for o in offsets}))
-    return [{"topic": o.topic, "topic_id": ids[o.topic], "partition": o.partition, "offset": o.offset,
-             "leader_epoch": o.leader_epoch} for o in offsets]
+    return tuple(OffsetCommit(o.topic, ids[o.topic], o.partition, o.offset, o.leader_epoch) for o in offsets)
 
 
 def _run_java(
-    cluster: Cluster, driver: str, args: list[str], group: str, sink: str, asked: list[dict[str, Any]],
-    written: list[bytes], rule: Rule | None = None, timeout: float = 120.0,
+    cluster: Cluster, driver: str, args: list[str], group: str, sink: str, asked: tuple[OffsetCommit, ...],
+    written: list[bytes], rule: Rule | None = None, timeout: float = 120.0, failed: uuid.UUID | None = None,
 ) -> ClientRun:
     """Run the Java `driver` (its `--bootstrap-server` the proxy's) to its end, then read back what it
     left. A kafka-clients release before KIP-1319 that sent no v6 lacks the KIP: the check ends as
@@ -166,8 +164,9 @@ def _run_java(
         return JavaClient.driver(dist, driver, ["--bootstrap-server", proxy.bootstrap_servers, *args],
                                  config=proxy.client_config())
 
-    run = _run_driver(cluster, f"Java {dist.version} {driver}", java, group, sink, asked, written, rule, timeout)
-    sent = sorted({c["version"] for c in run.commits})
+    run = _run_driver(cluster, f"Java {dist.version} {driver}", java, group, sink, asked, written, rule, timeout,
+                      copier=driver == "Kip1319Copier", failed=failed)
+    sent = sorted({c.version for c in run.commits})
     if Version(dist.version) < Version(FIRST_KIP1319_CLIENT) and KIP_VERSION not in sent:
         what = f"TxnOffsetCommit v6 and its negotiation (KIP-1319, first in kafka-clients {FIRST_KIP1319_CLIENT})"
         raise ClientLacks(f"kafka-clients {dist.version}", what,
@@ -184,9 +183,11 @@ def java_release(cluster: Cluster) -> str:
 
 def _run_driver(
     cluster: Cluster, client: str, make: Callable[[Proxy], ClientDriver], group: str, sink: str,
-    asked: list[dict[str, Any]], written: list[bytes], rule: Rule | None = None, timeout: float = 120.0,
+    asked: tuple[OffsetCommit, ...], written: list[bytes], rule: Rule | None = None, timeout: float = 120.0,
+    copier: bool = False, failed: uuid.UUID | None = None,
 ) -> ClientRun:
-    """Run the driver `make(proxy)` builds, through the proxy, to its end; then read back what it left."""
+    """Run the driver `make(proxy)` builds, through the proxy, to its end; then read back what it left.
+    `copier`: the driver is a consume-transform-produce loop; `failed`: the topic the fault answers."""
     broker = advertised(cluster).describe()
     with Proxy.for_cluster(cluster) as proxy:
         if rule is not None:
@@ -194,17 +195,19 @@ def _run_driver(
         with make(proxy) as driver:
             code = driver.wait_exit(timeout)
     proxy.check()
-    commits = [proxy_exchange(e) for e in proxy.recording.exchanges(TXN_OFFSET_COMMIT)]
-    used = sorted({(e.api, e.version) for e in proxy.recording.exchanges()})
+    commits = tuple(proxy_exchange(e) for e in proxy.recording.exchanges(TXN_OFFSET_COMMIT))
+    used = tuple(sorted({(e.api, e.version) for e in proxy.recording.exchanges()}))
     with RawConnector(cluster) as raw:
         fetched = fetch_committed(raw, group, asked)
     visible = read_committed(cluster.client_config(), sink)
-    return ClientRun(client, broker, group, code, list(driver.events), commits, _injected(rule), asked, fetched,
-                     written, visible, used, proxy.describe(), driver.describe())
+    return ClientRun(client, broker, group, code, copier, tuple(ClientEvent.of(e) for e in driver.events), commits,
+                     _injected(rule, failed), asked, fetched, tuple(written), tuple(visible), used, proxy.describe(),
+                     driver.describe())
 
 
 def java_transaction(
-    cluster: Cluster, sink: str, group: str, offsets: Sequence[Offset], rule: Rule | None = None
+    cluster: Cluster, sink: str, group: str, offsets: Sequence[Offset], rule: Rule | None = None,
+    failed: uuid.UUID | None = None,
 ) -> ClientRun:
     """One Kip1319Txn transaction: write txn-value-0..2 to partition 0 of `sink`, then
     sendOffsetsToTransaction(offsets, group), then commit (or abort if that fails)."""
@@ -213,7 +216,8 @@ def java_transaction(
     for o in offsets:
         args += ["--offset", o.arg()]
     written = [f"txn-value-{i}".encode() for i in range(TXN_RECORDS)]
-    return _run_java(cluster, "Kip1319Txn", args, group, sink, _asked(cluster, offsets), written, rule)
+    return _run_java(cluster, "Kip1319Txn", args, group, sink, _asked(cluster, offsets), written, rule,
+                     failed=failed)
 
 
 def java_copy(
@@ -222,11 +226,7 @@ def java_copy(
 ) -> ClientRun:
     """Write `values` to partition 0 of `source`, then copy them to `sink` with Kip1319Copier, a
     consumer-protocol group member, in transactions of `transaction_size`."""
-    with kafka.producer(cluster.client_config()) as producer:
-        for v in values:
-            producer.produce(source, v, partition=0)
-        left = producer.flush(30)
-    assert left == 0, f"{left} of {len(values)} input records to {source} not delivered"
+    _produce(cluster.client_config(), [source], values)
     args = [
         "--input-topic", source, "--output-topic", sink, "--group", group,
         "--transactional-id", f"kcts-java-copier-{uuid.uuid4().hex[:10]}", "--messages", str(len(values)),
@@ -237,21 +237,26 @@ def java_copy(
     return _run_java(cluster, "Kip1319Copier", args, group, sink, asked, list(values), timeout=timeout)
 
 
-def go_copy(cluster: Cluster, source: str | Sequence[str], sink: str, group: str, values: list[bytes],
-            transaction_size: int = 5, timeout: float = 120.0, rule: Rule | None = None) -> ClientRun:
-    """Write `values` to partition 0 of `source` (of each source topic, when several), then copy them
-    to `sink` with the franz-go copier (harness/clients/go/copier.go: a GroupTransactSession, classic
-    group protocol) in transactions of at most `transaction_size`."""
-    config = cluster.client_config()
-    stacks.require_go(config)
-    sources = [source] if isinstance(source, str) else list(source)
-    written = [v for _ in sources for v in values]  # what the copy writes, every source's values
+def _produce(config: dict[str, str], topics: Sequence[str], values: list[bytes]) -> None:
+    """`values` written to partition 0 of each topic, all acknowledged."""
     with kafka.producer(config) as producer:
-        for topic in sources:
+        for topic in topics:
             for v in values:
                 producer.produce(topic, v, partition=0)
         left = producer.flush(30)
-    assert left == 0, f"{left} of {len(values) * len(sources)} input records to {sources} not delivered"
+    assert left == 0, f"{left} of {len(values) * len(topics)} input records to {list(topics)} not delivered"
+
+
+def go_copy(cluster: Cluster, sources: Sequence[str], sink: str, group: str, values: list[bytes],
+            transaction_size: int = 5, timeout: float = 120.0, rule: Rule | None = None,
+            failed: uuid.UUID | None = None) -> ClientRun:
+    """Write `values` to partition 0 of each source topic, then copy them to `sink` with the franz-go
+    copier (harness/clients/go/copier.go: a GroupTransactSession, classic group protocol) in
+    transactions of at most `transaction_size`."""
+    config = cluster.client_config()
+    stacks.require_go(config)
+    written = [v for _ in sources for v in values]  # what the copy writes, every source's values
+    _produce(config, sources, values)
 
     def franz_go(proxy: Proxy) -> ClientDriver:
         args = [proxy.bootstrap_servers, ",".join(sources), sink, group,
@@ -262,119 +267,7 @@ def go_copy(cluster: Cluster, source: str | Sequence[str], sink: str, group: str
 
     asked = _asked(cluster, [Offset(topic, 0, len(values)) for topic in sources])
     return _run_driver(cluster, f"franz-go {stacks.go_module_version()} copier", franz_go, group, sink, asked,
-                       written, rule, timeout)
-
-
-def java_copy_existing(cluster: Cluster, source: str, values: list[bytes], sink: str, group: str) -> ClientRun:
-    """Copy the records already in `source`-0 (`values`, from offset 0) to `sink` with Kip1319Copier,
-    in transactions of 5: each sendOffsetsToTransaction carries the offset after, and the leader epoch
-    of, the last record it consumed."""
-    args = [
-        "--input-topic", source, "--output-topic", sink, "--group", group,
-        "--transactional-id", f"kcts-java-copier-{uuid.uuid4().hex[:10]}", "--messages", str(len(values)),
-        "--transaction-size", "5", "--group-protocol", "consumer", "--timeout-ms", "110000",
-    ]
-    return _run_java(cluster, "Kip1319Copier", args, group, sink, _asked(cluster, [Offset(source, 0, len(values))]),
-                     list(values))
-
-
-# -- the situations of the checks ---------------------------------------------------------------
-
-def java_copy_20(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
-    """20 records copied in 4 transactions of 5."""
-    return java_copy(cluster, source, sink, group, [f"copy-{i:02d}".encode() for i in range(20)])
-
-
-def go_copy_20(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
-    """20 records copied by franz-go in transactions of at most 5."""
-    return go_copy(cluster, source, sink, group, [f"go-copy-{i:02d}".encode() for i in range(20)])
-
-
-def go_copy_capped(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
-    """The proxy caps TxnOffsetCommit at v5 in ApiVersions; franz-go copies 10 records."""
-    return go_copy(cluster, source, sink, group, [f"go-capped-{i}".encode() for i in range(10)],
-                   rule=CapVersion(TXN_OFFSET_COMMIT, max_version=5))
-
-
-def go_copy_retrying(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
-    """The proxy answers the first two v6 TxnOffsetCommits with UNKNOWN_TOPIC_ID for every
-    partition; franz-go copies 10 records."""
-    rule = ReplaceErrors(TXN_OFFSET_COMMIT, error=errors.UNKNOWN_TOPIC_ID, count=2, versions=(6, 6))
-    return go_copy(cluster, source, sink, group, [f"go-retry-{i}".encode() for i in range(10)], rule=rule)
-
-
-def go_copy_without_topic_id(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
-    """The proxy answers Metadata with the zero topic ID for `source`; franz-go copies 10 records."""
-    return go_copy(cluster, source, sink, group, [f"go-no-id-{i}".encode() for i in range(10)],
-                   rule=StripTopicIds(topics=frozenset({source})))
-
-
-def go_copy_mixed_outcome(cluster: Cluster, first: str, second: str, sink: str, group: str) -> ClientRun:
-    """The proxy answers the first v6 TxnOffsetCommit with UNKNOWN_TOPIC_ID for `second`'s partition
-    only, and `first`'s as the broker did; franz-go copies 5 records of each topic in one transaction."""
-    with RawConnector(cluster) as raw:
-        second_id = tx.topic_ids(raw(), [second])[second]
-    rule = ReplaceTopicErrors(TXN_OFFSET_COMMIT, topic_id=second_id, error=errors.UNKNOWN_TOPIC_ID, count=1,
-                              versions=(6, 6))
-    return go_copy(cluster, [first, second], sink, group, [f"go-mixed-{i}".encode() for i in range(5)],
-                   transaction_size=10, rule=rule)
-
-
-def go_copy_group_error(cluster: Cluster, source: str, sink: str, group: str, error: str) -> ClientRun:
-    """The proxy answers the first v6 TxnOffsetCommit with `error` (a name); franz-go copies 10 records."""
-    rule = ReplaceErrors(TXN_OFFSET_COMMIT, error=errors.error_code(error), count=1, versions=(6, 6))
-    return go_copy(cluster, source, sink, group, [f"go-abort-{i}".encode() for i in range(10)], rule=rule)
-
-
-def java_commit_capped(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
-    """The proxy caps TxnOffsetCommit at v5 in ApiVersions; the offset is (source-0, 11, epoch 0)."""
-    rule = CapVersion(TXN_OFFSET_COMMIT, max_version=5)
-    return java_transaction(cluster, sink, group, [Offset(source, 0, 11, 0)], rule)
-
-
-def java_commit_without_topic_id(cluster: Cluster, with_id: str, without_id: str, sink: str, group: str) -> ClientRun:
-    """The proxy answers Metadata with the zero topic ID for `without_id`; the offsets are
-    (with_id-0, 5, epoch 0) and (without_id-0, 7)."""
-    rule = StripTopicIds(topics=frozenset({without_id}))
-    return java_transaction(cluster, sink, group, [Offset(with_id, 0, 5, 0), Offset(without_id, 0, 7)], rule)
-
-
-def java_commit_retrying(cluster: Cluster, first: str, second: str, sink: str, group: str) -> ClientRun:
-    """The proxy answers the first two v6 TxnOffsetCommits with UNKNOWN_TOPIC_ID for every
-    partition; the offsets are (first-0, 5, epoch 0) and (second-0, 9, epoch 0)."""
-    rule = ReplaceErrors(TXN_OFFSET_COMMIT, error=errors.UNKNOWN_TOPIC_ID, count=2, versions=(6, 6))
-    return java_transaction(cluster, sink, group, [Offset(first, 0, 5, 0), Offset(second, 0, 9, 0)], rule)
-
-
-def java_commit_mixed_outcome(cluster: Cluster, first: str, second: str, sink: str, group: str) -> ClientRun:
-    """The proxy answers the first two v6 TxnOffsetCommits with UNKNOWN_TOPIC_ID for `second`'s
-    partition only, and `first`'s as the broker did; the offsets are (first-0, 5, epoch 0) and
-    (second-0, 9, epoch 0)."""
-    with RawConnector(cluster) as raw:
-        second_id = tx.topic_ids(raw(), [second])[second]
-    rule = ReplaceTopicErrors(TXN_OFFSET_COMMIT, topic_id=second_id, error=errors.UNKNOWN_TOPIC_ID, count=2,
-                              versions=(6, 6))
-    return java_transaction(cluster, sink, group, [Offset(first, 0, 5, 0), Offset(second, 0, 9, 0)], rule)
-
-
-def java_commit_group_error(cluster: Cluster, source: str, sink: str, group: str, error: str) -> ClientRun:
-    """The proxy answers the first v6 TxnOffsetCommit with `error` (a name); the offset is (source-0, 5, epoch 0)."""
-    rule = ReplaceErrors(TXN_OFFSET_COMMIT, error=errors.error_code(error), count=1, versions=(6, 6))
-    return java_transaction(cluster, sink, group, [Offset(source, 0, 5, 0)], rule)
-
-
-def pre_kip_java_copy(cluster: Cluster) -> ClientRun:
-    """On a broker without KIP-1319 (topics made here): 10 records copied in transactions of 5."""
-    source, sink = side_topic(cluster, "pre-kip-source"), side_topic(cluster, "pre-kip-sink")
-    group = f"kcts-pre-kip-copier-{uuid.uuid4().hex[:10]}"
-    return java_copy(cluster, source, sink, group, [f"old-{i}".encode() for i in range(10)])
-
-
-def tv1_java_commit(cluster: Cluster) -> ClientRun:
-    """On a transaction.version=1 cluster (topics made here): one transaction committing (source-0, 4, epoch 0)."""
-    source, sink = side_topic(cluster, "tv1-source"), side_topic(cluster, "tv1-sink")
-    group = f"kcts-tv1-group-{uuid.uuid4().hex[:10]}"
-    return java_transaction(cluster, sink, group, [Offset(source, 0, 4, 0)])
+                       written, rule, timeout, copier=True, failed=failed)
 
 
 def librdkafka_commit(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
@@ -392,16 +285,142 @@ def librdkafka_commit(cluster: Cluster, source: str, sink: str, group: str) -> C
     return _run_driver(cluster, client, librdkafka, group, sink, asked, [b"rdkafka-txn"], timeout=90)
 
 
-def driver_librdkafka(run: ClientRun) -> str | None:
-    """The librdkafka version a driver's ready event named (the version the known-gap table ranges over)."""
-    ready = next((e for e in run.events if e.get("event") == "ready"), None)
-    return str(ready["librdkafka"]) if ready and ready.get("librdkafka") else None
+def java_copy_existing(cluster: Cluster, source: str, values: list[bytes], sink: str, group: str) -> ClientRun:
+    """Copy the records already in `source`-0 (`values`, from offset 0) to `sink` with Kip1319Copier,
+    in transactions of 5: each sendOffsetsToTransaction carries the offset after, and the leader epoch
+    of, the last record it consumed."""
+    args = [
+        "--input-topic", source, "--output-topic", sink, "--group", group,
+        "--transactional-id", f"kcts-java-copier-{uuid.uuid4().hex[:10]}", "--messages", str(len(values)),
+        "--transaction-size", "5", "--group-protocol", "consumer", "--timeout-ms", "110000",
+    ]
+    return _run_java(cluster, "Kip1319Copier", args, group, sink, _asked(cluster, [Offset(source, 0, len(values))]),
+                     list(values))
 
 
-def client_matrix(run: ClientRun, prefix: str = "librdkafka") -> dict[str, str]:
+# -- the situations of the checks: one function each, for every stack of STACKS[situation] ---------
+
+def _values(hint: str, count: int) -> list[bytes]:
+    return [f"{hint}-{i:02d}".encode() for i in range(count)]
+
+
+def _stack(situation: str, client: str) -> None:
+    if client not in STACKS[situation]:
+        raise SetupError(f"the KIP-1319 situation {situation!r} drives {', '.join(STACKS[situation])}, not {client!r}")
+
+
+def _topic_id(cluster: Cluster, topic: str) -> uuid.UUID:
+    with RawConnector(cluster) as raw:
+        return tx.topic_ids(raw(), [topic])[topic]
+
+
+def copy(cluster: Cluster, client: str, new_topic: NewTopic, group: str) -> ClientRun:
+    """The client commits the offsets it consumed in a transaction, nothing injected: the Java copier
+    and franz-go copy 20 records in transactions of (at most) 5; librdkafka commits (source-0, 3)
+    with one record written."""
+    _stack("copy", client)
+    source, sink = new_topic(), new_topic()
+    if client == GO:
+        return go_copy(cluster, [source], sink, group, _values("go-copy", 20))
+    if client == LIBRDKAFKA:
+        return librdkafka_commit(cluster, source, sink, group)
+    return java_copy(cluster, source, sink, group, _values("copy", 20))
+
+
+def capped(cluster: Cluster, client: str, new_topic: NewTopic, group: str) -> ClientRun:
+    """The proxy caps TxnOffsetCommit at v5 in ApiVersions; Java commits (source-0, 11, epoch 0) in one
+    transaction, franz-go copies 10 records."""
+    _stack("capped", client)
+    rule = CapVersion(TXN_OFFSET_COMMIT, max_version=5)
+    source, sink = new_topic(), new_topic()
+    if client == GO:
+        return go_copy(cluster, [source], sink, group, _values("go-capped", 10), rule=rule)
+    return java_transaction(cluster, sink, group, [Offset(source, 0, 11, 0)], rule)
+
+
+def without_topic_id(cluster: Cluster, client: str, new_topic: NewTopic, group: str) -> ClientRun:
+    """The proxy answers Metadata with the zero topic ID for one input topic: Java commits
+    (with_id-0, 5, epoch 0) and (without_id-0, 7) in one transaction; franz-go copies 10 records of
+    the topic without an ID."""
+    _stack("without_topic_id", client)
+    if client == GO:
+        source, sink = new_topic(), new_topic()
+        return go_copy(cluster, [source], sink, group, _values("go-no-id", 10),
+                       rule=StripTopicIds(topics=frozenset({source})))
+    with_id, without_id, sink = new_topic(), new_topic(), new_topic()
+    rule = StripTopicIds(topics=frozenset({without_id}))
+    return java_transaction(cluster, sink, group, [Offset(with_id, 0, 5, 0), Offset(without_id, 0, 7)], rule)
+
+
+def retrying(cluster: Cluster, client: str, new_topic: NewTopic, group: str) -> ClientRun:
+    """The proxy answers the first two v6 TxnOffsetCommits with UNKNOWN_TOPIC_ID for every partition:
+    Java commits (first-0, 5, epoch 0) and (second-0, 9, epoch 0) in one transaction; franz-go copies
+    10 records."""
+    _stack("retrying", client)
+    rule = ReplaceErrors(TXN_OFFSET_COMMIT, error=errors.UNKNOWN_TOPIC_ID, count=2, versions=(6, 6))
+    if client == GO:
+        source, sink = new_topic(), new_topic()
+        return go_copy(cluster, [source], sink, group, _values("go-retry", 10), rule=rule)
+    first, second, sink = new_topic(), new_topic(), new_topic()
+    return java_transaction(cluster, sink, group, [Offset(first, 0, 5, 0), Offset(second, 0, 9, 0)], rule)
+
+
+def mixed(cluster: Cluster, client: str, new_topic: NewTopic, group: str) -> ClientRun:
+    """Offsets of two topics in one transaction, and the proxy answers v6 TxnOffsetCommit with
+    UNKNOWN_TOPIC_ID for the second topic's partition only, the first's as the broker did: Java
+    commits (first-0, 5, epoch 0) and (second-0, 9, epoch 0), answered so twice; franz-go copies 5
+    records of each topic in one transaction, answered so once (it ends the transaction on it)."""
+    _stack("mixed", client)
+    first, second, sink = new_topic(), new_topic(), new_topic()
+    second_id = _topic_id(cluster, second)
+    count = 1 if client == GO else 2
+    rule = ReplaceTopicErrors(TXN_OFFSET_COMMIT, topic_id=second_id, error=errors.UNKNOWN_TOPIC_ID, count=count,
+                              versions=(6, 6))
+    if client == GO:
+        return go_copy(cluster, [first, second], sink, group, _values("go-mixed", 5), transaction_size=10,
+                       rule=rule, failed=second_id)
+    return java_transaction(cluster, sink, group, [Offset(first, 0, 5, 0), Offset(second, 0, 9, 0)], rule,
+                            failed=second_id)
+
+
+def group_error(cluster: Cluster, client: str, new_topic: NewTopic, group: str, error: str) -> ClientRun:
+    """The proxy answers the first v6 TxnOffsetCommit with `error` (a name): Java commits
+    (source-0, 5, epoch 0) in one transaction; franz-go copies 10 records."""
+    _stack("group_error", client)
+    rule = ReplaceErrors(TXN_OFFSET_COMMIT, error=errors.error_code(error), count=1, versions=(6, 6))
+    source, sink = new_topic(), new_topic()
+    if client == GO:
+        return go_copy(cluster, [source], sink, group, _values("go-abort", 10), rule=rule)
+    return java_transaction(cluster, sink, group, [Offset(source, 0, 5, 0)], rule)
+
+
+def pre_kip_java_copy(cluster: Cluster) -> ClientRun:
+    """On a broker without KIP-1319 (topics made here): 10 records copied in transactions of 5."""
+    source, sink = side_topic(cluster, "pre-kip-source"), side_topic(cluster, "pre-kip-sink")
+    group = f"kcts-pre-kip-copier-{uuid.uuid4().hex[:10]}"
+    return java_copy(cluster, source, sink, group, [f"old-{i}".encode() for i in range(10)])
+
+
+def tv1_java_commit(cluster: Cluster) -> ClientRun:
+    """On a transaction.version=1 cluster (topics made here): one transaction committing (source-0, 4, epoch 0)."""
+    source, sink = side_topic(cluster, "tv1-source"), side_topic(cluster, "tv1-sink")
+    group = f"kcts-tv1-group-{uuid.uuid4().hex[:10]}"
+    return java_transaction(cluster, sink, group, [Offset(source, 0, 4, 0)])
+
+
+def gap_version(client: str, run: ClientRun) -> str | None:
+    """The version the known-gap table ranges over: librdkafka's, as its driver's ready event named it."""
+    ready = next((e for e in run.events if e.event == "ready"), None)
+    if client != LIBRDKAFKA or ready is None or not ready.get("librdkafka"):
+        return None
+    return str(ready.get("librdkafka"))
+
+
+def client_matrix(run: ClientRun, client: str) -> dict[str, str]:
     """What the client matrix shows of a run: the TxnOffsetCommit versions sent, every API version used."""
+    prefix = client.replace("-", "_")
     return {
-        f"{prefix}_txn_offset_commit_versions": ",".join(map(str, sorted({c["version"] for c in run.commits}))),
+        f"{prefix}_txn_offset_commit_versions": ",".join(map(str, sorted({c.version for c in run.commits}))),
         f"{prefix}_api_versions": " ".join(f"{api}:v{v}" for api, v in run.api_versions),
     }
 
@@ -409,4 +428,3 @@ def client_matrix(run: ClientRun, prefix: str = "librdkafka") -> dict[str, str]:
 def error_label(name: str) -> str:
     """`GROUP_ID_NOT_FOUND(69)` for "GROUP_ID_NOT_FOUND"."""
     return errors.describe(errors.error_code(name))
-

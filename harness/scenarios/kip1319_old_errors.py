@@ -13,20 +13,19 @@ generation on v6.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from harness.clients import transactions as tx
 from harness.clients.raw import RawConnector
 from harness.clients.transactions import COORDINATOR_TRANSIENT, settle
 from harness.cluster.base import Cluster
 from harness.errors import ClusterError
+from harness.histories.kip1319 import ClassicGenerationAnswers, UnknownNameAnswers
+from harness.histories.observations import Body, Exchange
 from harness.protocol import errors
-from harness.protocol.client import Exchange, RawClient
+from harness.protocol.client import Exchange as RawExchange
+from harness.protocol.client import RawClient
 from harness.scenarios.kip1319 import (
+    COORDINATOR,
     TXN_OFFSET_COMMIT,
-    GroupErrorAnswers,
-    Record,
     Unique,
     _v6_and_v5,
     exchange_record,
@@ -37,25 +36,14 @@ FIRST_TXN_V2 = 5  # TxnOffsetCommit v5 (KIP-890): the coordinator adds the group
 PROTOCOL = "kcts"  # a classic group of a protocol type of its own: no coordinator reads its metadata
 
 
-@dataclass(frozen=True)
-class UnknownNameAnswers(Record):
-    """TxnOffsetCommit at each version from the coordinator's lowest to v5, keyed "v0".."v5", each
-    naming partition 0 of `missing` (never created) and of `known`."""
-
-    group: str
-    missing: str
-    known: str
-    exchanges: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-
 def _commit_names(
     raw: RawConnector, unique: Unique, coordinator: RawClient, version: int, group: str, names: list[str],
-) -> dict[str, Any]:
+) -> Exchange:
     txn = tx.begin(raw, unique("txn"))
     if version < FIRST_TXN_V2:
         txn.add_group(group)
     topics = [{"Name": n, "Partitions": [tx.partition(0, 10)]} for n in names]
-    answer = exchange_record(tx.txn_offset_commit(coordinator, version, txn, group, topics))
+    answer = exchange_record(tx.txn_offset_commit(coordinator, version, txn, group, topics), coordinator, COORDINATOR)
     txn.end(commit=False, version=min(4, txn.coordinator.max_version("EndTxn")) if version < FIRST_TXN_V2 else None)
     return answer
 
@@ -73,34 +61,21 @@ def unknown_topic_name_answers(cluster: Cluster, topic: str, unique: Unique) -> 
         return UnknownNameAnswers(group, missing, topic, exchanges)
 
 
-@dataclass(frozen=True)
-class ClassicGenerationAnswers(Record):
-    """A classic group member's commits with its previous generation (`stale`) and its current one
-    (`current`), each at v6 and v5 (and v3, v4); `joins` are the exchanges that made the generations."""
-
-    group: str
-    member_id: str
-    generation: int
-    joins: list[dict[str, Any]]
-    stale: GroupErrorAnswers
-    current: GroupErrorAnswers
-
-
-def _classic_member(raw: RawConnector, group: str) -> tuple[str, int, list[dict[str, Any]]]:
+def _classic_member(raw: RawConnector, group: str) -> tuple[str, int, tuple[Exchange, ...]]:
     """A member of a classic group, synced at its second generation."""
     c = group_coordinator(raw, group)
-    seen: list[dict[str, Any]] = []
+    seen: list[Exchange] = []
 
-    def send(api: str, body: dict[str, Any], accept: frozenset[int] = frozenset({0})) -> dict[str, Any]:
+    def send(api: str, body: Body, accept: frozenset[int] = frozenset({0})) -> Body:
         v = c.max_version(api)
         ex = settle(lambda: c.exchange(api, v, body), COORDINATOR_TRANSIENT, f"{api} {group}")
-        assert isinstance(ex, Exchange)
-        seen.append(exchange_record(ex))
+        assert isinstance(ex, RawExchange)
+        seen.append(exchange_record(ex, c, COORDINATOR))
         if ex.response["ErrorCode"] not in accept:
             raise ClusterError(f"{api} of {group}: {errors.describe(ex.response['ErrorCode'])}\n{ex.dump()}")
         return ex.response
 
-    def join(member: str) -> dict[str, Any]:
+    def join(member: str) -> Body:
         return send("JoinGroup", {
             "GroupId": group, "SessionTimeoutMs": 30000, "RebalanceTimeoutMs": 10000, "MemberId": member,
             "GroupInstanceId": None, "ProtocolType": PROTOCOL, "Protocols": [{"Name": PROTOCOL, "Metadata": b""}],
@@ -121,7 +96,7 @@ def _classic_member(raw: RawConnector, group: str) -> tuple[str, int, list[dict[
     # A rejoin of the only member completes a rebalance at once: the generation moves on by one.
     again = join(member)
     sync(member, again["GenerationId"])
-    return member, again["GenerationId"], seen
+    return member, again["GenerationId"], tuple(seen)
 
 
 def classic_generation_answers(cluster: Cluster, topic: str, unique: Unique) -> ClassicGenerationAnswers:

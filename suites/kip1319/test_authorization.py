@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from fixtures.cluster import Cluster
-from harness.checks import recorded
 from harness.checks.kip1319 import assert_error_precedence
+from harness.histories import store
 from harness.scenarios import kip1319
 
 pytestmark = pytest.mark.kip1319
@@ -27,7 +27,7 @@ def test_unauthorized_topic_fails_every_partition_even_missing_ones(
     partition is not UNKNOWN_TOPIC_OR_PARTITION)."""
     require_v6("TOPIC_AUTHORIZATION_FAILED on TxnOffsetCommit v6", sasl_cluster)
     commit = kip1319.unauthorized_commit(sasl_cluster, acls)
-    recorded.save("kip1319-unauthorized-topic", commit)
+    store.save("kip1319-unauthorized-topic", commit)
     assert_error_precedence(commit)
 
 
@@ -46,5 +46,5 @@ def test_mixed_request_answers_each_topic_on_its_own(
     TOPIC_AUTHORIZATION_FAILED (29). No topic's error leaks into another's."""
     require_v6("per-topic errors on TxnOffsetCommit v6", sasl_cluster)
     commit = kip1319.mixed_commit(sasl_cluster, acls)
-    recorded.save("kip1319-mixed-request", commit)
+    store.save("kip1319-mixed-request", commit)
     assert_error_precedence(commit)

@@ -11,7 +11,6 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
-from harness.checks import recorded
 from harness.checks.kip1319 import (
     assert_advertises_v6,
     assert_commit_accepted,
@@ -22,6 +21,7 @@ from harness.checks.kip1319 import (
     assert_persisted_topic_id,
     assert_stale_epoch_mapping,
 )
+from harness.histories import store
 from harness.scenarios import kip1319
 
 pytestmark = pytest.mark.kip1319
@@ -35,7 +35,7 @@ def test_broker_advertises_txn_offset_commit_v6(require_v6: RequireV6) -> None:
     """KIP-1319 "Public Interfaces": TxnOffsetCommit validVersions 0-6. The target's ApiVersions
     response lists TxnOffsetCommit with a max version of at least 6 (exactly 6 on Apache Kafka 4.4.0)."""
     advertised = require_v6("TxnOffsetCommit v6")
-    recorded.save("kip1319-advertised-v6", advertised)
+    store.save("kip1319-advertised-v6", advertised)
     assert_advertises_v6(advertised)
 
 
@@ -49,7 +49,7 @@ def test_v6_commit_by_topic_id_is_fetched_with_offset_and_epoch(
     committed leader epoch."""
     require_v6("TxnOffsetCommit by topic ID")
     commit = kip1319.commit_by_topic_id(cluster, topic_factory(partitions=2), unique)
-    recorded.save("kip1319-v6-commit", commit)
+    store.save("kip1319-v6-commit", commit)
     assert_keyed_by_topic_id(commit)
     assert_commit_accepted(commit)
     assert_offsets_fetched_back(commit)
@@ -64,7 +64,7 @@ def test_unknown_topic_id_fails_every_partition_of_that_topic(
     topic in the same request commits (error 0)."""
     require_v6("UNKNOWN_TOPIC_ID on TxnOffsetCommit v6")
     commit = kip1319.commit_unknown_topic_id(cluster, topic_factory(), unique)
-    recorded.save("kip1319-unknown-topic-id", commit)
+    store.save("kip1319-unknown-topic-id", commit)
     assert_error_precedence(commit)
 
 
@@ -78,7 +78,7 @@ def test_old_id_of_a_recreated_topic_is_unknown_topic_id(
     while the new TopicId in the same request commits (error 0)."""
     require_v6("UNKNOWN_TOPIC_ID for a deleted topic's TopicId")
     commit = kip1319.commit_recreated_topic_old_id(cluster, topic_factory(), unique)
-    recorded.save("kip1319-recreated-topic-old-id", commit)
+    store.save("kip1319-recreated-topic-old-id", commit)
     assert_error_precedence(commit)
 
 
@@ -91,7 +91,7 @@ def test_missing_partition_fails_only_that_partition(
     partition only; the topic's existing partitions commit (error 0)."""
     require_v6("partition validation on TxnOffsetCommit v6")
     commit = kip1319.commit_missing_partition(cluster, topic_factory(partitions=2), unique)
-    recorded.save("kip1319-missing-partition", commit)
+    store.save("kip1319-missing-partition", commit)
     assert_error_precedence(commit)
 
 
@@ -106,7 +106,7 @@ def test_unknown_group_is_group_id_not_found_on_v6_and_illegal_generation_on_v5(
     group membership), at each of those the coordinator speaks."""
     require_v6("GROUP_ID_NOT_FOUND on TxnOffsetCommit v6")
     answers = kip1319.unknown_group_answers(cluster, topic_factory(), unique)
-    recorded.save("kip1319-unknown-group", answers)
+    store.save("kip1319-unknown-group", answers)
     assert_group_error_mapping(answers, "GROUP_ID_NOT_FOUND")
 
 
@@ -120,7 +120,7 @@ def test_stale_member_epoch_is_stale_member_epoch_on_v6_and_illegal_generation_o
     every version commits (error 0), so the epoch alone makes the difference."""
     require_v6("STALE_MEMBER_EPOCH on TxnOffsetCommit v6")
     answers = kip1319.stale_member_epoch_answers(cluster, topic_factory(), unique)
-    recorded.save("kip1319-stale-member-epoch", answers)
+    store.save("kip1319-stale-member-epoch", answers)
     assert_stale_epoch_mapping(answers)
 
 
@@ -134,8 +134,8 @@ def test_v6_commit_persists_the_topic_id_in_offset_commit_value(
     ID in its topicId field, with the committed offset and leader epoch."""
     require_v6("topic IDs persisted by TxnOffsetCommit v6")
     persisted = kip1319.persisted_v6_commit(cluster, topic_factory(), unique)
-    recorded.save("kip1319-persisted-topic-id", persisted)
-    assert_commit_accepted(persisted["commit"])
+    store.save("kip1319-persisted-topic-id", persisted)
+    assert_commit_accepted(persisted.commit)
     if persisted.unreadable:
         pytest.skip(persisted.unreadable)
     assert_persisted_topic_id(persisted)

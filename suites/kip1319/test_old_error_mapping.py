@@ -7,11 +7,11 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
-from harness.checks import recorded
 from harness.checks.kip1319_old_errors import (
     assert_classic_stale_generation_is_illegal_generation,
     assert_unknown_topic_name_is_unknown_topic_or_partition,
 )
+from harness.histories import store
 from harness.scenarios import kip1319, kip1319_old_errors
 
 pytestmark = pytest.mark.kip1319
@@ -27,7 +27,7 @@ def test_v0_to_v5_answer_an_unknown_topic_name_with_unknown_topic_or_partition_n
     UNKNOWN_TOPIC_OR_PARTITION for it, never UNKNOWN_TOPIC_ID, and the real topic in the same
     request NONE. Judged on brokers with and without v6."""
     answers = kip1319_old_errors.unknown_topic_name_answers(cluster, topic_factory(), unique)
-    recorded.save("kip1319-v0-5-unknown-topic-name", answers)
+    store.save("kip1319-v0-5-unknown-topic-name", answers)
     assert_unknown_topic_name_is_unknown_topic_or_partition(answers)
 
 
@@ -42,5 +42,5 @@ def test_v6_answers_a_classic_groups_stale_generation_with_illegal_generation(
     with generation 2 every version commits."""
     require_v6("a classic group's generation on TxnOffsetCommit v6")
     answers = kip1319_old_errors.classic_generation_answers(cluster, topic_factory(), unique)
-    recorded.save("kip1319-v6-classic-stale-generation", answers)
+    store.save("kip1319-v6-classic-stale-generation", answers)
     assert_classic_stale_generation_is_illegal_generation(answers)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import pytest
 
 from fixtures.cluster import Cluster
-from harness.checks import recorded
 from harness.checks.kip1319 import (
     assert_client_sends,
     assert_commit_accepted,
@@ -19,6 +18,7 @@ from harness.checks.kip1319 import (
     assert_transaction_outcome,
     assert_visible_to_read_committed,
 )
+from harness.histories import store
 from harness.scenarios import kip1319
 from harness.scenarios import kip1319_clients as clients
 
@@ -30,7 +30,7 @@ def test_pre_kip_broker_advertises_txn_offset_commit_v5(pre_kip_cluster: Cluster
     """KIP-1319 "Public Interfaces" (validVersions 0-6 is the change): Apache Kafka 4.3.1, released
     before the KIP, advertises TxnOffsetCommit up to v5 (Transaction V2, KIP-890) and not v6."""
     advertised = kip1319.advertised(pre_kip_cluster)
-    recorded.save("kip1319-pre-kip-advertised", advertised)
+    store.save("kip1319-pre-kip-advertised", advertised)
     assert_tops_out_at_v5(advertised, kip1319.PRE_KIP_RELEASE)
 
 
@@ -41,8 +41,8 @@ def test_pre_kip_broker_persists_the_zero_topic_id(pre_kip_cluster: Cluster) -> 
     OffsetCommitValue to __consumer_offsets whose topicId is the zero UUID (decoded with the
     coordinator's record schema), with the committed offset and leader epoch."""
     persisted = kip1319.pre_kip_persisted_commit(pre_kip_cluster)
-    recorded.save("kip1319-pre-kip-persisted", persisted)
-    assert_commit_accepted(persisted["commit"])
+    store.save("kip1319-pre-kip-persisted", persisted)
+    assert_commit_accepted(persisted.commit)
     if persisted.unreadable:
         pytest.skip(persisted.unreadable)
     assert_persisted_zero_topic_id(persisted, kip1319.PRE_KIP_RELEASE)
@@ -55,7 +55,7 @@ def test_java_client_sends_v5_to_a_broker_without_v6(pre_kip_cluster: Cluster) -
     consumer-protocol group member, sends every TxnOffsetCommit to 4.3.1 at v5 naming the topic,
     and the copy commits: the group's offset is 10 and read_committed sees the 10 values."""
     run = clients.pre_kip_java_copy(pre_kip_cluster)
-    recorded.save("kip1319-pre-kip-java-copy", run)
+    store.save("kip1319-pre-kip-java-copy", run)
     assert_transaction_outcome(run, "copied")
     assert_client_sends(run, 5)
     assert_offsets_fetched_back(run)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from fixtures.cluster import Cluster
-from harness.checks import recorded
 from harness.checks.kip1319 import assert_client_sends, assert_transaction_outcome, assert_transaction_version_finalized
+from harness.histories import store
 from harness.scenarios import kip1319
 from harness.scenarios import kip1319_clients as clients
 
@@ -24,7 +24,7 @@ def test_transaction_version_1_is_reported_as_finalized(tv1_cluster: Cluster) ->
     (KIP-890): a cluster formatted with transaction.version=1 reports it in ApiVersions as finalized
     at level 1 (min and max), while the broker software supports a higher level."""
     features = kip1319.features(tv1_cluster)
-    recorded.save("kip1319-tv1-features", features)
+    store.save("kip1319-tv1-features", features)
     assert_transaction_version_finalized(features, 1)
 
 
@@ -35,6 +35,6 @@ def test_java_client_uses_v4_without_transaction_v2(tv1_cluster: Cluster) -> Non
     its topic; retries of transient answers included), whatever max the broker advertises, and the
     transaction commits."""
     run = clients.tv1_java_commit(tv1_cluster)
-    recorded.save("kip1319-tv1-java-v4", run)
+    store.save("kip1319-tv1-java-v4", run)
     assert_transaction_outcome(run, "committed")
     assert_client_sends(run, 4)

@@ -6,7 +6,8 @@ The layers, lowest first (a module may import its own layer and those below):
     0  errors, waiting, areas
     1  session, reaper, network   the run's link rules and node cgroups (the reaper removes them)
     2  process                     spawning, the child protocol, ports, the JVM command, the CDS archive
-    3  kafka, protocol, clients.kafka (the closing confluent-kafka client factories: a leaf)
+    3  kafka, protocol, clients.kafka (the closing confluent-kafka client factories: a leaf),
+       histories                   what scenarios observed, typed, and its one JSON codec
     4  checks                      pure judgements of what a target answered
     5  cluster                     the Cluster interface, the target model, the backends
     6  clients, nemesis, proxy
@@ -35,7 +36,7 @@ LAYERS: dict[str, int] = {
     "harness.promises": 0,
     "harness.session": 1, "harness.reaper": 1, "harness.network": 1,
     "harness.process": 2,
-    "harness.kafka": 3, "harness.protocol": 3, "harness.clients.kafka": 3,
+    "harness.kafka": 3, "harness.protocol": 3, "harness.clients.kafka": 3, "harness.histories": 3,
     "harness.checks": 4, "harness.docker": 4, "harness.docker.engine": 1,
     "harness.cluster": 5,
     "harness.clients": 6, "harness.nemesis": 6, "harness.proxy": 6,
@@ -47,7 +48,7 @@ LAYERS: dict[str, int] = {
     "conftest": 11, "suites": 11,
 }
 # What a suite may import, besides the standard library and pytest.
-SUITE_IMPORTS = ("harness.scenarios", "harness.checks", "harness.verdicts", "fixtures")
+SUITE_IMPORTS = ("harness.scenarios", "harness.checks", "harness.histories", "harness.verdicts", "fixtures")
 # Floors that must not know each other: a scenario never judges, a check never builds.
 APART = {("harness.scenarios", "harness.checks"), ("harness.checks", "harness.scenarios")}
 

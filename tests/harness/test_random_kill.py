@@ -49,7 +49,7 @@ KFAKE_BUILD = (
 SCENES = [
     Scene("cluster-start-and-clients", ["-m", "harness.cli", "run", "-m", "smoke", "--brokers", "3"], (0.5, 20)),
     Scene("java-drivers", ["-m", "harness.cli", "run", "suites/kip1094/test_committed_offsets.py",
-                           "suites/kip1319/test_java_client.py", "-k", "java"], (5, 25)),
+                           "suites/kip1319/test_client_version_choice.py", "-k", "java"], (5, 25)),
     Scene("spark-job", ["-m", "pytest", "-p", "no:cacheprovider", "tests/integrity/test_integrity_checker.py", "-k",
                         "correct_pipeline"], (3, 30)),
     Scene("kfake-build", ["-c", KFAKE_BUILD], (0.5, 30), needs="go"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from recordings import Recording, batches
 
@@ -15,6 +17,7 @@ from harness.checks.committed_offsets import (
     assert_txn_commit_epochs_follow_consumption,
 )
 from harness.checks.epoch_history import epoch_of_offset
+from harness.histories.observations import Exchange
 
 CLIENTS = ["librdkafka", "java", "franz-go"]
 PAST_MARKERS = ["librdkafka", "java"]  # franz-go commits the offset of the marker: see below
@@ -146,9 +149,14 @@ def test_a_data_record_handed_twice_or_skipped_fails(recording: Recording) -> No
         assert_poll_hands_no_control_record(r["read"][1:], log, "java")
 
 
+def _exchanges(r: dict[str, Any]) -> list[Exchange]:
+    """The recorded TxnOffsetCommit exchanges (decoded mappings) as the histories type them."""
+    return [Exchange(c["api"], c["version"], c["request"], c.get("response")) for c in r["commits"]]
+
+
 def test_recorded_transactional_commits_carry_the_consumed_epochs(recording: Recording) -> None:
     r = recording("kip1094-txn-commit-epochs")
-    assert_txn_commit_epochs_follow_consumption(r["commits"], batches(r["log"]), "java")
+    assert_txn_commit_epochs_follow_consumption(_exchanges(r), batches(r["log"]), "java")
 
 
 def test_a_transactional_commit_with_the_leaders_current_epoch_fails(recording: Recording) -> None:
@@ -160,4 +168,4 @@ def test_a_transactional_commit_with_the_leaders_current_epoch_fails(recording: 
     older = next(p for p in parts if p["CommittedLeaderEpoch"] < current)
     older["CommittedLeaderEpoch"] = current
     with pytest.raises(AssertionError, match=rf"committed offset {older['CommittedOffset']} with epoch {current}"):
-        assert_txn_commit_epochs_follow_consumption(r["commits"], log, "java")
+        assert_txn_commit_epochs_follow_consumption(_exchanges(r), log, "java")

@@ -1,74 +1,52 @@
 """The KIP-1319 checks of errors that must not change (an unknown name on v0-v5, a classic group's stale
-generation on v6) reject answers that break them at one version, in one partition (recorded 4.4.0
-answers, altered)."""
+generation on v6) pass on recorded 4.4.0 histories and fail on copies altered to break them at one
+version, in one partition: a table of alterations, as in test_kip1319_checks.py."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from recordings import Recording
+from alterations import Alteration, alteration, altered, raw, typed
 
 from harness.checks.kip1319_old_errors import (
     assert_classic_stale_generation_is_illegal_generation,
     assert_unknown_topic_name_is_unknown_topic_or_partition,
 )
 from harness.errors import TargetRefused
+from harness.histories.kip1319 import ClassicGenerationAnswers, UnknownNameAnswers
 
 UNKNOWN_NAME, CLASSIC = "kip1319-v0-5-unknown-topic-name", "kip1319-v6-classic-stale-generation"
+KINDS: dict[str, type] = {UNKNOWN_NAME: UnknownNameAnswers, CLASSIC: ClassicGenerationAnswers}
+# The recorded request names the never-created topic first, the known topic second.
+MISSING, KNOWN = "response.Topics[0].Partitions[0].ErrorCode", "response.Topics[1].Partitions[0].ErrorCode"
+ERR = "response.Topics[0].Partitions[0].ErrorCode"
+unknown_name = assert_unknown_topic_name_is_unknown_topic_or_partition
+classic = assert_classic_stale_generation_is_illegal_generation
+
+ALTERATIONS: list[Alteration] = [
+    *[alteration(f"unknown-topic-id-leaking-into-{v}", "kip1319.v0-5.unknown-name-unknown-topic-or-partition",
+                 UNKNOWN_NAME, f"exchanges.{v}.{MISSING}", 100, unknown_name,
+                 "partition 0: UNKNOWN_TOPIC_ID(100), expected UNKNOWN_TOPIC_OR_PARTITION(3)") for v in ("v0", "v5")],
+    alteration("known-topic-failing-with-the-unknown-one", "kip1319.v0-5.unknown-name-unknown-topic-or-partition",
+               UNKNOWN_NAME, f"exchanges.v3.{KNOWN}", 3, unknown_name,
+               "partition 0: UNKNOWN_TOPIC_OR_PARTITION(3), expected NONE(0)"),
+    alteration("classic-stale-generation-answered-stale-member-epoch-at-v6",
+               "kip1319.v6.classic-generation-illegal-generation", CLASSIC, f"stale.v6.{ERR}", 113, classic,
+               "STALE_MEMBER_EPOCH(113), expected ILLEGAL_GENERATION(22)"),
+    # A broker answering ILLEGAL_GENERATION to every membership commit would pass the stale half alone.
+    alteration("current-generation-refused-at-v6", "kip1319.v6.classic-generation-illegal-generation", CLASSIC,
+               f"current.v6.{ERR}", 22, classic, "ILLEGAL_GENERATION(22), expected NONE(0)"),
+    alteration("member-that-never-reached-a-second-generation", "kip1319.v6.classic-generation-illegal-generation",
+               CLASSIC, "generation", 1, classic, "did not reach a second generation", raises=TargetRefused),
+]
 
 
-def _set_error(ex: dict[str, Any], code: int, name: str | None = None) -> None:
-    """Answer `code` for partition 0 of the topic keyed `name` (default: the only or first topic)."""
-    for t in ex["response"]["Topics"]:
-        if name is None or t.get("Name") == name:
-            t["Partitions"][0]["ErrorCode"] = code
-            return
-    raise AssertionError(f"no topic {name} in {ex['response']}")
+def test_the_recorded_histories_pass() -> None:
+    unknown_name(typed(UnknownNameAnswers, raw(UNKNOWN_NAME)))
+    classic(typed(ClassicGenerationAnswers, raw(CLASSIC)))
 
 
-def test_recorded_answers_pass(recording: Recording) -> None:
-    assert_unknown_topic_name_is_unknown_topic_or_partition(recording(UNKNOWN_NAME))
-    assert_classic_stale_generation_is_illegal_generation(recording(CLASSIC))
-
-
-@pytest.mark.parametrize("version", ["v0", "v5"])
-def test_unknown_topic_id_leaking_into_one_old_version_fails(recording: Recording, version: str) -> None:
-    r = recording(UNKNOWN_NAME)
-    _set_error(r["exchanges"][version], 100, r["missing"])
-    with pytest.raises(AssertionError, match=rf"{version} {r['missing']} partition 0: UNKNOWN_TOPIC_ID\(100\), "
-                                             r"expected UNKNOWN_TOPIC_OR_PARTITION\(3\)"):
-        assert_unknown_topic_name_is_unknown_topic_or_partition(r)
-
-
-def test_the_known_topic_failing_with_the_unknown_one_fails(recording: Recording) -> None:
-    r = recording(UNKNOWN_NAME)
-    _set_error(r["exchanges"]["v3"], 3, r["known"])
-    with pytest.raises(AssertionError, match=rf"v3 {r['known']} partition 0: UNKNOWN_TOPIC_OR_PARTITION\(3\), "
-                                             r"expected NONE\(0\)"):
-        assert_unknown_topic_name_is_unknown_topic_or_partition(r)
-
-
-def test_a_classic_stale_generation_answered_stale_member_epoch_at_v6_fails(recording: Recording) -> None:
-    """The consumer protocol's error for a classic group, at v6 only (v5 and below stay right)."""
-    r = recording(CLASSIC)
-    _set_error(r["stale"]["v6"], 113)
-    with pytest.raises(AssertionError, match=r"stale v6 .* partition 0: STALE_MEMBER_EPOCH\(113\), expected "
-                                             r"ILLEGAL_GENERATION\(22\)"):
-        assert_classic_stale_generation_is_illegal_generation(r)
-
-
-def test_a_current_generation_refused_at_v6_fails(recording: Recording) -> None:
-    """A broker answering ILLEGAL_GENERATION to every membership commit would pass the stale half alone."""
-    r = recording(CLASSIC)
-    _set_error(r["current"]["v6"], 22)
-    with pytest.raises(AssertionError, match=r"current v6 .* partition 0: ILLEGAL_GENERATION\(22\), expected "
-                                             r"NONE\(0\)"):
-        assert_classic_stale_generation_is_illegal_generation(r)
-
-
-def test_a_member_that_never_reached_a_second_generation_is_a_refused_premise(recording: Recording) -> None:
-    r = recording(CLASSIC)
-    r["generation"] = 1
-    with pytest.raises(TargetRefused, match="did not reach a second generation"):
-        assert_classic_stale_generation_is_illegal_generation(r)
+@pytest.mark.parametrize("a", ALTERATIONS, ids=[a.id for a in ALTERATIONS])
+def test_the_altered_history_fails_its_check(a: Alteration) -> None:
+    with pytest.raises(a.raises) as caught:
+        a.check(altered(a, KINDS[a.recording]))
+    assert a.shows in str(caught.value), f"the failure does not show {a.shows!r}:\n{caught.value}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from alterations import typed
 from recordings import Recording, batches
 
 from harness.checks.client_reactions import (
@@ -39,6 +40,7 @@ from harness.errors import (
     require_scene,
     require_target,
 )
+from harness.histories.kip1319 import ClientRun
 
 
 def _exchange(api: str, version: int, outcome: str = "answered") -> dict[str, Any]:
@@ -193,7 +195,7 @@ def test_a_mixed_commit_naming_one_topic_is_the_harness_s_error(recording: Recor
     for c in run["commits"]:
         c["request"]["Topics"] = [t for t in c["request"]["Topics"] if t["TopicId"] == failed]
     with pytest.raises(SceneUnmet, match="first TxnOffsetCommit names"):
-        assert_mixed_answer_retried(run, failed)
+        assert_mixed_answer_retried(typed(ClientRun, run), failed)
 
 
 def test_a_group_error_the_proxy_never_injected_is_the_harness_s_error(recording: Recording) -> None:
@@ -202,7 +204,7 @@ def test_a_group_error_the_proxy_never_injected_is_the_harness_s_error(recording
         for p in t["Partitions"]:
             p["ErrorCode"] = 0
     with pytest.raises(SceneUnmet, match=r"should answer franz-go .*'s first TxnOffsetCommit GROUP_ID_NOT_FOUND"):
-        assert_copier_aborted_without_retry(run)
+        assert_copier_aborted_without_retry(typed(ClientRun, run))
 
 
 def test_a_copier_transaction_of_one_topic_is_the_harness_s_error(recording: Recording) -> None:
@@ -210,4 +212,4 @@ def test_a_copier_transaction_of_one_topic_is_the_harness_s_error(recording: Rec
     topics = run["commits"][0]["request"]["Topics"]
     run["commits"][0]["request"]["Topics"] = topics[:1]
     with pytest.raises(SceneUnmet, match="copier fills each transaction from two topics"):
-        assert_failed_topic_named(run, "second", "first")
+        assert_failed_topic_named(typed(ClientRun, run), "second", "first")
