@@ -45,6 +45,7 @@ from harness.protocol import errors
 from harness.proxy import CapVersion, Proxy, ReplaceErrors, ReplaceTopicErrors, Rule, StripTopicIds
 from harness.proxy import Exchange as ProxyExchange
 from harness.scenarios.kip1319 import (
+    COORDINATOR,
     FIRST_KIP1319_CLIENT,
     KIP_VERSION,
     TXN_OFFSET_COMMIT,
@@ -88,9 +89,9 @@ class Offset:
         return f"{self.topic}:{self.partition}:{self.offset}{epoch}"
 
 
-def proxy_exchange(e: ProxyExchange) -> Exchange:
-    return Exchange(e.api, e.version, e.request or {}, e.response, e.upstream, "group coordinator", e.outcome,
-                    tuple(e.rules))
+def proxy_exchange(e: ProxyExchange, role: str | None = None) -> Exchange:
+    """An exchange the proxy recorded, as the histories keep it (`role`: what the broker was to it)."""
+    return Exchange(e.api, e.version, e.request or {}, e.response, e.upstream, role, e.outcome, tuple(e.rules))
 
 
 def _injected(rule: Rule | None, topic_id: uuid.UUID | None = None) -> Injected | None:
@@ -195,7 +196,7 @@ def _run_driver(
         with make(proxy) as driver:
             code = driver.wait_exit(timeout)
     proxy.check()
-    commits = tuple(proxy_exchange(e) for e in proxy.recording.exchanges(TXN_OFFSET_COMMIT))
+    commits = tuple(proxy_exchange(e, COORDINATOR) for e in proxy.recording.exchanges(TXN_OFFSET_COMMIT))
     used = tuple(sorted({(e.api, e.version) for e in proxy.recording.exchanges()}))
     with RawConnector(cluster) as raw:
         fetched = fetch_committed(raw, group, asked)
