@@ -25,7 +25,7 @@ from harness import session
 from harness.clients import java_security
 from harness.clients.driver import ClientDriver
 from harness.clients.java_security import properties_file
-from harness.errors import ClientLacks, SetupError
+from harness.errors import ClientLacks, SetupError, TargetRefused
 from harness.kafka.dist import DEFAULT_VERSION, KafkaDistribution, cache_root
 from harness.process import jvm
 from harness.process.cds import cds_archive_path
@@ -178,4 +178,38 @@ class JavaClient(ClientDriver):
 
     @classmethod
     def driver(cls, dist: KafkaDistribution, name: str, args: list[str], **kw: Any) -> JavaClient:
+        bootstrap = (kw.get("config") or {}).get("bootstrap.servers")
+        if bootstrap:
+            java_reaches(str(bootstrap), dist.version)
         return cls(dist, name, args, extra_classpath=compile_driver(dist, name), **kw)
+
+
+# A throttle longer than any driver waits: the Java client would sit out the whole check.
+THROTTLE_REFUSED_MS = 30_000
+_reaches: dict[str, str | None] = {}
+
+
+def java_reaches(bootstrap: str, version: str) -> None:
+    """`TargetRefused` at once where the Java client cannot talk to the target's first broker: its
+    answer to a too-new ApiVersions, read at that version as the Java client reads it, tells the
+    client to throttle for longer than a check waits (librdkafka's mock cluster: 1,179,648 ms, read
+    from a layout of its own, src/rdkafka_mock_handlers.c rd_kafka_mock_handle_ApiVersion). Asked once
+    per bootstrap; a target that answers in KIP-511's layout, or not at all, is let through."""
+    if bootstrap not in _reaches:
+        from harness.protocol.client import RawClient
+
+        host, _, port = bootstrap.split(",")[0].strip().rpartition(":")
+        why = None
+        try:
+            with RawClient.connect(host.strip("[]"), int(port), timeout=10, client_id="kcts-java-preflight") as c:
+                asked, throttle = c.error_answer or (0, None)
+        except Exception:  # noqa: BLE001 - the client itself will say what is wrong with this listener
+            asked, throttle = 0, None
+        if throttle is not None and throttle > THROTTLE_REFUSED_MS:
+            why = (f"Java kafka-clients {{version}} cannot use the target at {bootstrap}: its answer to ApiVersions "
+                   f"v{asked} is an error whose bytes, read at v{asked} as the Java client reads them, carry "
+                   f"ThrottleTimeMs {throttle} ({throttle / 60000:.1f} min); the client then sends that broker "
+                   "nothing more for so long (\"Give up sending metadata request since no node is available\")")
+        _reaches[bootstrap] = why
+    if _reaches[bootstrap] is not None:
+        raise TargetRefused(str(_reaches[bootstrap]).format(version=version))

@@ -132,6 +132,15 @@ def api_versions_error(frame: bytes) -> tuple[dict[str, Any], dict[str, Any]] | 
     return {"CorrelationId": cid}, {"ErrorCode": code, "ApiKeys": keys}
 
 
+def _throttle_as_read(api: ApiSpec, version: int, frame: bytes) -> int | None:
+    """ThrottleTimeMs of an ApiVersions answer read at `version` as the Java client reads it (the
+    fields it knows, nothing past them), or None where it does not read so."""
+    try:
+        return int(decode(api.response, version, frame, offset=4, allow_trailing=True)["ThrottleTimeMs"])
+    except (DecodeError, KeyError, TypeError, ValueError):
+        return None
+
+
 def _tls_handshake(sock: socket.socket, transport: Transport, host: str, port: int) -> socket.socket:
     """The TLS handshake within the connection's timeout; a refused certificate names both sides."""
     assert transport.tls is not None
@@ -173,6 +182,9 @@ class RawClient:
         self._correlation = itertools.count(1)
         self._lock = threading.Lock()
         self.broker_versions: dict[int, tuple[int, int]] = {}
+        # The version of an ApiVersions request answered with an error, and the ThrottleTimeMs a reader
+        # of that version finds in the answer (what the Java client honours), or None.
+        self.error_answer: tuple[int, int | None] | None = None
         self.api_versions_response: dict[str, Any] = {}
         self.last: Exchange | None = None
 
@@ -243,7 +255,8 @@ class RawClient:
         version = api.valid_versions.high
         body = {"ClientSoftwareName": CLIENT_SOFTWARE_NAME, "ClientSoftwareVersion": CLIENT_SOFTWARE_VERSION}
         resp = self.send(api, version, body)
-        if resp.get("ErrorCode") and version > 0:
+        if resp.get("ErrorCode") and version > 0 and self.last is not None:
+            self.error_answer = (version, _throttle_as_read(api, version, self.last.response_bytes))
             # An error answer (KIP-511: UNSUPPORTED_VERSION to a version too new) is not a dead listener:
             # retry once at the highest ApiVersions version it lists, or at v0 where it lists none, as
             # clients do (librdkafka falls back to v0; the Java client to the listed range).

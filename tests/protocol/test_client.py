@@ -240,6 +240,9 @@ def test_negotiation_falls_back_to_the_version_an_undecodable_error_answer_lists
         top = SPECS.api("ApiVersions").valid_versions.high
         assert [r[:2] for r in broker.requests] == [("ApiVersions", top), ("ApiVersions", 2)]
         assert c.max_version("Metadata") == 12 and c.max_version("ApiVersions") == 2
+        # Read at the version asked, as the Java client reads it, the ApiVersions entry's bytes are a
+        # ThrottleTimeMs of 1,179,648 ms (0x00120000): what Java kafka-clients 4.4.0 honoured, live.
+        assert c.error_answer == (top, 1179648)
 
 
 def test_one_zero_byte_after_a_flexible_answer_is_read_past_and_shown(broker: FakeBroker) -> None:
