@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.protocol.client import api_versions_error
 from harness.protocol.codec import decode, decode_response
 from harness.protocol.dump import dump
 from harness.protocol.exceptions import ProtocolError
@@ -93,8 +94,15 @@ class Exchange:
         except ProtocolError:
             if self.api_key != _API_VERSIONS:
                 raise
-            # KIP-511: an ApiVersions version the broker does not know is answered at v0.
-            return decode_response(api, 0, self.response_bytes)[1]
+            # KIP-511: an ApiVersions version the broker does not know is answered at v0; some brokers
+            # write that answer otherwise, and its error code still leads it (api_versions_error).
+            try:
+                return decode_response(api, 0, self.response_bytes)[1]
+            except ProtocolError:
+                read = api_versions_error(self.response_bytes)
+                if read is None:
+                    raise
+                return read[1]
 
     def dump(self) -> str:
         """Both sides in readable form, for assertion messages and attachments."""

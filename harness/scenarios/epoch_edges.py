@@ -97,9 +97,16 @@ class GappedEpochs:
     head_deleted: EndOffsetProbe | None
     list_offsets: ListOffsetsProbe
     metadata: list[dict[str, Any]]  # {broker, version, leader, epoch, error}
-    commits: list[CommitRound]
+    commits: list[CommitRound] | None  # None where the target refused the scene's commits
     deleted_to: int = -1
     refused: str | None = None  # why the target would not delete the head
+    commits_refused: str | None = None  # why the target would not take the scene's commits
+
+    def require_commits(self) -> list[CommitRound]:
+        """The commit rounds; `TargetRefused` where the target would not take the scene's commits."""
+        if self.commits is None:
+            raise TargetRefused(str(self.commits_refused))
+        return self.commits
 
     def require_head_deleted(self) -> EndOffsetProbe:
         """The probe after the head was deleted; `TargetRefused` where the target would not delete it."""
@@ -223,7 +230,8 @@ def probe_commits(raw: rr.RawConnector, topic: str, tid: uuid.UUID, group: str) 
         before = {"offset": 1000 + v, "epoch": COMMITTED_EPOCH}
         code = rr.offset_commit(gcoord, top, group, topic, tid, 0, before["offset"], COMMITTED_EPOCH)
         if code:
-            raise ClusterError(f"OffsetCommit v{top} of {before} to {group}: {errors.describe(code)}")
+            raise TargetRefused(f"the scene commits {before} to {group} with OffsetCommit v{top} before each round; "
+                                f"the target answered {errors.describe(code)}")
         before_read = _read_commit(gcoord, reads[0], group, topic, tid)
         sent: dict[str, int | None] = {"offset": 2000 + v, "epoch": NO_EPOCH if v >= 6 else None}
         code = rr.offset_commit(gcoord, v, group, topic, tid, 0, sent["offset"] or 0, NO_EPOCH)
@@ -255,7 +263,12 @@ def gapped_epochs(cluster: Cluster, topic: str, group: str) -> GappedEpochs:
         gap = probe_end_offsets(raw, topic, tid, "after a move without a write")
         list_offsets = probe_list_offsets(raw, topic, tid)
         metadata = probe_metadata(raw, topic)
-        commits = probe_commits(raw, topic, tid, group)
+        # A target that refuses the scene's commits leaves only the checks of commits without a verdict.
+        try:
+            commits: list[CommitRound] | None = probe_commits(raw, topic, tid, group)
+            commits_refused = None
+        except TargetRefused as exc:
+            commits, commits_refused = None, str(exc)
 
         cut = second_start + DELETED_INTO_SECOND_EPOCH
         tp = TopicPartition(topic, 0, cut)
@@ -263,6 +276,7 @@ def gapped_epochs(cluster: Cluster, topic: str, group: str) -> GappedEpochs:
             admin.delete_records([tp])[tp].result(30)
         except KafkaException as exc:
             return GappedEpochs(topic, epochs, gap, None, list_offsets, metadata, commits, cut,
-                                f"DeleteRecords to offset {cut}: {exc}")
+                                f"DeleteRecords to offset {cut}: {exc}", commits_refused)
         head_deleted = probe_end_offsets(raw, topic, tid, f"records before offset {cut} deleted")
-        return GappedEpochs(topic, epochs, gap, head_deleted, list_offsets, metadata, commits, cut)
+        return GappedEpochs(topic, epochs, gap, head_deleted, list_offsets, metadata, commits, cut,
+                            commits_refused=commits_refused)
