@@ -15,8 +15,9 @@ from pathlib import Path
 
 from harness import progress
 from harness.cluster.base import Cluster
+from harness.errors import TargetRefused
 from harness.kafka.dist import resolve
-from harness.waiting import wait_until
+from harness.waiting import WaitTimeout, wait_until
 from harness.workload.copier import CopierGroup
 from harness.workload.generator import GeneratorSpec
 from harness.workload.generator_process import GeneratorProcess
@@ -136,7 +137,28 @@ class Pipeline:
     def finish(self, timeout: float = 120.0) -> None:
         """Write the tail, then wait until every group has processed it and no transaction is open."""
         self.generator.write_tail()
-        wait_until(self.caught_up, timeout, self.describe, interval=0.25)
+        try:
+            wait_until(self.caught_up, timeout, self.describe, interval=0.25)
+        except WaitTimeout as exc:
+            self._refuse_if_offsets_lost(exc)
+            raise
+
+    def _refuse_if_offsets_lost(self, timeout: WaitTimeout) -> None:
+        """`TargetRefused` where the processors' transactions committed output (read_committed sees it)
+        yet no group has any offset committed: the target keeps no offset committed in a transaction
+        (librdkafka's mock: rd_kafka_mock_handle_TxnOffsetCommit stores nothing), so the pipeline
+        cannot finish; that promise is judged by the committed-epoch checks of TxnOffsetCommit."""
+        try:
+            committed = self.committed_progress()
+            visible = {t: self.probe.end_offsets(t, self.spec.partitions, committed=True) for t in self.outputs}
+        except Exception:  # noqa: BLE001 - then the timeout says what it saw
+            return
+        if any(v > 0 for ends in visible.values() for v in ends.values()) and all(
+                o < 0 for offsets in committed.values() for o in offsets.values()):
+            raise TargetRefused(
+                f"the processors' transactions committed output (read_committed end offsets {visible}) but no group "
+                f"has an offset committed ({committed}): the target keeps no offset committed in a transaction "
+                "(TxnOffsetCommit), so the pipeline never finishes") from timeout
 
     def describe(self) -> str:
         copiers = f"; copiers: {self.copiers.describe()}" if self.copiers is not None else ""
