@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from harness.protocol.client import MAX_RESPONSE_BYTES
-from harness.protocol.codec import decode, decode_response, encode, encode_response
+from harness.protocol.client import MAX_RESPONSE_BYTES, read_response
+from harness.protocol.codec import decode, encode, encode_response
 from harness.protocol.exceptions import ProtocolError
 from harness.proxy.frames import (
     SIZE,
@@ -234,14 +234,14 @@ class Link:
             return frame
         version = ex.version
         try:
-            header, body = decode_response(api, version, frame)
+            # As clients read it: an ApiVersions error answer at v0 or by its error code (KIP-511), one
+            # zero byte after a flexible message read past (harness.protocol.client.read_response).
+            header, body, _ = read_response(api, version, frame)
         except ProtocolError as exc:
-            if ex.api_key != API_VERSIONS:
-                self.proxy.note_error(f"{self.label}: {api.name} v{version} response passed through undecoded: {exc}")
-                return frame
-            # KIP-511: an ApiVersions request at a version the broker lacks is answered at v0.
-            version = 0
-            header, body = decode_response(api, version, frame)
+            self.proxy.note_error(f"{self.label}: {api.name} v{version} response passed through undecoded: {exc}")
+            return frame
+        if ex.api_key == API_VERSIONS and body.get("ErrorCode") and "ThrottleTimeMs" not in body:
+            version = 0  # the error answer, re-encoded as KIP-511 writes it
         for entry in endpoints(api, version, body):
             if is_real_endpoint(entry):
                 await self.proxy.ensure_listener(entry["Host"], entry["Port"])
