@@ -26,10 +26,11 @@ NO_SECURITY = Security()
 def test_the_matrix_word_and_the_options_name_the_same_target() -> None:
     assert parse("4.3.1") == from_options("local", "4.3.1", 3, None, NO_SECURITY, None)
     assert parse("kfake") == from_options("kfake", None, 3, None, NO_SECURITY, None)
+    assert parse("librdkafka-mock") == from_options("librdkafka-mock", None, 3, None, NO_SECURITY, None)
     assert parse("external:127.0.0.1:9092") == from_options("external", None, 3, "127.0.0.1:9092", NO_SECURITY, None)
 
 
-@pytest.mark.parametrize("word", ["4.4.0", "4.0.x", "kfake", "external:127.0.0.1:9092"])
+@pytest.mark.parametrize("word", ["4.4.0", "4.0.x", "kfake", "librdkafka-mock", "external:127.0.0.1:9092"])
 def test_run_arguments_parse_back_to_the_same_target(word: str) -> None:
     """The matrix runs each target as `kcts run <to_run_args>`; those arguments must name it again."""
     spec = parse(word)
@@ -59,6 +60,9 @@ def test_capabilities_come_from_the_kind() -> None:
     kfake = parse("kfake").capabilities
     assert kfake.fault_control and not kfake.side_clusters and kfake.owned and kfake.leader_moves == "api"
     assert kfake.replication is False and "one log per partition" in kfake.no_replication
+    mock = parse("librdkafka-mock").capabilities
+    assert mock.fault_control and mock.owned and mock.leader_moves == "api" and not mock.node_logs
+    assert mock.replication is False and "Let Replicas == ISRs" in mock.no_replication
     external = parse("external:127.0.0.1:9092").capabilities
     assert not external.owned and not external.node_logs and external.replication is None
     assert external.leader_moves is None and not external.fault_control
