@@ -41,6 +41,6 @@ setup(
         "harness.kfake": ["*.go", "go.mod", "go.sum"],
         # pytest's configuration (markers, timeout) of an installed run is the checkout's.
         "kcts_suite": ["pyproject.toml"],
-        **{f"kcts_suite.{p}": ["*"] for p in ROOT if p.startswith("docker.")},
+        **{f"kcts_suite.{p}": ["*"] for p in ROOT if p.split(".")[0] == "docker"},
     },
 )

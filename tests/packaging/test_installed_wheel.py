@@ -28,9 +28,9 @@ pytestmark = [pytest.mark.live, pytest.mark.heavy]
 # What a run needs besides harness/'s modules, as the wheel holds it (kcts_suite/ is the checkout's root).
 SHIPPED = ("kcts_suite/conftest.py", "kcts_suite/pyproject.toml", "kcts_suite/fixtures/cluster.py",
            "kcts_suite/suites/smoke/test_smoke.py", "kcts_suite/docker/kafka/Dockerfile",
-           "kcts_suite/docker/base/build.sh", "harness/clients/java/KctsJson.java", "harness/clients/go/go.mod",
-           "harness/kfake/main.go", "harness/promises.toml", "harness/client_gaps.toml", "harness/replays.toml",
-           "harness/profiles/tansu.toml", "harness/reports/results.schema.json")
+           "kcts_suite/docker/base/build.sh", "kcts_suite/docker/compose.yaml", "harness/clients/java/KctsJson.java",
+           "harness/clients/go/go.mod", "harness/kfake/main.go", "harness/promises.toml", "harness/client_gaps.toml",
+           "harness/replays.toml", "harness/profiles/tansu.toml", "harness/reports/results.schema.json")
 
 
 @pytest.fixture(scope="module")
