@@ -1,0 +1,110 @@
+"""Probes of a leader-moves history (harness.scenarios.kip320.leader_moves) that judge the leader's
+epoch against something other than Metadata's own word, and the premise every check of a history
+needs: that the leader really moved.
+
+- `require_moves(history, n)`: the history holds at least `n` leader moves (epoch rises seen by
+  Metadata), else `TargetRefused` with the history's steps as the evidence.
+- `out_of_range_probe`: Fetch, at every version with CurrentLeaderEpoch (v9+), from an offset past
+  the leader's log end, with CurrentLeaderEpoch -1, the current epoch, an older and a newer one.
+- `metadata_truth_probe`: the leader's log (each batch's PartitionLeaderEpoch, stamped at append)
+  beside the epochs Metadata gave after each move, and a Fetch at every version from v9 with
+  CurrentLeaderEpoch = the epoch the leader's Metadata gives now.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from harness.clients import raw as rr
+from harness.cluster.base import Cluster
+from harness.errors import TargetRefused
+from harness.protocol.sentinels import NO_EPOCH
+from harness.scenarios.kip320 import EpochHistory
+
+FIRST_WITH_CURRENT_EPOCH = 9  # Fetch v9 (KIP-320) carries CurrentLeaderEpoch
+PAST_THE_END = 1000  # how far past the log end the out-of-range fetch asks
+
+
+def moves_seen(history: EpochHistory) -> int:
+    """How many steps of the history raised the epoch Metadata gave (the highest any broker said)."""
+    tops = [max(s.epochs.values(), default=NO_EPOCH) for s in history.steps]
+    return sum(1 for before, after in itertools.pairwise(tops) if after > before)
+
+
+def require_moves(history: EpochHistory, n: int) -> None:
+    """`TargetRefused` unless at least `n` leader moves happened in `history`: a check of a partition's
+    epochs after moves would otherwise pass (or fail) on a partition that never left its first epoch."""
+    seen = moves_seen(history)
+    if history.refused is not None or seen < n:
+        steps = "; ".join(f"{s.step}: leader {s.leader}, epochs {s.epochs}" for s in history.steps) or "none"
+        why = f", the target refused: {history.refused}" if history.refused else ""
+        raise TargetRefused(f"the check needs {n} leader moves of {history.topic}; the {history.name} history has "
+                            f"{seen}{why} (steps: {steps})")
+
+
+@dataclass(frozen=True)
+class OutOfRangeProbe:
+    """Fetch answers at an offset past the log end: [{version, requested_epoch, partition}]; `served`:
+    the leader's answer to a Fetch from offset 0 at its current epoch (it is a healthy leader)."""
+
+    topic: str
+    leader: int
+    current_epoch: int
+    log_end: int
+    fetch_offset: int
+    served: dict[str, Any]
+    answers: list[dict[str, Any]]
+
+
+def out_of_range_probe(cluster: Cluster, history: EpochHistory) -> OutOfRangeProbe:
+    """Ask the leader of `history`'s partition (one move at least) for an offset past its log end."""
+    require_moves(history, 1)
+    with rr.RawConnector(cluster) as raw:
+        p = rr.partition_metadata(raw(cluster.running_brokers()[0]), history.topic)
+        client = raw(p["LeaderId"])
+        current = rr.partition_metadata(client, history.topic)["LeaderEpoch"]
+        top = client.max_version("Fetch")
+        served = rr.fetch(client, top, history.topic, history.topic_id, 0, 0, current_epoch=current)
+        log_end = served["HighWatermark"]
+        offset = log_end + PAST_THE_END
+        answers = [
+            {"version": v, "requested_epoch": e,
+             "partition": rr.fetch(client, v, history.topic, history.topic_id, 0, offset, current_epoch=e)}
+            for v in rr.versions(client, "Fetch", FIRST_WITH_CURRENT_EPOCH)
+            for e in (NO_EPOCH, current, current - 1, current + 1)
+        ]
+        return OutOfRangeProbe(history.topic, p["LeaderId"], current, log_end, offset,
+                               {"version": top, "requested_epoch": current, "partition": served}, answers)
+
+
+@dataclass(frozen=True)
+class MetadataTruthProbe:
+    """The history's steps (each running broker's Metadata epoch after each move) and appends, the
+    leader's log re-encoded, and Fetch answers [{version, requested_epoch, fetch_offset, partition}]
+    asked with the epoch the leader's Metadata gives at the time (`metadata_epoch`)."""
+
+    topic: str
+    leader: int
+    metadata_epoch: int
+    steps: list[dict[str, Any]]
+    appends: list[dict[str, int]]
+    log: bytes
+    fetches: list[dict[str, Any]]
+
+
+def metadata_truth_probe(cluster: Cluster, history: EpochHistory) -> MetadataTruthProbe:
+    with rr.RawConnector(cluster) as raw:
+        p = rr.partition_metadata(raw(cluster.running_brokers()[0]), history.topic)
+        client = raw(p["LeaderId"])
+        epoch = rr.partition_metadata(client, history.topic)["LeaderEpoch"]
+        batches, _ = rr.read_log(client, history.topic, history.topic_id)
+        start = history.appends[-1].first if history.appends else 0
+        fetches = [
+            {"version": v, "requested_epoch": epoch, "fetch_offset": start,
+             "partition": rr.fetch(client, v, history.topic, history.topic_id, 0, start, current_epoch=epoch)}
+            for v in rr.versions(client, "Fetch", FIRST_WITH_CURRENT_EPOCH)
+        ]
+        return MetadataTruthProbe(history.topic, p["LeaderId"], epoch, history.step_dicts(), history.append_dicts(),
+                                  b"".join(b.encode() for b in batches), fetches)
