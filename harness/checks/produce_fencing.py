@@ -45,8 +45,12 @@ def assert_refused_with_leader_hint(
     assert answers, "no Produce answers to judge"
     wrong = []
     for a in answers:
-        p, v = a["partition"], a["version"]
+        v = a["version"]
         where = f"Produce v{v} to former leader {a['broker']}"
+        if "unreadable" in a:
+            wrong.append(f"{where}: an answer that is not a Produce v{v} response ({a['unreadable']})")
+            continue
+        p = a["partition"]
         # BaseOffset of a refused write is -1 on Apache Kafka and 0, the field's default, on kfake:
         # neither appends, and the KIP promises the error and the leader hint, not the offset field.
         if p["ErrorCode"] != 6 or p["BaseOffset"] > 0:
