@@ -163,12 +163,14 @@ def offsets_for_leader_epoch(
 
 def produce(
     client: RawClient, version: int, topic: str, tid: uuid.UUID, partition: int, records: bytes, acks: int = -1,
-    epoch: int | None = None,
+    epoch: int | None = None, transactional_id: str | None = None,
 ) -> Exchange:
-    """One Produce of `records`; `epoch` is KIP-359's CurrentLeaderEpoch, for a schema that has it."""
+    """One Produce of `records`; `epoch` is KIP-359's CurrentLeaderEpoch, for a schema that has it;
+    `transactional_id` names the transaction a transactional batch belongs to (v3+)."""
     key = {"TopicId": tid} if version >= 13 else {"Name": topic}
     part = {"Index": partition, "Records": records, **({} if epoch is None else {"CurrentLeaderEpoch": epoch})}
-    body = {"TransactionalId": None, "Acks": acks, "TimeoutMs": 10000, "TopicData": [{**key, "PartitionData": [part]}]}
+    body = {"TransactionalId": transactional_id, "Acks": acks, "TimeoutMs": 10000,
+            "TopicData": [{**key, "PartitionData": [part]}]}
     return client.exchange("Produce", version, body)
 
 

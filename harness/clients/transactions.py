@@ -149,6 +149,27 @@ class Transaction:
                        TRANSACTION_TRANSIENT, "AddOffsetsToTxn")
         assert added["ErrorCode"] == 0, f"AddOffsetsToTxn: {errors.describe(added['ErrorCode'])}"
 
+    def add_partitions(self, topic: str, partitions: list[int]) -> None:
+        """AddPartitionsToTxn (v3 at most, the last version a producer sends: v4+ batch transactions for
+        brokers): before KIP-890's Transaction V2 the producer adds each partition it writes to
+        itself; fails unless the coordinator accepts every one."""
+        c = self.coordinator
+        v = min(3, c.max_version("AddPartitionsToTxn"))
+        body = {"V3AndBelowTransactionalId": self.transactional_id, "V3AndBelowProducerId": self.producer_id,
+                "V3AndBelowProducerEpoch": self.producer_epoch,
+                "V3AndBelowTopics": [{"Name": topic, "Partitions": partitions}]}
+
+        def attempt() -> dict[str, Any]:
+            resp = c.send("AddPartitionsToTxn", v, body)
+            # The per-partition codes are PartitionErrorCode: read as ErrorCode so that `settle` waits
+            # out a previous transaction of this id still completing.
+            codes = [p["PartitionErrorCode"] for t in resp["ResultsByTopicV3AndBelow"] for p in t["ResultsByPartition"]]
+            return {"ErrorCode": next((e for e in codes if e), 0), "response": resp}
+
+        added = settle(attempt, TRANSACTION_TRANSIENT, f"AddPartitionsToTxn v{v}")
+        assert isinstance(added, dict)
+        assert added["ErrorCode"] == 0, f"AddPartitionsToTxn v{v} {topic} {partitions}: {added['response']}"
+
     def end(self, commit: bool, version: int | None = None) -> Exchange:
         """EndTxn at `version` (default the coordinator's highest); fails unless the coordinator accepts it."""
         c = self.coordinator

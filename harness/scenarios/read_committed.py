@@ -1,0 +1,180 @@
+"""Transactions spoken on the wire, one request each (harness.clients.transactions), and what the
+broker answers about them: a read_committed Fetch, and the offsets an aborted transaction leaves.
+
+`read_committed_log`, on a 1-partition topic, through the partition's leader:
+1. 2 plain records (offsets 0-1);
+2. transaction A (its own transactional id): AddPartitionsToTxn, 3 records, EndTxn abort; the scene
+   waits until A's ABORT marker is in the log, so that what follows lands after it;
+3. transaction B: AddPartitionsToTxn, 3 records, left open;
+4. 2 plain records after B's;
+5. Fetch from offset 0 at every version from v4 (the first with IsolationLevel, LastStableOffset and
+   AbortedTransactions), read_committed (1) and read_uncommitted (0); then B is aborted.
+The producer ids and the first offsets come from InitProducerId and the Produce answers, not from
+the Fetch answers being judged. Each transaction takes the pre-KIP-890 path (the producer adds its
+partitions, EndTxn v4 at most), which every broker with transactions speaks.
+
+`aborted_offset_commits`: a plain OffsetCommit sets a baseline; then, at each TxnOffsetCommit
+version the group coordinator advertises, a transaction commits another offset and is aborted,
+and every OffsetFetch version (from v1) reads the group back; last, a committed transaction at
+the top version shows that the coordinator keeps a transactional commit at all.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from harness.clients import raw as rr
+from harness.clients import transactions as tx
+from harness.cluster.base import Cluster
+from harness.errors import TargetRefused
+from harness.protocol import errors
+from harness.protocol.client import RawClient
+from harness.protocol.records import encode_batch, parse_batches
+from harness.protocol.sentinels import NO_EPOCH
+from harness.waiting import wait_until
+
+TV1_PRODUCE = 11  # the last Produce version before KIP-890's implicit AddPartitionsToTxn (v12)
+TV1_END_TXN = 4  # the last EndTxn before KIP-890's Transaction V2
+TV2_TXN_OFFSET_COMMIT = 5  # KIP-890: from v5 the group coordinator adds itself to the transaction
+FIRST_WITH_ISOLATION = 4  # Fetch v4 (KIP-98): IsolationLevel, LastStableOffset, AbortedTransactions
+READ_COMMITTED, READ_UNCOMMITTED = 1, 0
+RECORDS = 3
+
+
+def _produce(client: RawClient, topic: str, tid: uuid.UUID, tag: str, n: int,
+             txn: tx.Transaction | None = None) -> dict[str, int]:
+    """`n` records acknowledged by all replicas, transactional if `txn`: {first, last, producer_id}."""
+    batch = encode_batch(
+        [f"{tag}-{i}".encode() for i in range(n)],
+        transactional=txn is not None,
+        **({"producer_id": txn.producer_id, "producer_epoch": txn.producer_epoch, "base_sequence": 0} if txn else {}),
+    )
+    v = min(TV1_PRODUCE, client.max_version("Produce"))
+    ex = rr.produce(client, v, topic, tid, 0, batch, acks=-1, transactional_id=txn.transactional_id if txn else None)
+    p = ex.response["Responses"][0]["PartitionResponses"][0]
+    if p["ErrorCode"]:
+        raise TargetRefused(f"Produce v{v} of '{tag}' ({n} records{', transactional' if txn else ''}) to {topic}: "
+                            f"{errors.describe(p['ErrorCode'])}")
+    return {"first": p["BaseOffset"], "last": p["BaseOffset"] + n - 1,
+            "producer_id": txn.producer_id if txn else -1}
+
+
+@dataclass(frozen=True)
+class ReadCommittedLog:
+    """The scene's writes ({first, last, producer_id}), the high watermark once written, and the
+    Fetch answers [{version, isolation, partition}] from offset 0."""
+
+    topic: str
+    leader: int
+    before: dict[str, int]
+    aborted: dict[str, int]
+    open: dict[str, int]
+    after: dict[str, int]
+    log_end: int
+    answers: list[dict[str, Any]]
+
+
+def read_committed_log(cluster: Cluster, topic: str, transactional_id: Callable[[str], str]) -> ReadCommittedLog:
+    with rr.RawConnector(cluster) as raw:
+        tx.require_transactions(raw(cluster.running_brokers()[0]))
+        p = rr.partition_metadata(raw(cluster.running_brokers()[0]), topic)
+        client = raw(p["LeaderId"])
+        tid = rr.topic_id(client, topic)
+        before = _produce(client, topic, tid, "before", 2)
+
+        a = tx.begin(raw, transactional_id("read-committed-aborted"))
+        a.add_partitions(topic, [0])
+        aborted = _produce(client, topic, tid, "aborted", RECORDS, a)
+        a.end(False, min(TV1_END_TXN, a.coordinator.max_version("EndTxn")))
+
+        def abort_marker_written() -> bool:
+            got = rr.fetch(client, client.max_version("Fetch"), topic, tid, 0, aborted["last"] + 1)
+            return any(b.control_type() == "ABORT" and b.producer_id == a.producer_id
+                       for b in parse_batches(got["Records"]))
+
+        # The coordinator writes the marker after EndTxn returns; B must start after it.
+        wait_until(abort_marker_written, 30, lambda: f"no ABORT marker of producer {a.producer_id} in {topic}-0 "
+                                                      f"after offset {aborted['last']}")
+        b = tx.begin(raw, transactional_id("read-committed-open"))
+        b.add_partitions(topic, [0])
+        opened = _produce(client, topic, tid, "open", RECORDS, b)
+        after = _produce(client, topic, tid, "after", 2)
+        try:
+            answers = [
+                {"version": v, "isolation": iso,
+                 "partition": rr.fetch(client, v, topic, tid, 0, 0, current_epoch=NO_EPOCH, isolation=iso)}
+                for v in rr.versions(client, "Fetch", FIRST_WITH_ISOLATION)
+                for iso in (READ_COMMITTED, READ_UNCOMMITTED)
+            ]
+        finally:
+            # Nothing left open past the module: an open transaction holds the partition's LSO.
+            b.end(False, min(TV1_END_TXN, b.coordinator.max_version("EndTxn")))
+        return ReadCommittedLog(topic, p["LeaderId"], before, aborted, opened, after, after["last"] + 1, answers)
+
+
+def read_commit(client: RawClient, version: int, group: str, topic: str, tid: uuid.UUID) -> dict[str, Any]:
+    """{offset, epoch, metadata, error} of partition 0 at any OffsetFetch version from v1 (epoch None
+    below v5, which has no CommittedLeaderEpoch)."""
+    resp = tx.offset_fetch(client, version, group, topic, tid, [0]).response
+    top = resp["Groups"][0] if version >= 8 else resp
+    p = top["Topics"][0]["Partitions"][0] if top["Topics"] else {}
+    return {"offset": p.get("CommittedOffset"), "epoch": p.get("CommittedLeaderEpoch"),
+            "metadata": p.get("Metadata"), "error": p.get("ErrorCode", 0) or top.get("ErrorCode", 0)}
+
+
+@dataclass(frozen=True)
+class AbortedCommits:
+    """`baseline`: the plain commit {offset, epoch, metadata, code} and its read-back; `rounds`: per
+    TxnOffsetCommit version {version, sent, code, reads: [{version, got}]} after the abort;
+    `committed`: the same for the control round, a committed transaction at the top version."""
+
+    topic: str
+    group: str
+    baseline: dict[str, Any]
+    rounds: list[dict[str, Any]]
+    committed: dict[str, Any]
+
+
+def _txn_round(raw: rr.RawConnector, gcoord: RawClient, version: int, txn_id: str, group: str, topic: str,
+               tid: uuid.UUID, sent: dict[str, Any], commit: bool, reads: list[int]) -> dict[str, Any]:
+    txn = tx.begin(raw, txn_id)
+    # Before KIP-890's v5 the producer adds the group to its transaction itself, and ends it at v4.
+    legacy = version < TV2_TXN_OFFSET_COMMIT
+    if legacy:
+        txn.add_group(group)
+    key = {"TopicId": tid} if version >= 6 else {"Name": topic}
+    part = tx.partition(0, sent["offset"], sent["epoch"], sent["metadata"])
+    ex = tx.txn_offset_commit(gcoord, version, txn, group, [{**key, "Partitions": [part]}])
+    code = ex.response["Topics"][0]["Partitions"][0]["ErrorCode"]
+    txn.end(commit, min(TV1_END_TXN, txn.coordinator.max_version("EndTxn")) if legacy else None)
+    return {"version": version, "sent": sent, "code": code,
+            "reads": [{"version": fv, "got": read_commit(gcoord, fv, group, topic, tid)} for fv in reads]}
+
+
+def aborted_offset_commits(cluster: Cluster, topic: str, group: str,
+                           transactional_id: Callable[[str], str]) -> AbortedCommits:
+    with rr.RawConnector(cluster) as raw:
+        any_broker = raw(cluster.running_brokers()[0])
+        tx.require_transactions(any_broker)
+        tid = rr.topic_id(any_broker, topic)
+        gcoord = raw(tx.coordinator_id(any_broker, group, tx.GROUP_KEY))
+        # Newest first: RequireStable (v7+) waits out an ended transaction's markers.
+        reads = sorted(rr.versions(gcoord, "OffsetFetch", 1), reverse=True)
+        sent = {"offset": 10, "epoch": 2, "metadata": "kcts baseline"}
+        code = rr.offset_commit(gcoord, gcoord.max_version("OffsetCommit"), group, topic, tid, 0, sent["offset"],
+                                sent["epoch"], sent["metadata"])
+        baseline = {"sent": sent, "code": code, "got": read_commit(gcoord, reads[0], group, topic, tid)}
+        rounds = []
+        for v in rr.versions(gcoord, "TxnOffsetCommit", 0):
+            # CommittedLeaderEpoch is v2+: below it the field is absent and must stay at its default.
+            sent = {"offset": 100 + v, "epoch": 20 + v if v >= 2 else NO_EPOCH, "metadata": f"kcts aborted v{v}"}
+            rounds.append(_txn_round(raw, gcoord, v, transactional_id(f"aborted-commit-{v}"), group, topic, tid, sent,
+                                     False, reads))
+        top = gcoord.max_version("TxnOffsetCommit")
+        sent = {"offset": 500, "epoch": 9, "metadata": "kcts committed"}
+        committed = _txn_round(raw, gcoord, top, transactional_id("committed-commit"), group, topic, tid, sent, True,
+                               reads[:1])
+        return AbortedCommits(topic, group, baseline, rounds, committed)
