@@ -66,6 +66,20 @@ def prepare() -> str:
     return f"librdkafka {version}'s mock cluster, from {path}"
 
 
+def held_by_construction(config: dict[str, str], replication_factor: int) -> dict[str, str]:
+    """The topic configs whose promise the mock keeps without being told: min.insync.replicas up to
+    the replication factor (its one log per partition is written before any acks=all answer, and its
+    ISR is always every replica, "Let Replicas == ISRs", so an acknowledged write survives any
+    broker's loss), and unclean.leader.election.enable=false (it never elects uncleanly)."""
+    held = {}
+    for key, value in config.items():
+        if key == "min.insync.replicas" and value.isdigit() and 1 <= int(value) <= replication_factor:
+            held[key] = value
+        elif key == "unclean.leader.election.enable" and value.lower() == "false":
+            held[key] = value
+    return held
+
+
 class LibrdkafkaMockCluster(Cluster):
     def __init__(self, target: TargetSpec | None = None) -> None:
         self.target = target or TargetSpec(kind=LIBRDKAFKA_MOCK, version=None)
@@ -201,9 +215,11 @@ class LibrdkafkaMockCluster(Cluster):
     # -- topics --------------------------------------------------------------------------------
     def create_topic_itself(self, name: str, partitions: int, replication_factor: int,
                             config: dict[str, str] | None, why: str) -> None:
-        if config:
+        held = held_by_construction(config or {}, replication_factor)
+        if held != (config or {}):
+            other = {k: v for k, v in (config or {}).items() if k not in held}
             raise TargetRefused(
-                f"the target refused to create topic {name} with config {config}: librdkafka's mock cluster "
+                f"the target refused to create topic {name} with config {other}: librdkafka's mock cluster "
                 "serves no CreateTopics, and its own way (rd_kafka_mock_topic_create, src/rdkafka_mock.h) takes "
                 "a partition count and a replication factor, no topic configs")
         try:

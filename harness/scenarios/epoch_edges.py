@@ -35,7 +35,7 @@ from harness.clients import kafka
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.cluster.base import Cluster
-from harness.errors import ClusterError, TargetRefused
+from harness.errors import ClusterError, NotSupported, TargetRefused
 from harness.nemesis.leadership import move_leader
 from harness.protocol import errors
 from harness.protocol.client import RawClient
@@ -46,7 +46,6 @@ RECORDS = 5
 DELETED_INTO_SECOND_EPOCH = 2  # the new log start: this many records into e1's
 AHEAD_MS = 600_000  # the max-timestamp record's lead: below 4.x's message.timestamp.after.max.ms (1 h)
 MAX_TIMESTAMP = -3  # ListOffsets v7+ (KIP-734): the record with the largest timestamp
-COMMITTED_EPOCH = 7  # the epoch of the commit made before each commit without one
 
 
 @dataclass(frozen=True)
@@ -101,6 +100,7 @@ class GappedEpochs:
     deleted_to: int = -1
     refused: str | None = None  # why the target would not delete the head
     commits_refused: str | None = None  # why the target would not take the scene's commits
+    lacks_delete_records: bool = False  # `refused` is then the evidence of "not supported"
 
     def require_commits(self) -> list[CommitRound]:
         """The commit rounds; `TargetRefused` where the target would not take the scene's commits."""
@@ -110,6 +110,8 @@ class GappedEpochs:
 
     def require_head_deleted(self) -> EndOffsetProbe:
         """The probe after the head was deleted; `TargetRefused` where the target would not delete it."""
+        if self.head_deleted is None and self.lacks_delete_records:
+            raise NotSupported("deleting a log's head (DeleteRecords)", str(self.refused))
         if self.head_deleted is None:
             raise TargetRefused(f"an epoch older than the earliest the leader knows needs the log's head deleted: "
                                 f"{self.refused}")
@@ -218,17 +220,20 @@ def _read_commit(client: RawClient, version: int, group: str, topic: str, tid: u
 
 
 def probe_commits(raw: rr.RawConnector, topic: str, tid: uuid.UUID, group: str) -> list[CommitRound]:
-    """For each OffsetCommit version: commit (offset, epoch 7) with the newest version, then a new offset
-    with this version, without an epoch (none below v6, -1 from v6); read it back with every
+    """For each OffsetCommit version: commit (offset, the leader's epoch) with the newest version, then a
+    new offset with this version, without an epoch (none below v6, -1 from v6); read it back with every
     OffsetFetch version, newest first."""
     any_broker = raw(raw.cluster.running_brokers()[0])
+    # The epoch of the last record a consumer read (KIP-320 "Protocol Changes / OffsetCommit"): the
+    # leader's own, which every broker takes (librdkafka's mock refuses any other).
+    committed_epoch = rr.partition_metadata(any_broker, topic)["LeaderEpoch"]
     gcoord = raw(tx.coordinator_id(any_broker, group, 0))
     top = gcoord.max_version("OffsetCommit")
     reads = sorted(rr.versions(gcoord, "OffsetFetch", 1), reverse=True)
     rounds = []
     for v in rr.versions(gcoord, "OffsetCommit", 2):
-        before = {"offset": 1000 + v, "epoch": COMMITTED_EPOCH}
-        code = rr.offset_commit(gcoord, top, group, topic, tid, 0, before["offset"], COMMITTED_EPOCH)
+        before = {"offset": 1000 + v, "epoch": committed_epoch}
+        code = rr.offset_commit(gcoord, top, group, topic, tid, 0, before["offset"], committed_epoch)
         if code:
             raise TargetRefused(f"the scene commits {before} to {group} with OffsetCommit v{top} before each round; "
                                 f"the target answered {errors.describe(code)}")
@@ -272,6 +277,11 @@ def gapped_epochs(cluster: Cluster, topic: str, group: str) -> GappedEpochs:
 
         cut = second_start + DELETED_INTO_SECOND_EPOCH
         tp = TopicPartition(topic, 0, cut)
+        if not mover.supports("DeleteRecords", 0):
+            # The target lacks the API: "not supported", with what it advertised (GappedEpochs.lacks).
+            return GappedEpochs(topic, epochs, gap, None, list_offsets, metadata, commits, cut,
+                                f"DeleteRecords (API 21) is not among the APIs the target advertises: "
+                                f"{sorted(mover.broker_versions)}", commits_refused, lacks_delete_records=True)
         try:
             admin.delete_records([tp])[tp].result(30)
         except KafkaException as exc:

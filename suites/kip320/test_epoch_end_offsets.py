@@ -153,9 +153,9 @@ def test_offset_commit_and_fetch_versions_without_an_epoch_keep_working_after_le
 @pytest.mark.promise("kip320.offset-commit.no-epoch-reads-back-undefined")
 def test_a_commit_without_an_epoch_reads_back_without_the_previous_epoch(gapped: GappedEpochs) -> None:
     """KIP-320, "Protocol Changes / OffsetCommit" and "Compatibility" ("we will use a sentinel value
-    (-1) in the APIs that expose it"): after a commit with epoch 7, a commit without an epoch
+    (-1) in the APIs that expose it"): after a commit with the leader's epoch, a commit without an epoch
     (OffsetCommit v2-v5, or CommittedLeaderEpoch -1 from v6) reads back from OffsetFetch v5+ with
-    CommittedLeaderEpoch -1, not 7."""
+    CommittedLeaderEpoch -1, not that epoch."""
     rounds = [dataclasses.asdict(r) for r in gapped.require_commits()]
     recorded.save("kip320-old-commits", {"rounds": rounds, "current_epoch": gapped.list_offsets.current_epoch})
     assert_commit_without_epoch_reads_back_undefined(rounds)

@@ -36,14 +36,15 @@ def cluster() -> Iterator[LibrdkafkaMockCluster]:
         yield c
 
 
-def test_topics_come_from_the_mock_api_and_configs_are_refused_at_once(cluster: LibrdkafkaMockCluster) -> None:
+def test_topics_come_from_the_mock_api_and_configs_it_cannot_keep_are_refused(cluster: LibrdkafkaMockCluster) -> None:
     why = cluster.no_create_topics()
     assert why is not None and "API 19 is not among" in why and "OffsetForLeaderEpoch 2-2" in why
     with admin_client(cluster) as admin:
         topic = create_topic(cluster, admin, "kcts-mock-topic", 2, 3)
         assert cluster.partition_state(topic, 1).isr == (1, 2, 3)
         with pytest.raises(TargetRefused, match="no topic configs"):
-            create_topic(cluster, admin, "kcts-mock-config", 1, 3, {"min.insync.replicas": "2"})
+            create_topic(cluster, admin, "kcts-mock-config", 1, 3, {"cleanup.policy": "compact"})
+        create_topic(cluster, admin, "kcts-mock-min-isr", 1, 3, {"min.insync.replicas": "2"})
 
 
 def test_a_move_a_stop_and_a_pause_move_leadership_at_a_higher_epoch(cluster: LibrdkafkaMockCluster) -> None:
