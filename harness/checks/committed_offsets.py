@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.checks.epoch_history import epoch_of_offset
 from harness.errors import require_scene
+from harness.histories.kip1094 import CommitAfterRead, CommittedOffset, EpochEnd
 from harness.histories.observations import Exchange
 from harness.protocol.errors import describe
 from harness.protocol.records import RecordBatch, describe_log
@@ -52,21 +53,20 @@ def assert_metadata_kept(rounds: Sequence[Mapping[str, Any]]) -> None:
 
 
 def assert_commit_epochs_follow_consumption(
-    commits: Sequence[Mapping[str, int]], batches: Sequence[RecordBatch], client: str
+    commits: Sequence[CommitAfterRead], batches: Sequence[RecordBatch], client: str
 ) -> None:
-    """Each commit ({offset, epoch, last_offset, last_epoch}) made right after consuming the record at
-    `last_offset` (whose epoch the client reported as `last_epoch`) names the next offset and the
-    epoch that record was appended in."""
+    """Each commit made right after consuming the record at `last_offset` (whose epoch the client
+    reported as `last_epoch`) names the next offset and the epoch that record was appended in."""
     assert commits, f"{client} made no commit"
     wrong = []
     for c in commits:
-        appended = epoch_of_offset(batches, c["last_offset"])
-        if c["offset"] != c["last_offset"] + 1:
-            wrong.append(f"after offset {c['last_offset']} committed offset {c['offset']}, not {c['last_offset'] + 1}")
-        if not c["epoch"] == c["last_epoch"] == appended:
+        appended = epoch_of_offset(batches, c.last_offset)
+        if c.offset != c.last_offset + 1:
+            wrong.append(f"after offset {c.last_offset} committed offset {c.offset}, not {c.last_offset + 1}")
+        if not c.epoch == c.last_epoch == appended:
             wrong.append(
-                f"after offset {c['last_offset']} (appended in epoch {appended}, reported as {c['last_epoch']}) "
-                f"committed epoch {c['epoch']}"
+                f"after offset {c.last_offset} (appended in epoch {appended}, reported as {c.last_epoch}) "
+                f"committed epoch {c.epoch}"
             )
     assert not wrong, (
         f"{client}: the committed leader epoch is not the epoch of the last consumed record: {wrong[:6]}; "
@@ -75,7 +75,7 @@ def assert_commit_epochs_follow_consumption(
 
 
 def assert_commit_past_control_records(
-    position: int, committed: Mapping[str, Any], batches: Sequence[RecordBatch], end: int, client: str,
+    position: int, committed: CommittedOffset, batches: Sequence[RecordBatch], end: int, client: str,
     position_of: str = "position()", with_epoch: bool = True,
 ) -> None:
     """After reading every transaction: the position (`position_of`: what the client reports it
@@ -86,22 +86,24 @@ def assert_commit_past_control_records(
     trouble = []
     if position != end:
         trouble.append(f"{position_of} is {position}, not the log end {end}")
-    if committed["offset"] != end:
-        trouble.append(f"committed offset {committed['offset']} leaves lag {end - committed['offset']}")
-    if with_epoch and committed["epoch"] != last:
-        trouble.append(f"committed epoch {committed['epoch']}, the last record (offset {end - 1}) is in epoch {last}")
+    if committed.offset != end:
+        trouble.append(f"committed offset {committed.offset} leaves lag {end - committed.offset}")
+    if with_epoch and committed.epoch != last:
+        trouble.append(f"committed epoch {committed.epoch}, the last record (offset {end - 1}) is in epoch {last}")
     assert not trouble, f"{client}: " + "; ".join(trouble) + f"; log {describe_log(batches)}"
 
 
-def assert_commit_validates(committed: Mapping[str, int], answer: Mapping[str, Any]) -> None:
+def assert_commit_validates(committed: CommittedOffset, answer: EpochEnd | None) -> None:
     """OffsetsForLeaderEpoch(committed epoch) ends at or after the committed offset: a consumer
     restarting from this commit finds no truncation, as none happened."""
-    ok = answer["ErrorCode"] == 0 and answer["LeaderEpoch"] == committed["epoch"] and answer["EndOffset"] >= committed[
-        "offset"]
+    assert answer is not None, (
+        f"committed (offset {committed.offset}, epoch {committed.epoch}) was not asked of OffsetsForLeaderEpoch: "
+        "a commit without an epoch has nothing to validate")
+    ok = answer.error == 0 and answer.leader_epoch == committed.epoch and answer.end_offset >= committed.offset
     assert ok, (
-        f"committed (offset {committed['offset']}, epoch {committed['epoch']}) does not validate: "
-        f"OffsetsForLeaderEpoch({committed['epoch']}) answers {describe(answer['ErrorCode'])} epoch "
-        f"{answer['LeaderEpoch']} end offset {answer['EndOffset']}, so a restart would report a false truncation"
+        f"committed (offset {committed.offset}, epoch {committed.epoch}) does not validate: "
+        f"OffsetsForLeaderEpoch({committed.epoch}) answers {describe(answer.error)} epoch "
+        f"{answer.leader_epoch} end offset {answer.end_offset}, so a restart would report a false truncation"
     )
 
 

@@ -28,11 +28,14 @@ from harness.clients.history import produce
 from harness.clients.jvm import JavaClient
 from harness.clients.stacks import client_version, consumers_driver
 from harness.cluster.base import Cluster, PartitionState
-from harness.errors import require_target
+from harness.errors import TargetRefused, require_target
+from harness.histories.kip1094 import CommitAfterRead, CommittedOffset, EpochEnd, LastEpochCommits, MarkerCommit
+from harness.histories.observations import ClientEvent
 from harness.kafka.dist import resolve
 from harness.nemesis.faults import Pause
 from harness.nemesis.leadership import move_leader
 from harness.protocol.errors import OFFSET_OUT_OF_RANGE, describe
+from harness.protocol.exceptions import CorruptRecordError
 from harness.protocol.records import RecordBatch, describe_log
 from harness.waiting import WaitTimeout, wait_until
 
@@ -96,7 +99,12 @@ def transactions(cluster: Cluster, topic: str, transactional_id: str) -> Log:
                     move_leader(cluster, mover, admin, topic)
 
         def with_commits(n: int) -> Log | None:
-            log = read_log(cluster, raw, topic)
+            try:
+                log = read_log(cluster, raw, topic)
+            except CorruptRecordError as exc:
+                # A batch that fails its own CRC will not mend: the scene's log is the target's to
+                # write right (librdkafka's mock writes its COMMIT markers with CRC 0).
+                raise TargetRefused(f"the target wrote {topic}'s log with a batch kcts cannot read: {exc}") from exc
             return log if sum(b.control_type() == "COMMIT" for b in log.batches) == n else None
 
         # The coordinator writes COMMIT markers after commit_transaction returns.
@@ -111,14 +119,14 @@ def transactions(cluster: Cluster, topic: str, transactional_id: str) -> Log:
 # -- consumers committing from a log ---------------------------------------------------------
 
 
-def _java(cluster: Cluster, log: Log, group: str, isolation: str, max_poll_records: int) -> list[dict[str, Any]]:
+def _java(cluster: Cluster, log: Log, group: str, isolation: str, max_poll_records: int) -> list[ClientEvent]:
     """Run the KIP-1094 driver (commit nextOffsets() after each poll) to the log end; its events."""
     args = [cluster.bootstrap_servers, log.topic, "0", group, isolation, str(max_poll_records), str(log.end)]
     with JavaClient.driver(resolve(cluster.java_clients), "Kip1094NextOffsets", args,
                            config=cluster.client_config()) as driver:
         code = driver.wait_exit(90)
     assert code == 0, f"Kip1094NextOffsets exited {code}: {driver.describe()}"
-    return driver.events
+    return [ClientEvent.of(e) for e in driver.events]
 
 
 def _committed(consumer: Consumer, topic: str) -> dict[str, int]:
@@ -126,35 +134,44 @@ def _committed(consumer: Consumer, topic: str) -> dict[str, int]:
     return {"offset": tp.offset, "epoch": tp.leader_epoch}
 
 
-def _validates(raw: rr.RawConnector, cluster: Cluster, topic: str, committed: dict[str, int]) -> dict[str, Any]:
+def _validates(raw: rr.RawConnector, cluster: Cluster, topic: str, committed: CommittedOffset) -> EpochEnd:
     """OffsetsForLeaderEpoch(committed epoch) from the leader, at its top version."""
     leader = raw(cluster.partition_state(topic).leader)
     version = leader.max_version("OffsetForLeaderEpoch")
-    return rr.offsets_for_leader_epoch(leader, version, topic, 0, committed["epoch"])
+    answer = rr.offsets_for_leader_epoch(leader, version, topic, 0, committed.epoch)
+    return EpochEnd(answer["ErrorCode"], answer["LeaderEpoch"], answer["EndOffset"])
 
 
-@dataclass(frozen=True)
-class LastEpochCommits:
-    """Commits {offset, epoch, last_offset, last_epoch}, each made after consuming the record at
-    `last_offset`; the leader's epoch after them; OffsetsForLeaderEpoch of each commit's epoch."""
+def _int(value: object) -> int:
+    assert isinstance(value, int), f"a driver's offset or epoch is not an integer: {value!r}"
+    return value
 
-    client: str
-    commits: list[dict[str, Any]]
-    current_epoch: int
-    validations: list[dict[str, Any]]
-    version: str | None = None  # the client and version its driver named (librdkafka, franz-go)
+
+def _epoch(value: object) -> int | None:
+    return None if value is None else _int(value)
+
+
+def _records(e: ClientEvent) -> list[list[int]]:
+    """A poll event's records, each [offset, epoch]."""
+    records = e.get("records") or []
+    assert isinstance(records, list), f"a poll event's records are not a list: {e}"
+    return records
 
 
 def last_epoch_commits(cluster: Cluster, log: Log, group: str, client: str) -> LastEpochCommits:
     """`client` (a client stack) reads `log` in `group` and commits what it consumed: Java commits
     ConsumerRecords.nextOffsets() after each poll (20 records per poll); librdkafka and franz-go,
     in their consumer driver, what they consumed after the 20th and the last record."""
-    commits = []
+    commits: list[CommitAfterRead] = []
     if client == "java":
         for e in _java(cluster, log, group, "read_uncommitted", 20):
-            if e.get("event") == "poll" and e["records"]:
-                last_offset, last_epoch = e["records"][-1]
-                commits.append({**e["committed"], "last_offset": last_offset, "last_epoch": last_epoch})
+            records = _records(e)
+            if e.event == "poll" and records:
+                last_offset, last_epoch = records[-1]
+                committed = e.get("committed")
+                assert isinstance(committed, dict), f"a poll event without its commit: {e}"
+                commits.append(CommitAfterRead(_int(committed["offset"]), _epoch(committed["epoch"]),
+                                               _int(last_offset), _epoch(last_epoch)))
         version = None
     else:
         commits, version = _commits_after(cluster, log, group, client, [19, log.end - 1])
@@ -162,20 +179,20 @@ def last_epoch_commits(cluster: Cluster, log: Log, group: str, client: str) -> L
     raw = rr.RawConnector(cluster)
     try:
         # A commit without an epoch (a client before KIP-320) has nothing to validate.
-        validations = [_validates(raw, cluster, log.topic, c) if c["epoch"] is not None else {} for c in commits]
+        validations = tuple(_validates(raw, cluster, log.topic, c) if c.epoch is not None else None for c in commits)
     finally:
         raw.close()
-    return LastEpochCommits(client, commits, current, validations, version)
+    return LastEpochCommits(client, tuple(commits), current, validations, version)
 
 
 def _commits_after(
     cluster: Cluster, log: Log, group: str, client: str, lasts: list[int]
-) -> tuple[list[dict[str, Any]], str | None]:
+) -> tuple[list[CommitAfterRead], str | None]:
     """`client`'s consumer driver (harness.clients.stacks) joins `group` on `log` and, for each offset
     of `lasts`, reads up to that record, holds there, commits and reads the commit back; the commits,
     and the client and version its driver named."""
     name = f"{client}/commit"
-    commits: list[dict[str, Any]] = []
+    commits: list[CommitAfterRead] = []
     driver = consumers_driver(client, cluster.java_clients, cluster.client_config(), log.topic)
     with driver:
         try:
@@ -190,28 +207,10 @@ def _commits_after(
                               and e["consumer"] == name and e["offset"] == held["offset"])
                 answer = driver.ask(f"commit {name}", "committed")
                 assert answer["event"] == "committed", f"{client} could not commit: {answer}"
-                commits.append({"offset": answer["offset"], "epoch": answer["epoch"],
-                                "last_offset": record["offset"], "last_epoch": record["epoch"]})
+                commits.append(CommitAfterRead(answer["offset"], answer["epoch"], record["offset"], record["epoch"]))
         finally:
             stop_driver(driver)
     return commits, client_version(driver)
-
-
-@dataclass(frozen=True)
-class MarkerCommit:
-    """After reading every transaction: the position (`position_of` names what the client reports
-    it from), the commit read back, and OffsetsForLeaderEpoch of the commit's epoch (`validation`,
-    empty when the commit has no epoch) and of the last data record's epoch (`data_epoch_answer`)."""
-
-    client: str
-    position: int
-    committed: dict[str, Any]
-    validation: dict[str, Any]
-    data_epoch: dict[str, int]
-    data_epoch_answer: dict[str, Any]
-    read: list[int]  # the offset of every record poll handed the application
-    position_of: str = "position()"
-    version: str | None = None  # the client and version its driver named (librdkafka, franz-go)
 
 
 # How long a client may take to step its position over trailing markers after the last data
@@ -226,27 +225,31 @@ def marker_commit(cluster: Cluster, log: Log, group: str, client: str) -> Marker
     version, position_of = None, "position()"
     if client == "java":
         events = _java(cluster, log, group, "read_committed", 500)
-        read = [r[0] for e in events if e.get("event") == "poll" for r in e["records"]]
-        end = next(e for e in events if e.get("event") == "end")
-        position, committed = end["position"], end["committed"]
+        read = [_int(r[0]) for e in events if e.event == "poll" for r in _records(e)]
+        end = next(e for e in events if e.event == "end")
+        committed = end.get("committed")
+        assert isinstance(committed, dict), f"the driver's end event has no commit: {end}"
+        position, committed_offset = _int(end.get("position")), CommittedOffset(_int(committed["offset"]),
+                                                                                _epoch(committed["epoch"]))
     else:
-        read, position, position_of, committed, version = _marker_commit_driver(
+        read, position, position_of, committed_offset, version = _marker_commit_driver(
             cluster, log, group, client, data[-1].last_offset)
     # Why the marker's epoch and not the data's: the data's epoch ends where the marker's begins.
-    data_epoch = {"offset": log.end, "epoch": data[-1].partition_leader_epoch}
+    data_epoch = CommittedOffset(log.end, data[-1].partition_leader_epoch)
     raw = rr.RawConnector(cluster)
     try:
         data_epoch_answer = _validates(raw, cluster, log.topic, data_epoch)
-        validation = _validates(raw, cluster, log.topic, committed) if committed["epoch"] is not None else {}
+        validation = (_validates(raw, cluster, log.topic, committed_offset)
+                      if committed_offset.epoch is not None else None)
     finally:
         raw.close()
-    return MarkerCommit(client, position, committed, validation, data_epoch, data_epoch_answer, read,
+    return MarkerCommit(client, position, committed_offset, validation, data_epoch, data_epoch_answer, tuple(read),
                         position_of, version)
 
 
 def _marker_commit_driver(
     cluster: Cluster, log: Log, group: str, client: str, last_data: int
-) -> tuple[list[int], int, str, dict[str, Any], str | None]:
+) -> tuple[list[int], int, str, CommittedOffset, str | None]:
     """The consumer driver of `client` joins `group` (read_committed), reads through the last data
     record, is given PAST_MARKERS_S to report a position at the log end, then commits; the offsets
     it read, its last position (and what it reports it from), the commit read back, its version."""
@@ -258,27 +261,28 @@ def _marker_commit_driver(
             driver.send_line(f"subscribe {name} earliest {group} read_committed")
             driver.wait_for(lambda e: e.get("event") == "record" and e["consumer"] == name
                             and e["offset"] >= last_data, 60, f"{name} reads through {last_data}")
-            last: dict[str, Any] = {}
+            last: list[ClientEvent] = []  # the driver's last position answer
 
             def position_at_end() -> bool:
                 answer = driver.ask(f"position {name}", "position", 10)
                 assert answer["event"] == "position", f"{client} reports no position: {answer}"
-                last.update(answer)
+                last[:] = [ClientEvent.of(answer)]
                 return answer["offset"] >= log.end
 
             # Where it never gets there, the check reports the position it stayed at.
             try:
                 wait_until(position_at_end, PAST_MARKERS_S,
-                           lambda: f"{name}'s position {last.get('offset')} reaching the log end {log.end}")
+                           lambda: f"{name}'s position {last[0].get('offset') if last else None} reaching the log "
+                                   f"end {log.end}")
             except WaitTimeout:
                 pass
             answer = driver.ask(f"commit {name}", "committed")
             assert answer["event"] == "committed", f"{client} could not commit: {answer}"
-            committed = {"offset": answer["offset"], "epoch": answer["epoch"]}
+            committed = CommittedOffset(answer["offset"], answer["epoch"])
             read = [e["offset"] for e in driver.events if e.get("event") == "record" and e["consumer"] == name]
         finally:
             stop_driver(driver)
-    return read, last["offset"], last.get("of", "position()"), committed, client_version(driver)
+    return read, _int(last[0].get("offset")), str(last[0].get("of", "position()")), committed, client_version(driver)
 
 
 # -- the zombie leader -----------------------------------------------------------------------

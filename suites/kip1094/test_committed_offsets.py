@@ -18,8 +18,9 @@ from harness.checks.committed_offsets import (
 from harness.checks.epoch_history import describe_log, epoch_of_offset
 from harness.checks.kip1319 import assert_transaction_outcome
 from harness.errors import require_scene
+from harness.histories.kip1094 import MarkerCommit
 from harness.protocol.errors import describe
-from harness.scenarios.kip1094 import Log, MarkerCommit, last_epoch_commits, marker_commit
+from harness.scenarios.kip1094 import Log, last_epoch_commits, marker_commit
 from harness.scenarios.kip1319_clients import java_copy_existing
 from harness.scenarios.truncation import STACKS
 from harness.verdicts import not_supported_by_client
@@ -57,11 +58,11 @@ def test_committed_epoch_is_the_epoch_of_the_last_consumed_record(
     made = last_epoch_commits(cluster, log, run_names.group(f"kip1094-last-epoch-{client}"), client)
     commits, current = made.commits, made.current_epoch
     recorded.save(f"kip1094-last-epoch-{client}", {"commits": commits, "log": log.blob()})
-    if commits and all(c["epoch"] is None for c in commits):
+    if commits and all(c.epoch is None for c in commits):
         not_supported_by_client(made.version or client, "a leader epoch in its offset commits",
                                 f"every commit read back without one: {commits}")
     _require_epochs_stamped(log)
-    appended = [epoch_of_offset(log.batches, c["last_offset"]) for c in commits]
+    appended = [epoch_of_offset(log.batches, c.last_offset) for c in commits]
     require_scene(any(e is not None and e < current for e in appended),
                   f"the harness's {client} consumer made no commit after a record older than the leader's epoch "
                   f"{current}: {commits}; log {describe_log(log.batches)}")
@@ -120,14 +121,14 @@ def test_position_and_commit_move_past_transaction_markers(
         f"{describe_log(log.batches)}")
     # Why the marker's epoch and not the data's: the data's epoch ends where the marker's begins.
     answer = read.data_epoch_answer
-    assert answer["ErrorCode"] == 0 and answer["EndOffset"] < log.end, (
+    assert answer.error == 0 and answer.end_offset < log.end, (
         f"KIP-320 \"Replica Handling\" (OffsetsForLeaderEpoch, after KIP-101): an epoch ends where the next one "
-        f"begins; OffsetsForLeaderEpoch({read.data_epoch['epoch']}) answered {describe(answer['ErrorCode'])} end "
-        f"offset {answer['EndOffset']}, not before the marker's epoch, which ends the log at {log.end}: "
+        f"begins; OffsetsForLeaderEpoch({read.data_epoch.epoch}) answered {describe(answer.error)} end "
+        f"offset {answer.end_offset}, not before the marker's epoch, which ends the log at {log.end}: "
         f"{describe_log(log.batches)}")
     recorded.save(f"kip1094-markers-{client}", {"position": read.position, "committed": read.committed,
                                                 "end": log.end, "log": log.blob(), "read": read.read})
-    with_epoch = read.committed["epoch"] is not None
+    with_epoch = read.committed.epoch is not None
     assert_commit_past_control_records(read.position, read.committed, log.batches, log.end, client,
                                        read.position_of, with_epoch)
     if not with_epoch:

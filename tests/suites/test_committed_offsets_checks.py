@@ -17,10 +17,20 @@ from harness.checks.committed_offsets import (
     assert_txn_commit_epochs_follow_consumption,
 )
 from harness.checks.epoch_history import epoch_of_offset
+from harness.histories.kip1094 import CommitAfterRead, CommittedOffset, EpochEnd
 from harness.histories.observations import Exchange
 
 CLIENTS = ["librdkafka", "java", "franz-go"]
 PAST_MARKERS = ["librdkafka", "java"]  # franz-go commits the offset of the marker: see below
+
+
+def _commits(r: dict[str, Any]) -> list[CommitAfterRead]:
+    """The recorded commits of a last-epoch run, as the histories type them."""
+    return [CommitAfterRead(**c) for c in r["commits"]]
+
+
+def _committed(r: dict[str, Any]) -> CommittedOffset:
+    return CommittedOffset(**r["committed"])
 
 
 def test_recorded_commit_rounds_pass(recording: Recording) -> None:
@@ -40,7 +50,7 @@ def test_a_lost_committed_epoch_fails(recording: Recording, api: str) -> None:
 @pytest.mark.parametrize("stack", CLIENTS)
 def test_recorded_commits_follow_consumption(recording: Recording, stack: str) -> None:
     r = recording(f"kip1094-last-epoch-{stack}")
-    assert_commit_epochs_follow_consumption(r["commits"], batches(r["log"]), stack)
+    assert_commit_epochs_follow_consumption(_commits(r), batches(r["log"]), stack)
 
 
 @pytest.mark.parametrize("stack", CLIENTS)
@@ -50,20 +60,20 @@ def test_committing_the_leaders_current_epoch_instead_of_the_records_fails(recor
     first["epoch"] = last["epoch"]  # what a client reading the epoch off its metadata would commit
     with pytest.raises(AssertionError, match=rf"after offset {first['last_offset']} \(appended in epoch \d+, "
                                              rf"reported as \d+\) committed epoch {last['epoch']}"):
-        assert_commit_epochs_follow_consumption(r["commits"], batches(r["log"]), stack)
+        assert_commit_epochs_follow_consumption(_commits(r), batches(r["log"]), stack)
 
 
 def test_committing_the_last_records_own_offset_fails(recording: Recording) -> None:
     r = recording("kip1094-last-epoch-java")
     r["commits"][0]["offset"] -= 1
     with pytest.raises(AssertionError, match=r"after offset 19 committed offset 19, not 20"):
-        assert_commit_epochs_follow_consumption(r["commits"], batches(r["log"]), "java")
+        assert_commit_epochs_follow_consumption(_commits(r), batches(r["log"]), "java")
 
 
 @pytest.mark.parametrize("stack", PAST_MARKERS)
 def test_recorded_transaction_reads_pass(recording: Recording, stack: str) -> None:
     r = recording(f"kip1094-markers-{stack}")
-    assert_commit_past_control_records(r["position"], r["committed"], batches(r["log"]), r["end"], stack)
+    assert_commit_past_control_records(r["position"], _committed(r), batches(r["log"]), r["end"], stack)
 
 
 def test_franz_gos_recorded_commit_of_the_marker_offset_fails(recording: Recording) -> None:
@@ -74,21 +84,21 @@ def test_franz_gos_recorded_commit_of_the_marker_offset_fails(recording: Recordi
     assert r["committed"]["offset"] == last, f"premise: the recording holds franz-go's commit at {last}: {r}"
     with pytest.raises(AssertionError, match=rf"UncommittedOffsets\(\) is {last}, not the log end {end}; committed "
                                              rf"offset {last} leaves lag 1; committed epoch \d+, the last record"):
-        assert_commit_past_control_records(r["position"], r["committed"], batches(r["log"]), end, "franz-go",
+        assert_commit_past_control_records(r["position"], _committed(r), batches(r["log"]), end, "franz-go",
                                            "UncommittedOffsets()")
 
 
 def test_a_position_stuck_before_the_last_marker_fails(recording: Recording) -> None:
     r = recording("kip1094-markers-librdkafka")
     with pytest.raises(AssertionError, match=rf"position\(\) is {r['end'] - 1}, not the log end {r['end']}"):
-        assert_commit_past_control_records(r["end"] - 1, r["committed"], batches(r["log"]), r["end"], "librdkafka")
+        assert_commit_past_control_records(r["end"] - 1, _committed(r), batches(r["log"]), r["end"], "librdkafka")
 
 
 def test_a_commit_that_leaves_lag_fails(recording: Recording) -> None:
     r = recording("kip1094-markers-java")
     r["committed"]["offset"] = r["end"] - 1  # the last data record + 1: the marker's offset
     with pytest.raises(AssertionError, match=r"leaves lag 1"):
-        assert_commit_past_control_records(r["position"], r["committed"], batches(r["log"]), r["end"], "java")
+        assert_commit_past_control_records(r["position"], _committed(r), batches(r["log"]), r["end"], "java")
 
 
 def test_committing_the_data_records_epoch_before_a_later_marker_fails(recording: Recording) -> None:
@@ -98,14 +108,16 @@ def test_committing_the_data_records_epoch_before_a_later_marker_fails(recording
     r["committed"]["epoch"] = data_epoch
     last = r["end"] - 1
     with pytest.raises(AssertionError, match=rf"committed epoch {data_epoch}, the last record \(offset {last}\)"):
-        assert_commit_past_control_records(r["position"], r["committed"], log, r["end"], "java")
+        assert_commit_past_control_records(r["position"], _committed(r), log, r["end"], "java")
 
 
 def test_a_commit_that_would_not_validate_fails() -> None:
     """OffsetsForLeaderEpoch(data epoch) ends at the marker, below the commit: a false truncation."""
-    assert_commit_validates({"offset": 33, "epoch": 2}, {"ErrorCode": 0, "LeaderEpoch": 2, "EndOffset": 33})
+    assert_commit_validates(CommittedOffset(33, 2), EpochEnd(0, 2, 33))
     with pytest.raises(AssertionError, match="restart would report a false truncation"):
-        assert_commit_validates({"offset": 33, "epoch": 1}, {"ErrorCode": 0, "LeaderEpoch": 1, "EndOffset": 32})
+        assert_commit_validates(CommittedOffset(33, 1), EpochEnd(0, 1, 32))
+    with pytest.raises(AssertionError, match="was not asked of OffsetsForLeaderEpoch"):
+        assert_commit_validates(CommittedOffset(33, None), None)
 
 
 @pytest.mark.parametrize("name", ["kip320-committed-epoch", "kip320-committed-txn-epoch"])
