@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import REPO
+from harness.layout import ROOT as REPO
 from harness.protocol.spec import load_specs
 from tests.hostile.broker import HostileBroker
 

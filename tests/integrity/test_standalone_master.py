@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from harness.cli import REPO
 from harness.integrity.standalone import SparkStandalone
+from harness.layout import ROOT as REPO
 
 
 @pytest.mark.live
