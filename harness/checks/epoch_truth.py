@@ -95,3 +95,26 @@ def assert_metadata_epoch_is_the_appending_leaders(probe: Mapping[str, Any]) -> 
         f"{probe['topic']} (leader {probe['leader']}, Metadata epoch {probe['metadata_epoch']}): the epoch "
         "Metadata gives is not the epoch the leader acts at (KIP-320 \"Protocol Changes / Metadata\", "
         "\"Replica Handling\"):\n  " + "\n  ".join(wrong))
+
+
+def assert_commit_epoch_persisted(persisted: Mapping[str, Any]) -> None:
+    """KIP-320, "Offset Schema Changes": the committed-offset value gains LeaderEpoch "and corresponds with
+    the changes to the OffsetCommit APIs": after a plain OffsetCommit (v6+) of (offset, epoch), the
+    group's latest OffsetCommitValue for the partition holds that offset and that LeaderEpoch."""
+    rounds = persisted["rounds"]
+    require_scene(rounds, f"no OffsetCommit v6+ was sent to {persisted['group']}")
+    refused = [f"v{r['version']}: {error_name(r['code'])}" for r in rounds if r["code"]]
+    require_target(not refused, f"the coordinator refused the plain commits whose record the check reads: "
+                                f"{', '.join(refused)}")
+    wrong = []
+    for r in rounds:
+        sent, entry = r["sent"], r["persisted"]
+        value = entry and entry["value"]
+        if not value or (value["offset"], value["leader_epoch"]) != (sent["offset"], sent["epoch"]):
+            where = (f"OffsetCommitValue v{entry['value_version']} at __consumer_offsets offset "
+                     f"{entry['offset_record']}" if entry else "no OffsetCommit record")
+            got = f"offset {value['offset']} LeaderEpoch {value['leader_epoch']}" if value else "nothing"
+            wrong.append(f"OffsetCommit v{r['version']} of offset {sent['offset']} epoch {sent['epoch']}: {where} "
+                         f"holds {got}")
+    assert not wrong, (f"{persisted['group']}/{persisted['topic']}-0 (KIP-320 \"Offset Schema Changes\"):\n  "
+                       + "\n  ".join(wrong))

@@ -9,13 +9,17 @@ import dataclasses
 import pytest
 
 from fixtures.cluster import Cluster
+from fixtures.topics import RunNames
 from harness.checks import recorded
 from harness.checks.epoch_truth import (
+    assert_commit_epoch_persisted,
     assert_epoch_error_before_out_of_range,
     assert_metadata_epoch_is_the_appending_leaders,
 )
 from harness.scenarios.epoch_truth import metadata_truth_probe, out_of_range_probe, require_moves
 from harness.scenarios.kip320 import EpochHistory
+from harness.scenarios.persisted_epoch import persisted_commit_epochs
+from harness.verdicts import not_supported
 
 pytestmark = pytest.mark.kip320
 
@@ -53,3 +57,20 @@ def test_metadata_epoch_after_a_move_is_the_epoch_the_new_leader_appends_and_ser
     probe = dataclasses.asdict(metadata_truth_probe(cluster, leader_moves))
     recorded.save("kip320-metadata-epoch-truth", probe)
     assert_metadata_epoch_is_the_appending_leaders(probe)
+
+
+@pytest.mark.promise("kip320.offset-commit.epoch-persisted")
+def test_a_plain_commit_persists_its_leader_epoch_in_the_offset_commit_value(
+    leader_moves: EpochHistory, cluster: Cluster, run_names: RunNames
+) -> None:
+    """KIP-320, "Offset Schema Changes": the committed-offset value schema gains LeaderEpoch, and
+    "corresponds with the changes to the OffsetCommit APIs". After a plain OffsetCommit (outside any
+    transaction) of (offset, epoch), at every version from v6, the group's latest OffsetCommitValue
+    record in __consumer_offsets holds that offset and that LeaderEpoch (read from the log, decoded
+    with the coordinator's own schema), not -1 and not the epoch of an earlier commit."""
+    persisted = dataclasses.asdict(
+        persisted_commit_epochs(cluster, leader_moves.topic, run_names.group("kip320-persisted-epoch")))
+    recorded.save("kip320-persisted-commit-epochs", persisted)
+    if persisted["unreadable"]:
+        not_supported("reading the committed offsets the group coordinator persisted", persisted["unreadable"])
+    assert_commit_epoch_persisted(persisted)

@@ -10,12 +10,14 @@ import pytest
 from recordings import Recording, restamp
 
 from harness.checks.epoch_truth import (
+    assert_commit_epoch_persisted,
     assert_epoch_error_before_out_of_range,
     assert_metadata_epoch_is_the_appending_leaders,
 )
 from harness.errors import SceneUnmet, TargetRefused
 
 OUT_OF_RANGE, TRUTH = "kip320-fetch-out-of-range-epochs", "kip320-metadata-epoch-truth"
+PERSISTED = "kip320-persisted-commit-epochs"
 
 
 def _answer(r: dict[str, Any], version: int, requested: int) -> dict[str, Any]:
@@ -28,6 +30,7 @@ def test_recorded_answers_pass(recording: Recording) -> None:
     assert r["current_epoch"] >= 1 and r["fetch_offset"] > r["log_end"], "premise of the recording"
     assert_epoch_error_before_out_of_range(r)
     assert_metadata_epoch_is_the_appending_leaders(recording(TRUTH))
+    assert_commit_epoch_persisted(recording(PERSISTED))
 
 
 @pytest.mark.parametrize(("version", "case", "code", "shows"), [
@@ -98,3 +101,36 @@ def test_one_version_fencing_the_metadata_epoch_fails(recording: Recording) -> N
     with pytest.raises(AssertionError, match=r"Fetch v13 offset 15 CurrentLeaderEpoch 3 \(the leader's Metadata "
                                              r"epoch\): FENCED_LEADER_EPOCH, batches stamped \[\]"):
         assert_metadata_epoch_is_the_appending_leaders(r)
+
+
+@pytest.mark.parametrize(("version", "field", "value", "shows"), [
+    (8, "leader_epoch", -1, "offset 308 LeaderEpoch -1"),
+    (7, "leader_epoch", 46, "offset 307 LeaderEpoch 46"),
+    (10, "offset", 309, "offset 309 LeaderEpoch 50"),
+])
+def test_one_version_persisting_another_epoch_or_offset_fails(
+    recording: Recording, version: int, field: str, value: int, shows: str
+) -> None:
+    """No epoch (-1), the epoch of the commit before, or the offset before, in one version's record."""
+    r = recording(PERSISTED)
+    (rnd,) = [x for x in r["rounds"] if x["version"] == version]
+    rnd["persisted"]["value"][field] = value
+    with pytest.raises(AssertionError, match=rf"OffsetCommit v{version} of offset {300 + version} epoch "
+                                             rf"{40 + version}: OffsetCommitValue v4 at __consumer_offsets offset "
+                                             rf"\d+ holds {shows}"):
+        assert_commit_epoch_persisted(r)
+
+
+def test_no_record_for_one_version_fails(recording: Recording) -> None:
+    r = recording(PERSISTED)
+    r["rounds"][-1]["persisted"] = None
+    with pytest.raises(AssertionError, match=r"OffsetCommit v10 of offset 310 epoch 50: no OffsetCommit record "
+                                             r"holds nothing"):
+        assert_commit_epoch_persisted(r)
+
+
+def test_a_refused_plain_commit_is_a_refused_premise(recording: Recording) -> None:
+    r = recording(PERSISTED)
+    r["rounds"][1]["code"] = 16
+    with pytest.raises(TargetRefused, match=r"v7: NOT_COORDINATOR"):
+        assert_commit_epoch_persisted(r)
