@@ -23,7 +23,7 @@ def behind_replay(config: pytest.Config, cluster: Cluster) -> Cluster:
     replay_id = config.getoption("replay", default=None)
     if not replay_id:
         return cluster
-    from harness.replay import load
+    from harness.proxy.replays import load
 
     replays = load()
     if replay_id not in replays:
