@@ -38,6 +38,8 @@ from harness.errors import (
     NotSupported,
     TargetRefused,
 )
+from harness.errors import require_scene as require_scene  # the premise guards, for the suites (which
+from harness.errors import require_target as require_target  # import verdicts, not errors)
 from harness.waiting import WaitTimeout
 
 NOT_SUPPORTED = "NOT_SUPPORTED"

@@ -12,9 +12,8 @@ from harness.checks.truncation import (
     assert_resumed_at_divergence,
     assert_truncation_surfaced,
 )
-from harness.errors import require_target
 from harness.scenarios.truncation import NO_RESET, STACKS, TruncationHistory, gap_version
-from harness.verdicts import ClientGap, known_gap, not_supported_by_client
+from harness.verdicts import ClientGap, known_gap, not_supported_by_client, require_target
 
 pytestmark = [pytest.mark.kip320, pytest.mark.needs_fault_control, pytest.mark.client_axis]
 

@@ -16,11 +16,10 @@ from harness.checks.produce_fencing import (
     schema_evidence,
     versions_with_epoch,
 )
-from harness.errors import require_scene
 from harness.scenarios.kip320 import CASES
 from harness.scenarios.kip359 import FailoverWrites, former_leader_produce, produce_epoch_probes, produce_schema
 from harness.scenarios.truncation import STACKS
-from harness.verdicts import known_gap, not_supported
+from harness.verdicts import known_gap, not_supported, require_scene
 
 pytestmark = pytest.mark.kip359
 RECORDED_WRITES = 300

@@ -14,10 +14,9 @@ from harness.checks.partitions import (
 )
 from harness.checks.produce_fencing import schema_evidence
 from harness.checks.truncation import assert_resumed_at_divergence, assert_truncation_surfaced
-from harness.errors import require_scene, require_target
 from harness.scenarios.partitions import ZombieLeader
 from harness.scenarios.truncation import NO_RESET
-from harness.verdicts import not_supported
+from harness.verdicts import not_supported, require_scene, require_target
 
 pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control, pytest.mark.client_axis]
 
