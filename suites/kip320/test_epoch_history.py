@@ -16,9 +16,14 @@ from harness.checks.epoch_history import (
 )
 from harness.clients import raw as rr
 from harness.errors import TargetRefused, require_scene
+from harness.scenarios.epoch_truth import require_moves
 from harness.scenarios.kip320 import EpochHistory, end_offsets, list_offsets_epochs, metadata_versions, replica_logs
 
 pytestmark = pytest.mark.kip320
+
+# The leader changes each history makes: three moves; a clean stop, a failback, a crash and an unclean
+# election. A check of the epochs after them judges nothing on a partition that never left its first.
+MOVES = {"leader-moves": 3, "nemesis": 4}
 
 
 @pytest.mark.promise("kip320.ofle.epoch-end-offsets")
@@ -30,6 +35,7 @@ def test_offsets_for_leader_epoch_ends_each_epoch_where_the_next_begins(
     one (as the log's own batches show it), the current epoch with the log end, and an epoch above
     every known one with the sentinel (-1, -1), at every version from v2 the leader speaks. The
     nemesis history includes an unclean election: the truncated epoch ends where the new leader began."""
+    require_moves(history, MOVES[history.name])
     asked = end_offsets(cluster, history)
     recorded.save(f"kip320-end-offsets-{history.name}", {
         "log": asked.blob(), "current_epoch": asked.current_epoch, "log_end": asked.log_end, "answers": asked.answers,
@@ -48,6 +54,7 @@ def test_list_offsets_returns_the_epoch_of_the_offset_it_returns(history: EpochH
     corresponds with the returned offset": EARLIEST gives offset 0 and the epoch of its batch,
     LATEST the log end and the current epoch, a timestamp the first record at or after it and that
     record's epoch. Asked with the current epoch, at every version from v4 (the first with LeaderEpoch)."""
+    require_moves(history, MOVES[history.name])
     asked = list_offsets_epochs(cluster, history)
     recorded.save(f"kip320-list-offsets-epochs-{history.name}", {
         "log": asked.blob(), "current_epoch": asked.current_epoch, "log_end": asked.log_end, "answers": asked.answers,
@@ -62,6 +69,7 @@ def test_fetched_batches_carry_the_epoch_they_were_appended_in(history: EpochHis
     Each acknowledged write sits in a batch stamped with
     the epoch it was written in, on the leader and, read through Fetch v11+, on every in-sync
     follower (a follower keeps the leader's stamp)."""
+    require_moves(history, MOVES[history.name])
     replicas = replica_logs(cluster, history)
     appends = history.append_dicts()
     for broker, batches in replicas.logs.items():

@@ -1,0 +1,56 @@
+"""`require_moves(history, n)`: the checks of a history's epochs judge nothing where the leader did
+not move; a refused or missing move is the "target refused" verdict with the history as evidence,
+never a pass (recorded 4.4.0 histories, altered)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from recordings import Recording
+
+from harness.errors import TargetRefused
+from harness.scenarios.epoch_truth import moves_seen, require_moves
+from harness.scenarios.kip320 import EpochHistory, Step
+
+MOVES, NEMESIS = "kip320-metadata-epochs-moves", "kip320-metadata-epochs"
+
+
+def _history(steps: list[dict[str, Any]], name: str = "leader-moves", refused: str | None = None) -> EpochHistory:
+    return EpochHistory(name, "t", uuid.UUID(int=0), (),
+                        tuple(Step(s["step"], s["leader"], {int(b): e for b, e in s["epochs"].items()}) for s in steps),
+                        refused=refused)
+
+
+def test_the_recorded_histories_hold_their_moves(recording: Recording) -> None:
+    require_moves(_history(recording(MOVES)["steps"]), 3)
+    require_moves(_history(recording(NEMESIS)["steps"], "nemesis"), 4)
+
+
+def test_a_refused_move_is_a_refused_premise_with_the_targets_words(recording: Recording) -> None:
+    """As kcts's leader_moves records it: the first step only, and the target's refusal."""
+    steps = recording(MOVES)["steps"][:1]
+    h = _history(steps, refused="AlterPartitionReassignments: applied nothing")
+    with pytest.raises(TargetRefused, match=r"needs 3 leader moves of t; the leader-moves history has 0, the target "
+                                            r"refused: AlterPartitionReassignments: applied nothing \(steps: created: "
+                                            r"leader 1, epochs \{1: 0, 2: 0, 3: 0\}\)"):
+        require_moves(h, 3)
+
+
+def test_a_move_that_left_the_epoch_where_it_was_is_a_refused_premise(recording: Recording) -> None:
+    """One step's epoch, one broker's: the second move did not raise the epoch (2 stays 1)."""
+    steps = recording(MOVES)["steps"]
+    for b in steps[2]["epochs"]:
+        steps[2]["epochs"][b] = 1
+    assert moves_seen(_history(steps)) == 2
+    with pytest.raises(TargetRefused,
+                       match=r"has 2 \(steps: .*leader move to 1: leader 1, epochs \{1: 1, 2: 1, 3: 1\}"):
+        require_moves(_history(steps), 3)
+
+
+def test_a_nemesis_history_short_of_one_election_is_a_refused_premise(recording: Recording) -> None:
+    steps = recording(NEMESIS)["steps"]
+    steps[4]["epochs"] = dict(steps[3]["epochs"])
+    with pytest.raises(TargetRefused, match=r"needs 4 leader moves of t; the nemesis history has 3"):
+        require_moves(_history(steps, "nemesis"), 4)
