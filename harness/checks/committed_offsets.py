@@ -139,3 +139,15 @@ def assert_txn_commit_epochs_follow_consumption(
              f"{epoch_of_offset(batches, o - 1)}" for v, o, e in sent if e != epoch_of_offset(batches, o - 1)]
     assert not wrong, f"{len(wrong)} of {len(sent)} of {client}'s transactional commits carry the wrong epoch:\n  " + \
         "\n  ".join(wrong[:8])
+
+
+def assert_epoch_ends_before_the_next(
+    asked: int, answer: EpochEnd, log_end: int, batches: Sequence[RecordBatch]
+) -> None:
+    """KIP-320 "Replica Handling" (OffsetsForLeaderEpoch, after KIP-101): an epoch ends where the next
+    one begins; asked for the epoch of the data before a later epoch's marker, the leader answers an
+    end offset before the log's end."""
+    assert answer.error == 0 and answer.end_offset < log_end, (
+        f"KIP-320 \"Replica Handling\" (OffsetsForLeaderEpoch, after KIP-101): an epoch ends where the next one "
+        f"begins; OffsetsForLeaderEpoch({asked}) answered {describe(answer.error)} end offset {answer.end_offset}, "
+        f"not before the marker's epoch, which ends the log at {log_end}: {describe_log(batches)}")

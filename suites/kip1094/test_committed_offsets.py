@@ -12,18 +12,17 @@ from harness.checks.committed_offsets import (
     assert_commit_epochs_follow_consumption,
     assert_commit_past_control_records,
     assert_commit_validates,
+    assert_epoch_ends_before_the_next,
     assert_poll_hands_no_control_record,
     assert_txn_commit_epochs_follow_consumption,
 )
 from harness.checks.epoch_history import describe_log, epoch_of_offset
 from harness.checks.kip1319 import assert_transaction_outcome
-from harness.errors import require_scene
 from harness.histories.kip1094 import MarkerCommit
-from harness.protocol.errors import describe
 from harness.scenarios.kip1094 import Log, last_epoch_commits, marker_commit
 from harness.scenarios.kip1319_clients import java_copy_existing
 from harness.scenarios.truncation import STACKS
-from harness.verdicts import not_supported_by_client
+from harness.verdicts import not_supported_by_client, require_scene
 
 pytestmark = pytest.mark.kip1094
 STAMPED = "KIP-320 \"Replica Handling\" (from KIP-101): the leader stamps each batch it appends with its epoch"
@@ -120,12 +119,7 @@ def test_position_and_commit_move_past_transaction_markers(
         f"carries epoch {last.partition_leader_epoch}, the data {data[-1].partition_leader_epoch}: "
         f"{describe_log(log.batches)}")
     # Why the marker's epoch and not the data's: the data's epoch ends where the marker's begins.
-    answer = read.data_epoch_answer
-    assert answer.error == 0 and answer.end_offset < log.end, (
-        f"KIP-320 \"Replica Handling\" (OffsetsForLeaderEpoch, after KIP-101): an epoch ends where the next one "
-        f"begins; OffsetsForLeaderEpoch({read.data_epoch.epoch}) answered {describe(answer.error)} end "
-        f"offset {answer.end_offset}, not before the marker's epoch, which ends the log at {log.end}: "
-        f"{describe_log(log.batches)}")
+    assert_epoch_ends_before_the_next(read.data_epoch.epoch, read.data_epoch_answer, log.end, log.batches)
     recorded.save(f"kip1094-markers-{client}", {"position": read.position, "committed": read.committed,
                                                 "end": log.end, "log": log.blob(), "read": read.read})
     with_epoch = read.committed.epoch is not None
