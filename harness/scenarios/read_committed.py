@@ -34,6 +34,7 @@ from harness.protocol import errors
 from harness.protocol.client import RawClient
 from harness.protocol.records import encode_batch, parse_batches
 from harness.protocol.sentinels import NO_EPOCH
+from harness.scenarios.premises import require_transactions
 from harness.waiting import wait_until
 
 TV1_PRODUCE = 11  # the last Produce version before KIP-890's implicit AddPartitionsToTxn (v12)
@@ -78,8 +79,9 @@ class ReadCommittedLog:
 
 
 def read_committed_log(cluster: Cluster, topic: str, transactional_id: Callable[[str], str]) -> ReadCommittedLog:
+    # "Not supported" where the target has no transactions; a FAIL on a release known to have them.
+    require_transactions(cluster)
     with rr.RawConnector(cluster) as raw:
-        tx.require_transactions(raw(cluster.running_brokers()[0]))
         p = rr.partition_metadata(raw(cluster.running_brokers()[0]), topic)
         client = raw(p["LeaderId"])
         tid = rr.topic_id(client, topic)
@@ -156,9 +158,9 @@ def _txn_round(raw: rr.RawConnector, gcoord: RawClient, version: int, txn_id: st
 
 def aborted_offset_commits(cluster: Cluster, topic: str, group: str,
                            transactional_id: Callable[[str], str]) -> AbortedCommits:
+    require_transactions(cluster)
     with rr.RawConnector(cluster) as raw:
         any_broker = raw(cluster.running_brokers()[0])
-        tx.require_transactions(any_broker)
         tid = rr.topic_id(any_broker, topic)
         gcoord = raw(tx.coordinator_id(any_broker, group, tx.GROUP_KEY))
         # Newest first: RequireStable (v7+) waits out an ended transaction's markers.
