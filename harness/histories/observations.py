@@ -5,7 +5,9 @@
 - `Write` and `Read`: one record a client wrote (acknowledged or not) and one it read back.
 - `OffsetCommit` and `FetchedOffset`: an offset a group was asked to commit, and what OffsetFetch
   returned for it afterwards.
-- `EpochHistory`: the leader epochs of a partition's log, each with the offset it starts at.
+
+The epoch history of a partition (appends by epoch, each broker's view, an unclean election) is
+harness.histories.epochs.
 
 A history of a situation (harness/histories/<kip>.py) is a frozen dataclass of these; the codec
 (harness.histories.codec) writes and reads all of them the same way.
@@ -116,21 +118,3 @@ class FetchedOffset(OffsetCommit):
     """What OffsetFetch returned for one partition of the group: offset -1 when none is committed."""
 
     error: int
-
-
-@dataclass(frozen=True)
-class EpochStart:
-    epoch: int
-    start_offset: int
-
-
-@dataclass(frozen=True)
-class EpochHistory:
-    """The leader epochs of one partition's log, in order, each with its first offset."""
-
-    topic: str
-    partition: int
-    epochs: tuple[EpochStart, ...]
-
-    def start_of(self, epoch: int) -> int | None:
-        return next((e.start_offset for e in self.epochs if e.epoch == epoch), None)

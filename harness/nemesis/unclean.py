@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from confluent_kafka import ElectionType, TopicPartition
 
@@ -22,32 +21,8 @@ from harness import progress
 from harness.clients import kafka
 from harness.cluster.base import Cluster, NodeState, PartitionState, require_leader_epoch
 from harness.errors import ClusterError
+from harness.histories.epochs import UncleanElection
 from harness.waiting import wait_until
-
-
-@dataclass(frozen=True)
-class UncleanElection:
-    """What one forced unclean election did to a partition."""
-
-    topic: str
-    partition: int
-    old_leader: int
-    new_leader: int
-    epoch_before: int
-    epoch_after: int
-    divergence_offset: int  # the new leader's log end at election: the first offset rewritten
-    old_leader_leo_before: int
-    old_leader_leo_after: int
-    logged_truncation_offset: int | None  # from the old leader's log; None where logs are not ours
-
-    @property
-    def truncation_logged(self) -> bool:
-        return self.logged_truncation_offset == self.divergence_offset
-
-    @property
-    def truncated(self) -> range:
-        """Offsets the old leader held and lost: [divergence, old leader's former log end)."""
-        return range(self.divergence_offset, self.old_leader_leo_before)
 
 
 def force_unclean_election(

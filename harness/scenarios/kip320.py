@@ -29,6 +29,7 @@ from harness.clients import transactions as tx
 from harness.clients.history import produce
 from harness.cluster.base import Cluster, NodeState, require_leader_epoch
 from harness.errors import ClusterError, NotSupported, TargetRefused, require_target
+from harness.histories.epochs import Append, EpochHistory, Step
 from harness.nemesis.faults import Crash, LeaderFailover
 from harness.nemesis.leadership import elect_preferred, move_leader
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
@@ -45,49 +46,6 @@ TV2_TXN_OFFSET_COMMIT = 5  # KIP-890: from v5 the group coordinator adds itself 
 
 
 # -- histories -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Append:
-    """Acknowledged writes [first, last], all appended while `leader` led at `epoch`."""
-
-    first: int
-    last: int
-    epoch: int
-    leader: int
-
-
-@dataclass(frozen=True)
-class Step:
-    """The partition after one step: its leader, and the epoch each running broker's Metadata gives."""
-
-    step: str
-    leader: int
-    epochs: dict[int, int]
-
-
-@dataclass(frozen=True)
-class EpochHistory:
-    """One partition's past: what was appended in which epoch, and every broker's view after each step."""
-
-    name: str
-    topic: str
-    topic_id: uuid.UUID
-    appends: tuple[Append, ...]
-    steps: tuple[Step, ...]
-    unclean: UncleanElection | None = None
-    refused: str | None = None  # why the target would not move the leader (the history then has no move)
-
-    def require_moves(self, what: str) -> None:
-        """Raise `TargetRefused` where the target refused the leader moves `what` needs."""
-        if self.refused is not None:
-            raise TargetRefused(f"{what} needs a partition whose leader moved: {self.refused}")
-
-    def append_dicts(self) -> list[dict[str, int]]:
-        return [{"first": a.first, "last": a.last, "epoch": a.epoch} for a in self.appends]
-
-    def step_dicts(self) -> list[dict[str, Any]]:
-        return [{"step": s.step, "leader": s.leader, "epochs": s.epochs} for s in self.steps]
 
 
 class _HistoryWriter:
