@@ -28,6 +28,7 @@ from harness.clients import raw as rr
 from harness.clients.driver import ClientDriver
 from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster, PartitionState
+from harness.errors import TargetRefused, require_target
 from harness.kafka.dist import resolve
 from harness.nemesis.faults import Fault, node_faults, resolve_target
 from harness.nemesis.leadership import move_leader, move_leader_away
@@ -162,6 +163,13 @@ class FailoverWrites:
     faults: list[str]
     writes: dict[str, Writes]
     log: list[dict[str, Any]]
+    refused: dict[str, str] = field(default_factory=dict)  # stack -> why its client could not reach the target
+
+    def writes_of(self, stack: str) -> Writes:
+        """`stack`'s history; `TargetRefused` where its client could not reach the target."""
+        if stack in self.refused:
+            raise TargetRefused(self.refused[stack])
+        return self.writes[stack]
 
 
 LIBRDKAFKA_PRODUCER = {
@@ -219,7 +227,14 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
     """Every stack's producer writes `topic` (3 replicas, min.insync.replicas=2) through a crash, a clean stop and
     a pause of its leader; each fault healed and the ISR full again before the next. On a target
     whose nodes the harness cannot stop, through three leader moves instead (clean failovers)."""
-    producers = {stack: producer_driver(cluster, stack, topic) for stack in stacks.current().judged()}
+    # A stack whose client cannot reach the target (Java on librdkafka's mock) leaves the others judged.
+    producers, refused = {}, {}
+    for stack in stacks.current().judged():
+        try:
+            producers[stack] = producer_driver(cluster, stack, topic)
+        except TargetRefused as exc:
+            refused[stack] = str(exc)
+    require_target(producers, f"no stack's producer reaches the target: {refused}")
     replicas = set(cluster.partition_state(topic).replicas)
     if cluster.capabilities.fault_control:
         resolve_target(cluster, "leader", topic)  # a leader no one process holds refuses the premise before any write
@@ -269,7 +284,8 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
         raw.close()
     log = [{"offset": r.offset, "value": (r.value or b"").decode()} for b in batches if not b.is_control
            for r in b.records]
-    return FailoverWrites(topic, applied, {stack: writes_of(d, PREFIXES[stack]) for stack, d in producers.items()}, log)
+    return FailoverWrites(topic, applied, {stack: writes_of(d, PREFIXES[stack]) for stack, d in producers.items()}, log,
+                          refused)
 
 
 def stop_producer(driver: ClientDriver) -> None:

@@ -14,6 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from harness import progress
+from harness.clients.jvm import java_reaches
 from harness.cluster.base import Cluster
 from harness.errors import TargetRefused
 from harness.kafka.dist import resolve
@@ -71,6 +72,8 @@ class Pipeline:
 
     def start(self) -> Pipeline:
         if self.spec.processor is ProcessorKind.JAVA:
+            # Refused at once where the Java client cannot talk to the target (harness.clients.jvm).
+            java_reaches(self.cluster.bootstrap_servers, self.cluster.java_clients)
             self.copiers = CopierGroup(
                 resolve(self.cluster.java_clients), self.cluster.bootstrap_servers, self.group, self.input_topic,
                 self.outputs, instances=self.spec.instances, transaction_size=self.spec.processor_batch,

@@ -77,7 +77,7 @@ def test_idempotent_producer_across_leader_failovers_writes_no_duplicate_and_no_
     (enable.idempotence, acks=all) writing while its partition's leader is crashed, stopped and
     paused in turn has every write acknowledged and in the log exactly once, in send order, at its
     acknowledged offset: no duplicate, no gap."""
-    w = failover_writes.writes[client]
+    w = failover_writes.writes_of(client)
     # Recorded: the first writes only (a prefix of a history is a history), to keep the file small.
     head = set(w.sent[:RECORDED_WRITES])
     recorded.save(f"kip359-failover-writes-{client}", {
