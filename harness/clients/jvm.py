@@ -178,9 +178,9 @@ class JavaClient(ClientDriver):
 
     @classmethod
     def driver(cls, dist: KafkaDistribution, name: str, args: list[str], **kw: Any) -> JavaClient:
-        bootstrap = (kw.get("config") or {}).get("bootstrap.servers")
-        if bootstrap:
-            java_reaches(str(bootstrap), dist.version)
+        config = kw.get("config") or {}
+        if config.get("bootstrap.servers"):
+            java_reaches(str(config["bootstrap.servers"]), dist.version, config)
         return cls(dist, name, args, extra_classpath=compile_driver(dist, name), **kw)
 
 
@@ -189,19 +189,23 @@ THROTTLE_REFUSED_MS = 30_000
 _reaches: dict[str, str | None] = {}
 
 
-def java_reaches(bootstrap: str, version: str) -> None:
+def java_reaches(bootstrap: str, version: str, config: dict[str, Any] | None = None) -> None:
     """`TargetRefused` at once where the Java client cannot talk to the target's first broker: its
     answer to a too-new ApiVersions, read at that version as the Java client reads it, tells the
     client to throttle for longer than a check waits (librdkafka's mock cluster: 1,179,648 ms, read
     from a layout of its own, src/rdkafka_mock_handlers.c rd_kafka_mock_handle_ApiVersion). Asked once
-    per bootstrap; a target that answers in KIP-511's layout, or not at all, is let through."""
+    per bootstrap, over the clients' TLS and SASL (`config`, librdkafka's settings); a target that answers
+    in KIP-511's layout, or not at all, is let through."""
     if bootstrap not in _reaches:
+        from harness.protocol.auth import from_client_config
         from harness.protocol.client import RawClient
 
         host, _, port = bootstrap.split(",")[0].strip().rpartition(":")
         why = None
         try:
-            with RawClient.connect(host.strip("[]"), int(port), timeout=10, client_id="kcts-java-preflight") as c:
+            transport = from_client_config({str(k): str(v) for k, v in (config or {}).items()})
+            with RawClient.connect(host.strip("[]"), int(port), timeout=10, client_id="kcts-java-preflight",
+                                   transport=transport) as c:
                 asked, throttle = c.error_answer or (0, None)
         except Exception:  # noqa: BLE001 - the client itself will say what is wrong with this listener
             asked, throttle = 0, None
