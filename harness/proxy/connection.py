@@ -13,11 +13,12 @@ import asyncio
 import ssl
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from harness.protocol.client import MAX_RESPONSE_BYTES, read_response
 from harness.protocol.codec import decode, encode, encode_response
 from harness.protocol.exceptions import ProtocolError
+from harness.protocol.spec import SpecSet
 from harness.proxy.frames import (
     SIZE,
     FrameError,
@@ -26,11 +27,9 @@ from harness.proxy.frames import (
     produce_expects_response,
     response_correlation_id,
 )
-from harness.proxy.recorder import ANSWERED, CLOSED_BY_PROXY, LOST, NO_RESPONSE, Exchange
+from harness.proxy.recorder import ANSWERED, CLOSED_BY_PROXY, LOST, NO_RESPONSE, Exchange, Recording
 from harness.proxy.rewrite import address_fields, endpoints, is_real_endpoint, rewrite_addresses
-
-if TYPE_CHECKING:
-    from harness.proxy.server import Proxy
+from harness.proxy.rules import Rule
 
 SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
@@ -57,9 +56,27 @@ async def _frame(reader: asyncio.StreamReader, peer: str) -> tuple[bytes, bytes]
     return size_bytes, await reader.readexactly(size)
 
 
+class LinkOwner(Protocol):
+    """What a link asks of the proxy that accepted it. Declared here, not imported from
+    harness.proxy.server, so that the server (which makes links) and the link do not import each other."""
+
+    specs: SpecSet
+    recording: Recording
+    rules: tuple[Rule, ...]
+    upstream_tls: ssl.SSLContext | None
+    errors: list[str]
+    unreachable: list[str]
+
+    def note_error(self, text: str) -> None: ...
+
+    async def ensure_listener(self, host: str, port: int) -> tuple[str, int]: ...
+
+    def proxied_address(self, host: str, port: int) -> tuple[str, int]: ...
+
+
 @dataclass
 class Link:
-    proxy: Proxy
+    proxy: LinkOwner
     label: str
     upstream: tuple[str, int]
     client_reader: asyncio.StreamReader

@@ -17,8 +17,10 @@ The layers, lowest first (a module may import its own layer and those below):
     10 fixtures
     11 suites
 
-Every import counts, at module level or inside a function; only `if TYPE_CHECKING:` blocks do not
-(they never run). This test is the guard for the next person: a new module gets a layer here.
+Every import counts, at module level or inside a function. For the floors, `if TYPE_CHECKING:` blocks
+do not (they never run); for loops they do: a reader (and any tool drawing the import graph) sees
+two modules that name each other as one tangle, whether or not the interpreter runs both imports.
+This test is the guard for the next person: a new module gets a layer here.
 """
 
 from __future__ import annotations
@@ -76,13 +78,14 @@ def _type_checking_only(node: ast.If) -> bool:
     )
 
 
-def imports(name: str, path: Path) -> Iterator[tuple[str, int]]:
-    """(imported module, line) for every import that can run; `from a import b` names `a.b` when it is a module."""
+def imports(name: str, path: Path, *, type_checking: bool = False) -> Iterator[tuple[str, int]]:
+    """(imported module, line) for every import that can run, and with `type_checking` also those under
+    `if TYPE_CHECKING:`; `from a import b` names `a.b` when it is a module."""
     tree = ast.parse(path.read_text(), str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
 
     def visit(node: ast.AST) -> Iterator[tuple[str, int]]:
-        if isinstance(node, ast.If) and _type_checking_only(node):
+        if isinstance(node, ast.If) and _type_checking_only(node) and not type_checking:
             for child in node.orelse:
                 yield from visit(child)
             return
@@ -185,9 +188,16 @@ def strongly_connected(graph: dict[str, list[str]]) -> list[list[str]]:
     return found
 
 
+def import_graph(modules: dict[str, Path]) -> dict[str, list[str]]:
+    """Module -> the project modules it names in any import, `if TYPE_CHECKING:` ones included."""
+    return {
+        name: sorted({t for t, _ in imports(name, path, type_checking=True) if t in modules and t != name})
+        for name, path in modules.items()
+    }
+
+
 def test_no_import_loop() -> None:
-    graph = {name: sorted({t for t, _ in edges if t in MODULES and t != name}) for name, edges in GRAPH.items()}
-    loops = strongly_connected(graph)
+    loops = strongly_connected(import_graph(MODULES))
     assert not loops, "modules that import each other in a loop: " + "; ".join(" <-> ".join(c) for c in loops)
 
 
@@ -196,6 +206,17 @@ def test_the_loop_finder_finds_a_loop() -> None:
     assert strongly_connected({"a": ["b"], "b": ["a"], "c": ["a"]}) == [["a", "b"]]
     assert strongly_connected({"a": ["a"]}) == [["a"]]
     assert strongly_connected({"a": ["b"], "b": ["c"], "c": []}) == []
+
+
+def test_an_import_only_for_type_checking_still_closes_a_loop(tmp_path: Path) -> None:
+    """The loop that harness/proxy had (server imports the link, the link names the server under
+    TYPE_CHECKING) is found."""
+    server = tmp_path / "server.py"
+    server.write_text("from pkg.link import Link\n")
+    link = tmp_path / "link.py"
+    link.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.server import Proxy\n")
+    graph = import_graph({"pkg.server": server, "pkg.link": link})
+    assert strongly_connected(graph) == [["pkg.link", "pkg.server"]]
 
 
 SUITE_FILES = sorted(p for p in (REPO / "suites").rglob("*.py"))
