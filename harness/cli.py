@@ -135,7 +135,12 @@ def matrix(args: list[str]) -> int:
     """Run the suites against several targets; the exit code is 0 when the matrix was written."""
     from harness.reports.matrix_run import ClientAxis, run_matrix
 
-    parser = argparse.ArgumentParser(prog="kcts matrix")
+    if args[:1] == ["merge"]:  # columns made apart (a CI job each) joined into one matrix
+        from harness.reports.merge import main as merge_main
+
+        return merge_main(args[1:])
+    parser = argparse.ArgumentParser(prog="kcts matrix", epilog="`kcts matrix merge DIR...` joins columns made by "
+                                     "separate kcts matrix or kcts run calls (`kcts matrix merge --help`).")
     parser.add_argument("--targets", required=True,
                         help="comma-separated: 4.4.0,4.3.1,kfake,external:HOST:PORT, or a target profile FILE.toml")
     parser.add_argument("--java-clients", default="",
@@ -205,7 +210,8 @@ def cluster(args: list[str]) -> int:
 
 def image(args: list[str]) -> int:
     """Build (or find) the docker backend's Apache Kafka image, offline; print its tags."""
-    from harness.docker import engine, images
+    from harness import docker_engine
+    from harness.docker import images
     from harness.kafka.dist import check_java, normalize_version, resolve
 
     parser = argparse.ArgumentParser(prog="kcts image", description="build kcts/kafka:<version> offline "
@@ -213,7 +219,7 @@ def image(args: list[str]) -> int:
     parser.add_argument("--kafka-version", default=DEFAULT_VERSION)
     opts = parser.parse_args(args)
     check_java()
-    built = images.ensure_kafka(engine.client(), resolve(normalize_version(opts.kafka_version)))
+    built = images.ensure_kafka(docker_engine.client(), resolve(normalize_version(opts.kafka_version)))
     how = f"built in {built.seconds:.0f} s" if built.seconds else "already built"
     print(f"{built.tag} and {images.KAFKA_REPO}:{built.tag.split(':')[1].split('-')[0]} ({how})")
     return 0
@@ -303,7 +309,8 @@ def _replay(args: list[str]) -> int:
 # name -> (the line `kcts --help` gives it, the function that takes its arguments), in the README's order.
 COMMANDS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
     "run": ("run the suites against one target; other arguments are pytest's", run),
-    "matrix": ("run the suites against several targets and client versions: matrix.json/.md/.html", matrix),
+    "matrix": ("run the suites against several targets and client versions: matrix.json/.md/.html; "
+               "`matrix merge` joins columns run apart", matrix),
     "soak": ("run one selection N times: pass k/n per check and every verdict that flipped", soak),
     "compare": ("compare the verdicts of two runs (exit 1 when one differs)", compare),
     "diff": ("what changed between two runs or matrices (exit 1 when a passing check fails now)", _diff),
