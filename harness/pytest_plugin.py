@@ -19,9 +19,8 @@ from typing import TextIO
 
 import pytest
 
-from harness import attach, progress, verdicts
+from harness import attach, confluent, progress, verdicts
 from harness.areas import AREAS
-from harness.clients import kafka
 from harness.cluster.target import SECURITY_OPTIONS, TargetSpec, from_options, security_from
 from harness.errors import FaultControlUnavailable, KctsError, VerdictError
 from harness.kafka.dist import DEFAULT_VERSION
@@ -173,8 +172,8 @@ def _allure_labels(request: pytest.FixtureRequest) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
-    item.stash[OPEN_CLIENTS_KEY] = kafka.open_keys()
-    item.stash[CLIENT_ACTIVITY_KEY] = kafka.activity()
+    item.stash[OPEN_CLIENTS_KEY] = confluent.open_keys()
+    item.stash[CLIENT_ACTIVITY_KEY] = confluent.activity()
     if EVIDENCE_KEY in item.config.stash:
         evidence(item.config).mark(item.nodeid)
     try:
@@ -197,7 +196,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 @pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
     """Fail a check that leaves a confluent-kafka client open once its fixtures are torn down
-    (clients are closed where they are made: harness.clients.kafka). Clients of wider-scoped
+    (clients are closed where they are made: harness.confluent). Clients of wider-scoped
     fixtures still in use are not the check's. Then collect the test's cyclic garbage here, on
     the main thread, as a safety net: a client in that garbage, collected later on one of
     librdkafka's threads, is destroyed there and takes the process with it
@@ -207,9 +206,9 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
     try:
         result = yield
     finally:
-        if kafka.activity() != item.stash.get(CLIENT_ACTIVITY_KEY, -1):
+        if confluent.activity() != item.stash.get(CLIENT_ACTIVITY_KEY, -1):
             gc.collect()
-    left = kafka.left_open(item.stash.get(OPEN_CLIENTS_KEY, frozenset()))
+    left = confluent.left_open(item.stash.get(OPEN_CLIENTS_KEY, frozenset()))
     if left:
         raise AssertionError(f"the check left {len(left)} client(s) open: " + "; ".join(map(str, left)))
     return result

@@ -47,12 +47,12 @@ def kill_tagged(session_id: str, grace: float = 0.0) -> list[int]:
 
 
 def remove_containers(session_id: str) -> None:
-    """Every container, network and volume labelled with the session (harness.docker.engine)."""
+    """Every container, network and volume labelled with the session (harness.docker_engine)."""
     try:
-        from harness.docker import engine
+        from harness import docker_engine
 
-        c = engine.client(timeout=20)
-        engine.remove_labelled(c, f"{engine.SESSION_LABEL}={session_id}")
+        c = docker_engine.client(timeout=20)
+        docker_engine.remove_labelled(c, f"{docker_engine.SESSION_LABEL}={session_id}")
     except Exception:  # noqa: BLE001 - no daemon or no SDK: nothing of ours can be running there
         pass
 

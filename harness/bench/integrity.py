@@ -20,8 +20,7 @@ import time
 
 from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
 
-from harness import session
-from harness.clients import kafka
+from harness import confluent, session
 from harness.clients.admin import admin_client, create_topic
 from harness.cluster.local import LocalCluster, LocalClusterSpec
 from harness.integrity.run import check_pipeline
@@ -44,7 +43,7 @@ def plain_read(client_config: dict[str, str], topics: list[str], partitions: int
         "enable.auto.commit": False, "enable.partition.eof": True, "fetch.max.bytes": 64 << 20,
         "max.partition.fetch.bytes": 8 << 20, "queued.min.messages": 1_000_000,
     }
-    with kafka.consumer(config) as consumer:
+    with confluent.consumer(config) as consumer:
         assignment = [TopicPartition(t, p, OFFSET_BEGINNING) for t in topics for p in range(partitions)]
         consumer.assign(assignment)
         at_end: set[tuple[str, int]] = set()

@@ -23,7 +23,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, TopicPartition
 
-from harness.clients import kafka
+from harness import confluent
 from harness.clients.admin import admin_client, create_topic
 from harness.cluster.base import Cluster
 from harness.cluster.local import LocalCluster, LocalClusterSpec
@@ -37,7 +37,7 @@ TARGET_RATIO = 0.7
 def produce_consume(config: dict[str, str], topic: str, records: int, size: int) -> tuple[float, float]:
     """Seconds to produce every record (acked) and to consume them all back."""
     value = b"v" * size
-    with kafka.producer({**config, "linger.ms": 5, "acks": "all"}) as producer:
+    with confluent.producer({**config, "linger.ms": 5, "acks": "all"}) as producer:
         t0 = time.monotonic()
         for _ in range(records):
             while True:
@@ -52,7 +52,7 @@ def produce_consume(config: dict[str, str], topic: str, records: int, size: int)
         raise RuntimeError(f"{left} of {records} records to {topic} unacknowledged after 120 s")
     # Not timed: leaving the block closes the consumer, which waits for an outstanding long-poll
     # Fetch (up to fetch.wait.max.ms).
-    with kafka.consumer({**config, "group.id": f"{topic}-bench", "enable.auto.commit": False}) as consumer:
+    with confluent.consumer({**config, "group.id": f"{topic}-bench", "enable.auto.commit": False}) as consumer:
         consumer.assign([TopicPartition(topic, 0, 0)])
         got = 0
         t1 = time.monotonic()

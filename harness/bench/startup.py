@@ -51,9 +51,10 @@ def time_docker(version: str, brokers: int) -> float:
 
 def cold_image_build(dist: KafkaDistribution) -> dict[str, object]:
     """Remove kcts's base and Kafka images of this content, then build both; the seconds each took."""
-    from harness.docker import engine, images
+    from harness import docker_engine
+    from harness.docker import images
 
-    client = engine.client()
+    client = docker_engine.client()
     base = images.base_tag()
     kafka = images.kafka_tag(dist, base)
     for tag in (kafka, f"{images.KAFKA_REPO}:{dist.version}", base):

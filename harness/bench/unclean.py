@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from harness.clients import kafka
+from harness import confluent
 from harness.clients.admin import admin_client, create_topic
 from harness.clients.history import produce
 from harness.cluster.local import LocalCluster, LocalClusterSpec
@@ -22,8 +22,8 @@ def run(version: str = DEFAULT_VERSION, rounds: int = 3) -> dict[str, object]:
                 config={"min.insync.replicas": "1", "unclean.leader.election.enable": "true"},
             )
             with (
-                kafka.producer({**cluster.client_config(), "acks": "all"}) as replicated,
-                kafka.producer({**cluster.client_config(), "acks": "1", "enable.idempotence": False}) as producer,
+                confluent.producer({**cluster.client_config(), "acks": "all"}) as replicated,
+                confluent.producer({**cluster.client_config(), "acks": "1", "enable.idempotence": False}) as producer,
             ):
                 produce(replicated, topic, [b"x"] * 100)
                 t0 = time.monotonic()

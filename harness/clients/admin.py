@@ -8,9 +8,9 @@ from itertools import count
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from harness.clients import kafka
-from harness.clients.kafka import QUIET
+from harness import confluent
 from harness.cluster.base import Cluster
+from harness.confluent import QUIET
 from harness.errors import TargetRefused
 
 __all__ = ["QUIET", "admin_client", "create_topic", "topic_name"]
@@ -18,8 +18,8 @@ _seq = count(1)
 
 
 def admin_client(cluster: Cluster, lasting: bool = False) -> AbstractContextManager[AdminClient]:
-    """An admin client of `cluster`, as a context manager (see harness.clients.kafka)."""
-    return kafka.admin(cluster.client_config(), lasting=lasting)
+    """An admin client of `cluster`, as a context manager (see harness.confluent)."""
+    return confluent.admin(cluster.client_config(), lasting=lasting)
 
 
 def topic_name(prefix: str, hint: str) -> str:

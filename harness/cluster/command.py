@@ -344,9 +344,9 @@ def prepare(target: TargetSpec) -> str:
     profile = load_profile(target)
     parts = [ensure_installed(profile)]
     if profile.node.image is not None:
-        from harness.docker import engine
+        from harness import docker_engine
 
-        built = ensure_image(profile, engine.client())
+        built = ensure_image(profile, docker_engine.client())
         how = f"built in {built.seconds:.0f} s" if built.seconds else "reused"
         parts.append(f"nodes in containers of {built.tag} ({how})")
     for i, table in enumerate(profile.services):
@@ -453,9 +453,9 @@ class CommandCluster(Cluster):
 
     def _create_network(self) -> None:
         """The container nodes' image and network; the services also serve that network's containers."""
-        from harness.docker import engine
+        from harness import docker_engine
 
-        client = engine.client()
+        client = docker_engine.client()
         self.image = ensure_image(self.profile, client).tag
         self.docker = ClusterNetwork()
         self.network = self.docker.create()

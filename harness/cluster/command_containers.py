@@ -22,7 +22,7 @@ not reach, so their values are refused in a container node's templates. `{data_d
 too: a container keeps its own file system across restarts, and that is the node's data.
 
 Every container and the network carry the session's label and the cluster's; `close` removes
-them (harness.docker.engine.remove_labelled), the session reaper whatever outlives the run. Node
+them (harness.docker_engine.remove_labelled), the session reaper whatever outlives the run. Node
 control goes through the Docker API (harness.docker.container): stop is `docker stop` (SIGTERM,
 SIGKILL past `stop_timeout`), kill is SIGKILL, pause the cgroup freezer, and a node can be cut
 off the network and reconnected (`isolate`, `heal`). Each node's output is followed into

@@ -21,12 +21,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness import session
+from harness import docker_engine, session
 from harness.cluster.base import NodeCluster, NodeState
 from harness.cluster.local import CONTROLLER_ID, CONTROLLER_TUNING, broker_tuning
 from harness.cluster.node import COMMON_PROPS, random_kafka_uuid
 from harness.cluster.target import TargetSpec
-from harness.docker import engine, images
+from harness.docker import images
 from harness.docker.container import ContainerNode
 from harness.docker.network import ClusterNetwork
 from harness.errors import ClusterError, NodeExited, SetupError
@@ -142,7 +142,7 @@ class DockerCluster(NodeCluster):
         return self
 
     def _start(self) -> None:
-        client = engine.client()
+        client = docker_engine.client()
         self._check_ports()
         self.image = self.resolve_image(client)
         self.network = self.docker.create()

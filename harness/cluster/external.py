@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.clients import kafka
+from harness import confluent
 from harness.cluster.base import Cluster, FaultControlUnavailable, NodeState
 from harness.cluster.target import EXTERNAL, TargetSpec
 from harness.errors import SetupError
@@ -36,7 +36,8 @@ class ExternalCluster(Cluster):
             raise SetupError(f"the broker at --bootstrap-servers {host}:{port} does not answer as a Kafka "
                              f"broker; asked directly, {said}; check the address and that it is a Kafka listener")
         try:
-            with kafka.admin({**self.client_config(), "log_level": 0, "socket.connection.setup.timeout.ms": 5000}) as a:
+            quiet = {**self.client_config(), "log_level": 0, "socket.connection.setup.timeout.ms": 5000}
+            with confluent.admin(quiet) as a:
                 md = a.list_topics(timeout=6)
         except Exception as exc:  # noqa: BLE001 - librdkafka's transport/auth errors: all one message
             direct = f"; asked directly, {said}" if said else ""

@@ -76,14 +76,15 @@ def prepare(target: TargetSpec) -> str:
         dist = resolve(target.version)
         return f"Apache Kafka {dist.version} ({len(dist.jars)} jars, tools {dist.tools_version})"
     if target.kind == DOCKER:
+        from harness import docker_engine
         from harness.cluster.docker import check_ports_free
-        from harness.docker import engine, images
+        from harness.docker import images
         from harness.kafka.dist import check_java, resolve
 
         check_java()  # the Java clients, and any side cluster, run here
         if target.publish_from:
             check_ports_free({b: target.publish_from + b - 1 for b in range(1, target.brokers + 1)})
-        client = engine.client()
+        client = docker_engine.client()
         if target.image:
             built = images.require(client, target.image)
         else:

@@ -7,8 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from harness import session
-from harness.clients import kafka
+from harness import confluent, session
 from harness.cluster.base import NodeCluster, NodeState
 from harness.cluster.combined import ensure_cds_archive
 from harness.cluster.node import KafkaNode, random_kafka_uuid
@@ -299,7 +298,7 @@ class LocalCluster(NodeCluster):
         from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
 
         host, port = self.probe_address(self.broker_ids[0])
-        with kafka.admin({"bootstrap.servers": f"{host}:{port}"}) as admin:
+        with confluent.admin({"bootstrap.servers": f"{host}:{port}"}) as admin:
             # One mechanism a request: a request may alter each user once.
             for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512):
                 upserts = [UserScramCredentialUpsertion(user, ScramCredentialInfo(mechanism, 4096), password.encode())

@@ -6,8 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
-from harness import session
-from harness.docker import engine
+from harness import docker_engine, session
 from harness.errors import SetupError
 
 if TYPE_CHECKING:
@@ -19,7 +18,7 @@ class ClusterNetwork:
 
     def __init__(self) -> None:
         self.name = f"kcts-{session.current().id}-{uuid.uuid4().hex[:6]}"
-        self.labels = engine.labels(session.current().id, cluster=self.name)
+        self.labels = docker_engine.labels(session.current().id, cluster=self.name)
         self.network: Network | None = None
 
     def create(self) -> Network:
@@ -33,11 +32,11 @@ class ClusterNetwork:
 
     def remove_all(self) -> list[str]:
         """Remove every container, network and volume of this cluster; what is still there, as errors."""
-        label = f"{engine.CLUSTER_LABEL}={self.name}"
+        label = f"{docker_engine.CLUSTER_LABEL}={self.name}"
         try:
-            client = engine.client()
-            engine.remove_labelled(client, label)
-            left = engine.leftovers(client, label)
+            client = docker_engine.client()
+            docker_engine.remove_labelled(client, label)
+            left = docker_engine.leftovers(client, label)
         except SetupError as exc:
             return [f"the engine went away before clean-up: {exc}"]
         return [f"still there after removal: {left}"] if left else []

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from harness.clients import kafka
+from harness import confluent
 from harness.workload import records
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def offset_ranges(client_config: dict[str, str], topics: list[str], cap: int) ->
     from confluent_kafka import TopicPartition
     from confluent_kafka.admin import OffsetSpec
 
-    with kafka.admin(client_config) as admin:
+    with confluent.admin(client_config) as admin:
         metadata = admin.list_topics(timeout=10).topics
         partitions = [TopicPartition(t, p) for t in topics for p in metadata[t].partitions]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from confluent_kafka import ElectionType, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from harness.clients import kafka
+from harness import confluent
 from harness.clients import raw as rr
 from harness.cluster.base import Cluster, PartitionState, require_leader_epoch
 from harness.cluster.target import API, HOOK, REASSIGNMENT
@@ -49,7 +49,7 @@ def move_leader(
 
 def move_leader_away(cluster: Cluster, topic: str, partition: int = 0) -> tuple[PartitionState, PartitionState]:
     """`move_leader` to the next in-sync replica with clients of its own: the partition (before, after)."""
-    with kafka.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
+    with confluent.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
         before = cluster.partition_state(topic, partition)
         return before, move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic, partition)
 

@@ -17,8 +17,7 @@ from collections.abc import Callable
 
 from confluent_kafka import ElectionType, TopicPartition
 
-from harness import progress
-from harness.clients import kafka
+from harness import confluent, progress
 from harness.cluster.base import Cluster, NodeState, PartitionState, require_leader_epoch
 from harness.errors import ClusterError
 from harness.histories.epochs import UncleanElection
@@ -94,7 +93,7 @@ def elect_unclean(
     cluster: Cluster, topic: str, partition: int, candidate: int, epoch: int, timeout: float
 ) -> PartitionState:
     attempts: list[str] = []
-    with kafka.admin(cluster.client_config()) as admin:
+    with confluent.admin(cluster.client_config()) as admin:
 
         def elected() -> PartitionState | None:
             state = cluster.partition_state(topic, partition)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.clients import kafka
+from harness import confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients.history import produce, read_partition
@@ -51,7 +51,7 @@ def consumer_through_epoch_errors(cluster: Cluster, topic: str, client: str, err
     """Write RECORDS to `topic`-0, then read them from offset 0 with `client` (a client stack, no
     reset policy: a reset would be reported) through a proxy that refuses its first REFUSED
     Fetch answers (v9+, the versions with CurrentLeaderEpoch) with `error`."""
-    with kafka.producer({**cluster.client_config(), "acks": "all"}) as producer:
+    with confluent.producer({**cluster.client_config(), "acks": "all"}) as producer:
         written = [{"offset": w.offset, "value": w.value.decode()}
                    for w in produce(producer, topic, [f"r-{i}".encode() for i in range(RECORDS)]).acked]
     with Proxy.for_cluster(cluster) as proxy:
@@ -150,8 +150,8 @@ def reset_then_fetch(cluster: Cluster, topic: str, client: str, reset: str, grou
     are at different epochs), 10 more; then `client` joins `group`, which has no commit, with
     auto.offset.reset `reset`, through a proxy, until it has sent a Fetch of the partition after a
     ListOffsets answer for it."""
-    with kafka.producer({**cluster.client_config(), "acks": "all"}) as producer, \
-            kafka.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
+    with confluent.producer({**cluster.client_config(), "acks": "all"}) as producer, \
+            confluent.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
         produce(producer, topic, [f"before-{i}".encode() for i in range(20)])
         moved = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
         produce(producer, topic, [f"after-{i}".encode() for i in range(10)])
@@ -210,7 +210,7 @@ def producer_through_epoch_errors(cluster: Cluster, topic: str, error: str) -> E
     values = [f"p-{i}" for i in range(RECORDS)]
     with Proxy.for_cluster(cluster) as proxy:
         rule = proxy.add(RefusePartitions("Produce", error=errors.error_code(error), count=REFUSED))
-        with kafka.producer({**proxy.client_config(), "acks": "all", "enable.idempotence": True,
+        with confluent.producer({**proxy.client_config(), "acks": "all", "enable.idempotence": True,
                              "message.timeout.ms": 60000, "linger.ms": 20}) as producer:
             history = produce(producer, topic, [v.encode() for v in values])
         reported = [{"value": w.value.decode(), "error": w.error} for w in history.failed]
@@ -218,7 +218,7 @@ def producer_through_epoch_errors(cluster: Cluster, topic: str, error: str) -> E
                        for t in (e.request or {}).get("TopicData", []) for p in t.get("PartitionData", [])]
         after, refused = _after_first_ruled(proxy), rule.fired
         exchanges = _exchanges(proxy)
-    with kafka.consumer({**cluster.client_config(), "group.id": f"{topic}-reader", "enable.auto.commit": False,
+    with confluent.consumer({**cluster.client_config(), "group.id": f"{topic}-reader", "enable.auto.commit": False,
                          "auto.offset.reset": "earliest"}) as consumer:
         got = read_partition(consumer, topic, 0, 0, _end(cluster, topic))
     reads = [{"offset": r.offset, "value": r.value.decode()} for r in got]
@@ -256,8 +256,8 @@ def committed_epoch_ahead_of_metadata(cluster: Cluster, topic: str, client: str,
     """On `topic` (3 replicas): 20 records, a leader move, 10 more; the group commits (25, the new
     epoch) outside any generation; then `client` joins the group through a proxy whose first three
     Metadata answers show the partition one epoch behind, with no reset policy."""
-    with kafka.producer({**cluster.client_config(), "acks": "all"}) as producer, \
-            kafka.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
+    with confluent.producer({**cluster.client_config(), "acks": "all"}) as producer, \
+            confluent.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
         produce(producer, topic, [f"before-{i}".encode() for i in range(20)])
         moved = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
         after = produce(producer, topic, [f"after-{i}".encode() for i in range(10)]).acked

@@ -31,7 +31,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer, TopicPartition
 
-from harness.clients import kafka
+from harness import confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.cluster.base import Cluster
@@ -251,8 +251,8 @@ def gapped_epochs(cluster: Cluster, topic: str, group: str) -> GappedEpochs:
     leader raises `TargetRefused`; one that will not delete records gives `head_deleted` None and
     says why."""
     with (rr.RawConnector(cluster) as raw,
-          kafka.producer({**cluster.client_config(), "acks": "all"}) as producer,
-          kafka.admin(cluster.client_config()) as admin):
+          confluent.producer({**cluster.client_config(), "acks": "all"}) as producer,
+          confluent.admin(cluster.client_config()) as admin):
         mover = raw(cluster.broker_ids[0])
         tid = rr.topic_id(mover, topic)
         base = int(time.time() * 1000)

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import NewTopic
 
-from harness import attach
-from harness.clients import kafka
+from harness import attach, confluent
 from harness.clients.history import produce, read_partition
 from harness.cluster.base import Cluster
 from harness.integrity.model import Expectation, TruncationWindow
@@ -130,7 +129,7 @@ def unclean_pipeline(cluster: Cluster, victim: str, input_topic: str, other: str
     require_transactions(cluster)
     a, b, c = cluster.broker_ids[:3]
     # Only partition 0 has both replicas on brokers the recipe stops; the others keep a live leader (c).
-    with kafka.admin(cluster.client_config()) as admin:
+    with confluent.admin(cluster.client_config()) as admin:
         admin.create_topics([NewTopic(
             victim, num_partitions=3, replication_factor=-1, replica_assignment=[[a, b], [c, a], [c, b]],
             config={"min.insync.replicas": "1", "unclean.leader.election.enable": "true"},
@@ -230,10 +229,10 @@ def copy_into_output(cluster: Cluster, finished: FinishedPipeline, group: str, o
     pipeline = finished.pipeline
     out = pipeline.outputs[output_index]
     first = min(w[3] for w in pipeline.history.writes.rows() if w[1] == out and w[2] == 0)
-    with kafka.consumer({**cluster.client_config(), "group.id": group, "isolation.level": "read_committed",
+    with confluent.consumer({**cluster.client_config(), "group.id": group, "isolation.level": "read_committed",
                          "enable.partition.eof": True}) as consumer:
         (original,) = read_partition(consumer, out, 0, first, first + 1)
-    with kafka.producer(cluster.client_config()) as producer:
+    with confluent.producer(cluster.client_config()) as producer:
         history = produce(producer, out, [original.value], partition=0)
     (copy,) = history.acked
     meta: dict[str, object] = {"scenario": "one record copied into an output", "copied_offset": original.offset,
@@ -249,7 +248,7 @@ def delete_output_head(cluster: Cluster, finished: FinishedPipeline, output_inde
     writes = sorted(w for w in pipeline.history.writes.rows() if w[1] == out and w[2] == 0)
     cut = sorted(w[3] for w in writes)[5]
     deleted = {w[0] for w in writes if w[3] < cut}
-    with kafka.admin(cluster.client_config()) as admin:
+    with confluent.admin(cluster.client_config()) as admin:
         admin.delete_records([TopicPartition(out, 0, cut)])[TopicPartition(out, 0, cut)].result(30)
     elsewhere = TruncationWindow(out, 1, 0, 1_000_000)
     meta: dict[str, object] = {"scenario": f"records before offset {cut} of {out}-0 deleted"}

@@ -20,7 +20,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
-from harness.clients import kafka
+from harness import confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients.driver import stop_driver
@@ -69,8 +69,8 @@ def two_epochs(cluster: Cluster, topic: str) -> Log:
     """20 records in the partition's first epoch, a leader move, 20 in the next (`topic`: 3 replicas)."""
     raw = rr.RawConnector(cluster)
     try:
-        with (kafka.producer({**cluster.client_config(), "acks": "all"}) as writer,
-              kafka.admin(cluster.client_config()) as admin):
+        with (confluent.producer({**cluster.client_config(), "acks": "all"}) as writer,
+              confluent.admin(cluster.client_config()) as admin):
             produce(writer, topic, [f"first-epoch-{i}".encode() for i in range(20)])
             move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
             produce(writer, topic, [f"second-epoch-{i}".encode() for i in range(20)])
@@ -86,8 +86,8 @@ def transactions(cluster: Cluster, topic: str, transactional_id: str) -> Log:
     try:
         mover = raw(cluster.running_brokers()[0])
         tx.require_transactions(mover)
-        with (kafka.producer({**cluster.client_config(), "transactional.id": transactional_id}) as txn,
-              kafka.admin(cluster.client_config()) as admin):
+        with (confluent.producer({**cluster.client_config(), "transactional.id": transactional_id}) as txn,
+              confluent.admin(cluster.client_config()) as admin):
             txn.init_transactions(30)
             for i, move_before_commit in enumerate((False, False, True)):
                 txn.begin_transaction()
@@ -311,7 +311,7 @@ class ZombieLeader:
 
 def _commit_through(cluster: Cluster, topic: str, group: str, last: int) -> dict[str, int]:
     """A group member reads through offset `last` and commits; the committed (offset, epoch) read back."""
-    with kafka.consumer({**cluster.client_config(), "group.id": group, "enable.auto.commit": False,
+    with confluent.consumer({**cluster.client_config(), "group.id": group, "enable.auto.commit": False,
                          "auto.offset.reset": "earliest", **PAUSED_PEER}) as consumer:
         consumer.assign([TopicPartition(topic, 0, 0)])
         offsets: list[int] = []
@@ -334,7 +334,7 @@ def zombie_leader(cluster: Cluster, topic: str, group: str) -> ZombieLeader:
     config = cluster.client_config()
     raw = rr.RawConnector(cluster)
     try:
-        with kafka.producer({**config, "acks": "all"}) as writer:
+        with confluent.producer({**config, "acks": "all"}) as writer:
             produce(writer, topic, [f"phase1-{i}".encode() for i in range(20)])
             before = cluster.partition_state(topic)
             zombie = raw(before.leader)  # connected now: the zombie will not accept new work from the controller
@@ -345,7 +345,7 @@ def zombie_leader(cluster: Cluster, topic: str, group: str) -> ZombieLeader:
                 f"a new leader replacing the paused {before.leader}",
             )
             # A new producer: the first one still waits on requests the frozen leader will never answer.
-            with kafka.producer({**config, "acks": "all", **PAUSED_PEER}) as second:
+            with confluent.producer({**config, "acks": "all", **PAUSED_PEER}) as second:
                 produce(second, topic, [f"phase2-{i}".encode() for i in range(30)])
             committed = _commit_through(cluster, topic, group, 49)
             expected = {"offset": 50, "epoch": after.leader_epoch}

@@ -29,7 +29,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from harness.clients import kafka
+from harness import confluent
 from harness.clients import transactions as tx
 from harness.clients.admin import create_topic, topic_name
 from harness.clients.raw import RawConnector, read_log
@@ -179,7 +179,7 @@ def commit_unknown_topic_id(cluster: Cluster, topic: str, unique: Unique) -> Txn
 def commit_recreated_topic_old_id(cluster: Cluster, topic: str, unique: Unique) -> TxnCommit:
     """`topic` (one partition) deleted and made again under its name; then a v6 commit naming its old
     TopicId (partition 0) and its new one (partition 0)."""
-    with RawConnector(cluster) as raw, kafka.admin(cluster.client_config()) as admin:
+    with RawConnector(cluster) as raw, confluent.admin(cluster.client_config()) as admin:
         old = tx.topic_ids(raw(), [topic])[topic]
         replicas = len(cluster.partition_state(topic).replicas)
         admin.delete_topics([topic], operation_timeout=30)[topic].result(60)
@@ -355,7 +355,7 @@ def persisted_v6_commit(cluster: Cluster, topic: str, unique: Unique) -> Persist
 
 def side_topic(cluster: Cluster, hint: str, partitions: int = 1) -> str:
     """A ready topic on a cluster the harness started for one module (nothing to clean up after)."""
-    with kafka.admin(cluster.client_config()) as admin:
+    with confluent.admin(cluster.client_config()) as admin:
         return create_topic(cluster, admin, topic_name("kcts", hint), partitions, min(3, len(cluster.broker_ids)))
 
 
@@ -409,7 +409,7 @@ def acl_setup(cluster: Cluster) -> AclSetup:
     everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, principal, None,
                                   AclOperation.ANY, AclPermissionType.ANY)
     seen: list[object] = []
-    with kafka.admin(cluster.client_config()) as admin:
+    with confluent.admin(cluster.client_config()) as admin:
         for future in admin.create_acls(bindings).values():
             future.result(30)
 

@@ -30,8 +30,8 @@ from confluent_kafka import IsolationLevel, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 from packaging.version import Version
 
-from harness import session
-from harness.clients import kafka, stacks
+from harness import confluent, session
+from harness.clients import stacks
 from harness.clients import transactions as tx
 from harness.clients.driver import ClientDriver
 from harness.clients.jvm import JavaClient
@@ -117,7 +117,7 @@ def read_committed(config: dict[str, str], topic: str, partition: int = 0, timeo
     }
     values: list[bytes] = []
     state: dict[str, object] = {}
-    with kafka.consumer(settings) as consumer, kafka.admin(config) as admin:
+    with confluent.consumer(settings) as consumer, confluent.admin(config) as admin:
         consumer.assign([TopicPartition(topic, partition, 0)])
 
         def caught_up() -> bool:
@@ -240,7 +240,7 @@ def java_copy(
 
 def _produce(config: dict[str, str], topics: Sequence[str], values: list[bytes]) -> None:
     """`values` written to partition 0 of each topic, all acknowledged."""
-    with kafka.producer(config) as producer:
+    with confluent.producer(config) as producer:
         for topic in topics:
             for v in values:
                 producer.produce(topic, v, partition=0)

@@ -23,7 +23,7 @@ from typing import Any
 
 from confluent_kafka import Producer
 
-from harness.clients import kafka
+from harness import confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients.history import produce
@@ -115,8 +115,8 @@ def leader_moves(cluster: Cluster, topic: str, moves: int = 3) -> EpochHistory:
     """
     raw = rr.RawConnector(cluster)
     try:
-        with (kafka.producer({**cluster.client_config(), "acks": "all"}) as producer,
-              kafka.admin(cluster.client_config()) as admin):
+        with (confluent.producer({**cluster.client_config(), "acks": "all"}) as producer,
+              confluent.admin(cluster.client_config()) as admin):
             mover = raw(cluster.broker_ids[0])
             tid = rr.topic_id(mover, topic)
             w = _HistoryWriter(cluster, raw, producer, topic)
@@ -145,9 +145,9 @@ def nemesis_history(cluster: Cluster, topic: str) -> EpochHistory:
     config = cluster.client_config()
     raw = rr.RawConnector(cluster)
     try:
-        with (kafka.producer({**config, "acks": "all"}) as producer,
-              kafka.producer({**config, "acks": "1", "enable.idempotence": False}) as divergent,
-              kafka.admin(config) as admin):
+        with (confluent.producer({**config, "acks": "all"}) as producer,
+              confluent.producer({**config, "acks": "1", "enable.idempotence": False}) as divergent,
+              confluent.admin(config) as admin):
             tid = rr.topic_id(raw(cluster.broker_ids[0]), topic)
             w = _HistoryWriter(cluster, raw, producer, topic)
             replicas = set(cluster.partition_state(topic).replicas)
@@ -554,7 +554,7 @@ class OffsetsForEpochAuthorization:
 def offsets_for_epoch_authorization(cluster: Cluster, acls: Any) -> OffsetsForEpochAuthorization:
     """On a SASL cluster with `acls` (harness.scenarios.kip1319.AclSetup): write 5 records to partition 0
     of each topic as the admin, then ask the leader, as the user, at the top version (ReplicaId is v3+)."""
-    with kafka.producer(cluster.client_config()) as producer:
+    with confluent.producer(cluster.client_config()) as producer:
         for topic in (acls.allowed, acls.denied):
             produce(producer, topic, [b"x"] * 5)
     answers = []

@@ -22,9 +22,9 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness import session
-from harness.clients import kafka, stacks
+from harness import confluent, session
 from harness.clients import raw as rr
+from harness.clients import stacks
 from harness.clients.driver import ClientDriver
 from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster, PartitionState
@@ -81,7 +81,7 @@ def produce_epoch_probes(cluster: Cluster, topic: str, versions: list[int]) -> P
     acks=all Produce per version in `versions` and per requested epoch."""
     raw = rr.RawConnector(cluster)
     try:
-        with kafka.admin(cluster.client_config()) as admin:
+        with confluent.admin(cluster.client_config()) as admin:
             state = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
         leader = raw(state.leader)
         tid = rr.topic_id(leader, topic)
@@ -115,7 +115,7 @@ def former_leader_produce(cluster: Cluster, topic: str) -> FormerLeaderProduce:
     raw = rr.RawConnector(cluster)
     try:
         former = cluster.partition_state(topic).leader
-        with kafka.admin(cluster.client_config()) as admin:
+        with confluent.admin(cluster.client_config()) as admin:
             state = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
         # The former leader must know it no longer leads, or it would take the write.
         cluster.wait_for_partition(topic, 0, lambda s: s.leader == state.leader, f"broker {former} sees the move",

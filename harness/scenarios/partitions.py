@@ -23,8 +23,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
-from harness import progress
-from harness.clients import kafka
+from harness import confluent, progress
 from harness.clients import raw as rr
 from harness.clients.history import produce
 from harness.cluster.base import Cluster, PartitionState
@@ -210,7 +209,7 @@ class _Writer:
         self.writes: list[dict[str, Any]] = []
         bootstrap = {} if brokers is None else {
             "bootstrap.servers": ",".join("{}:{}".format(*cluster.broker_address(b)) for b in brokers)}
-        self.producer = stack.enter_context(kafka.producer({
+        self.producer = stack.enter_context(confluent.producer({
             **cluster.client_config(), **bootstrap, "acks": "all", "enable.idempotence": True,
             "request.timeout.ms": 5000, "message.timeout.ms": 120000, "topic.metadata.refresh.interval.ms": 1000,
             "linger.ms": 5,
@@ -306,7 +305,7 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
     started, cut_for = time.monotonic(), 0.0
     with ExitStack() as stack:
         writer = _Writer(cluster, topic, stack)
-        consumer: Consumer = stack.enter_context(kafka.consumer({
+        consumer: Consumer = stack.enter_context(confluent.consumer({
             **cluster.client_config(), "group.id": f"{topic}-reader", "enable.auto.commit": False,
             "auto.offset.reset": "earliest",
         }))
@@ -385,7 +384,7 @@ def fenced_follower(cluster: Cluster, topic: str) -> FencedFollower:
         cluster.wait_for_partition(topic, 0, lambda s: follower not in s.isr, f"follower {follower} out of the ISR",
                                    30, broker=others[0])
         net.observe(f"controller dropped fenced follower {follower} from the ISR")
-        with kafka.producer({**cluster.client_config(), "acks": "1"}) as producer:
+        with confluent.producer({**cluster.client_config(), "acks": "1"}) as producer:
             produce(producer, topic, [f"while-fenced-{i}".encode() for i in range(20)])
         leader = cluster.partition_state(topic, 0, others[0]).leader
         wait_until(lambda: cluster.log_end_offset(topic, 0, follower) == cluster.log_end_offset(topic, 0, leader),

@@ -23,8 +23,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from harness import progress
-from harness.clients import kafka, stacks
+from harness import confluent, progress
+from harness.clients import stacks
 from harness.clients.driver import ClientDriver
 from harness.clients.history import produce
 from harness.cluster.base import Cluster
@@ -60,7 +60,7 @@ class RepeatedUnclean:
 
 
 def _write_alone(cluster: Cluster, topic: str, tag: str, n: int) -> list[dict[str, Any]]:
-    with kafka.producer({**cluster.client_config(), "acks": "1", "enable.idempotence": False}) as p:
+    with confluent.producer({**cluster.client_config(), "acks": "1", "enable.idempotence": False}) as p:
         return [{"offset": w.offset, "value": w.value.decode()}
                 for w in produce(p, topic, [f"{tag}-{i}".encode() for i in range(n)]).acked]
 
@@ -76,7 +76,7 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
         for stack in stacks.current().judged():
             drivers[stack] = stacks.consumers_driver(stack, cluster.java_clients, cluster.client_config(), topic)
             clients.callback(stop_driver, drivers[stack])
-        with kafka.producer({**cluster.client_config(), "acks": "all"}) as both:
+        with confluent.producer({**cluster.client_config(), "acks": "all"}) as both:
             produce(both, topic, [f"both-{i}".encode() for i in range(BOTH)])
         wait_until(lambda: cluster.log_end_offset(topic, 0, b) == cluster.log_end_offset(topic, 0, a) == BOTH,
                    timeout, lambda: f"both replicas holding {BOTH} records")

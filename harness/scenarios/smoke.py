@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.clients import kafka
+from harness import confluent
 from harness.clients.history import ProduceHistory, Read, produce, read_partition
 from harness.cluster.base import Cluster
 from harness.nemesis.faults import LeaderFailover
@@ -40,8 +40,8 @@ def acknowledged_reads(cluster: Cluster, topic: str, group: str, partitions: int
         PartitionRoundTrip]:
     """Produce `n` records with acks=all to each partition in turn, and read each partition back from 0."""
     trips = []
-    with (kafka.producer({**cluster.client_config(), "acks": "all"}) as producer,
-          kafka.consumer(_consumer_config(cluster, group)) as consumer):
+    with (confluent.producer({**cluster.client_config(), "acks": "all"}) as producer,
+          confluent.consumer(_consumer_config(cluster, group)) as consumer):
         for p in range(partitions):
             sent = values(f"p{p}", n)
             written = produce(producer, topic, sent, partition=p)
@@ -67,7 +67,7 @@ class CleanFailover:
 def clean_failover(cluster: Cluster, topic: str, group: str, n: int = 300) -> CleanFailover:
     """An idempotent acks=all producer writes `n` records, the leader stops cleanly, it writes `n` more;
     the old leader starts again and the log is read back (`topic`: min.insync.replicas=2)."""
-    with kafka.producer({**cluster.client_config(), "acks": "all", "enable.idempotence": True}) as producer:
+    with confluent.producer({**cluster.client_config(), "acks": "all", "enable.idempotence": True}) as producer:
         first = produce(producer, topic, values("before", n))
         if cluster.capabilities.fault_control:
             old, old_epoch, new, new_epoch = LeaderFailover(cluster, topic).run()
@@ -80,7 +80,7 @@ def clean_failover(cluster: Cluster, topic: str, group: str, n: int = 300) -> Cl
     acked = first.acked + second.acked
     log: list[Read] = []
     if acked and not (first.failed or second.failed):  # else there is nothing to judge but the failed writes
-        with kafka.consumer(_consumer_config(cluster, group)) as consumer:
+        with confluent.consumer(_consumer_config(cluster, group)) as consumer:
             log = read_partition(consumer, topic, 0, 0, max(w.offset for w in acked) + 1)
     return CleanFailover(first, second, old, old_epoch, new, new_epoch, log)
 
@@ -103,17 +103,17 @@ def unclean_loss(cluster: Cluster, topic: str, group: str) -> UncleanLoss:
     unclean election enabled)."""
     config = cluster.client_config()
     divergent: list[ProduceHistory] = []
-    with kafka.producer({**config, "acks": "all"}) as safe_writer:
+    with confluent.producer({**config, "acks": "all"}) as safe_writer:
         safe = produce(safe_writer, topic, values("replicated", 100))
-    with kafka.producer({**config, "acks": "1", "enable.idempotence": False}) as divergent_writer:
+    with confluent.producer({**config, "acks": "1", "enable.idempotence": False}) as divergent_writer:
         election = force_unclean_election(
             cluster, topic,
             write_divergent=lambda: divergent.append(produce(divergent_writer, topic, values("divergent", 50))),
         )
-    with kafka.producer({**config, "acks": "all"}) as new_writer:
+    with confluent.producer({**config, "acks": "all"}) as new_writer:
         after = produce(new_writer, topic, values("new-leader", 100))
     log: list[Read] = []
     if after.acked:
-        with kafka.consumer(_consumer_config(cluster, group)) as consumer:
+        with confluent.consumer(_consumer_config(cluster, group)) as consumer:
             log = read_partition(consumer, topic, 0, 0, after.acked[-1].offset + 1)
     return UncleanLoss(safe, divergent, after, election, log)

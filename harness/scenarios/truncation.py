@@ -29,7 +29,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.clients import kafka, stacks
+from harness import confluent
+from harness.clients import stacks
 from harness.clients.driver import ClientDriver, stop_driver
 from harness.clients.history import produce
 from harness.clients.stacks import NO_RESET, RESETS, STACKS, client_version, consumers_driver, gap_version
@@ -103,7 +104,7 @@ def unclean_election_watched(
             drivers[stack] = consumers_driver(stack, cluster.java_clients, config, topic)
             clients.callback(stop_driver, drivers[stack])
             drivers[stack].start()
-        writer = clients.enter_context(kafka.producer({**config, "acks": "all"}))
+        writer = clients.enter_context(confluent.producer({**config, "acks": "all"}))
         produce(writer, topic, [f"replicated-{i}".encode() for i in range(REPLICATED)])
         for stack, d in drivers.items():
             d.wait_ready()
@@ -114,7 +115,7 @@ def unclean_election_watched(
         marks: dict[str, int] = {}
 
         def diverge() -> None:
-            with kafka.producer({**config, "acks": "1", "enable.idempotence": False}) as divergent:
+            with confluent.producer({**config, "acks": "1", "enable.idempotence": False}) as divergent:
                 written = produce(divergent, topic, [f"divergent-{i}".encode() for i in range(DIVERGENT)])
             # The election may have put records of its own before these (the partition nemesis does).
             last = max(w.offset for w in written.acked)

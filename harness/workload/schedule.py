@@ -15,8 +15,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness import attach, progress
-from harness.clients import kafka
+from harness import attach, confluent, progress
 from harness.cluster.base import Cluster, NodeState
 from harness.nemesis.faults import CleanStop, Crash, CutOff, Fault, Isolate, Pause
 from harness.process.events import EventLog
@@ -30,7 +29,7 @@ INTERNAL = ("__consumer_offsets", "__transaction_state")
 
 def internal_topics(cluster: Cluster) -> dict[str, int]:
     """Partition counts of the offsets and transaction-state topics (those that exist yet)."""
-    with kafka.admin(cluster.client_config()) as admin:
+    with confluent.admin(cluster.client_config()) as admin:
         metadata = admin.list_topics(timeout=10).topics
     return {t: len(metadata[t].partitions) for t in INTERNAL if t in metadata}
 

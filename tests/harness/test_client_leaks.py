@@ -1,6 +1,6 @@
 """A check that leaves a confluent-kafka client open fails, naming where the client was made.
 
-Clients are closed where they are made (harness.clients.kafka context managers); the plugin
+Clients are closed where they are made (harness.confluent context managers); the plugin
 compares the clients open before a check's setup with those open after its teardown.
 """
 
@@ -11,24 +11,24 @@ import pytest
 pytest_plugins = ["pytester"]
 
 CHECKS = '''
-from harness.clients import kafka
+from harness import confluent
 
 UNREACHABLE = {"bootstrap.servers": "127.0.0.1:9", "socket.connection.setup.timeout.ms": 1000}
 HELD = []  # a reference that outlives the check, as a forgotten client would have
 
 
 def test_leaves_a_producer_open():
-    HELD.append(kafka.producer(UNREACHABLE))
+    HELD.append(confluent.producer(UNREACHABLE))
     HELD[-1].__enter__()
 
 
 def test_closes_its_producer():
-    with kafka.producer(UNREACHABLE):
+    with confluent.producer(UNREACHABLE):
         pass
 
 
 def test_a_session_admin_may_outlive_the_check():
-    HELD.append(kafka.admin(UNREACHABLE, lasting=True))
+    HELD.append(confluent.admin(UNREACHABLE, lasting=True))
     HELD[-1].__enter__()
 '''
 
@@ -45,14 +45,14 @@ def test_a_check_that_leaves_a_client_open_fails(pytester: pytest.Pytester) -> N
 
 # Modules that run in a client's own process (the workload children, the client drivers) make their
 # clients directly: a crash or a leak there ends that process, not the check.
-OWN_PROCESS = {"harness/workload/generator.py", "harness/workload/processor.py", "harness/clients/kafka.py",
+OWN_PROCESS = {"harness/workload/generator.py", "harness/workload/processor.py", "harness/confluent.py",
                "harness/clients/drivers/kip320_consumers.py", "harness/clients/drivers/txn_commit.py",
                "harness/clients/drivers/producer.py"}
 CONSTRUCTORS = {"Producer", "Consumer", "AdminClient"}
 
 
 def test_in_process_clients_are_made_only_through_the_closing_factories() -> None:
-    """A direct `Producer(...)` escapes the leak check above; only harness.clients.kafka may construct one."""
+    """A direct `Producer(...)` escapes the leak check above; only harness.confluent may construct one."""
     import ast
     from pathlib import Path
 
@@ -67,4 +67,4 @@ def test_in_process_clients_are_made_only_through_the_closing_factories() -> Non
                 name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
                 if name in CONSTRUCTORS:
                     direct.append(f"{rel}:{node.lineno}: {name}(...)")
-    assert not direct, "clients made outside harness.clients.kafka (its context managers):\n  " + "\n  ".join(direct)
+    assert not direct, "clients made outside harness.confluent (its context managers):\n  " + "\n  ".join(direct)

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.clients import kafka
+from harness import confluent, docker_engine
 from harness.clients.admin import create_topic
 from harness.cluster import probe
 from harness.cluster.base import NodeState
 from harness.cluster.docker import DockerCluster, to_env
 from harness.cluster.target import docker_target
-from harness.docker import engine, images
+from harness.docker import images
 from harness.errors import SetupError
 from harness.kafka.dist import DEFAULT_VERSION, resolve
 from harness.waiting import wait_until
@@ -34,7 +34,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.live]
 @pytest.fixture(scope="module")
 def docker_client() -> object:
     try:
-        return engine.client()
+        return docker_engine.client()
     except SetupError as exc:
         pytest.skip(f"no Docker engine: {exc}")
 
@@ -78,7 +78,7 @@ def test_entrypoint_reads_the_apache_kafka_environment_convention(docker_client:
     }
     env = {**to_env(props), "KAFKA_HEAP_OPTS": "-Xmx1g", "CLUSTER_ID": "x"}
     out = docker_client.containers.run(  # type: ignore[attr-defined]
-        kafka_image, ["--print-config"], environment=env, remove=True, labels=engine.labels("test")).decode()
+        kafka_image, ["--print-config"], environment=env, remove=True, labels=docker_engine.labels("test")).decode()
     printed = dict(line.split("=", 1) for line in out.splitlines() if line)
     assert printed == {k: str(v) for k, v in props.items()}, f"properties the entry point wrote:\n{out}"
 
@@ -124,7 +124,7 @@ def test_brokers_are_published_on_loopback_only_and_talk_on_the_runs_network(doc
         bindings = [b for port in (attrs["HostConfig"]["PortBindings"] or {}).values() for b in port]
         assert all(b["HostIp"] == "127.0.0.1" for b in bindings), f"{node.name} publishes {bindings}"
         assert list(attrs["NetworkSettings"]["Networks"]) == [docker_cluster.network.name]
-        assert attrs["Config"]["Labels"][engine.SESSION_LABEL]
+        assert attrs["Config"]["Labels"][docker_engine.SESSION_LABEL]
     assert docker_cluster.controller is not None and not docker_cluster.controller.published
     md = probe.metadata("127.0.0.1", docker_cluster.ports[1], [])
     assert set(md.broker_ids) == set(docker_cluster.broker_ids)
@@ -153,7 +153,7 @@ def test_an_isolated_leader_loses_the_lead_and_rejoins_the_isr_when_healed(docke
     reconnected it follows again and the ISR is whole."""
     c = docker_cluster
     topic = f"isolate-{os.getpid()}-{time.monotonic_ns()}"
-    with kafka.admin(c.client_config()) as admin:
+    with confluent.admin(c.client_config()) as admin:
         create_topic(c, admin, topic, partitions=1, replication_factor=3)
     before = c.wait_for_isr(topic, 0, {1, 2, 3})
     c.isolate_node(before.leader)
@@ -172,12 +172,12 @@ def test_sigkill_of_the_runner_leaves_no_container_network_or_volume(
     """kill -9 of a pytest holding a docker cluster: within 15 s nothing with its session's label
     is left in the engine (the session reaper)."""
     proc, info = start_holder(tmp_path, "--backend", "docker")
-    label = f"{engine.SESSION_LABEL}={info['session']}"
-    assert engine.leftovers(docker_client, label), "the holder's containers were not there"  # type: ignore[arg-type]
+    label = f"{docker_engine.SESSION_LABEL}={info['session']}"
+    assert docker_engine.leftovers(docker_client, label), "the holder's containers were not there"  # type: ignore[arg-type]
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
-    wait_until(lambda: not engine.leftovers(docker_client, label), 15,  # type: ignore[arg-type]
-               lambda: f"left in the engine: {engine.leftovers(docker_client, label)}")  # type: ignore[arg-type]
+    wait_until(lambda: not docker_engine.leftovers(docker_client, label), 15,  # type: ignore[arg-type]
+               lambda: f"left in the engine: {docker_engine.leftovers(docker_client, label)}")  # type: ignore[arg-type]
 
 
 # -- bad input -----------------------------------------------------------------------------------
@@ -191,11 +191,11 @@ def test_no_permission_on_the_docker_socket_names_the_fix(tmp_path: Path, monkey
     sock = tmp_path / "docker.sock"
     sock.touch()
     monkeypatch.delenv("DOCKER_HOST", raising=False)
-    monkeypatch.setattr(engine, "SOCKET", sock)
-    monkeypatch.setattr(engine.os, "access", lambda path, mode: False)
+    monkeypatch.setattr(docker_engine, "SOCKET", sock)
+    monkeypatch.setattr(docker_engine.os, "access", lambda path, mode: False)
     with pytest.raises(SetupError, match=r"no permission on .*docker\.sock: run kcts as root, or add this user to the "
                        r"docker group"):
-        engine.client()
+        docker_engine.client()
 
 
 def test_an_image_that_does_not_exist_is_one_clear_error(docker_client: object) -> None:
@@ -209,7 +209,7 @@ def test_a_container_that_exits_at_once_is_one_error_with_its_logs(docker_client
     (tmp_path / "Dockerfile").write_text(
         f"FROM {base}\nENTRYPOINT [\"sh\", \"-c\", \"echo kcts-test: this broker refuses to start >&2; exit 3\"]\n")
     tag = "kcts/test-exits-at-once:1"
-    docker_client.images.build(path=str(tmp_path), tag=tag, rm=True, labels=engine.labels("test"))  # type: ignore[attr-defined]
+    docker_client.images.build(path=str(tmp_path), tag=tag, rm=True, labels=docker_engine.labels("test"))  # type: ignore[attr-defined]
     proc = kcts("--backend", "docker", "--kafka-version", DEFAULT_VERSION, "--image", tag, "suites/smoke")
     one_clear_error(proc, "exited with code 3", "kcts-test: this broker refuses to start")
 
@@ -230,7 +230,7 @@ def test_the_kfake_binary_runs_from_its_image(docker_client: object) -> None:
 
     built = images.ensure_binary(docker_client, "kfake", "local", ensure_binary())  # type: ignore[arg-type]
     container = docker_client.containers.run(  # type: ignore[attr-defined]
-        built.tag, ["-h"], detach=True, labels=engine.labels("test"))
+        built.tag, ["-h"], detach=True, labels=docker_engine.labels("test"))
     try:
         container.wait(timeout=30)
         out = container.logs().decode()

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from harness import session
-from harness.clients import kafka
+from harness import confluent, session
 from harness.clients.admin import create_topic
 from harness.cluster import probe
 from harness.cluster.base import NodeState
@@ -48,7 +47,7 @@ _topics = iter(range(1_000_000))
 
 def topic(cluster: KfakeCluster, partitions: int = 1, replication_factor: int = 3) -> str:
     name = f"kfake-control-{next(_topics)}-{os.getpid()}"
-    with kafka.admin(cluster.client_config()) as admin:
+    with confluent.admin(cluster.client_config()) as admin:
         return create_topic(cluster, admin, name, partitions, replication_factor)
 
 
@@ -224,13 +223,14 @@ def test_sasl_kfake_refuses_a_user_without_acls() -> None:
     """-sasl-users: admin (super user) produces, alice (no ACLs) is refused; the harness's probes
     reach it without credentials."""
     with KfakeCluster(sasl=SaslConfig()) as c:
-        with kafka.admin(c.client_config()) as admin:
+        with confluent.admin(c.client_config()) as admin:
             t = create_topic(c, admin, f"kfake-sasl-{os.getpid()}")
         assert c.probe_address(0) != c.broker_address(0)
         assert c.partition_state(t).leader in c.broker_ids
         outcomes: dict[str, KafkaError | None] = {}
         for user in ("admin", "alice"):
-            with kafka.producer({**c.client_config(user), "message.timeout.ms": 10000}, flush_timeout=15) as producer:
+            config = {**c.client_config(user), "message.timeout.ms": 10000}
+            with confluent.producer(config, flush_timeout=15) as producer:
 
                 def report(err: KafkaError | None, _msg: object, user: str = user) -> None:
                     outcomes[user] = err

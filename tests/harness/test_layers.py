@@ -4,11 +4,12 @@
 The layers, lowest first (a module may import its own layer and those below):
 
     0  errors, waiting, areas, layout (where the suites, fixtures and docker/ are: a checkout or the wheel)
-    1  session, reaper, network   the run's link rules and node cgroups (the reaper removes them)
+    1  session, reaper, network,   the run's link rules, node cgroups and Docker labels (the reaper
+       docker_engine               removes what carries them)
     2  process                     spawning, the child protocol, ports, the JVM command, the CDS archive
-    3  kafka, protocol, clients.kafka (the closing confluent-kafka client factories: a leaf),
+    3  kafka (Kafka's own jars), protocol, confluent (the closing confluent-kafka client factories: a leaf),
        histories                   what scenarios observed, typed, and its one JSON codec
-    4  checks                      pure judgements of what a target answered
+    4  checks                      pure judgements of what a target answered; docker (images, containers)
     5  cluster                     the Cluster interface, the target model, the backends
     6  clients, nemesis, proxy
     7  workload, integrity
@@ -36,10 +37,10 @@ REPO = Path(__file__).resolve().parents[2]
 LAYERS: dict[str, int] = {
     "harness.errors": 0, "harness.waiting": 0, "harness.areas": 0, "harness.attach": 0, "harness.progress": 0,
     "harness.promises": 0, "harness.layout": 0,
-    "harness.session": 1, "harness.reaper": 1, "harness.network": 1,
+    "harness.session": 1, "harness.reaper": 1, "harness.network": 1, "harness.docker_engine": 1,
     "harness.process": 2,
-    "harness.kafka": 3, "harness.protocol": 3, "harness.clients.kafka": 3, "harness.histories": 3,
-    "harness.checks": 4, "harness.docker": 4, "harness.docker.engine": 1,
+    "harness.kafka": 3, "harness.protocol": 3, "harness.confluent": 3, "harness.histories": 3,
+    "harness.checks": 4, "harness.docker": 4,
     "harness.cluster": 5,
     "harness.clients": 6, "harness.nemesis": 6, "harness.proxy": 6,
     "harness.workload": 7, "harness.integrity": 7,

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from harness.clients import kafka
+from harness import confluent
 from harness.clients.admin import admin_client, create_topic
 from harness.cluster.local import LocalCluster, LocalClusterSpec, SaslConfig
 from harness.waiting import wait_until
@@ -28,7 +28,7 @@ def test_user_without_acl_is_refused_and_super_user_is_not(sasl_cluster: LocalCl
     outcomes: dict[str, KafkaError | None] = {}
     for user in ("admin", "alice"):
         config = {**sasl_cluster.client_config(user), "message.timeout.ms": 10000}
-        with kafka.producer(config, flush_timeout=15) as producer:
+        with confluent.producer(config, flush_timeout=15) as producer:
 
             def report(err: KafkaError | None, _msg: object, user: str = user) -> None:
                 outcomes[user] = err
@@ -46,7 +46,7 @@ def test_wrong_password_is_an_authentication_failure(sasl_cluster: LocalCluster)
     """A client with a wrong password is told so: librdkafka's _AUTHENTICATION error, not a hang."""
     errors: list[KafkaError] = []
     config = {**sasl_cluster.client_config("alice"), "sasl.password": "wrong", "error_cb": errors.append}
-    with kafka.producer(config, flush_timeout=0) as producer:
+    with confluent.producer(config, flush_timeout=0) as producer:
 
         def refused() -> bool:
             producer.poll(0.1)

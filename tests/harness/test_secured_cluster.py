@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.clients import kafka
+from harness import confluent
 from harness.clients.admin import admin_client, create_topic
 from harness.clients.jvm import JavaClient
 from harness.cluster.local import LocalCluster, LocalClusterSpec, SaslConfig, TlsConfig
@@ -42,10 +42,10 @@ def test_librdkafka_produces_and_reads_back_over_sasl_ssl_with_a_client_certific
     assert config["security.protocol"] == "SASL_SSL" and config["sasl.mechanism"] == "SCRAM-SHA-512"
     with admin_client(secured) as admin:
         topic = create_topic(secured, admin, "tls-scram", replication_factor=1)
-    with kafka.producer({**config, "acks": "all"}) as producer:
+    with confluent.producer({**config, "acks": "all"}) as producer:
         producer.produce(topic, b"over tls")
     values: list[bytes | None] = []
-    with kafka.consumer({**config, "group.id": "tls-scram", "auto.offset.reset": "earliest"}) as consumer:
+    with confluent.consumer({**config, "group.id": "tls-scram", "auto.offset.reset": "earliest"}) as consumer:
         consumer.subscribe([topic])
 
         def read() -> bool:
@@ -62,7 +62,7 @@ def test_a_java_driver_reads_and_commits_over_sasl_ssl_with_a_client_certificate
     """The driver gets SCRAM, the CA and the client key (as PKCS#12) from a 0600 properties file."""
     with admin_client(secured) as admin:
         topic = create_topic(secured, admin, "tls-java", replication_factor=1)
-    with kafka.producer({**secured.client_config(), "acks": "all"}) as producer:
+    with confluent.producer({**secured.client_config(), "acks": "all"}) as producer:
         producer.produce(topic, b"for java")
     args = [secured.bootstrap_servers, topic, "0", "tls-java", "read_committed", "10", "1"]
     with JavaClient.driver(resolve(secured.java_clients), "Kip1094NextOffsets", args,

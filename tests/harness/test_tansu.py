@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness import session
-from harness.clients import kafka
+from harness import confluent, session
 from harness.cluster import probe
 from harness.cluster.base import Cluster, NodeState
 from harness.cluster.builds import build_root
@@ -43,7 +42,7 @@ pytestmark = [
 
 
 def create_topic(cluster: Cluster, topic: str, partitions: int) -> None:
-    with kafka.admin(cluster.client_config()) as admin:
+    with confluent.admin(cluster.client_config()) as admin:
         admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
 
 

@@ -24,15 +24,13 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 from confluent_kafka.admin import NewTopic
 
-from harness import session
-from harness.clients import kafka
+from harness import confluent, docker_engine, session
 from harness.cluster import probe
 from harness.cluster.base import Cluster, NodeState
 from harness.cluster.builds import build_root
 from harness.cluster.command import CommandCluster
 from harness.cluster.services import PostgresService
 from harness.cluster.target import parse
-from harness.docker import engine
 from harness.errors import SetupError, TargetRefused, Unrecoverable
 from harness.reaper import tagged_pids
 from harness.waiting import wait_until
@@ -57,7 +55,7 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def client() -> Iterator[docker.DockerClient]:
     try:
-        c = engine.client(timeout=10)
+        c = docker_engine.client(timeout=10)
     except SetupError as exc:
         pytest.skip(f"no Docker engine: {exc}")
     yield c
@@ -77,13 +75,13 @@ def test_tansu_in_containers_serves_records_and_obeys_kill_pause_and_isolation(c
     cluster = CommandCluster(parse("tansu-docker"))
     with cluster:
         took = time.monotonic() - started
-        label = f"{engine.CLUSTER_LABEL}={cluster.docker.name}"
+        label = f"{docker_engine.CLUSTER_LABEL}={cluster.docker.name}"
         assert cluster.broker_ids == [1, 2, 3] and took < 60, took
         assert {n.reported_id for n in cluster.nodes.values()} == {TANSU_NODE_ID}
         assert cluster.capabilities.partitions and cluster.capabilities.fault_control
         containers = client.containers.list(filters={"label": label})
         assert len(containers) == 3
-        assert all(c.labels[engine.SESSION_LABEL] == session.current().id for c in containers)
+        assert all(c.labels[docker_engine.SESSION_LABEL] == session.current().id for c in containers)
         assert cluster.environment()["image"].startswith("kcts/tansu:0.6.0-")
         # PostgreSQL listens on loopback and on the run's network gateway, nowhere else.
         server = cluster.services[0]
@@ -93,14 +91,14 @@ def test_tansu_in_containers_serves_records_and_obeys_kill_pause_and_isolation(c
 
         # A record produced through one broker is read through another (the storage is shared).
         topic = "kcts-tansu-docker"
-        with kafka.admin(cluster.client_config()) as admin:
+        with confluent.admin(cluster.client_config()) as admin:
             admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
-        with kafka.producer({"bootstrap.servers": f"127.0.0.1:{cluster.nodes[1].port}"}) as producer:
+        with confluent.producer({"bootstrap.servers": f"127.0.0.1:{cluster.nodes[1].port}"}) as producer:
             producer.produce(topic, b"in a container", partition=0)
             assert producer.flush(20) == 0
         config = {"bootstrap.servers": f"127.0.0.1:{cluster.nodes[2].port}", "group.id": "kcts-tansu-docker",
                   "enable.auto.commit": False}
-        with kafka.consumer(config) as consumer:
+        with confluent.consumer(config) as consumer:
             consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
             deadline, value = time.monotonic() + 30, None
             while value is None and time.monotonic() < deadline:
@@ -130,7 +128,7 @@ def test_tansu_in_containers_serves_records_and_obeys_kill_pause_and_isolation(c
         cluster.heal_node(3)  # returns once it answers again
         assert answers(cluster.nodes[3].port)
         assert cluster.running_brokers() == [1, 2, 3]
-    assert engine.leftovers(client, label) == []
+    assert docker_engine.leftovers(client, label) == []
     assert server.server.state is NodeState.STOPPED
 
 
@@ -170,14 +168,14 @@ def test_sigkill_of_a_runner_holding_tansu_in_containers_leaves_nothing_labelled
         proc.kill()
         raise
     info = json.loads(hold.read_text())
-    label = f"{engine.SESSION_LABEL}={info['session']}"
+    label = f"{docker_engine.SESSION_LABEL}={info['session']}"
     assert len(client.containers.list(filters={"label": label})) == 3 and info["pids"], info
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
     wait_until(
-        lambda: not engine.leftovers(client, label) and not tagged_pids(info["session"])
+        lambda: not docker_engine.leftovers(client, label) and not tagged_pids(info["session"])
         and not Path(info["root"]).exists(),
         30,
-        lambda: f"left: {engine.leftovers(client, label)}, tagged {tagged_pids(info['session'])}, "
+        lambda: f"left: {docker_engine.leftovers(client, label)}, tagged {tagged_pids(info['session'])}, "
         f"root exists {Path(info['root']).exists()}",
     )
