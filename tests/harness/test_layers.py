@@ -1,5 +1,5 @@
-"""The shape of the harness, guarded: layers import only downwards, nothing imports in a loop, and
-`suites/` holds tests and thin fixtures only.
+"""The shape of the harness, guarded: layers import only downwards, nothing imports in a loop, every
+package sits on one layer, and `suites/` holds tests and thin fixtures only.
 
 The layers, lowest first (a module may import its own layer and those below):
 
@@ -142,6 +142,32 @@ def test_no_module_imports_a_higher_layer() -> None:
                 upward.append(f"{MODULES[name].relative_to(REPO)}:{line}: {name} imports {target}: "
                               f"{own[0]} and {theirs[0]} are kept apart")
     assert not upward, "imports that run upwards:\n  " + "\n  ".join(upward)
+
+
+# The project's root package: its modules and packages are the floors themselves, so it spans them all.
+ROOTS = {"harness"}
+
+
+def packages_on_two_floors(layers: dict[str, int]) -> list[str]:
+    """Every entry of `layers` inside a package entry on another floor: a package is one floor, so a
+    module that belongs lower moves out of it (into a package, or a module, of its own)."""
+    return [
+        f"{inner} (layer {layers[inner]}) inside {outer} (layer {layers[outer]})"
+        for outer in layers if outer not in ROOTS
+        for inner in layers if inner.startswith(outer + ".") and layers[inner] != layers[outer]
+    ]
+
+
+def test_every_package_sits_on_one_floor() -> None:
+    split = packages_on_two_floors(LAYERS)
+    assert not split, "packages on two floors (move the module out of the package):\n  " + "\n  ".join(split)
+
+
+def test_a_package_on_two_floors_is_found() -> None:
+    """The guard itself can fail: the split that harness.docker had is found, a package alone is not."""
+    assert packages_on_two_floors({"harness": 9, "harness.docker": 4, "harness.docker.engine": 1}) == [
+        "harness.docker.engine (layer 1) inside harness.docker (layer 4)"]
+    assert packages_on_two_floors({"harness": 9, "harness.errors": 0, "harness.docker": 4}) == []
 
 
 def strongly_connected(graph: dict[str, list[str]]) -> list[list[str]]:
