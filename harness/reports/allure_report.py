@@ -9,8 +9,10 @@ nothing served.
 from __future__ import annotations
 
 import argparse
+import base64
 import fcntl
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -68,11 +70,16 @@ def resolve_run(run: str | None, reports: Path = Path("reports")) -> Path:
                     f"(reports/<run-id>), or run the suites first")
 
 
-def render(run_dir: Path, timeout: float = GENERATE_TIMEOUT) -> Path:
-    """Render `run_dir/allure-results` into `run_dir/allure-report/`; the report's index.html."""
+def render(run_dir: Path, timeout: float = GENERATE_TIMEOUT, history: Path | None = None) -> Path:
+    """Render `run_dir/allure-results` into `run_dir/allure-report/`; the report's index.html.
+
+    `history` is the `history/` folder of an earlier report (allure-report/history): Allure reads it
+    from the results to draw the trend. The new report's own history is written beside its page."""
     results = run_dir / "allure-results"
     if not any(results.glob("*-result.json")):
         raise KctsError(f"{results} holds no test result: the run ended before any check reported")
+    if history is not None:
+        carry_history(history, results / "history")
     check_java()
     tool = allure_home()
     out = run_dir / "allure-report"
@@ -90,14 +97,46 @@ def render(run_dir: Path, timeout: float = GENERATE_TIMEOUT) -> Path:
     if proc.returncode != 0 or not index.exists():
         tail = " | ".join(output.strip().splitlines()[-5:])
         raise KctsError(f"allure generate failed (exit {proc.returncode}): {tail}")
+    write_history(index, out / "history")
     return index
+
+
+# A single-file report holds its files as d('path','base64') calls; history/ is among them.
+_EMBEDDED = re.compile(r"d\('(history/[\w.-]+\.json)','([A-Za-z0-9+/=]*)'\)")
+
+
+def write_history(index: Path, folder: Path) -> list[Path]:
+    """The report's history/ (the trend's data), as a report in folders would have it: `--single-file`
+    writes only index.html, and the next run's report needs these files to draw its trend."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, data in _EMBEDDED.findall(index.read_text(errors="replace")):
+        path = folder / Path(name).name
+        path.write_bytes(base64.b64decode(data))
+        written.append(path)
+    return written
+
+
+def carry_history(history: Path, into: Path) -> None:
+    """An earlier report's history/ into the results Allure renders next. A missing folder is a first
+    run (in CI: no green run before this one): said, and no trend yet."""
+    files = sorted(history.glob("*.json")) if history.is_dir() else []
+    if not files:
+        print(f"kcts report: no history in {history} (a first run): the trend starts with this one", flush=True)
+        return
+    into.mkdir(parents=True, exist_ok=True)
+    for f in files:
+        shutil.copy2(f, into / f.name)
 
 
 def main(args: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="kcts report", description="render a run's Allure report (HTML)")
     parser.add_argument("run", nargs="?", help="a run folder or run id (default: reports/latest)")
     parser.add_argument("--reports-dir", type=Path, default=Path(os.environ.get("KCTS_REPORTS", "reports")))
+    parser.add_argument("--history", type=Path, default=None,
+                        help="an earlier report's history/ (RUN/allure-report/history, e.g. the last green CI run's): "
+                        "the report's trend continues from it; a missing folder is a first run")
     opts = parser.parse_args(args)
-    index = render(resolve_run(opts.run, opts.reports_dir))
+    index = render(resolve_run(opts.run, opts.reports_dir), history=opts.history)
     print(f"kcts report: {index}")
     return 0
