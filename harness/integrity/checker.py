@@ -14,8 +14,9 @@ Definitions (per topic, under read_committed):
 - lost / lost_in_truncation: an expected id that is absent; it is `lost_in_truncation` when its
   last acknowledged write lies inside a reported truncation window, else `lost`.
 
-Cost: the records are read once, annotated through one shuffle (see `annotate`) and cached; every
-check is then a filter over that cache, and the missing-id join runs only when a topic is short.
+Cost: the records are read once, annotated (one broadcast join) and cached; the valid ones are
+ordered along their keys through one narrow shuffle (`along_keys`); every check is then a filter
+over those caches, and the missing-id join runs only when a topic is short.
 """
 
 from __future__ import annotations
@@ -105,27 +106,36 @@ def _rows(df: DataFrame, kind: Anomaly, detail: Column) -> DataFrame:
 
 
 def annotate(records: DataFrame, expect: Expectation) -> DataFrame:
-    """One row per record read, with everything the checks need and nothing else.
+    """One row per record read, with everything the per-record checks need and nothing else.
 
     The payload is reduced to its CRC-32, the raw text is kept only where the value did not parse,
-    and window columns come from one shuffle and one sort by (topic, key, valid), along
-    (partition, offset). A key's sequence numbers only grow, so any copy of a record read before
-    shows as `seq <= max_before`: duplicates and per-key order need no second pass over the data.
-    `valid` records (intact, flagged C, id of a committed or unknown transaction) are windowed
-    apart from the rest.
+    and each id gets its transaction's outcome (`with_outcome`). `valid` records (intact, flagged
+    C, id of a committed or unknown transaction) are the ones `along_keys` orders.
     """
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     rows = with_outcome(records.select(
         "topic", "partition", "offset", F.when(F.col("parsed"), F.lit(None)).otherwise(F.col("raw")).alias("raw"),
         "id", "key", "seq", "crc", F.crc32(F.col("payload").cast("binary")).alias("actual_crc"), "flag", "stage",
         "parsed",
-    ), expect.ranges).withColumn("intact", F.col("parsed") & (F.col("actual_crc") == F.col("crc"))).withColumn(
+    ), expect.ranges)
+    return rows.withColumn("intact", F.col("parsed") & (F.col("actual_crc") == F.col("crc"))).withColumn(
         "aborted", F.col("intact") & ((F.col("flag") == "A") | is_outcome(TxnOutcome.ABORTED))
     ).withColumn("valid", F.col("intact") & ~F.col("aborted") & is_outcome(TxnOutcome.COMMITTED, TxnOutcome.UNKNOWN))
-    along_key = Window.partitionBy("topic", "key", "valid").orderBy("partition", "offset")
-    return rows.select(
+
+
+def along_keys(annotated: DataFrame) -> DataFrame:
+    """The valid records, each with the one before it along its key (`prev_*`) and the highest
+    sequence number before it (`max_before`), in (partition, offset) order: one shuffle and sort.
+
+    A key's sequence numbers only grow, so any copy of a record read before shows as
+    `seq <= max_before`: duplicates and per-key order need no second pass. Only the six columns
+    the two checks read are shuffled (the wide per-record row cost as much again to sort)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    along_key = Window.partitionBy("topic", "key").orderBy("partition", "offset")
+    return annotated.where(F.col("valid")).select("topic", "partition", "offset", "id", "key", "seq", "outcome").select(
         "*",
         F.lag("seq").over(along_key).alias("prev_seq"),
         F.lag("offset").over(along_key).alias("prev_offset"),
@@ -134,18 +144,18 @@ def annotate(records: DataFrame, expect: Expectation) -> DataFrame:
     )
 
 
-def suspect_copies(annotated: DataFrame) -> DataFrame:
-    """Every copy of every id that may have been read twice, numbered in log order (`copy`, `n`).
+def suspect_copies(ordered: DataFrame) -> DataFrame:
+    """Every copy of every id that may have been read twice, numbered in log order (`copy`, `n`), from
+    the valid records along their keys (`along_keys`).
 
     Small by construction: empty when no key's sequence ever stalls or goes back.
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    valid = annotated.where(F.col("valid"))
-    suspects = valid.where(F.col("seq") <= F.col("max_before")).select("topic", "id").distinct()
+    suspects = ordered.where(F.col("seq") <= F.col("max_before")).select("topic", "id").distinct()
     same_id = Window.partitionBy("topic", "id")
-    return valid.join(F.broadcast(suspects), ["topic", "id"]).select(
+    return ordered.join(F.broadcast(suspects), ["topic", "id"]).select(
         "topic", "partition", "offset", "id", "key", "seq", "outcome",
         F.row_number().over(same_id.orderBy("partition", "offset")).alias("copy"),
         F.count(F.lit(1)).over(same_id).alias("n"),
@@ -170,9 +180,11 @@ def topic_counts(annotated: DataFrame, copies: DataFrame, expect: Expectation) -
 
 
 def find_anomalies(
-    annotated: DataFrame, copies: DataFrame, expect: Expectation, present: dict[str, int], writes: Writes = None
+    annotated: DataFrame, ordered: DataFrame, copies: DataFrame, expect: Expectation, present: dict[str, int],
+    writes: Writes = None,
 ) -> DataFrame:
-    """Every anomaly row (lazy), from annotated records, their suspect copies and the present counts."""
+    """Every anomaly row (lazy), from annotated records, the valid ones along their keys, their
+    suspect copies and the present counts."""
     from pyspark.sql import functions as F
 
     committed = expect.of(TxnOutcome.COMMITTED)
@@ -194,8 +206,8 @@ def find_anomalies(
     )
     # Later copies of a duplicated id are the duplicate's evidence, not an order violation too.
     later = F.broadcast(copies.where(F.col("copy") > 1).select("topic", "partition", "offset"))
-    violations = annotated.where(
-        valid & (F.col("prev_partition") == F.col("partition")) & (F.col("seq") < F.col("prev_seq"))
+    violations = ordered.where(
+        (F.col("prev_partition") == F.col("partition")) & (F.col("seq") < F.col("prev_seq"))
     ).join(later, ["topic", "partition", "offset"], "left_anti")
     order_rows = _rows(violations, Anomaly.ORDER_VIOLATION, F.concat(
         F.lit("seq "), F.col("seq"), F.lit(" after seq "), F.col("prev_seq"), F.lit(" at offset "), F.col("prev_offset")
@@ -287,14 +299,15 @@ def check(
         in_log_future = pool.submit(_in_log, uncommitted, expect) if uncommitted is not None else None
         progress.status("checker (Spark): reading every output record and annotating it")
         annotated = annotate(records, expect).persist()
-        copies = suspect_copies(annotated).persist()
+        ordered = along_keys(annotated).persist()
+        copies = suspect_copies(ordered).persist()
         counts_by_topic = topic_counts(annotated, copies, expect)
         timings["read_and_annotate_s"] = round(time.monotonic() - t0, 3)
         present = {t: n for t, (_, n) in counts_by_topic.items()}
 
         t1 = time.monotonic()
         progress.status("checker (Spark): finding lost, duplicated and aborted-visible records")
-        anomalies = find_anomalies(annotated, copies, expect, present, writes).persist()
+        anomalies = find_anomalies(annotated, ordered, copies, expect, present, writes).persist()
         counts, per_topic, samples = _summarize(anomalies)
         timings["anomalies_s"] = round(time.monotonic() - t1, 3)
         t2 = time.monotonic()
@@ -315,6 +328,7 @@ def check(
         for t in expect.topics
     ]
     copies.unpersist()
+    ordered.unpersist()
     annotated.unpersist()
     timings["check_s"] = round(time.monotonic() - t0, 3)
     return Findings(counts, samples, totals, expect.windows, timings), anomalies
