@@ -171,7 +171,10 @@ def aborted_offset_commits(cluster: Cluster, topic: str, group: str,
         gcoord = raw(tx.coordinator_id(any_broker, group, tx.GROUP_KEY))
         # Newest first: RequireStable (v7+) waits out an ended transaction's markers.
         reads = sorted(rr.versions(gcoord, "OffsetFetch", 1), reverse=True)
-        sent = {"offset": 10, "epoch": 2, "metadata": "kcts baseline"}
+        # The baseline at the leader's own epoch, the one a consumer's last record carries: every broker
+        # takes it (librdkafka's mock refuses any other, which the committed-epoch checks judge).
+        epoch = rr.partition_metadata(any_broker, topic)["LeaderEpoch"]
+        sent = {"offset": 10, "epoch": epoch, "metadata": "kcts baseline"}
         code = rr.offset_commit(gcoord, gcoord.max_version("OffsetCommit"), group, topic, tid, 0, sent["offset"],
                                 sent["epoch"], sent["metadata"])
         baseline = {"sent": sent, "code": code, "got": read_commit(gcoord, reads[0], group, topic, tid)}
