@@ -104,7 +104,7 @@ def _suite_paths(args: list[str]) -> list[str]:
 
 
 def _target_parser(prog: str, description: str) -> argparse.ArgumentParser:
-    """The target options, as the pytest plugin parses them (harness/pytest_plugin.py has their full help)."""
+    """The target options, as the pytest plugin parses them (harness/plugin/options.py has their full help)."""
     parser = argparse.ArgumentParser(prog=prog, description=description, add_help=False, allow_abbrev=False,
                                      usage=f"{prog} [target options] [pytest arguments ...]")
     target = parser.add_argument_group("target")

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from harness.pytest_plugin import RUN_DIR_KEY
+from harness.plugin.run_folder import RUN_DIR_KEY
 from harness.reports.wire import readable
 
 REPO = Path(__file__).resolve().parents[2]

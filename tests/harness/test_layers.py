@@ -14,7 +14,7 @@ The layers, lowest first (a module may import its own layer and those below):
     6  clients, nemesis, proxy
     7  workload, integrity
     8  scenarios                   situations built against a Cluster, returned as history records
-    9  verdicts, reports, pytest_plugin, bench, cli
+    9  verdicts, reports, pytest_plugin (and plugin/, its modules), bench, cli
     10 fixtures
     11 suites
 
@@ -45,7 +45,8 @@ LAYERS: dict[str, int] = {
     "harness.clients": 6, "harness.nemesis": 6, "harness.proxy": 6,
     "harness.workload": 7, "harness.integrity": 7,
     "harness.scenarios": 8,
-    "harness.verdicts": 9, "harness.reports": 9, "harness.pytest_plugin": 9, "harness.bench": 9, "harness.cli": 9,
+    "harness.verdicts": 9, "harness.reports": 9, "harness.pytest_plugin": 9, "harness.plugin": 9, "harness.bench": 9,
+    "harness.cli": 9,
     "harness": 9,  # the package itself (its __init__) sits with the entry points
     "fixtures": 10,
     "conftest": 11, "suites": 11,

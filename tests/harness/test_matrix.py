@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.kafka.dist import DEFAULT_VERSION
-from harness.pytest_plugin import run_dir
+from harness.plugin.run_folder import run_dir
 from harness.reports.matrix import Target, build, summary_line, to_html, to_markdown, write_all
 from harness.reports.matrix_run import target_args
 from harness.reports.results import summarize

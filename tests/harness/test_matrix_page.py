@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.pytest_plugin import RUN_DIR_KEY
+from harness.plugin.run_folder import RUN_DIR_KEY
 from harness.reports.fingerprint import with_digest
 from harness.reports.matrix import Target, build, to_html, to_markdown, write_all
 from harness.reports.results import promise_of

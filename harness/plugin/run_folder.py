@@ -1,0 +1,46 @@
+"""The run's report folder: reports/<run-id>/ (junit.xml, allure-results/, nodes/ for broker logs),
+and reports/latest pointing at it."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+RUN_DIR_KEY = pytest.StashKey[Path]()
+
+
+def writes_reports(config: pytest.Config) -> bool:
+    """True in the process that writes the run folder: pytest-xdist's workers do not."""
+    return not hasattr(config, "workerinput")
+
+
+def run_dir(config: pytest.Config) -> Path:
+    return config.stash[RUN_DIR_KEY]
+
+
+# tryfirst: junitxml and allure-pytest read their paths in their own pytest_configure.
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if not writes_reports(config):
+        return
+    run_id = config.option.run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+    base = Path(config.option.reports_dir)
+    folder = base / run_id
+    (folder / "nodes").mkdir(parents=True, exist_ok=True)
+    latest = base / "latest"
+    try:
+        if os.environ.get("KCTS_NO_LATEST"):  # a matrix run points latest at the matrix itself
+            raise OSError
+        if latest.is_symlink() or latest.exists():
+            latest.unlink()
+        latest.symlink_to(run_id)
+    except OSError:
+        pass
+    config.stash[RUN_DIR_KEY] = folder.resolve()
+    if not getattr(config.option, "xmlpath", None):
+        config.option.xmlpath = str(folder / "junit.xml")
+    if hasattr(config.option, "allure_report_dir") and not config.option.allure_report_dir:
+        config.option.allure_report_dir = str(folder / "allure-results")

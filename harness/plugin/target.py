@@ -1,0 +1,43 @@
+"""The target under test, parsed once from the options, and the client stacks the run judges."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cluster.target import TargetSpec, from_options, security_from
+from harness.errors import KctsError
+from harness.plugin.run_folder import RUN_DIR_KEY, run_dir
+
+TARGET_KEY = pytest.StashKey[TargetSpec]()
+
+
+def target_spec(config: pytest.Config) -> TargetSpec:
+    """The run's target, parsed from the options on first use (a bad one is a usage error)."""
+    if TARGET_KEY not in config.stash:
+        opt = config.option
+        try:
+            config.stash[TARGET_KEY] = from_options(
+                opt.backend, opt.kafka_version, opt.brokers, opt.bootstrap_servers,
+                security_from(opt),
+                opt.java_clients, opt.target, opt.target_profile, opt.image, opt.publish_from,
+            )
+        except KctsError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return config.stash[TARGET_KEY]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    target_spec(config)
+    from harness.clients import stacks
+
+    opt = config.option
+    stacks.configure(stacks.ClientChoice(opt.librdkafka or stacks.PINNED_CONFLUENT_KAFKA, opt.go_client,
+                                         opt.client_stack))
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    if RUN_DIR_KEY not in config.stash:
+        return []
+    spec = target_spec(config)
+    return [f"kcts: target={spec.label} ({spec.kind}) java-clients={spec.java_clients} reports={run_dir(config)}"]
