@@ -1,9 +1,10 @@
 """Committed offsets and their leader epoch: kept by the coordinator, and the right epoch to commit.
 
-KIP-320 (seed 000, "OffsetCommit"/"OffsetFetch") adds the leader epoch to commits, "the epoch of
-the previously fetched record", so that a group restarted from it can check for truncation.
-KIP-1094 (seed 004) makes the next offset and that epoch available after poll, including when
-control records (transaction markers) follow the last data record.
+KIP-320 ("Protocol Changes", OffsetCommit and OffsetFetch) adds the leader epoch to commits, "the
+epoch of the previously fetched record", so that a group restarted from it can check for
+truncation. KIP-1094 ("How to Know Which Offset to Commit") makes the next offset and that epoch
+available after poll, including when control records (transaction markers) follow the last data
+record.
 
 The record before a committed offset decides its epoch, control records included: after a
 transaction whose COMMIT marker was written in a later epoch than its data, the marker's epoch is

@@ -1,6 +1,6 @@
 """KIP-320 epoch validation: which error a replica owes a request carrying a CurrentLeaderEpoch.
 
-The rule (seed 000, "Leader Fetch Handling"; OffsetsForLeaderEpoch and ListOffsets "validate it
+The rule (KIP-320, "Leader Fetch Handling"; OffsetsForLeaderEpoch and ListOffsets "validate it
 similarly"): an epoch older than the replica's is FENCED_LEADER_EPOCH, a newer one
 UNKNOWN_LEADER_EPOCH, and -1 skips the check. Only then does the replica's role count. The KIP
 says a follower answers a fetch with one of the epoch errors where it used to say

@@ -1,4 +1,4 @@
-"""KIP-359 (seed 002): the leader epoch in Produce, and the fencing a broker does without it.
+"""KIP-359 "Proposed Changes": the leader epoch in Produce, and the fencing a broker does without it.
 
 KIP-359 adds CurrentLeaderEpoch to each partition of a Produce request. Whether a target has it
 is read from the Produce schema of each version it speaks. What every target does is the leader

@@ -1,4 +1,4 @@
-"""KIP-320 "Consumer Handling" (seed 000): what a consumer does when its position was truncated away.
+"""KIP-320 "Consumer Handling": what a consumer does when its position was truncated away.
 
 After an unclean election the new leader's log diverges from what a consumer already read. A
 consumer positioned beyond the divergence point must find it (OffsetsForLeaderEpoch with the epoch

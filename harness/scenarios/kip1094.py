@@ -325,9 +325,10 @@ def _commit_through(cluster: Cluster, topic: str, group: str, last: int) -> dict
 
 
 def zombie_leader(cluster: Cluster, topic: str, group: str) -> ZombieLeader:
-    """Seed 004's phases on `topic` (3 replicas): 20 records; the leader paused until replaced; 30 more
-    on the new leader, read and committed by `group` (offset 50, the new epoch); with the controller
-    paused, the old leader thawed (it cannot learn it was replaced) and asked about that commit.
+    """KIP-1094's "Committing Leader Epoch", phases 1-3, on `topic` (3 replicas): 20 records; the
+    leader paused until replaced; 30 more on the new leader, read and committed by `group` (offset
+    50, the new epoch); with the controller paused, the old leader thawed (it cannot learn it was
+    replaced) and asked about that commit.
     A thawed broker that no longer sees itself leading took no part in the scene (`TargetRefused`);
     the commit and the zombie's answer without an epoch are promises of their own (AssertionError,
     naming them)."""

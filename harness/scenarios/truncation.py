@@ -3,7 +3,7 @@
 Before the election each consumer reads past the divergence point: 20 replicated records, then 30
 that only the old leader holds (acks=1). The election truncates those 30; the new leader then
 writes 60, so every consumer's position (50) is valid again in the new log and only epoch
-validation can tell that records 20..49 changed under it (seed 000, "Motivation").
+validation can tell that records 20..49 changed under it (KIP-320, "Motivation").
 
 Watching consumers, per client stack judged (harness.clients.stacks: librdkafka of the run's
 confluent-kafka release, the Java clients of its kafka-clients release, franz-go), each stack's

@@ -109,7 +109,8 @@ def test_list_offsets_answering_a_newer_epoch_fails(recording: Recording) -> Non
 
 
 def test_zombie_answering_out_of_range_fails(recording: Recording) -> None:
-    """Seed 004's failure: the stale leader checks the offset before the epoch."""
+    """The failure of KIP-1094's "Committing Leader Epoch", phase 3: the stale leader checks the
+    offset before the epoch."""
     answers = recording("kip1094-zombie")["answers"]
     fetch = _first(answers, api="Fetch")
     fetch["partition"]["ErrorCode"] = error_code("OFFSET_OUT_OF_RANGE")
