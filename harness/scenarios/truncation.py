@@ -96,7 +96,7 @@ def unclean_election_watched(
 ) -> TruncationHistory:
     """Run the scenario on `topic` (2 replicas, unclean election enabled); `groups` names the group
     of each client stack judged. `elect(cluster, topic, write_divergent)` forces the election: by
-    default by stopping nodes; `harness.nemesis.partitions` makes it by cutting links instead."""
+    default by stopping nodes; `harness.nemesis.network_splits` makes it by cutting links instead."""
     config = cluster.client_config()
     with ExitStack() as clients:
         drivers: dict[str, ClientDriver] = {}

@@ -14,7 +14,7 @@ from fixtures.cluster import UNCLEAN, Cluster, link_control
 from fixtures.integrity import integrity_checker, integrity_dir, spark
 from fixtures.module_scope import module_topic
 from fixtures.topics import RunNames
-from harness.scenarios.partitions import ZombieLeader, zombie_leader
+from harness.scenarios.network_splits import ZombieLeader, zombie_leader
 
 __all__ = ["integrity_checker", "integrity_dir", "spark", "zombie"]
 

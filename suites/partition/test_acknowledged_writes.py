@@ -8,8 +8,8 @@ import pytest
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
 from harness.checks import recorded
-from harness.checks.partitions import assert_no_acknowledged_write_lost, assert_served_without_the_controller
-from harness.scenarios.partitions import controller_cut_off, minority_leader
+from harness.checks.network_splits import assert_no_acknowledged_write_lost, assert_served_without_the_controller
+from harness.scenarios.network_splits import controller_cut_off, minority_leader
 
 pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control]
 

@@ -7,8 +7,8 @@ import pytest
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
 from harness.checks import recorded
-from harness.checks.partitions import assert_fenced_replica_kept_out_of_the_isr
-from harness.scenarios.partitions import OBSERVE_FENCED, fenced_follower
+from harness.checks.network_splits import assert_fenced_replica_kept_out_of_the_isr
+from harness.scenarios.network_splits import OBSERVE_FENCED, fenced_follower
 from harness.verdicts import require_scene, require_target
 
 pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control]

@@ -7,14 +7,14 @@ import pytest
 
 from fixtures.cluster import Cluster
 from harness.checks import recorded
-from harness.checks.partitions import (
+from harness.checks.network_splits import (
     assert_truncated_to_the_new_leader,
     assert_zombie_refuses_the_new_epoch,
     assert_zombie_refuses_writes_at_the_new_epoch,
 )
 from harness.checks.produce_fencing import schema_evidence
 from harness.checks.truncation import assert_resumed_at_divergence, assert_truncation_surfaced
-from harness.scenarios.partitions import ZombieLeader
+from harness.scenarios.network_splits import ZombieLeader
 from harness.scenarios.truncation import NO_RESET
 from harness.verdicts import not_supported, require_scene, require_target
 

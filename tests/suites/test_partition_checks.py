@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from recordings import Recording
 
-from harness.checks.partitions import (
+from harness.checks.network_splits import (
     assert_fenced_replica_kept_out_of_the_isr,
     assert_no_acknowledged_write_lost,
     assert_served_without_the_controller,

@@ -24,7 +24,7 @@ from harness.checks.kip1319 import (
     assert_failed_topic_named,
     assert_mixed_answer_retried,
 )
-from harness.checks.partitions import (
+from harness.checks.network_splits import (
     assert_fenced_replica_kept_out_of_the_isr,
     assert_no_acknowledged_write_lost,
     assert_zombie_refuses_the_new_epoch,
@@ -126,7 +126,7 @@ def test_a_reset_the_target_answered_only_with_errors_is_a_refused_premise(recor
         assert_first_fetch_uses_the_reset_epoch(run)
 
 
-# -- partitions (harness.checks.partitions) ---------------------------------------------------------
+# -- partitions (harness.checks.network_splits) ---------------------------------------------------------
 
 
 def test_a_zombie_without_fetch_v9_does_not_support_the_fenced_fetch() -> None:

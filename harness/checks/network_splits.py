@@ -1,4 +1,4 @@
-"""Judgements of what nodes and clients did across a network partition (harness.scenarios.partitions).
+"""Judgements of what nodes and clients did across a network partition (harness.scenarios.network_splits).
 
 Each takes the scenario's record (plain dicts: writes with their acknowledgement, logs read back,
 answers a cut-off leader gave) and raises AssertionError naming what broke the promise; a premise that

@@ -11,7 +11,7 @@
   and consume, then the heal.
 
 Each returns a record of what happened (writes and their acknowledgements, reads, answers, both
-replicas' logs, the timeline); the checks in `harness.checks.partitions` judge it.
+replicas' logs, the timeline); the checks in `harness.checks.network_splits` judge it.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from harness import confluent, progress
 from harness.clients import raw as rr
 from harness.clients.history import produce
 from harness.cluster.base import Cluster, PartitionState
-from harness.nemesis.partitions import NetworkPartition, unclean_election_by_partition
+from harness.nemesis.network_splits import NetworkPartition, unclean_election_by_partition
 from harness.nemesis.unclean import UncleanElection
 from harness.protocol import errors
 from harness.protocol.produce_schema import partition_fields, versions_with_epoch
