@@ -36,10 +36,12 @@ from harness.errors import (
     FaultControlUnavailable,
     KnownClientGap,
     NotSupported,
-    TargetRefused,
 )
-from harness.errors import require_scene as require_scene  # the premise guards, for the suites (which
-from harness.errors import require_target as require_target  # import verdicts, not errors)
+
+# The premise guards and the refusal, for the suites (which import verdicts, not errors).
+from harness.errors import TargetRefused as TargetRefused
+from harness.errors import require_scene as require_scene
+from harness.errors import require_target as require_target
 from harness.waiting import WaitTimeout
 
 NOT_SUPPORTED = "NOT_SUPPORTED"

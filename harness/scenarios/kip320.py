@@ -136,6 +136,14 @@ def leader_moves(cluster: Cluster, topic: str, moves: int = 3) -> EpochHistory:
         raw.close()
 
 
+def unmoved_history(cluster: Cluster, topic: str, refused: str) -> EpochHistory:
+    """A new partition's history of no move, for a check that judges what needs none where the
+    leader-moves scene was refused (`refused` says why): its Metadata is still asked at every version."""
+    with rr.RawConnector(cluster) as raw:
+        tid = rr.topic_id(raw(), topic)
+    return EpochHistory("created", topic, tid, (), (), refused=refused)
+
+
 def nemesis_history(cluster: Cluster, topic: str) -> EpochHistory:
     """Elections by clean stop, failback, crash and forced unclean election, with writes in each epoch.
 

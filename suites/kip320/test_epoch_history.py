@@ -14,10 +14,16 @@ from harness.checks.epoch_history import (
     assert_list_offsets_epochs,
     assert_metadata_versions_agree,
 )
-from harness.clients import raw as rr
-from harness.errors import TargetRefused, require_scene
 from harness.scenarios.epoch_truth import require_moves
-from harness.scenarios.kip320 import EpochHistory, end_offsets, list_offsets_epochs, metadata_versions, replica_logs
+from harness.scenarios.kip320 import (
+    EpochHistory,
+    end_offsets,
+    list_offsets_epochs,
+    metadata_versions,
+    replica_logs,
+    unmoved_history,
+)
+from harness.verdicts import TargetRefused, require_scene
 
 pytestmark = pytest.mark.kip320
 
@@ -93,10 +99,7 @@ def test_every_metadata_version_gives_the_current_leader_epoch(
     try:
         leader_moves: EpochHistory = request.getfixturevalue("leader_moves")
     except TargetRefused as exc:
-        topic = topic_factory(replication_factor=3)
-        with rr.RawConnector(cluster) as raw:
-            tid = rr.topic_id(raw(), topic)
-        leader_moves = EpochHistory("created", topic, tid, (), (), refused=str(exc))
+        leader_moves = unmoved_history(cluster, topic_factory(replication_factor=3), str(exc))
     answers = metadata_versions(cluster, leader_moves)
     epochless = [a for a in answers if a["leader"] >= 0 and a["epoch"] < 0]
     reached = None if leader_moves.refused else max(leader_moves.step_dicts()[-1]["epochs"].values())
