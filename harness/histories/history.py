@@ -128,9 +128,12 @@ class HistoryWriter:
     """Appends one process's operations to `<folder>/<process>.jsonl`, each flushed as it is written
     (a crash loses at most the operation in progress)."""
 
-    def __init__(self, folder: str | os.PathLike[str], process: str) -> None:
+    def __init__(
+        self, folder: str | os.PathLike[str], process: str, path: str | os.PathLike[str] | None = None,
+    ) -> None:
+        """`path` names the file itself, when a caller (a driver told by an env var) chose it."""
         self.process = process
-        self.path = Path(folder) / f"{process}{SUFFIX}"
+        self.path = Path(path) if path is not None else Path(folder) / f"{process}{SUFFIX}"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Append, line-buffered: a driver restarted under the same process name continues its file.
         self._file: IO[str] = self.path.open("a", buffering=1)
