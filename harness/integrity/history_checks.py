@@ -307,29 +307,37 @@ def nonmonotonic_sends(p: Prepared) -> DataFrame:
     return inner.unionByName(outer)
 
 
-def all_cases(history: HistoryFrames, read_committed: bool = True) -> DataFrame:
-    """Every case of every class, one DataFrame of CASE_COLUMNS."""
+def all_cases(history: HistoryFrames, read_committed: bool = True, with_cycles: bool = True) -> DataFrame:
+    """Every case of every class, one DataFrame of CASE_COLUMNS. The cycle search runs Spark jobs
+    as it is built (its fixed point counts each round); the rest is one lazy plan."""
     p = prepare(history)
     parts = [inconsistent_offsets(p), duplicates(p), aborted_reads(p), lost_writes(p), unseen(p),
              precommitted_reads(p, read_committed), poll_skips(p), nonmonotonic_sends(p)]
+    if with_cycles:
+        parts.append(cycles(p))
     out = parts[0]
     for df in parts[1:]:
         out = out.unionByName(df)
     return out
 
 
-def summarize(cases: DataFrame, examples: int = EXAMPLES) -> HistoryFindings:
-    """Counts per class and the first `examples` of each (by topic, partition, offset), in one job."""
+def _ranked(cases: DataFrame, examples: int, by: tuple[str, ...]) -> list[Any]:
+    """The first `examples` cases of each group of `by` (kind, or topic and kind), with the group's
+    count on every row: one job, and only those rows reach the driver."""
     F = _F()
     from pyspark.sql import Window
 
-    by_kind = Window.partitionBy("kind")
-    ranked = (cases.withColumn("n", F.count(F.lit(1)).over(by_kind))
-              .withColumn("rk", F.row_number().over(by_kind.orderBy("topic", "partition", "offset", "value")))
+    group = Window.partitionBy(*by)
+    ranked = (cases.withColumn("n", F.count(F.lit(1)).over(group))
+              .withColumn("rk", F.row_number().over(group.orderBy("topic", "partition", "offset", "value")))
               .filter(F.col("rk") <= examples))
+    return ranked.orderBy(*by, "rk").collect()
+
+
+def _findings(rows: list[Any]) -> HistoryFindings:
     counts: dict[HistoryAnomaly, int] = {}
     found: dict[HistoryAnomaly, list[Case]] = {}
-    for row in ranked.orderBy("kind", "rk").collect():
+    for row in rows:
         kind = HistoryAnomaly(row["kind"])
         counts[kind] = int(row["n"])
         ops = tuple(OpRef(**o.asDict()) for o in row["ops"])
@@ -338,7 +346,94 @@ def summarize(cases: DataFrame, examples: int = EXAMPLES) -> HistoryFindings:
     return HistoryFindings(counts, {k: tuple(v) for k, v in found.items()})
 
 
-def check_history(history: HistoryFrames, read_committed: bool = True, examples: int = EXAMPLES) -> HistoryFindings:
+def summarize(cases: DataFrame, examples: int = EXAMPLES) -> HistoryFindings:
+    """Counts per class and the first `examples` of each (by topic, partition, offset), in one job."""
+    return _findings(_ranked(cases, examples, ("kind",)))
+
+
+def summarize_by_topic(cases: DataFrame, examples: int = EXAMPLES) -> dict[str, HistoryFindings]:
+    """The same per topic: every check is local to a partition and a process, so histories on
+    different topics (and processes) are judged apart in one query."""
+    rows: dict[str, list[Any]] = {}
+    for row in _ranked(cases, examples, ("topic", "kind")):
+        rows.setdefault(row["topic"], []).append(row)
+    return {topic: _findings(r) for topic, r in rows.items()}
+
+
+def check_history(history: HistoryFrames, read_committed: bool = True, examples: int = EXAMPLES,
+                  with_cycles: bool = True) -> HistoryFindings:
     """Every class over a history; `read_committed` False when its consumers read uncommitted records
     (then only Jepsen's own-transaction precommitted read applies)."""
-    return summarize(all_cases(history, read_committed), examples)
+    return summarize(all_cases(history, read_committed, with_cycles), examples)
+
+
+CYCLE_ROUNDS = 32  # path doubling: 2**32 edges long is past any history
+
+
+def dependency_edges(p: Prepared) -> DataFrame:
+    """`ww-graph` and `wr-graph` over writers and readers (a transaction, else the lone send or poll):
+    ww, the writer of each value to the writer of the next value in its partition's version order
+    (`previous-value`: values by their first offset); wr, the writer of a value to every reader of it
+    (`readers-of`: polls of any outcome). No self-edges. Columns: src, dst, wr (is a wr edge), a, b
+    (the operations that make it: the earlier send, the later send or the poll)."""
+    F = _F()
+    from pyspark.sql import Window
+
+    writers = p.sends.filter("committed").select("topic", "partition", "value", "writer", F.col("op").alias("wop"))
+    order = Window.partitionBy("topic", "partition").orderBy("first", "value")
+    chain = (p.spans.withColumn("prev", F.lag("value").over(order))
+             .join(writers, ["topic", "partition", "value"])
+             .join(writers.select("topic", "partition", F.col("value").alias("prev"), F.col("writer").alias("pw"),
+                                  F.col("wop").alias("pwop")), ["topic", "partition", "prev"]))
+    ww = chain.select(F.col("pw").alias("src"), F.col("writer").alias("dst"), F.lit(False).alias("wr"),
+                      F.col("pwop").alias("a"), F.col("wop").alias("b"))
+    wr = p.reads.join(writers, ["topic", "partition", "value"]).select(
+        F.col("writer").alias("src"), F.col("reader").alias("dst"), F.lit(True).alias("wr"),
+        F.col("wop").alias("a"), F.col("op").alias("b"))
+    return ww.unionByName(wr).filter(F.col("src") != F.col("dst"))
+
+
+def cycles(p: Prepared) -> DataFrame:
+    """G0 and G1c (Jepsen's `cycles!`, through Elle, over `graph`: ww and wr, no rw) as a Spark SQL
+    fixed point: reachability (src, dst, through a wr edge or not) doubled by a self-join until no
+    pair is new; each round is checkpointed, so the plan stays one join deep. A node that reaches
+    itself over ww edges alone is on a G0 cycle; over a path with a wr edge, on a G1c cycle. One case
+    per strongly connected component (named by its least node) and class, with the operations of
+    its edges.
+
+    Jepsen allows G0 in Kafka's transactional model (`allowed-error-types`: writes are not isolated),
+    and G1c where ww edges are inferred; they are reported for the reader to judge."""
+    F = _F()
+    edges = dependency_edges(p).localCheckpoint()
+    reach = edges.select("src", "dst", "wr").distinct().localCheckpoint()
+    size = reach.count()
+    for _ in range(CYCLE_ROUNDS):
+        left, right = reach.alias("l"), reach.alias("r")
+        longer = left.join(right, F.col("l.dst") == F.col("r.src")).select(
+            F.col("l.src").alias("src"), F.col("r.dst").alias("dst"), (F.col("l.wr") | F.col("r.wr")).alias("wr"))
+        grown = reach.unionByName(longer).distinct().localCheckpoint()
+        new_size = grown.count()
+        reach = grown
+        if new_size == size:
+            break
+        size = new_size
+    pairs = reach.select("src", "dst").distinct()
+    back = pairs.select(F.col("dst").alias("src"), F.col("src").alias("dst"))
+    # A node's component: every node it reaches and is reached by; named by the least of them.
+    scc = pairs.join(back, ["src", "dst"]).groupBy("src").agg(F.min("dst").alias("scc")).withColumnRenamed(
+        "src", "node")
+    cyclic = reach.filter(F.col("src") == F.col("dst")).select(
+        F.col("src").alias("node"), F.when(F.col("wr"), F.lit(HistoryAnomaly.G1C.value))
+        .otherwise(F.lit(HistoryAnomaly.G0.value)).alias("kind")).join(scc, "node")
+    comp = cyclic.groupBy("kind", "scc").agg(F.array_sort(F.collect_set("node")).alias("nodes"))
+    # The edges inside each component (a G0 case shows only its ww edges) name its operations.
+    inner = (edges.join(scc.withColumnRenamed("node", "src"), "src")
+             .join(scc.select(F.col("node").alias("dst"), F.col("scc").alias("dscc")), "dst")
+             .filter(F.col("scc") == F.col("dscc")))
+    named = comp.join(inner, "scc").filter((F.col("kind") == HistoryAnomaly.G1C.value) | ~F.col("wr"))
+    cases = named.groupBy("kind", "scc", "nodes").agg(F.flatten(F.collect_list(F.array("a", "b"))).alias("ops"))
+    return cases.select(
+        F.col("kind"), F.col("ops")[0]["topic"].alias("topic"), F.col("ops")[0]["partition"].alias("partition"),
+        F.lit(None).cast("bigint").alias("offset"), F.array_join("nodes", " ").alias("value"),
+        F.concat(F.lit("cycle among "), F.array_join("nodes", ", ")).alias("detail"),
+        F.slice("ops", 1, 2 * EXAMPLES).alias("ops"))
