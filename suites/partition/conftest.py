@@ -16,9 +16,20 @@ from fixtures.module_scope import module_topic
 from fixtures.topics import RunNames
 from harness.scenarios.network_splits import ZombieLeader, zombie_leader
 
-__all__ = ["integrity_checker", "integrity_dir", "spark", "zombie"]
+__all__ = ["integrity_checker", "integrity_dir", "replica_link_cluster", "spark", "zombie"]
 
 UNCLEAN_TOPIC = {"min.insync.replicas": "1", "unclean.leader.election.enable": "true"}
+
+
+REPLICAS = "replicas with logs of their own (a leader or follower cut off from the others while its log goes on)"
+
+
+@pytest.fixture
+def replica_link_cluster(cluster: Cluster) -> Iterator[Cluster]:
+    """`link_cluster` for scenes whose promise is about replicas with logs of their own (a follower
+    falling out of the ISR, a cut-off leader's log): "not supported" on a target without them."""
+    with link_control(cluster, REPLICAS):
+        yield cluster
 
 
 @pytest.fixture(scope="module")

@@ -17,13 +17,15 @@ SAFE = {"min.insync.replicas": "2"}
 
 
 @pytest.mark.promise("replication.no-acked-loss-on-failover")
-def test_minority_leader_loses_no_acknowledged_write(link_cluster: Cluster, topic_factory: TopicFactory) -> None:
+def test_minority_leader_loses_no_acknowledged_write(
+    replica_link_cluster: Cluster, topic_factory: TopicFactory
+) -> None:
     """acks=all with min.insync.replicas 2 on 3 replicas (KIP-320 "Motivation": the leader that cannot
     reach the others is the one whose writes may be lost): the leader is cut off from the controller
     and both followers while an idempotent acks=all producer writes on, through the election on the
     majority side and the heal. Every write that was acknowledged is in the final log, once, at the
     offset its acknowledgement gave; the cut-off leader could acknowledge none of its own."""
-    run = minority_leader(link_cluster, topic_factory(replication_factor=3, config=SAFE))
+    run = minority_leader(replica_link_cluster, topic_factory(replication_factor=3, config=SAFE))
     recorded.save("partition-minority-leader", {"writes": run.writes, "log": run.log, "timeline": run.timeline})
     # The scene waited for a new leader on the majority side: an epoch that did not rise with it
     # breaks KIP-320's, not this check's promise.

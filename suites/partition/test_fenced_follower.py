@@ -16,14 +16,14 @@ pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control]
 
 @pytest.mark.promise("kip320.isr.offline-replica-not-added")
 def test_a_fenced_follower_that_caught_up_stays_out_of_the_isr(
-    link_cluster: Cluster, topic_factory: TopicFactory
+    replica_link_cluster: Cluster, topic_factory: TopicFactory
 ) -> None:
     """KIP-320 "Proposed Changes": a leader "is not permitted to add a replica to the ISR if it is
     marked as offline by the controller". A follower cut off from the controller (but not from its
     leader) is fenced and dropped from the ISR; it goes on fetching and catches up with the leader's
     log end; for the seconds watched after that, no broker reports it in the ISR. Reconnected and
     unfenced, it rejoins (the premise that it could)."""
-    run = fenced_follower(link_cluster, topic_factory(replication_factor=3))
+    run = fenced_follower(replica_link_cluster, topic_factory(replication_factor=3))
     recorded.save("partition-fenced-follower", {"watched": run.watched, "follower": run.follower,
                                                 "timeline": run.timeline})
     require_scene((run.watched and run.watched[-1]["t"] >= OBSERVE_FENCED - 1) or any(
