@@ -241,7 +241,9 @@ def precommitted_reads(p: Prepared, read_committed: bool = True) -> DataFrame:
         "topic", "partition", "value", F.col("op").alias("w"), F.col("txn").alias("wtxn"), "commit_ns")
     j = p.reads.join(w, ["topic", "partition", "value"])
     own = F.col("txn") == F.col("wtxn")
-    early = (F.col("end_ns") < F.col("commit_ns")) | F.col("commit_ns").isNull() if read_committed else F.lit(False)
+    # Only against a recorded commit: a commit still in progress when its driver died left no line,
+    # and its records may well have committed.
+    early = F.coalesce(F.col("end_ns") < F.col("commit_ns"), F.lit(False)) if read_committed else F.lit(False)
     j = j.filter(own | early)
     return case(HistoryAnomaly.PRECOMMITTED_READ, j,
                 F.when(own, F.concat(F.lit("transaction "), F.col("wtxn"), F.lit(" polled its own write")))
@@ -371,26 +373,36 @@ CYCLE_ROUNDS = 32  # path doubling: 2**32 edges long is past any history
 
 
 def dependency_edges(p: Prepared) -> DataFrame:
-    """`ww-graph` and `wr-graph` over writers and readers (a transaction, else the lone send or poll):
-    ww, the writer of each value to the writer of the next value in its partition's version order
-    (`previous-value`: values by their first offset); wr, the writer of a value to every reader of it
-    (`readers-of`: polls of any outcome). No self-edges. Columns: src, dst, wr (is a wr edge), a, b
-    (the operations that make it: the earlier send, the later send or the poll)."""
+    """`ww-graph` and `wr-graph` over transactions: ww, the writer of each value to the writer of the
+    next value in its partition's version order (`previous-value`: values by their first offset); wr,
+    the writer of a value to every transaction that polled it (`readers-of`: polls of any outcome).
+    No self-edges. Columns: src, dst, wr (is a wr edge), a, b (the operations that make it: a send,
+    then the next send or the poll).
+
+    Jepsen's graph also holds lone sends and polls as operations; here they are contracted away, as
+    none can close a cycle by itself: a poll outside a transaction writes nothing (no edge leaves it),
+    and a send outside one writes one value, so it only passes its partition's order on. The edges
+    through it are drawn from the nearest transaction before it in that order: T <ww s <ww U becomes
+    T <ww U, and T <ww s <wr R becomes T <wr R. Without that, a partition of plain sends is a chain
+    as long as the history, and its reachability quadratic in it."""
     F = _F()
     from pyspark.sql import Window
 
-    writers = p.sends.filter("committed").select("topic", "partition", "value", "writer", F.col("op").alias("wop"))
-    order = Window.partitionBy("topic", "partition").orderBy("first", "value")
-    chain = (p.spans.withColumn("prev", F.lag("value").over(order))
-             .join(writers, ["topic", "partition", "value"])
-             .join(writers.select("topic", "partition", F.col("value").alias("prev"), F.col("writer").alias("pw"),
-                                  F.col("wop").alias("pwop")), ["topic", "partition", "prev"]))
-    ww = chain.select(F.col("pw").alias("src"), F.col("writer").alias("dst"), F.lit(False).alias("wr"),
-                      F.col("pwop").alias("a"), F.col("wop").alias("b"))
-    wr = p.reads.join(writers, ["topic", "partition", "value"]).select(
-        F.col("writer").alias("src"), F.col("reader").alias("dst"), F.lit(True).alias("wr"),
-        F.col("wop").alias("a"), F.col("op").alias("b"))
-    return ww.unionByName(wr).filter(F.col("src") != F.col("dst"))
+    writers = p.sends.filter("committed").select("topic", "partition", "value", "writer", F.col("op").alias("wop"),
+                                                 F.col("txn").isNotNull().alias("is_txn"))
+    before = (Window.partitionBy("topic", "partition").orderBy("first", "value")
+              .rowsBetween(Window.unboundedPreceding, -1))
+    chain = (p.spans.join(writers, ["topic", "partition", "value"])
+             .withColumn("prev_txn", F.last(F.when(F.col("is_txn"), F.col("writer")), ignorenulls=True).over(before))
+             .withColumn("prev_op", F.last(F.when(F.col("is_txn"), F.col("wop")), ignorenulls=True).over(before)))
+    ww = chain.filter("is_txn").select(F.col("prev_txn").alias("src"), F.col("writer").alias("dst"),
+                                       F.lit(False).alias("wr"), F.col("prev_op").alias("a"), F.col("wop").alias("b"))
+    wr = (p.reads.filter(F.col("txn").isNotNull())
+          .join(chain, ["topic", "partition", "value"])
+          .select(F.when(F.col("is_txn"), F.col("writer")).otherwise(F.col("prev_txn")).alias("src"),
+                  F.col("reader").alias("dst"), F.lit(True).alias("wr"), F.col("wop").alias("a"),
+                  F.col("op").alias("b")))
+    return ww.unionByName(wr).filter(F.col("src").isNotNull() & (F.col("src") != F.col("dst")))
 
 
 def cycles(p: Prepared) -> DataFrame:
@@ -402,7 +414,11 @@ def cycles(p: Prepared) -> DataFrame:
     its edges.
 
     Jepsen allows G0 in Kafka's transactional model (`allowed-error-types`: writes are not isolated),
-    and G1c where ww edges are inferred; they are reported for the reader to judge."""
+    and G1c where ww edges are inferred; they are reported for the reader to judge.
+
+    Cost: the reachability holds a row per pair of transactions one reaches the other, which grows
+    with the square of a partition's transactions; at millions of transactions this wants a
+    component algorithm (label propagation) instead, not yet done."""
     F = _F()
     edges = dependency_edges(p).localCheckpoint()
     reach = edges.select("src", "dst", "wr").distinct().localCheckpoint()
