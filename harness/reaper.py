@@ -67,17 +67,33 @@ def remove_links(session_id: str) -> None:
         pass
 
 
+class _ReapNow(Exception):
+    """SIGTERM or SIGHUP to the reaper itself (a `kill` of the whole process tree, a closing
+    terminal): reap at once rather than die and leave the session's processes and containers."""
+
+
+def _reap_now(signum: int, frame: object) -> None:
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)  # one reaping; a second signal must not cut it short
+    raise _ReapNow
+
+
 def main(argv: list[str]) -> int:
     session_id, root, fd = argv[0], Path(argv[1]), int(argv[2])
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    while True:
-        try:
-            if not os.read(fd, 1):
+    signal.signal(signal.SIGTERM, _reap_now)
+    signal.signal(signal.SIGHUP, _reap_now)
+    try:
+        while True:
+            try:
+                if not os.read(fd, 1):
+                    break
+            except InterruptedError:
+                continue
+            except OSError:
                 break
-        except InterruptedError:
-            continue
-        except OSError:
-            break
+    except _ReapNow:
+        pass
     kill_tagged(session_id)
     remove_containers(session_id)
     remove_links(session_id)

@@ -92,3 +92,41 @@ def test_ctrl_c_stops_the_cluster_and_exits(tmp_path: Path) -> None:
     assert code != 0, holder_evidence(tmp_path, info)
     wait_until(lambda: not alive(info["pids"]) and not Path(info["root"]).exists(), 15,
                lambda: f"alive JVMs {alive(info['pids'])}, root exists {Path(info['root']).exists()}")
+
+
+def test_a_reaper_sent_sigterm_reaps_before_it_goes(tmp_path: Path) -> None:
+    """`kill` of a whole process tree reaches the reaper too: it reaps (kills the session's tagged
+    processes, removes its root) instead of dying with its work undone, which left a docker run's
+    containers behind when a gate was killed by hand."""
+    import subprocess
+    import sys
+    import uuid
+
+    session = f"test-{uuid.uuid4().hex[:8]}"
+    root = tmp_path / "root"
+    root.mkdir()
+    tagged = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", f"-Dkcts.session={session}"])
+    read_fd, write_fd = os.pipe()
+    reaper = subprocess.Popen([sys.executable, "-m", "harness.reaper", session, str(root), str(read_fd)],
+                              pass_fds=(read_fd,))
+    os.close(read_fd)
+    try:
+        wait_until(lambda: tagged_pids(session) == [tagged.pid], 10, lambda: f"tagged {tagged_pids(session)}")
+        wait_until(lambda: _catches(reaper.pid, signal.SIGTERM), 10, lambda: "the reaper never caught SIGTERM")
+        reaper.send_signal(signal.SIGTERM)
+        assert reaper.wait(30) == 0
+        assert tagged.wait(10) == -signal.SIGKILL
+        assert not root.exists()
+    finally:
+        os.close(write_fd)
+        for p in (tagged, reaper):
+            if p.poll() is None:
+                p.kill()
+
+
+def _catches(pid: int, sig: signal.Signals) -> bool:
+    """Whether process `pid` has a handler for `sig` (its SigCgt mask in /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) & (1 << (sig - 1)))
+    return False
