@@ -276,11 +276,7 @@ class NoLeaderEpochInMetadata(Rule):
         return api_key == METADATA and version >= 7
 
     def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
-        parts = [p for t in body.get("Topics") or () for p in t.get("Partitions") or ()]
-        changed = [p for p in parts if p.get("LeaderEpoch", NO_EPOCH) != NO_EPOCH]
-        for p in changed:
-            p["LeaderEpoch"] = NO_EPOCH
-        return bool(changed) and self.take()
+        return _blank_epochs(body, "LeaderEpoch") and self.take()
 
     def describe(self) -> str:
         return f"NoLeaderEpochInMetadata(Metadata v7+, {self.fired} answers edited)"
@@ -319,6 +315,15 @@ class _KnowsCurrentEpochs(Rule):
 
     def edit_known(self, api: ApiSpec, version: int, request: dict[str, Any], body: dict[str, Any]) -> bool:
         return False
+
+
+def _blank_epochs(body: dict[str, Any], epoch_field: str) -> bool:
+    """Set `epoch_field` of every partition of `body`'s topics to -1; whether any was set before."""
+    parts = [p for t in body.get("Topics") or () for p in t.get("Partitions") or ()]
+    changed = [p for p in parts if p.get(epoch_field, NO_EPOCH) != NO_EPOCH]
+    for p in changed:
+        p[epoch_field] = NO_EPOCH
+    return bool(changed)
 
 
 def _asked(request: dict[str, Any], topic_key: str, partition_key: str) -> dict[tuple[Any, int], dict[str, Any]]:
@@ -550,11 +555,7 @@ class IgnoreCurrentLeaderEpoch(Rule):
         replica = (body.get("ReplicaState") or {}).get("ReplicaId", body.get("ReplicaId", -1))
         if replica != -1:
             return False  # the brokers' own replication stays as it is
-        parts = [p for t in body.get("Topics") or () for p in t.get("Partitions") or ()]
-        changed = [p for p in parts if p.get("CurrentLeaderEpoch", NO_EPOCH) != NO_EPOCH]
-        for p in changed:
-            p["CurrentLeaderEpoch"] = NO_EPOCH
-        return bool(changed) and self.take()
+        return _blank_epochs(body, "CurrentLeaderEpoch") and self.take()
 
     def describe(self) -> str:
         return f"IgnoreCurrentLeaderEpoch(Fetch v9+ sent on at epoch -1, {self.fired} requests edited)"
