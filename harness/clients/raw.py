@@ -123,11 +123,13 @@ def fetch(
     return resp["Responses"][0]["Partitions"][0]
 
 
-def read_log(client: RawClient, topic: str, tid: uuid.UUID, partition: int = 0) -> tuple[list[RecordBatch], int]:
-    """Every batch of the partition from offset 0 up to the high watermark, and the high watermark."""
+def read_log(
+    client: RawClient, topic: str, tid: uuid.UUID, partition: int = 0, start: int = 0
+) -> tuple[list[RecordBatch], int]:
+    """Every batch of the partition from `start` up to the high watermark, and the high watermark."""
     version = client.max_version("Fetch")
     batches: list[RecordBatch] = []
-    offset, hw = 0, None
+    offset, hw = start, None
     while hw is None or offset < hw:
         p = fetch(client, version, topic, tid, partition, offset)
         assert p["ErrorCode"] == 0, f"reading {topic}-{partition} at {offset}: {errors.describe(p['ErrorCode'])}"

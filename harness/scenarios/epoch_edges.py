@@ -39,7 +39,7 @@ from harness.errors import ClusterError, NotSupported, TargetRefused
 from harness.nemesis.leadership import move_leader
 from harness.protocol import errors
 from harness.protocol.client import RawClient
-from harness.protocol.records import RecordBatch, parse_batches
+from harness.protocol.records import RecordBatch
 from harness.protocol.sentinels import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, NO_EPOCH
 
 RECORDS = 5
@@ -122,19 +122,8 @@ def _read_from_start(client: RawClient, topic: str, tid: uuid.UUID) -> tuple[int
     """(log start, every batch from it up to the high watermark, the high watermark)."""
     start = rr.list_offsets(client, client.max_version("ListOffsets"), topic, 0, EARLIEST_TIMESTAMP)
     assert start["ErrorCode"] == 0, f"ListOffsets EARLIEST of {topic}: {errors.describe(start['ErrorCode'])}"
-    version = client.max_version("Fetch")
-    batches: list[RecordBatch] = []
-    offset, hw = start["Offset"], None
-    while hw is None or offset < hw:
-        p = rr.fetch(client, version, topic, tid, 0, offset)
-        assert p["ErrorCode"] == 0, f"reading {topic}-0 at {offset}: {errors.describe(p['ErrorCode'])}"
-        hw = p["HighWatermark"]
-        got = [b for b in parse_batches(p["Records"]) if b.last_offset >= offset]
-        if not got:
-            break
-        batches.extend(got)
-        offset = got[-1].next_offset
-    return start["Offset"], batches, hw or 0
+    batches, hw = rr.read_log(client, topic, tid, start=start["Offset"])
+    return start["Offset"], batches, hw
 
 
 def probe_end_offsets(raw: rr.RawConnector, topic: str, tid: uuid.UUID, stage: str) -> EndOffsetProbe:
