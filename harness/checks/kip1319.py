@@ -251,6 +251,24 @@ def assert_group_error_mapping(answers: GroupErrorAnswers, error: str) -> None:
             "\n".join(dump_exchange(ex) for _, ex in answers.all()))
 
 
+def stale_and_current_problems(
+    stale: GroupErrorAnswers, current: GroupErrorAnswers, at: int, unit: str, stale_error: str
+) -> list[str]:
+    """What is wrong with one group's commits at the `unit` (epoch or generation) before `at` and
+    at `at`: the stale ones must carry `at` - 1 and answer `stale_error` at v6, ILLEGAL_GENERATION
+    at v5; the current ones must carry `at` and commit at both."""
+    wrong = []
+    for name, rec, want in (("stale", stale, at - 1), ("current", current, at)):
+        sent = {generation(rec.v6), generation(rec.v5)}
+        if sent != {want}:
+            wrong.append(f"the {name} commits carry {unit}(s) {sorted(sent, key=str)}, not {want}")
+    wrong += [f"stale {w}" for w in mapping_problems(stale, stale_error)]
+    for v, ex in current.all():
+        wrong += [f"current {v} {w}" for w in partition_problems(
+            ex, {k: ("NONE", f"the member's current {unit} commits") for k in requested(ex)})]
+    return wrong
+
+
 def assert_stale_epoch_mapping(answers: StaleEpochAnswers) -> None:
     """In a consumer-protocol group, the member's previous epoch gets STALE_MEMBER_EPOCH at v6 and
     ILLEGAL_GENERATION at v5, and its current epoch commits at both: the epoch alone decides."""
@@ -258,14 +276,7 @@ def assert_stale_epoch_mapping(answers: StaleEpochAnswers) -> None:
     wrong = []
     if epoch < 2:
         wrong.append(f"member {answers.member_id} did not move past its first epoch: {epoch}")
-    for name, rec, want in (("stale", stale, epoch - 1), ("current", current, epoch)):
-        sent = {generation(rec.v6), generation(rec.v5)}
-        if sent != {want}:
-            wrong.append(f"the {name} commits carry epoch(s) {sorted(sent, key=str)}, not {want}")
-    wrong += [f"stale {w}" for w in mapping_problems(stale, "STALE_MEMBER_EPOCH")]
-    for v, ex in current.all():
-        wrong += [f"current {v} {w}" for w in partition_problems(
-            ex, {k: ("NONE", "the member's current epoch commits") for k in requested(ex)})]
+    wrong += stale_and_current_problems(stale, current, epoch, "epoch", "STALE_MEMBER_EPOCH")
     evidence = "\n".join(dump_exchange(ex) for r in (stale, current) for _, ex in r.all())
     fail_if(wrong, f"member epoch {epoch}: only the stale epoch may fail, as STALE_MEMBER_EPOCH on v6", evidence)
 

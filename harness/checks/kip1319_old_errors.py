@@ -15,10 +15,9 @@ from __future__ import annotations
 from harness.checks.kip1319 import (
     dump_exchange,
     fail_if,
-    generation,
-    mapping_problems,
     partition_problems,
     requested,
+    stale_and_current_problems,
 )
 from harness.errors import NotSupported, TargetRefused
 from harness.histories.kip1319 import ClassicGenerationAnswers, UnknownNameAnswers
@@ -54,15 +53,7 @@ def assert_classic_stale_generation_is_illegal_generation(answers: ClassicGenera
     if at < 2:
         raise TargetRefused(f"classic group member {answers.member_id} did not reach a second generation "
                             f"(generation {at}), so no earlier one is stale")
-    wrong = []
-    for name, rec, want in (("stale", stale, at - 1), ("current", current, at)):
-        sent = {generation(rec.v6), generation(rec.v5)}
-        if sent != {want}:
-            wrong.append(f"the {name} commits carry generation(s) {sorted(sent, key=str)}, not {want}")
-    wrong += [f"stale {w}" for w in mapping_problems(stale, "ILLEGAL_GENERATION")]
-    for v, ex in current.all():
-        wrong += [f"current {v} {w}" for w in partition_problems(
-            ex, {k: ("NONE", "the member's current generation commits") for k in requested(ex)})]
+    wrong = stale_and_current_problems(stale, current, at, "generation", "ILLEGAL_GENERATION")
     evidence = "\n".join(dump_exchange(ex) for r in (stale, current) for _, ex in r.all())
     fail_if(wrong, f"classic group at generation {at}: a stale generation is ILLEGAL_GENERATION at every "
                     "version, v6 included (STALE_MEMBER_EPOCH is the consumer protocol's)", evidence)
