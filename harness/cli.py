@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 
 from harness import layout
-from harness.cluster.target import SECURITY_OPTIONS, TargetSpec, from_options, security_from
+from harness.cluster.target import SECURITY_OPTIONS, TargetSpec, backends, from_options, security_from
 from harness.errors import KctsError
 from harness.kafka.dist import DEFAULT_VERSION
 
@@ -108,7 +108,8 @@ def _target_parser(prog: str, description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=description, add_help=False, allow_abbrev=False,
                                      usage=f"{prog} [target options] [pytest arguments ...]")
     target = parser.add_argument_group("target")
-    target.add_argument("--backend", default="local", help="local (default), docker, external, kfake, ...")
+    target.add_argument("--backend", default="local", choices=backends(), help="local (default): a cluster started "
+                        "here; or another kind of target (harness/cluster/kinds/)")
     target.add_argument("--kafka-version", default=os.environ.get("KCTS_KAFKA_VERSION"),
                         help=f"the broker version of a local Apache Kafka cluster (default {DEFAULT_VERSION})")
     target.add_argument("--brokers", type=int, default=3, help="brokers of a local cluster (default 3)")

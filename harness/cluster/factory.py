@@ -1,66 +1,43 @@
 """One factory from a `TargetSpec` to a `Cluster`, and the side clusters some checks start beside it.
 
-This is the only place that knows which class serves which kind of target.
+Which class serves which kind of target is each kind's module's word (`harness.cluster.kinds`).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.cluster.base import Cluster
-from harness.cluster.target import APACHE, COMMAND, DOCKER, EXTERNAL, KFAKE, LIBRDKAFKA_MOCK, TargetSpec
+from harness.cluster.target import KFAKE, KINDS_PACKAGE, TargetSpec, kind_of
 from harness.errors import FaultControlUnavailable
 
 
-def _apache(target: TargetSpec, log_dir: Path | None) -> Cluster:
-    from harness.cluster.local import LocalCluster, LocalClusterSpec
+@dataclass(frozen=True)
+class Backend:
+    """How one kind of target is served (`BACKEND` of its module in `harness.cluster.kinds`)."""
 
-    assert target.version is not None
-    spec = LocalClusterSpec(version=target.version, brokers=target.brokers, log_dir=log_dir)
-    return LocalCluster(spec, target=target)
-
-
-def _kfake(target: TargetSpec, log_dir: Path | None) -> Cluster:
-    from harness.cluster.kfake import KfakeCluster
-
-    return KfakeCluster(target)
+    make: Callable[[TargetSpec, Path | None], Cluster]  # the cluster that serves a spec, not started
+    # Fetch or build what the target needs before any test; one line saying what. Raises SetupError
+    # with the fix.
+    prepare: Callable[[TargetSpec], str]
 
 
-def _librdkafka_mock(target: TargetSpec, log_dir: Path | None) -> Cluster:
-    from harness.cluster.librdkafka_mock import LibrdkafkaMockCluster
-
-    return LibrdkafkaMockCluster(target)
-
-
-def _docker(target: TargetSpec, log_dir: Path | None) -> Cluster:
-    from harness.cluster.docker import DockerCluster
-
-    return DockerCluster(target, log_dir)
-
-
-def _external(target: TargetSpec, log_dir: Path | None) -> Cluster:
-    from harness.cluster.external import ExternalCluster
-
-    return ExternalCluster(target)
-
-
-def _command(target: TargetSpec, log_dir: Path | None) -> Cluster:
-    from harness.cluster.command import CommandCluster
-
-    return CommandCluster(target, log_dir)
-
-
-BACKENDS: dict[str, Callable[[TargetSpec, Path | None], Cluster]] = {
-    APACHE: _apache, KFAKE: _kfake, EXTERNAL: _external, COMMAND: _command, DOCKER: _docker,
-    LIBRDKAFKA_MOCK: _librdkafka_mock,
-}
+def backend(target: TargetSpec) -> Backend:
+    """The backend of the target's kind (its module is imported by name: it imports this one)."""
+    module = importlib.import_module(f"{KINDS_PACKAGE}.{kind_of(target.kind).name.replace('-', '_')}")
+    found = getattr(module, "BACKEND", None)
+    if not isinstance(found, Backend):
+        raise TypeError(f"{module.__name__} defines no BACKEND (a harness.cluster.factory.Backend)")
+    return found
 
 
 def make_cluster(target: TargetSpec, log_dir: Path | None = None) -> Cluster:
     """The cluster that serves `target`, not started (use it as a context manager, or call start)."""
-    return BACKENDS[target.kind](target, log_dir)
+    return backend(target).make(target, log_dir)
 
 
 def prepare(target: TargetSpec) -> str:
@@ -68,43 +45,7 @@ def prepare(target: TargetSpec) -> str:
 
     Raises `SetupError` with the fix (an unknown version, no Java, an unreachable registry).
     """
-    if target.kind == APACHE:
-        from harness.kafka.dist import check_java, resolve
-
-        assert target.version is not None
-        check_java()
-        dist = resolve(target.version)
-        return f"Apache Kafka {dist.version} ({len(dist.jars)} jars, tools {dist.tools_version})"
-    if target.kind == DOCKER:
-        from harness import docker_engine
-        from harness.cluster.docker import check_ports_free
-        from harness.docker import images
-        from harness.kafka.dist import check_java, resolve
-
-        check_java()  # the Java clients, and any side cluster, run here
-        if target.publish_from:
-            check_ports_free({b: target.publish_from + b - 1 for b in range(1, target.brokers + 1)})
-        client = docker_engine.client()
-        if target.image:
-            built = images.require(client, target.image)
-        else:
-            assert target.version is not None
-            built = images.ensure_kafka(client, resolve(target.version))
-        how = f"built in {built.seconds:.0f} s" if built.seconds else "reused"
-        return f"Apache Kafka {target.version or ''} in containers from {built.tag} ({how})"
-    if target.kind == KFAKE:
-        from harness.cluster.kfake import ensure_binary
-
-        return f"kfake at {ensure_binary()}"
-    if target.kind == LIBRDKAFKA_MOCK:
-        from harness.cluster.librdkafka_mock import prepare as prepare_mock
-
-        return prepare_mock()
-    if target.kind == COMMAND:
-        from harness.cluster.command import prepare as prepare_command
-
-        return prepare_command(target)
-    return f"external target at {target.bootstrap}"
+    return backend(target).prepare(target)
 
 
 @contextmanager

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.cluster.target import APACHE, DOCKER, TargetSpec
+from harness.cluster.target import TargetSpec
 from harness.errors import KctsError
 
 
@@ -39,7 +39,7 @@ CAPABILITIES: dict[str, Capability] = {
 
 def release(target: TargetSpec) -> tuple[int, int] | None:
     """(major, minor) of the Apache Kafka release the target is, or None where it is none known."""
-    if target.kind not in (APACHE, DOCKER) or not target.version or (target.kind == DOCKER and target.image):
+    if not target.apache_release or not target.version or target.image:
         return None
     parts = target.version.split(".")
     try:

@@ -6,14 +6,10 @@ how to reach and authenticate to it, and which Java clients run against it. `Cap
 what the harness can do to it; checks ask those, never which backend it is.
 `harness.cluster.factory.make_cluster` turns a spec into a `Cluster`.
 
-Spellings accepted by `parse` (the matrix's `--targets` and `kcts run --target`):
-  `4.4.0`, `4.0.x`          a local Apache Kafka cluster of that version
-  `kfake`                   franz-go's kfake, built and started here
-  `librdkafka-mock`         librdkafka's mock cluster (rd_kafka_mock), held here through confluent-kafka's library
-  `docker:4.4.0`            Apache Kafka 4.4.0 in containers, from an image kcts builds offline
-  `docker:IMAGE`            the same from a named image (`docker:apache/kafka:4.4.0`)
-  `external:HOST:PORT`      a cluster that is already running
-  `tansu`, `tansu-memory`, `tansu-docker`   a shipped profile (harness/profiles/<name>.toml)
+Each kind of target is one module of `harness.cluster.kinds`, which says how `parse` (the matrix's
+`--targets` and `kcts run --target`) spells it, what the harness can do to it and how it is made;
+`spellings()` lists them all (`4.4.0`, `kfake`, `docker:4.4.0`, `external:HOST:PORT`, a shipped
+profile such as `tansu`).
 A profile file (`--target-profile FILE` or a shipped profile's name, TOML) has a `[target]` table
 with the same fields as `TargetSpec`, and an optional `[target.security]` table. A `command` target
 (any broker binary the harness starts and controls) also has the tables its backend reads
@@ -22,10 +18,13 @@ with the same fields as `TargetSpec`, and an optional `[target.security]` table.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,6 @@ from harness.protocol.auth import MECHANISMS, PROTOCOLS
 
 APACHE, KFAKE, EXTERNAL, COMMAND, DOCKER = "apache", "kfake", "external", "command", "docker"
 LIBRDKAFKA_MOCK = "librdkafka-mock"
-KINDS = (APACHE, KFAKE, EXTERNAL, COMMAND, DOCKER, LIBRDKAFKA_MOCK)
 PROFILES = Path(__file__).resolve().parent.parent / "profiles"
 
 # How a leader is moved: reordering the replicas then a preferred election, applied at once (Apache);
@@ -66,6 +64,61 @@ class Capabilities:
     links: bool = False
     no_links: str = "the target's backend cannot cut links between its nodes"  # why not, for skips
     no_replication: str = ""  # why not, the evidence of "not supported" for checks that need replicas
+
+
+def _no_check(spec: TargetSpec) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class TargetKind:
+    """What the target model knows of one kind of target (`harness.cluster.kinds`, a module each)."""
+
+    name: str
+    spelling: str  # its line of `--target`'s help: how a user names one
+    capabilities: Callable[[TargetSpec], Capabilities]
+    run_args: Callable[[TargetSpec], list[str]]  # the `kcts run` arguments that select a spec
+    # `--target` words it answers to (`kfake`), or a prefix (`docker:`) with the parser of the rest.
+    words: tuple[str, ...] = ()
+    prefix: str | None = None
+    parse_rest: Callable[..., TargetSpec] | None = None
+    # `--backend NAME` selects it (with --brokers, --bootstrap-servers and the security options).
+    backend: str | None = None
+    # Its version is an Apache Kafka release: the harness speaks that release's schemas to it, its
+    # Java clients default to it, and the reference profile of that release applies.
+    apache_release: Callable[[TargetSpec], bool] = lambda spec: False
+    validate: Callable[[TargetSpec], None] = _no_check  # raises KctsError for a spec it cannot serve
+    label: Callable[[TargetSpec], str] | None = None  # default: the version of a release, else the kind
+
+
+KINDS_PACKAGE = "harness.cluster.kinds"
+
+
+@cache
+def kinds() -> dict[str, TargetKind]:
+    """Every kind, by name, in the order of its module's name. Imported by name (see the package's
+    docstring): the kinds' modules import this one."""
+    found: dict[str, TargetKind] = {}
+    package = importlib.import_module(KINDS_PACKAGE)
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{KINDS_PACKAGE}.{info.name}")
+        kind = getattr(module, "KIND", None)
+        if not isinstance(kind, TargetKind):
+            raise KctsError(f"{module.__name__} defines no KIND (a TargetKind): every module there is a target kind")
+        found[kind.name] = kind
+    return found
+
+
+def kind_of(name: str) -> TargetKind:
+    try:
+        return kinds()[name]
+    except KeyError:
+        raise KctsError(f"unknown target kind {name!r}; use one of {', '.join(kinds())}") from None
+
+
+def backends() -> tuple[str, ...]:
+    """The `--backend` choices, each kind's word (`local` is a cluster of Apache Kafka started here)."""
+    return tuple(k.backend for k in kinds().values() if k.backend)
 
 
 @dataclass(frozen=True)
@@ -128,12 +181,7 @@ class TargetSpec:
     publish_from: int | None = None  # docker: brokers' client ports on 127.0.0.1 from here on; None: free ones
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise KctsError(f"unknown target kind {self.kind!r}; use one of {', '.join(KINDS)}")
-        if self.kind == EXTERNAL and not self.bootstrap:
-            raise KctsError("an external target needs a bootstrap address: --bootstrap-servers host:port[,...]")
-        if self.kind == DOCKER and not (self.version or self.image):
-            raise KctsError("a docker target needs an Apache Kafka version (--kafka-version) or an image (--image)")
+        kind_of(self.kind).validate(self)
         if self.publish_from is not None and not 1024 <= self.publish_from <= 65535 - self.brokers:
             raise KctsError(f"--publish-from {self.publish_from}: give a port from 1024 to {65535 - self.brokers}")
         if self.brokers < 1:
@@ -144,56 +192,25 @@ class TargetSpec:
         """How the target is named in reasons and reports: `4.4.0`, `kfake`, `external`."""
         if self.name:
             return self.name
-        if self.kind == DOCKER:
-            return f"docker:{self.image or self.version}"
-        return self.version if self.kind == APACHE and self.version else self.kind
+        kind = kind_of(self.kind)
+        if kind.label:
+            return kind.label(self)
+        return self.version if kind.apache_release(self) and self.version else self.kind
 
     @property
     def protocol_specs(self) -> str:
         """Whose message schemas the harness speaks to it with: its own version's where it is an
         Apache Kafka release, the default release's otherwise (requests are versioned anyway)."""
-        return self.version if self.kind in (APACHE, DOCKER) and self.version else DEFAULT_VERSION
+        return self.version if kind_of(self.kind).apache_release(self) and self.version else DEFAULT_VERSION
+
+    @property
+    def apache_release(self) -> bool:
+        """Whether its version is an Apache Kafka release (not a name for some other broker's)."""
+        return kind_of(self.kind).apache_release(self)
 
     @property
     def capabilities(self) -> Capabilities:
-        if self.kind == APACHE:
-            caps = Capabilities(fault_control=True, node_logs=True, side_clusters=True, owned=True,
-                                leader_moves=REASSIGNMENT, replication=True, controller=True)
-        elif self.kind == DOCKER:
-            # Apache Kafka in containers: as a local cluster, and a node can be cut off the network.
-            caps = Capabilities(fault_control=True, node_logs=True, side_clusters=self.version is not None,
-                                owned=True, leader_moves=REASSIGNMENT, replication=True, controller=True,
-                                partitions=True)
-        elif self.kind == KFAKE:
-            caps = Capabilities(
-                fault_control=True, node_logs=False, side_clusters=False, owned=True, leader_moves=API,
-                replication=False,
-                no_replication="kfake keeps one log per partition that every broker serves; its Metadata lists "
-                "every replica in the ISR whatever state the brokers are in, so no follower falls behind and "
-                "no election can diverge a log",
-            )
-        elif self.kind == LIBRDKAFKA_MOCK:
-            caps = Capabilities(
-                fault_control=True, node_logs=False, side_clusters=False, owned=True, leader_moves=API,
-                replication=False,
-                no_replication="librdkafka's mock cluster keeps one log per partition, which whichever broker "
-                "leads serves (rd_kafka_mock_partition_t, src/rdkafka_mock_int.h), and its Metadata lists every "
-                "replica in the ISR whatever state the brokers are in (\"Let Replicas == ISRs for now\", "
-                "src/rdkafka_mock_handlers.c): no follower falls behind, no election can diverge a log",
-            )
-        elif self.kind == COMMAND:
-            # Nodes in containers ([node] image) can also be cut off the run's network.
-            node = self.tables.get("node")
-            caps = Capabilities(
-                fault_control=True, node_logs=True, side_clusters=False, owned=True,
-                leader_moves=HOOK if "leader_move" in self.tables else None, replication=True,
-                partitions=isinstance(node, Mapping) and "image" in node,
-            )
-        else:
-            # An external target whose profile declares its Apache Kafka release gets the side-cluster
-            # checks, which then judge that release as they do for a local cluster of it.
-            caps = Capabilities(fault_control=False, node_logs=False, side_clusters=self.version is not None,
-                                owned=False, leader_moves=None, replication=None)
+        caps = kind_of(self.kind).capabilities(self)
         if self.replication is not None and self.replication != caps.replication:
             why = str(self.tables.get("replication_why", "")) or (
                 f"the {self.label} profile says its brokers keep no replicas of their own")
@@ -224,15 +241,11 @@ def parse(text: str, **overrides: Any) -> TargetSpec:
         spec = from_profile(PROFILES / f"{text}.toml")
         java = overrides.get("java_clients")
         return replace(spec, java_clients=java) if java else spec
-    if text in (KFAKE, LIBRDKAFKA_MOCK):
-        return TargetSpec(kind=text, version=None, **overrides)
-    if text.startswith(f"{DOCKER}:"):
-        return docker_target(text.removeprefix(f"{DOCKER}:"), None, **overrides)
-    if text.startswith(f"{EXTERNAL}:"):
-        hostport = text.removeprefix(f"{EXTERNAL}:")
-        if not re.fullmatch(r"[^:,\s]+:\d+(,[^:,\s]+:\d+)*", hostport):
-            raise KctsError(f"target {text!r}: use external:HOST:PORT")
-        return TargetSpec(kind=EXTERNAL, version=None, bootstrap=hostport, **overrides)
+    for kind in kinds().values():
+        if text in kind.words:
+            return TargetSpec(kind=kind.name, version=None, **overrides)
+        if kind.prefix and kind.parse_rest and text.startswith(kind.prefix):
+            return kind.parse_rest(text.removeprefix(kind.prefix), **overrides)
     version = normalize_version(text)
     overrides.setdefault("java_clients", version)
     return TargetSpec(kind=APACHE, version=version, **overrides)
@@ -326,7 +339,7 @@ def from_options(
         spec = TargetSpec(kind=APACHE, version=version, brokers=brokers, java_clients=version)
     elif backend == DOCKER:
         spec = docker_target(kafka_version, image, brokers=brokers, publish_from=publish_from)
-    elif backend in (KFAKE, EXTERNAL, LIBRDKAFKA_MOCK):
+    elif backend in backends():
         if kafka_version:
             raise KctsError(
                 f"--kafka-version names the broker version of a local Apache Kafka cluster; the {backend} target "
@@ -334,7 +347,7 @@ def from_options(
             )
         spec = TargetSpec(kind=backend, version=None, brokers=brokers, bootstrap=bootstrap, security=security)
     else:
-        raise KctsError(f"unknown --backend {backend!r}; use local, docker, kfake, {LIBRDKAFKA_MOCK} or external")
+        raise KctsError(f"unknown --backend {backend!r}; use one of {', '.join(backends())}")
     if (image or publish_from) and spec.kind != DOCKER:
         raise KctsError("--image and --publish-from belong to a docker target: add --backend docker")
     if java_clients:
@@ -372,26 +385,11 @@ def secret_env(spec: TargetSpec) -> dict[str, str]:
 
 def to_run_args(spec: TargetSpec) -> list[str]:
     """The `kcts run` arguments that select this target (the matrix runs each target this way)."""
-    args = ["--java-clients", spec.java_clients]
     if spec.profile is not None:
-        return ["--target-profile", str(spec.profile), *args]
-    if spec.kind == APACHE:
-        return ["--kafka-version", str(spec.version), "--brokers", str(spec.brokers), *args]
-    if spec.kind in (KFAKE, LIBRDKAFKA_MOCK):
-        return ["--backend", spec.kind, "--brokers", str(spec.brokers), *args]
-    if spec.kind == DOCKER:
-        own = ["--kafka-version", spec.version] if spec.version else []
-        image = ["--image", spec.image] if spec.image else []
-        ports = ["--publish-from", str(spec.publish_from)] if spec.publish_from else []
-        return ["--backend", DOCKER, *own, *image, *ports, "--brokers", str(spec.brokers), *args]
-    sec = spec.security
-    for flag, value in (("--security-protocol", sec.protocol), ("--sasl-mechanism", sec.mechanism),
-                        ("--sasl-username", sec.username), ("--ssl-ca-location", sec.ssl_ca_location),
-                        ("--ssl-certificate-location", sec.ssl_certificate_location),
-                        ("--ssl-key-location", sec.ssl_key_location),
-                        ("--ssl-endpoint-identification", sec.ssl_endpoint_identification)):
-        if value:
-            args += [flag, value]
-    # Passwords go through the environment (KCTS_SASL_PASSWORD, KCTS_SSL_KEY_PASSWORD: secret_env),
-    # never a command line.
-    return ["--backend", EXTERNAL, "--bootstrap-servers", str(spec.bootstrap), *args]
+        return ["--target-profile", str(spec.profile), "--java-clients", spec.java_clients]
+    return [*kind_of(spec.kind).run_args(spec), "--java-clients", spec.java_clients]
+
+
+def spellings() -> str:
+    """How `--target` names each kind of target, a line each (for help texts and errors)."""
+    return "\n".join(f"  {kind.spelling}" for kind in kinds().values())

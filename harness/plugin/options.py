@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from harness.cluster.target import SECURITY_OPTIONS
+from harness.cluster.target import SECURITY_OPTIONS, backends, spellings
 from harness.kafka.dist import DEFAULT_VERSION
 
 
@@ -25,14 +25,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--client-stack", default=None, choices=("librdkafka", "java", "franz-go"),
                     help="a client-only run: judge only this stack's checks (a column of kcts matrix's client axis)")
     group.addoption("--target", default=None, help="the target in one word, as `kcts matrix --targets` "
-                    "spells it: 4.4.0, kfake, external:HOST:PORT")
+                    "spells it:\n" + spellings())
     group.addoption("--target-profile", default=None,
                     help="a TOML file with a [target] table (see harness/cluster/target.py)")
     group.addoption("--brokers", type=int, default=3, help="broker processes in the local cluster (default 3)")
-    group.addoption("--backend", choices=("local", "docker", "external", "kfake", "librdkafka-mock"), default="local",
+    group.addoption("--backend", choices=backends(), default="local",
                     help="local: start a Kafka cluster here; docker: start it in containers; external: use "
-                    "--bootstrap-servers; kfake: build and start franz-go's kfake here; librdkafka-mock: hold "
-                    "librdkafka's mock cluster here")
+                    "--bootstrap-servers; any other: that kind of target, started or held here "
+                    "(harness/cluster/kinds/)")
     group.addoption("--image", default=os.environ.get("KCTS_IMAGE"),
                     help="docker backend: the Apache Kafka image to run (default: one kcts builds offline)")
     group.addoption("--publish-from", type=int, default=None,
