@@ -2,30 +2,47 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Sequence
 
 from harness.errors import ClientLacks, SceneUnmet, TargetRefused
+from harness.histories.client_reactions import (
+    CommittedAhead,
+    EpochErrorRun,
+    FetchEpochRun,
+    Record,
+    ResetAheadRun,
+    ResetFetch,
+    Sent,
+)
+from harness.histories.observations import ClientEvent
 
 FETCH_WITH_EPOCH = 9  # the first Fetch version with CurrentLeaderEpoch (KIP-320)
 METADATA_WITH_EPOCH = 7  # the first Metadata version whose answer carries the leader epoch (KIP-320)
 
 
-def _reads(reads: list[Mapping[str, Any]]) -> str:
+def _reads(reads: Sequence[Record]) -> str:
     if not reads:
         return "nothing"
-    return f"{len(reads)} records, offsets {reads[0]['offset']}..{reads[-1]['offset']}"
+    return f"{len(reads)} records, offsets {reads[0].offset}..{reads[-1].offset}"
 
 
-def _exchanges(sent: list[Mapping[str, Any]], n: int = 12) -> str:
+def reported(errors: Sequence[ClientEvent], n: int = 2) -> str:
+    """What a client reported, the first `n` events ("nothing" when it reported none)."""
+    return "; ".join(str(e) for e in errors[:n]) or "nothing"
+
+
+def _exchanges(sent: Sequence[Sent], n: int = 12) -> str:
     if not sent:
         return "none: it never reached the proxy"
-    shown = ", ".join(f"{s['api']}" + (f" v{s['version']}" if s["version"] >= 0 else "") + f": {s['outcome']}"
+    shown = ", ".join(f"{s.api}" + (f" v{s.version}" if s.version >= 0 else "") + f": {s.outcome}"
                       for s in sent[:n])
     return shown + (f" (and {len(sent) - n} more)" if len(sent) > n else "")
 
 
-def require_ruled(run: Mapping[str, Any], api: str, acted: int, lowest: int = 0, field: str = "") -> None:
+RuledRun = EpochErrorRun | CommittedAhead | FetchEpochRun | ResetAheadRun
+
+
+def require_ruled(run: RuledRun, api: str, acted: int, lowest: int = 0, field: str = "") -> None:
     """The premise of a proxy scene: its rule acted on at least one `api` answer (of version `lowest`
     or later, the versions with `field`) to the client. Where it did not: a client that never sent
     `api` through the proxy, or sent it and was never answered, did not reach the target ("target
@@ -35,101 +52,136 @@ def require_ruled(run: Mapping[str, Any], api: str, acted: int, lowest: int = 0,
     act on is the harness's scene not happening (an ERROR)."""
     if acted >= 1:
         return
-    client, sent = run["client"], run.get("exchanges") or []
-    seen = f"its exchanges through the proxy: {_exchanges(sent)}; it reported {run['errors'][:2] or 'nothing'}"
-    mine = [s for s in sent if s["api"] == api]
+    client, sent = run.client, run.exchanges
+    seen = f"its exchanges through the proxy: {_exchanges(sent)}; it reported {reported(run.errors)}"
+    mine = [s for s in sent if s.api == api]
     if not mine:
         raise TargetRefused(f"{client} never sent {api} to the target, so no {api} answer of it could be refused; "
                             f"{seen}")
-    if max(s["version"] for s in mine) < lowest:
-        raise ClientLacks(run.get("version") or client, field,
-                          f"it sent {api} v{sorted({s['version'] for s in mine})}, none from v{lowest}")
-    answered = [s for s in mine if s["version"] >= lowest and s["outcome"] == "answered"]
+    if max(s.version for s in mine) < lowest:
+        raise ClientLacks(_named(run), field,
+                          f"it sent {api} v{sorted({s.version for s in mine})}, none from v{lowest}")
+    answered = [s for s in mine if s.version >= lowest and s.outcome == "answered"]
     if not answered:
         raise TargetRefused(f"the target answered none of {client}'s {api} requests from v{lowest}; {seen}")
     raise SceneUnmet(f"the proxy's rule acted on none of the {len(answered)} {api} answers (v{lowest}+) to "
                      f"{client}; {seen}")
 
 
-def assert_read_on_through_epoch_errors(run: Mapping[str, Any]) -> None:
+def _named(run: RuledRun) -> str:
+    """The client and version its driver named, else its stack."""
+    release = getattr(run, "release", None)
+    return (release.named if release is not None else None) or getattr(run, "version", None) or run.client
+
+
+def assert_read_on_through_epoch_errors(run: EpochErrorRun) -> None:
     """KIP-320 "Consumer Handling": a consumer that gets FENCED_LEADER_EPOCH refreshes its metadata
     ("leader changes are detected either through a metadata refresh or in response to a
     FENCED_LEADER_EPOCH error") and fetches again; on UNKNOWN_LEADER_EPOCH "it will simply retry the
     fetch". Either way it neither resets its position nor fails: it reads every record once, in order,
     and reports nothing."""
-    client, error = run["client"], run["error"]
-    require_ruled(run, "Fetch", run["refused"], FETCH_WITH_EPOCH, "CurrentLeaderEpoch in Fetch (KIP-320 fencing)")
-    assert not run["errors"], (
-        f"{client} reported {run['errors'][:2]} after {run['refused']} Fetch answers of {error}, instead of retrying")
-    got = [(r["offset"], r["value"]) for r in run["reads"]]
-    want = [(w["offset"], w["value"]) for w in run["written"]]
+    client, error = run.client, run.error
+    require_ruled(run, "Fetch", run.refused, FETCH_WITH_EPOCH, "CurrentLeaderEpoch in Fetch (KIP-320 fencing)")
+    assert not run.errors, (
+        f"{client} reported {reported(run.errors)} after {run.refused} Fetch answers of {error}, instead of retrying")
+    got = [(r.offset, r.value) for r in run.reads]
+    want = [(w.offset, w.value) for w in run.written]
     assert got == want, (
-        f"{client} read {_reads(run['reads'])} after {error}, expected the {len(want)} records written, once each, "
-        f"in order{'; ' + run['incomplete'] if run.get('incomplete') else ''}"
+        f"{client} read {_reads(run.reads)} after {error}, expected the {len(want)} records written, once each, "
+        f"in order{'; ' + run.incomplete if run.incomplete else ''}"
     )
-    after = run["after"]
+    after = run.after
     if error == "FENCED_LEADER_EPOCH":
         assert "Metadata" in after, f"{client} did not refresh its metadata after {error}: it sent {after}"
     assert "Fetch" in after[1:], f"{client} did not fetch again after {error}: it sent {after}"
 
 
-def assert_written_once_through_epoch_errors(run: Mapping[str, Any]) -> None:
+def assert_written_once_through_epoch_errors(run: EpochErrorRun) -> None:
     """KIP-359 "Proposed Changes": a producer that sees FENCED_LEADER_EPOCH "will refresh metadata and
     retry"; on UNKNOWN_LEADER_EPOCH it "will simply backoff and retry". An idempotent producer so
     refused delivers every record, reports no failure, and the partition holds each once, in order."""
-    client, error = run["client"], run["error"]
-    require_ruled(run, "Produce", run["refused"])
-    assert not run["errors"], f"{client} failed {len(run['errors'])} deliveries after {error}: {run['errors'][:3]}"
-    got = [r["value"] for r in run["reads"]]
-    want = [w["value"] for w in run["written"]]
+    client, error = run.client, run.error
+    require_ruled(run, "Produce", run.refused)
+    assert not run.errors, f"{client} failed {len(run.errors)} deliveries after {error}: {reported(run.errors, 3)}"
+    got = [r.value for r in run.reads]
+    want = [w.value for w in run.written]
     assert got == want, (
         f"after {error}, the partition holds {len(got)} records ({got[:3]}...{got[-2:]}), expected the {len(want)} "
         f"written once each, in order")
     if error == "FENCED_LEADER_EPOCH":
-        assert "Metadata" in run["after"], (
-            f"{client} did not refresh its metadata after {error}: it sent {run['after']}")
+        assert "Metadata" in run.after, (
+            f"{client} did not refresh its metadata after {error}: it sent {list(run.after)}")
 
 
-def assert_validated_only_once_metadata_caught_up(run: Mapping[str, Any]) -> None:
+def assert_validated_only_once_metadata_caught_up(run: CommittedAhead) -> None:
     """KIP-320 "Consumer Handling", extension 2: "it is possible for the leader epoch included in the
     committed offset to be ahead of the metadata that is known to the consumer. Consumers are
     expected to wait until the metadata has at least reached the epoch of the committed offset
     before checking for truncation." No OffsetsForLeaderEpoch the client sent asks about an epoch
     newer than its current one; it reads on from the committed offset, once each, reporting nothing."""
-    client = run["client"]
-    require_ruled(run, "Metadata", run["stale"], METADATA_WITH_EPOCH, "leader epochs in Metadata (v7+, KIP-320)")
-    early = [v for v in run["validations"] if v["leader_epoch"] > v["current"] >= 0]
+    client = run.client
+    require_ruled(run, "Metadata", run.stale, METADATA_WITH_EPOCH, "leader epochs in Metadata (v7+, KIP-320)")
+    early = [v for v in run.validations if v.leader_epoch > v.current >= 0]
+    committed = f"({run.committed.offset}, epoch {run.committed.epoch})"
     assert not early, (
-        f"{client} validated the committed epoch {run['committed']['epoch']} before its metadata reached it: "
+        f"{client} validated the committed epoch {run.committed.epoch} before its metadata reached it: "
         f"OffsetsForLeaderEpoch {early[:3]} (the answers show what the broker made of it); it then read "
-        f"{_reads(run['reads'])} and reported {run['errors'][:2] or 'nothing'}")
-    assert not run["errors"], f"{client} reported {run['errors'][:2]} starting from the commit {run['committed']}"
-    got = [(r["offset"], r["value"]) for r in run["reads"]]
-    want = [(w["offset"], w["value"]) for w in run["written"]]
+        f"{_reads(run.reads)} and reported {reported(run.errors)}")
+    assert not run.errors, f"{client} reported {reported(run.errors)} starting from the commit {committed}"
+    got = [(r.offset, r.value) for r in run.reads]
+    want = [(w.offset, w.value) for w in run.written]
     assert got == want, (
-        f"{client} read {_reads(run['reads'])} from the commit {run['committed']}, expected offsets "
-        f"{want[0][0]}..{want[-1][0]}{'; ' + run['incomplete'] if run.get('incomplete') else ''}")
+        f"{client} read {_reads(run.reads)} from the commit {committed}, expected offsets "
+        f"{want[0][0]}..{want[-1][0]}{'; ' + run.incomplete if run.incomplete else ''}")
 
 
-def assert_first_fetch_uses_the_reset_epoch(run: Mapping[str, Any]) -> None:
+def assert_first_fetch_uses_the_reset_epoch(run: ResetFetch) -> None:
     """KIP-320 "Consumer Handling", extension 1 and "Proposed Changes": ListOffsets returns the epoch of
     the offset it finds, and "the consumer will use this in its first fetch request after resetting
     offsets", so that a stale leader answers UNKNOWN_LEADER_EPOCH instead of serving it. The first
     Fetch after the reset asks for the offset ListOffsets returned, fenced at an epoch no older than
     the one it returned (never -1, which turns fencing off)."""
-    client, reset = run["client"], run["reset"]
-    found = [a for a in run["list_offsets"] if a["error"] == "NONE"]
+    client, reset = run.client, run.reset
+    found = [a for a in run.list_offsets if a.error == "NONE"]
     if not found:
         raise TargetRefused(
             f"{client} ({reset}) got no ListOffsets answer without an error for the partition, so it never reset "
-            f"by it: {run['list_offsets'][:3]}; it reported {run['errors'][:2] or 'nothing'}; "
-            f"{run.get('incomplete') or ''}; its exchanges through the proxy: {run.get('sent', [])[-40:] or 'none'}")
+            f"by it: {list(run.list_offsets[:3])}; it reported {reported(run.errors)}; "
+            f"{run.incomplete or ''}; its exchanges through the proxy: {list(run.sent[-40:]) or 'none'}")
     answer = found[0]
-    after = run["fetches"][answer["fetches_before"]:]
-    assert after, (f"{client} ({reset}) sent no Fetch after the reset to {answer}; errors {run['errors'][:2]}; "
-                   f"{run.get('incomplete') or ''}")
+    after = run.fetches[answer.fetches_before:]
+    assert after, (f"{client} ({reset}) sent no Fetch after the reset to {answer}; errors {reported(run.errors)}; "
+                   f"{run.incomplete or ''}")
     first = after[0]
-    assert first["offset"] == answer["offset"] and first["current"] >= max(answer["epoch"], 0), (
-        f"{client} ({reset}): ListOffsets v{answer['version']} returned offset {answer['offset']} at epoch "
-        f"{answer['epoch']} (partition epoch {run['epoch']}); the first Fetch after it asked for offset "
-        f"{first['offset']} with CurrentLeaderEpoch {first['current']} (v{first['version']})")
+    assert first.offset == answer.offset and first.current >= max(answer.epoch, 0), (
+        f"{client} ({reset}): ListOffsets v{answer.version} returned offset {answer.offset} at epoch "
+        f"{answer.epoch} (partition epoch {run.epoch}); the first Fetch after it asked for offset "
+        f"{first.offset} with CurrentLeaderEpoch {first.current} (v{first.version})")
+
+
+def require_fetch_fencing(run: EpochErrorRun | FetchEpochRun | ResetAheadRun, epochs: Sequence[int], what: str) -> None:
+    """KIP-320 "Consumer Handling": "The consumer will obtain the current leader epoch using the Metadata
+    API" and fences its Fetches with it. A consumer whose Fetch partition entries (`epochs`, `what` says
+    which) all carried CurrentLeaderEpoch -1 fenced none of them. A release of its stack from the first
+    one that fences Fetch on (harness.clients.kip320_releases, recorded as `run.release`) breaks the
+    promise: a FAIL naming that release and its evidence. Only an older release is "not supported by
+    this client", with its release and the same evidence. Nothing happens when any entry carried an
+    epoch, or when there were none."""
+    if not epochs or any(e >= 0 for e in epochs):
+        return
+    field = "CurrentLeaderEpoch in Fetch (KIP-320 fencing)"
+    carried = f"its {len(epochs)} {what} carried {sorted(set(epochs))}"
+    release = run.release
+    fences = None if release is None else release.fences()
+    if release is None or fences is None:
+        raise SceneUnmet(f"{run.client}'s release is unknown ({release.named if release else 'no release recorded'}), "
+                         f"so {carried} cannot be judged against the first release that fences Fetch")
+    since = release.fences_fetch
+    if fences:
+        raise AssertionError(
+            f"KIP-320 \"Consumer Handling\": {release.named} ({since.product} {release.release}) fenced none of its "
+            f"Fetches: {carried}, though {since.product} sends the leader epoch from Metadata in Fetch since "
+            f"{since.release} ({since.evidence})")
+    raise ClientLacks(release.named or run.client, field,
+                      f"{since.product} {release.release} predates {since.release}, the first release that sends it "
+                      f"({since.evidence}); {carried}")

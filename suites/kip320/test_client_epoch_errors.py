@@ -7,10 +7,9 @@ import pytest
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
 from harness.checks import recorded
-from harness.checks.client_reactions import assert_read_on_through_epoch_errors
-from harness.scenarios.client_reactions import EpochErrorRun, consumer_through_epoch_errors
+from harness.checks.client_reactions import assert_read_on_through_epoch_errors, require_fetch_fencing
+from harness.scenarios.client_reactions import consumer_through_epoch_errors
 from harness.scenarios.truncation import STACKS
-from harness.verdicts import not_supported_by_client
 
 pytestmark = [pytest.mark.kip320, pytest.mark.client_axis]
 
@@ -23,11 +22,13 @@ def test_consumer_refreshes_metadata_and_reads_on_after_fenced_leader_epoch(
     """KIP-320 "Consumer Handling": "Leader changes are detected either through a metadata refresh or
     in response to a FENCED_LEADER_EPOCH error." With the protocol proxy answering the consumer's
     first three Fetches (v9+) with FENCED_LEADER_EPOCH and no records, the consumer (no reset policy)
-    refreshes its metadata, fetches again, and reads all 30 records once, in order, reporting nothing."""
+    refreshes its metadata, fetches again, and reads all 30 records once, in order, reporting nothing.
+    Fetches all at CurrentLeaderEpoch -1 fail from the first release of the stack that fences Fetch
+    on (harness.clients.kip320_releases); only an older release does not support the promise."""
     run = consumer_through_epoch_errors(cluster, topic_factory(), client, "FENCED_LEADER_EPOCH")
     recorded.save(f"kip320-client-fenced-{client}", run)
-    _require_fencing(run)
-    assert_read_on_through_epoch_errors(run.__dict__)
+    require_fetch_fencing(run, run.sent_epochs, "refused Fetch partition entries")
+    assert_read_on_through_epoch_errors(run)
 
 
 @pytest.mark.parametrize("client", STACKS)
@@ -38,17 +39,10 @@ def test_consumer_retries_after_unknown_leader_epoch(
     """KIP-320 "Consumer Handling": a consumer whose metadata got ahead of the leader sees
     UNKNOWN_LEADER_EPOCH; "it will simply retry the fetch". With the proxy answering its first
     three Fetches with UNKNOWN_LEADER_EPOCH and no records, the consumer (no reset policy) fetches
-    again and reads all 30 records once, in order, reporting nothing."""
+    again and reads all 30 records once, in order, reporting nothing. Fetches all at -1: judged as in
+    the check above."""
     run = consumer_through_epoch_errors(cluster, topic_factory(), client, "UNKNOWN_LEADER_EPOCH")
     recorded.save(f"kip320-client-unknown-{client}", run)
-    _require_fencing(run)
-    assert_read_on_through_epoch_errors(run.__dict__)
+    require_fetch_fencing(run, run.sent_epochs, "refused Fetch partition entries")
+    assert_read_on_through_epoch_errors(run)
 
-
-def _require_fencing(run: EpochErrorRun) -> None:
-    """A client that fences no Fetch (CurrentLeaderEpoch -1, as before KIP-320) is never answered
-    either error by a broker: the promise is not one it can keep or break."""
-    if run.sent_epochs and all(e < 0 for e in run.sent_epochs):
-        not_supported_by_client(run.version or run.client, "CurrentLeaderEpoch in Fetch (KIP-320 fencing)",
-                                f"its {len(run.sent_epochs)} refused Fetch partition entries carried "
-                                f"{sorted(set(run.sent_epochs))}: no broker answers such a Fetch {run.error}")

@@ -32,4 +32,4 @@ def test_consumer_waits_for_metadata_to_reach_the_committed_epoch(
     if run.metadata_versions and max(run.metadata_versions) < METADATA_WITH_EPOCH:
         not_supported_by_client(run.version or client, "leader epochs in Metadata (v7+, KIP-320)",
                                 f"it asked Metadata v{run.metadata_versions}; the proxy had no epoch to show behind")
-    assert_validated_only_once_metadata_caught_up(run.__dict__)
+    assert_validated_only_once_metadata_caught_up(run)

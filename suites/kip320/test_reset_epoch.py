@@ -30,9 +30,9 @@ def test_first_fetch_after_a_reset_carries_the_epoch_list_offsets_returned(
     run = reset_then_fetch(cluster, topic_factory(replication_factor=3), client, reset,
                            run_names.group(f"kip320-reset-{client}-{reset}"))
     recorded.save(f"kip320-reset-fetch-{client}-{reset}", run)
-    asked = sorted({a["version"] for a in run.list_offsets})
+    asked = sorted({a.version for a in run.list_offsets})
     if asked and max(asked) < LIST_OFFSETS_WITH_EPOCH:
         not_supported_by_client(run.version or client, "the leader epoch ListOffsets returns (v4+, KIP-320)",
                                 f"it asked ListOffsets v{asked}, and fetched with CurrentLeaderEpoch "
-                                f"{sorted({f['current'] for f in run.fetches})}")
-    assert_first_fetch_uses_the_reset_epoch(run.__dict__)
+                                f"{sorted({f.current for f in run.fetches})}")
+    assert_first_fetch_uses_the_reset_epoch(run)

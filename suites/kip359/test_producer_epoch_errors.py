@@ -40,4 +40,4 @@ def test_idempotent_producer_retries_epoch_errors_and_writes_once(
     if not any(e >= 0 for e in run.sent_epochs):
         not_supported_by_client(run.client, "KIP-359 CurrentLeaderEpoch in Produce requests",
                                 f"its {len(run.sent_epochs)} partition entries carried {sorted(set(run.sent_epochs))}")
-    assert_written_once_through_epoch_errors(run.__dict__)
+    assert_written_once_through_epoch_errors(run)

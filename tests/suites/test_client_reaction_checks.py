@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from alterations import typed
 from recordings import Recording
 
 from harness.checks.client_reactions import (
@@ -12,24 +13,25 @@ from harness.checks.client_reactions import (
     assert_written_once_through_epoch_errors,
 )
 from harness.errors import SceneUnmet
+from harness.histories.client_reactions import CommittedAhead, EpochErrorRun, ResetFetch
 
 RUNS = [f"kip320-client-{e}-{c}" for e in ("fenced", "unknown") for c in ("librdkafka", "java")]
 
 
 @pytest.mark.parametrize("name", RUNS)
 def test_recorded_runs_pass(recording: Recording, name: str) -> None:
-    run = recording(name)
-    assert run["refused"] >= 1
+    run = typed(EpochErrorRun, recording(name))
+    assert run.refused >= 1
     assert_read_on_through_epoch_errors(run)
 
 
 @pytest.mark.parametrize("name", RUNS)
 def test_a_client_that_reports_the_error_fails(recording: Recording, name: str) -> None:
     run = recording(name)
-    run["errors"] = [{"code": "_AUTO_OFFSET_RESET", "message": "fetch failed"}]
+    run["errors"] = [{"event": "error", "detail": {"code": "_AUTO_OFFSET_RESET", "message": "fetch failed"}}]
     run["reads"] = []
-    with pytest.raises(AssertionError, match=r"reported \[\{'code': '_AUTO_OFFSET_RESET'"):
-        assert_read_on_through_epoch_errors(run)
+    with pytest.raises(AssertionError, match=r"reported error \{'code': '_AUTO_OFFSET_RESET'"):
+        assert_read_on_through_epoch_errors(typed(EpochErrorRun, run))
 
 
 @pytest.mark.parametrize("name", RUNS)
@@ -38,7 +40,7 @@ def test_a_client_that_reset_and_read_again_fails(recording: Recording, name: st
     run = recording(name)
     run["reads"] = run["reads"][:5] + run["reads"]
     with pytest.raises(AssertionError, match=r"read 35 records, offsets 0\.\.29 .* expected the 30 records"):
-        assert_read_on_through_epoch_errors(run)
+        assert_read_on_through_epoch_errors(typed(EpochErrorRun, run))
 
 
 @pytest.mark.parametrize("client", ["librdkafka", "java"])
@@ -46,14 +48,14 @@ def test_no_metadata_refresh_after_fenced_leader_epoch_fails(recording: Recordin
     run = recording(f"kip320-client-fenced-{client}")
     run["after"] = [api for api in run["after"] if api != "Metadata"]
     with pytest.raises(AssertionError, match="did not refresh its metadata after FENCED_LEADER_EPOCH"):
-        assert_read_on_through_epoch_errors(run)
+        assert_read_on_through_epoch_errors(typed(EpochErrorRun, run))
 
 
 def test_a_run_where_fetches_were_answered_but_none_refused_is_the_harness_s_error(recording: Recording) -> None:
     run = recording("kip320-client-unknown-java")
     run.update(refused=0, exchanges=[{"api": "Fetch", "version": 17, "outcome": "answered"}])
     with pytest.raises(SceneUnmet, match=r"the proxy's rule acted on none of the 1 Fetch answers \(v9\+\) to java"):
-        assert_read_on_through_epoch_errors(run)
+        assert_read_on_through_epoch_errors(typed(EpochErrorRun, run))
 
 
 def _producer_run(**changes: object) -> dict:
@@ -69,13 +71,13 @@ def _producer_run(**changes: object) -> dict:
 
 
 def test_a_producer_that_retried_and_wrote_once_passes() -> None:
-    assert_written_once_through_epoch_errors(_producer_run())
+    assert_written_once_through_epoch_errors(typed(EpochErrorRun, _producer_run()))
 
 
 def test_a_producer_that_failed_the_deliveries_fails() -> None:
-    failed = [{"value": "p-0", "error": "KafkaError{code=FENCED_LEADER_EPOCH}"}]
-    with pytest.raises(AssertionError, match="failed 1 deliveries after FENCED_LEADER_EPOCH"):
-        assert_written_once_through_epoch_errors(_producer_run(errors=failed))
+    failed = [{"event": "delivery_failed", "detail": {"value": "p-0", "error": "KafkaError{code=FENCED_LEADER_EPOCH}"}}]
+    with pytest.raises(AssertionError, match="failed 1 deliveries after FENCED_LEADER_EPOCH: delivery_failed"):
+        assert_written_once_through_epoch_errors(typed(EpochErrorRun, _producer_run(errors=failed)))
 
 
 def test_a_producer_retry_that_wrote_twice_fails() -> None:
@@ -83,17 +85,17 @@ def test_a_producer_retry_that_wrote_twice_fails() -> None:
     run = _producer_run()
     run["reads"] = run["reads"][:3] + run["reads"]
     with pytest.raises(AssertionError, match="holds 33 records"):
-        assert_written_once_through_epoch_errors(run)
+        assert_written_once_through_epoch_errors(typed(EpochErrorRun, run))
 
 
 def test_a_producer_that_did_not_refresh_after_fenced_fails() -> None:
     with pytest.raises(AssertionError, match="did not refresh its metadata"):
-        assert_written_once_through_epoch_errors(_producer_run(after=["Produce", "Produce"]))
+        assert_written_once_through_epoch_errors(typed(EpochErrorRun, _producer_run(after=["Produce", "Produce"])))
 
 
 @pytest.mark.parametrize("client", ["librdkafka", "java"])
 def test_recorded_members_waited_for_the_committed_epoch(recording: Recording, client: str) -> None:
-    assert_validated_only_once_metadata_caught_up(recording(f"kip320-committed-ahead-{client}"))
+    assert_validated_only_once_metadata_caught_up(typed(CommittedAhead, recording(f"kip320-committed-ahead-{client}")))
 
 
 @pytest.mark.parametrize("client", ["librdkafka", "java"])
@@ -102,21 +104,21 @@ def test_validating_with_metadata_behind_the_commit_fails(recording: Recording, 
     run = recording(f"kip320-committed-ahead-{client}")
     run["validations"].insert(0, {"current": 0, "leader_epoch": run["committed"]["epoch"]})
     with pytest.raises(AssertionError, match="before its metadata reached it"):
-        assert_validated_only_once_metadata_caught_up(run)
+        assert_validated_only_once_metadata_caught_up(typed(CommittedAhead, run))
 
 
 def test_a_member_that_did_not_start_from_the_commit_fails(recording: Recording) -> None:
     run = recording("kip320-committed-ahead-java")
     run["reads"] = [{"offset": 20 + i, "value": f"x-{i}"} for i in range(10)]
     with pytest.raises(AssertionError, match=r"read 10 records, offsets 20\.\.29 from the commit"):
-        assert_validated_only_once_metadata_caught_up(run)
+        assert_validated_only_once_metadata_caught_up(typed(CommittedAhead, run))
 
 
 def test_no_stale_metadata_after_answered_metadata_is_the_harness_s_error(recording: Recording) -> None:
     run = recording("kip320-committed-ahead-librdkafka")
     run.update(stale=0, exchanges=[{"api": "Metadata", "version": 12, "outcome": "answered"}])
     with pytest.raises(SceneUnmet, match="the proxy's rule acted on none of the 1 Metadata answers"):
-        assert_validated_only_once_metadata_caught_up(run)
+        assert_validated_only_once_metadata_caught_up(typed(CommittedAhead, run))
 
 
 RESETS = [f"kip320-reset-fetch-{c}-{r}" for c in ("librdkafka", "java") for r in ("earliest", "latest")]
@@ -129,8 +131,8 @@ def _first_fetch_after_reset(run: dict) -> dict:
 
 @pytest.mark.parametrize("name", RESETS)
 def test_recorded_resets_fetch_at_the_returned_epoch(recording: Recording, name: str) -> None:
-    run = recording(name)
-    assert run["epoch"] >= 1
+    run = typed(ResetFetch, recording(name))
+    assert run.epoch >= 1
     assert_first_fetch_uses_the_reset_epoch(run)
 
 
@@ -140,7 +142,7 @@ def test_a_first_fetch_without_an_epoch_fails(recording: Recording, name: str) -
     run = recording(name)
     _first_fetch_after_reset(run)["current"] = -1
     with pytest.raises(AssertionError, match=r"first Fetch after it asked for offset \d+ with CurrentLeaderEpoch -1"):
-        assert_first_fetch_uses_the_reset_epoch(run)
+        assert_first_fetch_uses_the_reset_epoch(typed(ResetFetch, run))
 
 
 def test_a_first_fetch_at_an_epoch_older_than_the_returned_one_fails(recording: Recording) -> None:
@@ -151,7 +153,7 @@ def test_a_first_fetch_at_an_epoch_older_than_the_returned_one_fails(recording: 
     _first_fetch_after_reset(run)["current"] = answer["epoch"] - 1
     e = answer["epoch"]
     with pytest.raises(AssertionError, match=rf"at epoch {e} .* CurrentLeaderEpoch {e - 1}"):
-        assert_first_fetch_uses_the_reset_epoch(run)
+        assert_first_fetch_uses_the_reset_epoch(typed(ResetFetch, run))
 
 
 @pytest.mark.parametrize("name", RESETS)
@@ -159,7 +161,7 @@ def test_a_first_fetch_elsewhere_than_the_returned_offset_fails(recording: Recor
     run = recording(name)
     _first_fetch_after_reset(run)["offset"] += 7
     with pytest.raises(AssertionError, match="the first Fetch after it asked for offset"):
-        assert_first_fetch_uses_the_reset_epoch(run)
+        assert_first_fetch_uses_the_reset_epoch(typed(ResetFetch, run))
 
 
 def test_a_client_that_never_fetched_after_the_reset_fails(recording: Recording) -> None:
@@ -167,4 +169,4 @@ def test_a_client_that_never_fetched_after_the_reset_fails(recording: Recording)
     answer = next(a for a in run["list_offsets"] if a["error"] == "NONE")
     run["fetches"] = run["fetches"][:answer["fetches_before"]]
     with pytest.raises(AssertionError, match="sent no Fetch after the reset"):
-        assert_first_fetch_uses_the_reset_epoch(run)
+        assert_first_fetch_uses_the_reset_epoch(typed(ResetFetch, run))

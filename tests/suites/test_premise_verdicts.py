@@ -40,6 +40,7 @@ from harness.errors import (
     require_scene,
     require_target,
 )
+from harness.histories.client_reactions import CommittedAhead, EpochErrorRun, ResetFetch
 from harness.histories.kip1319 import ClientRun
 
 
@@ -73,49 +74,50 @@ def test_a_client_the_target_closed_on_at_api_versions_never_reached_it(recordin
     run = recording(f"kip320-client-{error}-java")
     run.update(refused=0, after=[], reads=[], exchanges=[_exchange("ApiVersions", 5, "connection-lost")])
     with pytest.raises(TargetRefused, match=r"java never sent Fetch to the target.*ApiVersions v5: connection-lost"):
-        assert_read_on_through_epoch_errors(run)
+        assert_read_on_through_epoch_errors(typed(EpochErrorRun, run))
 
 
 def test_a_client_that_never_reached_the_proxy_is_a_refused_premise(recording: Recording) -> None:
     run = recording("kip320-client-fenced-librdkafka")
     run.update(refused=0, exchanges=[{"api": "connect", "version": -1, "outcome": "broker 1: ConnectionRefused"}])
     with pytest.raises(TargetRefused, match="connect: broker 1: ConnectionRefused"):
-        assert_read_on_through_epoch_errors(run)
+        assert_read_on_through_epoch_errors(typed(EpochErrorRun, run))
 
 
 def test_a_client_that_fetched_only_below_v9_does_not_support_the_field(recording: Recording) -> None:
     run = recording("kip320-client-unknown-librdkafka")
     run.update(refused=0, exchanges=[_exchange("Metadata", 9), _exchange("Fetch", 4), _exchange("Fetch", 4)])
     with pytest.raises(ClientLacks, match=r"CurrentLeaderEpoch in Fetch .* \(it sent Fetch v\[4\], none from v9\)"):
-        assert_read_on_through_epoch_errors(run)
+        assert_read_on_through_epoch_errors(typed(EpochErrorRun, run))
 
 
 def test_fetches_the_target_never_answered_are_a_refused_premise(recording: Recording) -> None:
     run = recording("kip320-client-unknown-java")
     run.update(refused=0, exchanges=[_exchange("Fetch", 17, "connection-lost")])
     with pytest.raises(TargetRefused, match=r"the target answered none of java's Fetch requests from v9"):
-        assert_read_on_through_epoch_errors(run)
+        assert_read_on_through_epoch_errors(typed(EpochErrorRun, run))
 
 
 def test_a_producer_that_never_sent_produce_is_a_refused_premise() -> None:
     run = {"client": "librdkafka producer", "error": "FENCED_LEADER_EPOCH", "refused": 0, "errors": [],
+           "written": [], "reads": [], "after": [],
            "exchanges": [_exchange("ApiVersions", 4), _exchange("Metadata", 12)]}
     with pytest.raises(TargetRefused, match=r"never sent Produce to the target.*Metadata v12: answered"):
-        assert_written_once_through_epoch_errors(run)
+        assert_written_once_through_epoch_errors(typed(EpochErrorRun, run))
 
 
 def test_produce_answers_the_rule_left_alone_are_the_harness_s_error() -> None:
     run = {"client": "librdkafka producer", "error": "FENCED_LEADER_EPOCH", "refused": 0, "errors": [],
-           "exchanges": [_exchange("Produce", 11)]}
+           "written": [], "reads": [], "after": [], "exchanges": [_exchange("Produce", 11)]}
     with pytest.raises(SceneUnmet, match="acted on none of the 1 Produce answers"):
-        assert_written_once_through_epoch_errors(run)
+        assert_written_once_through_epoch_errors(typed(EpochErrorRun, run))
 
 
 def test_a_member_asking_metadata_without_epochs_does_not_support_them(recording: Recording) -> None:
     run = recording("kip320-committed-ahead-java")
     run.update(stale=0, exchanges=[_exchange("Metadata", 5)])
     with pytest.raises(ClientLacks, match=r"leader epochs in Metadata .* \(it sent Metadata v\[5\], none from v7\)"):
-        assert_validated_only_once_metadata_caught_up(run)
+        assert_validated_only_once_metadata_caught_up(typed(CommittedAhead, run))
 
 
 def test_a_reset_the_target_answered_only_with_errors_is_a_refused_premise(recording: Recording) -> None:
@@ -123,7 +125,7 @@ def test_a_reset_the_target_answered_only_with_errors_is_a_refused_premise(recor
     for a in run["list_offsets"]:
         a["error"] = "NOT_LEADER_OR_FOLLOWER"
     with pytest.raises(TargetRefused, match="got no ListOffsets answer without an error"):
-        assert_first_fetch_uses_the_reset_epoch(run)
+        assert_first_fetch_uses_the_reset_epoch(typed(ResetFetch, run))
 
 
 # -- partitions (harness.checks.network_splits) ---------------------------------------------------------
