@@ -11,33 +11,35 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+
+from harness.histories.records import Ack, LogRecord
 
 
 def anomalies(
-    sent: Sequence[str], acks: Sequence[Mapping[str, Any]], failures: Sequence[str], log: Sequence[Mapping[str, Any]]
-) -> dict[str, list[Any]]:
-    """`sent`: values in send order; `acks`: {value, offset}; `log`: {offset, value} of every record
-    of the partition (other writers' too). Returns each anomaly with its cases."""
+    sent: Sequence[str], acks: Sequence[Ack], failures: Sequence[str], log: Sequence[LogRecord]
+) -> dict[str, list[object]]:
+    """`sent`: values in send order; `acks`: what the producer was told; `log`: every record of the
+    partition (other writers' too). Returns each anomaly with its cases."""
+    acks, log = [Ack.coerce(a) for a in acks], [LogRecord.coerce(r) for r in log]
     sent_at = {v: i for i, v in enumerate(sent)}
-    in_log = [r for r in log if r["value"] in sent_at]
-    counts = Counter(r["value"] for r in in_log)
+    in_log = [r for r in log if r.value in sent_at]
+    counts = Counter(r.value for r in in_log)
     present = set(counts)
-    at_offset = {r["offset"]: r["value"] for r in log}
+    at_offset = {r.offset: r.value for r in log}
     last_present = max((sent_at[v] for v in present), default=-1)
-    order = [sent_at[r["value"]] for r in sorted(in_log, key=lambda r: r["offset"])]
-    found = {
-        "lost": [a["value"] for a in acks if a["value"] not in present],
+    order = [sent_at[r.value] for r in sorted(in_log, key=lambda r: r.offset)]
+    found: dict[str, list[object]] = {
+        "lost": [a.value for a in acks if a.value not in present],
         "duplicate": [v for v, n in counts.items() if n > 1],
         "gap": [v for v in sent[: last_present + 1] if v not in present],
         "reorder": [(sent[a], sent[b]) for a, b in itertools.pairwise(order) if b < a],
         # An ack without an offset claims none: librdkafka reports a retried batch that the broker
         # answers with DUPLICATE_SEQUENCE_NUMBER (already written) as delivered at an unknown offset.
         "inconsistent_offset": [
-            (a["value"], a["offset"], at_offset.get(a["offset"]))
+            (a.value, a.offset, at_offset.get(a.offset))
             for a in acks
-            if a["offset"] is not None and a["offset"] >= 0 and at_offset.get(a["offset"]) != a["value"]
+            if a.offset is not None and a.offset >= 0 and at_offset.get(a.offset) != a.value
         ],
         "failed_send": list(failures),
     }
@@ -47,15 +49,15 @@ def anomalies(
 def assert_exactly_once_in_order(
     client: str,
     sent: Sequence[str],
-    acks: Sequence[Mapping[str, Any]],
+    acks: Sequence[Ack],
     failures: Sequence[str],
-    log: Sequence[Mapping[str, Any]],
+    log: Sequence[LogRecord],
 ) -> None:
     """Every write sent is acknowledged and in the log once, in send order, at its acknowledged offset."""
     assert sent, f"{client} sent nothing"
     found = anomalies(sent, acks, failures, log)
     if len(acks) != len(sent) and "failed_send" not in found:
-        found["unacknowledged"] = [v for v in sent if v not in {a["value"] for a in acks}][:5]
+        found["unacknowledged"] = [v for v in sent if v not in {Ack.coerce(a).value for a in acks}][:5]
     assert not found, (
         f"{client}: {len(sent)} sent, {len(acks)} acknowledged, {len(log)} of its records in the log; anomalies: "
         + "; ".join(f"{name} x{len(cases)} (first {cases[:3]})" for name, cases in found.items())

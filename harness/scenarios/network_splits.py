@@ -16,7 +16,9 @@ replicas' logs, the timeline); the checks in `harness.checks.network_splits` jud
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,11 +29,15 @@ from harness import confluent, progress
 from harness.clients import raw as rr
 from harness.clients.history import produce
 from harness.cluster.base import Cluster, PartitionState
+from harness.histories.client_reactions import Record
+from harness.histories.network_splits import IsrSample, ZombieFetch, ZombieFetchFrom, ZombieWrite
+from harness.histories.observations import Body
+from harness.histories.records import DeliveryReport, LogRecord
 from harness.nemesis.network_splits import NetworkPartition, unclean_election_by_partition
 from harness.nemesis.unclean import UncleanElection
 from harness.protocol import errors
 from harness.protocol.produce_schema import partition_fields, versions_with_epoch
-from harness.protocol.records import encode_batch, parse_batches
+from harness.protocol.records import RecordBatch, encode_batch, parse_batches
 from harness.scenarios.truncation import Observed, TruncationHistory, unclean_election_watched
 from harness.waiting import WaitTimeout, wait_until
 
@@ -39,19 +45,23 @@ ZOMBIE_WRITES = 5
 ZOMBIE_PREFIX = "zombie-"
 
 
-def _log(cluster: Cluster, broker: int, topic: str, catch_up_to: int | None = None) -> list[dict[str, Any]]:
-    """The partition's records ({offset, value}) as `broker` serves them (a follower up to its high
+def _records(batches: list[RecordBatch]) -> list[LogRecord]:
+    return [LogRecord(r.offset, (r.value or b"").decode(errors="replace"))
+            for b in batches if not b.is_control for r in b.records]
+
+
+def _log(cluster: Cluster, broker: int, topic: str, catch_up_to: int | None = None) -> list[LogRecord]:
+    """The partition's records as `broker` serves them (a follower up to its high
     watermark, KIP-392), once that reaches `catch_up_to`."""
     with rr.RawConnector(cluster) as raw:
         client = raw(broker)
         tid = rr.topic_id(client, topic)
 
-        def read() -> list[dict[str, Any]] | None:
+        def read() -> list[LogRecord] | None:
             batches, hw = rr.read_log(client, topic, tid)
             if catch_up_to is not None and hw < catch_up_to:
                 return None
-            return [{"offset": r.offset, "value": (r.value or b"").decode(errors="replace")}
-                    for b in batches if not b.is_control for r in b.records]
+            return _records(batches)
 
         return wait_until(read, 30, lambda: f"broker {broker}'s high watermark reaching {catch_up_to}")
 
@@ -64,26 +74,27 @@ class ZombieProbes:
     """What the zombie said while cut off: its own view, the writes it acknowledged, its answers."""
 
     zombie: int = -1
-    view: dict[str, Any] = field(default_factory=dict)  # its Metadata for the partition
-    acked: list[dict[str, Any]] = field(default_factory=list)  # acks=1 writes it took: {offset, value}
-    at_own_epoch: dict[str, Any] = field(default_factory=dict)  # a Fetch at its epoch (the premise)
-    at_new_epoch: list[dict[str, Any]] = field(default_factory=list)  # Fetches at the new leader's epoch
+    # Its Metadata for the partition: LeaderId, LeaderEpoch and IsrNodes as the wire gave them.
+    view: Body = field(default_factory=dict)
+    acked: list[LogRecord] = field(default_factory=list)  # acks=1 writes it took
+    at_own_epoch: ZombieFetch | None = None  # a Fetch from 0 at its epoch (the premise)
+    at_new_epoch: list[ZombieFetchFrom] = field(default_factory=list)  # Fetches at the new leader's epoch
     fetch_advertised: tuple[int, int] = (-1, -1)  # the zombie's Fetch versions (ApiVersions)
-    log: list[dict[str, Any]] = field(default_factory=list)  # its log as it served it, after those writes
+    log: list[LogRecord] = field(default_factory=list)  # its log as it served it, after those writes
     # KIP-359: the zombie's Produce partition fields per version it speaks (its own schema), what it
     # advertises, and one acks=1 write per version with CurrentLeaderEpoch at the new leader's epoch.
     produce_fields: dict[int, list[str]] = field(default_factory=dict)
     produce_advertised: tuple[int, int] = (-1, -1)
-    writes_at_new_epoch: list[dict[str, Any]] = field(default_factory=list)
+    writes_at_new_epoch: list[ZombieWrite] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class ZombieLeader:
     truncation: TruncationHistory  # the consumers' reads, without the zombie's own writes
     probes: ZombieProbes
-    zombie_reads: dict[str, list[dict[str, Any]]]  # per consumer: the zombie's writes it was served
-    old_leader_log: list[dict[str, Any]]  # after the heal, once caught up
-    new_leader_log: list[dict[str, Any]]
+    zombie_reads: dict[str, list[Record]]  # per consumer: the zombie's writes it was served
+    old_leader_log: list[LogRecord]  # after the heal, once caught up
+    new_leader_log: list[LogRecord]
     timeline: list[dict[str, object]]
 
     @property
@@ -93,12 +104,12 @@ class ZombieLeader:
     @property
     def only_the_zombie_held(self) -> list[str]:
         """The values the zombie's log held past the divergence point while it was cut off."""
-        return [r["value"] for r in self.probes.log if r["offset"] >= self.election.divergence_offset]
+        return [r.value for r in self.probes.log if r.offset >= self.election.divergence_offset]
 
     def evidence(self) -> str:
         p = self.probes
         return (f"{self.truncation.evidence()}; zombie {p.zombie} saw itself as {p.view}; it acknowledged "
-                f"{[a['offset'] for a in p.acked]}")
+                f"{[a.offset for a in p.acked]}")
 
 
 def _probe_zombie(cluster: Cluster, topic: str, zombie: int, zombie_epoch: int, new_epoch: int) -> ZombieProbes:
@@ -118,32 +129,39 @@ def _probe_zombie(cluster: Cluster, topic: str, zombie: int, zombie_epoch: int, 
             p = rr.produce(client, version, topic, tid, 0, encode_batch([value.encode()]), acks=1).response
             part = p["Responses"][0]["PartitionResponses"][0]
             if part["ErrorCode"] == 0:
-                probes.acked.append({"offset": part["BaseOffset"], "value": value})
+                probes.acked.append(LogRecord(part["BaseOffset"], value))
         probes.produce_fields = partition_fields(client.specs, rr.versions(client, "Produce"))
         probes.produce_advertised = client.broker_versions[client.specs.api("Produce").key]
         for v in versions_with_epoch(probes.produce_fields):
             value = f"{ZOMBIE_PREFIX}epoch-{new_epoch}-v{v}"
             ex = rr.produce(client, v, topic, tid, 0, encode_batch([value.encode()]), acks=1, epoch=new_epoch)
             part = ex.response["Responses"][0]["PartitionResponses"][0]
-            probes.writes_at_new_epoch.append({"version": v, "epoch": new_epoch, "value": value,
-                                               "error": errors.error_name(part["ErrorCode"]),
-                                               "offset": part.get("BaseOffset", -1)})
+            probes.writes_at_new_epoch.append(ZombieWrite(v, new_epoch, value, errors.error_name(part["ErrorCode"]),
+                                                          part.get("BaseOffset", -1)))
         batches, log_end = rr.read_log(client, topic, tid)
-        probes.log = [{"offset": r.offset, "value": (r.value or b"").decode(errors="replace")}
-                      for b in batches if not b.is_control for r in b.records]
+        probes.log = _records(batches)
         top = client.max_version("Fetch")
         own = rr.fetch(client, top, topic, tid, 0, 0, zombie_epoch)
-        probes.at_own_epoch = {"version": top, "epoch": zombie_epoch, "error": errors.error_name(own["ErrorCode"]),
-                               "records": sum(len(b.records) for b in parse_batches(own["Records"]))}
+        probes.at_own_epoch = ZombieFetch(top, zombie_epoch, errors.error_name(own["ErrorCode"]),
+                                          sum(len(b.records) for b in parse_batches(own["Records"])))
         probes.fetch_advertised = client.broker_versions[client.specs.api("Fetch").key]
         for v in rr.versions(client, "Fetch", lowest=9):
             for offset in (0, log_end + 10):
                 a = rr.fetch(client, v, topic, tid, 0, offset, new_epoch)
-                probes.at_new_epoch.append({
-                    "version": v, "offset": offset, "epoch": new_epoch, "error": errors.error_name(a["ErrorCode"]),
-                    "records": sum(len(b.records) for b in parse_batches(a["Records"] or b"")),
-                })
+                probes.at_new_epoch.append(ZombieFetchFrom(
+                    v, new_epoch, errors.error_name(a["ErrorCode"]),
+                    sum(len(b.records) for b in parse_batches(a["Records"] or b"")), offset))
     return probes
+
+
+def _consumed(read: object) -> Record:
+    # The truncation scene's consumers report their reads as mappings of Record's fields until that
+    # scene is typed; the recorded JSON is the same either way.
+    if isinstance(read, Record):
+        return read
+    if isinstance(read, Mapping):
+        return Record(read["offset"], read["value"], read.get("epoch"))
+    return Record(read.offset, read.value, read.epoch)  # type: ignore[attr-defined]
 
 
 def zombie_leader(cluster: Cluster, topic: str, groups: dict[str, str]) -> ZombieLeader:
@@ -155,8 +173,9 @@ def zombie_leader(cluster: Cluster, topic: str, groups: dict[str, str]) -> Zombi
         zombie_epoch = cluster.partition_state(topic, 0, zombie).leader_epoch
         found = _probe_zombie(cluster, topic, zombie, zombie_epoch, new_epoch)
         probes.__dict__.update(found.__dict__)
-        net.note("scenario", "zombie probed", acked=[a["offset"] for a in found.acked],
-                 own_epoch=found.at_own_epoch, new_epoch_errors=sorted({a["error"] for a in found.at_new_epoch}))
+        own = found.at_own_epoch and dataclasses.asdict(found.at_own_epoch)  # the event log's JSON, as before
+        net.note("scenario", "zombie probed", acked=[a.offset for a in found.acked], own_epoch=own,
+                 new_epoch_errors=sorted({a.error for a in found.at_new_epoch}))
 
     def elect(c: Cluster, t: str, write_divergent: Any) -> UncleanElection:
         return unclean_election_by_partition(c, t, net, write_divergent=write_divergent, while_zombie=while_zombie)
@@ -165,11 +184,11 @@ def zombie_leader(cluster: Cluster, topic: str, groups: dict[str, str]) -> Zombi
         history = unclean_election_watched(cluster, topic, groups, elect=elect)
     e = history.election
     new_log = _log(cluster, e.new_leader, topic)
-    end = new_log[-1]["offset"] + 1 if new_log else 0
+    end = new_log[-1].offset + 1 if new_log else 0
     old_log = _log(cluster, e.old_leader, topic, catch_up_to=end)
-    zombie_reads = {n: [r for r in o.reads if str(r["value"]).startswith(ZOMBIE_PREFIX)]
+    zombie_reads = {n: [c for c in map(_consumed, o.reads) if str(c.value).startswith(ZOMBIE_PREFIX)]
                     for n, o in history.observed.items()}
-    judged = {n: Observed([r for r in o.reads if not str(r["value"]).startswith(ZOMBIE_PREFIX)], o.errors)
+    judged = {n: Observed([r for r in o.reads if not str(_consumed(r).value).startswith(ZOMBIE_PREFIX)], o.errors)
               for n, o in history.observed.items()}
     history = TruncationHistory(history.topic, history.election, history.position_before, history.new_leader_writes,
                                 history.committed_before, judged, history.incomplete)
@@ -181,19 +200,19 @@ def zombie_leader(cluster: Cluster, topic: str, groups: dict[str, str]) -> Zombi
 
 @dataclass(frozen=True)
 class AcknowledgedWrites:
-    """Writes through a fault ({value, offset, error}) and the partition's log after the heal."""
+    """Writes through a fault (every delivery report) and the partition's log after the heal."""
 
     topic: str
     before: PartitionState
     after: PartitionState
-    writes: list[dict[str, Any]]
-    log: list[dict[str, Any]]
+    writes: list[DeliveryReport]
+    log: list[LogRecord]
     cut_off_log_end: int | None  # the cut-off leader's log end while cut off: what it took, acknowledged or not
     timeline: list[dict[str, object]]
 
     @property
-    def acked(self) -> list[dict[str, Any]]:
-        return [w for w in self.writes if w["error"] is None]
+    def acked(self) -> list[DeliveryReport]:
+        return [w for w in self.writes if w.error is None]
 
     def evidence(self) -> str:
         return (f"{self.topic}: {self.before.leader}@{self.before.leader_epoch} -> {self.after.leader}@"
@@ -206,7 +225,7 @@ class _Writer:
 
     def __init__(self, cluster: Cluster, topic: str, stack: ExitStack, brokers: list[int] | None = None) -> None:
         self.topic = topic
-        self.writes: list[dict[str, Any]] = []
+        self.writes: list[DeliveryReport] = []
         bootstrap = {} if brokers is None else {
             "bootstrap.servers": ",".join("{}:{}".format(*cluster.broker_address(b)) for b in brokers)}
         self.producer = stack.enter_context(confluent.producer({
@@ -222,8 +241,8 @@ class _Writer:
             self.n += 1
 
             def report(err: Any, msg: Any, value: str = value) -> None:
-                self.writes.append({"value": value, "offset": msg.offset() if err is None else None,
-                                    "error": None if err is None else err.str()})
+                self.writes.append(DeliveryReport(value, msg.offset() if err is None else None,
+                                                  None if err is None else err.str()))
 
             self.producer.produce(self.topic, value.encode(), partition=0, on_delivery=report)
             self.producer.poll(0)
@@ -263,7 +282,7 @@ def minority_leader(cluster: Cluster, topic: str) -> AcknowledgedWrites:
             majority.finish(60)
             writer.producer.poll(0)
             cut_off_end = cluster.log_end_offset(topic, 0, before.leader)
-            acked = sum(1 for w in writer.writes + majority.writes if w["error"] is None)
+            acked = sum(1 for w in writer.writes + majority.writes if w.error is None)
             net.note("scenario", "writes acknowledged on the majority side", acked=acked, cut_off_log_end=cut_off_end)
         writer.write(100, "after-heal")
         writer.finish()
@@ -279,17 +298,17 @@ def minority_leader(cluster: Cluster, topic: str) -> AcknowledgedWrites:
 @dataclass(frozen=True)
 class ControllerCutOff:
     writes: AcknowledgedWrites
-    reads_during: list[dict[str, Any]]  # what a consumer read while the controller was cut off
+    reads_during: list[LogRecord]  # what a consumer read while the controller was cut off
     cut_for: float  # seconds the controller was cut off
     session_timeout: float
 
 
-def _drain(consumer: Consumer, into: list[dict[str, Any]], wait: float = 0.1) -> int:
-    """Poll what the consumer has ({offset, value} appended to `into`); return how many `into` holds."""
+def _drain(consumer: Consumer, into: list[LogRecord], wait: float = 0.1) -> int:
+    """Poll what the consumer has (appended to `into`); return how many `into` holds."""
     msg = consumer.poll(wait)
     while msg is not None:
         if msg.error() is None:
-            into.append({"offset": msg.offset(), "value": msg.value().decode()})
+            into.append(LogRecord(msg.offset(), msg.value().decode()))
         msg = consumer.poll(0)
     return len(into)
 
@@ -301,7 +320,7 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
     before = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3, "3 replicas in sync")
     (controller,) = cluster.controller_ids
     net = NetworkPartition(cluster, watch=(topic, 0))
-    reads: list[dict[str, Any]] = []
+    reads: list[LogRecord] = []
     started, cut_for = time.monotonic(), 0.0
     with ExitStack() as stack:
         writer = _Writer(cluster, topic, stack)
@@ -320,7 +339,7 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
             started = time.monotonic()
             progress.step(f"writing and reading while the controller is cut off ({2 * session_timeout:.0f} s)")
             # The workload's length, not a wait for a state: writes go on for two session timeouts.
-            during = lambda: [r for r in reads if r["value"].startswith("controller-cut-off")]  # noqa: E731
+            during = lambda: [r for r in reads if r.value.startswith("controller-cut-off")]  # noqa: E731
             while time.monotonic() - started < 2 * session_timeout or len(during()) < 20:
                 if len(writer.writes) < 10 + 20 * (time.monotonic() - started):  # 20 writes/s
                     writer.write(10, "controller-cut-off")
@@ -343,7 +362,7 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
         writer.finish()
     log = _log(cluster, final.leader, topic)
     record = AcknowledgedWrites(topic, before, final, writer.writes, log, None, net.events.events)
-    return ControllerCutOff(record, [r for r in reads if r["value"].startswith("controller-cut-off")], cut_for,
+    return ControllerCutOff(record, [r for r in reads if r.value.startswith("controller-cut-off")], cut_for,
                             session_timeout)
 
 
@@ -355,13 +374,13 @@ class FencedFollower:
     """A follower cut off from the controller only: fenced by it, still fetching from its leader.
 
     `watched`: what the other brokers said of the partition while the follower, caught up with the
-    leader's log end, was fenced ({t, isr, leader, epoch, follower_log_end, leader_log_end});
+    leader's log end, was fenced;
     `rejoined`: the ISR once the follower was reconnected."""
 
     topic: str
     leader: int
     follower: int
-    watched: list[dict[str, Any]]
+    watched: list[IsrSample]
     rejoined: PartitionState
     timeline: list[dict[str, object]]
 
@@ -378,7 +397,7 @@ def fenced_follower(cluster: Cluster, topic: str) -> FencedFollower:
     follower = next(b for b in before.isr if b != before.leader)
     others = [b for b in cluster.broker_ids if b != follower]
     net = NetworkPartition(cluster, watch=(topic, 0))
-    watched: list[dict[str, Any]] = []
+    watched: list[IsrSample] = []
     with net:
         net.isolate(follower, from_=[controller])
         cluster.wait_for_partition(topic, 0, lambda s: follower not in s.isr, f"follower {follower} out of the ISR",
@@ -394,9 +413,9 @@ def fenced_follower(cluster: Cluster, topic: str) -> FencedFollower:
 
         def readded() -> bool:
             s = cluster.partition_state(topic, 0, others[0])
-            watched.append({"t": round(time.monotonic() - started, 2), "isr": list(s.isr), "leader": s.leader,
-                            "epoch": s.leader_epoch, "follower_log_end": cluster.log_end_offset(topic, 0, follower),
-                            "leader_log_end": cluster.log_end_offset(topic, 0, s.leader)})
+            watched.append(IsrSample(round(time.monotonic() - started, 2), list(s.isr), s.leader, s.leader_epoch,
+                                     cluster.log_end_offset(topic, 0, follower),
+                                     cluster.log_end_offset(topic, 0, s.leader)))
             return follower in s.isr
 
         # The promise is that a state never comes: watched for a bounded time, the timeout is the pass.

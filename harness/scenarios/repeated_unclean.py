@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any
 
 from harness import confluent, progress
 from harness.clients import stacks
 from harness.clients.driver import ClientDriver
 from harness.clients.history import produce
 from harness.cluster.base import Cluster
+from harness.histories.records import LogRecord
 from harness.nemesis.unclean import elect_unclean
 from harness.scenarios.truncation import Observed, stop_driver, watch_until_settled
 from harness.waiting import wait_until
@@ -47,7 +47,7 @@ class RepeatedUnclean:
     e1_start: int  # B's log end when it was elected: the true divergence
     e2_start: int  # A's log end when it was elected again: the start of the next epoch A knows
     position_before: int
-    leader_writes: list[dict[str, Any]]  # A's records from e2_start on: {offset, value}
+    leader_writes: list[LogRecord]  # A's records from e2_start on
     observed: dict[str, Observed]
     incomplete: str | None = None
 
@@ -59,9 +59,9 @@ class RepeatedUnclean:
                 + (f"; collection incomplete: {self.incomplete}" if self.incomplete else ""))
 
 
-def _write_alone(cluster: Cluster, topic: str, tag: str, n: int) -> list[dict[str, Any]]:
+def _write_alone(cluster: Cluster, topic: str, tag: str, n: int) -> list[LogRecord]:
     with confluent.producer({**cluster.client_config(), "acks": "1", "enable.idempotence": False}) as p:
-        return [{"offset": w.offset, "value": w.value.decode()}
+        return [LogRecord(w.offset, w.value.decode())
                 for w in produce(p, topic, [f"{tag}-{i}".encode() for i in range(n)]).acked]
 
 
@@ -92,7 +92,7 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
         first = elect_unclean(cluster, topic, 0, b, start.leader_epoch, timeout)
         e1_start = cluster.log_end_offset(topic, 0, b)
         written = _write_alone(cluster, topic, "second-alone", SECOND_ALONE)
-        last = written[-1]["offset"]
+        last = written[-1].offset
 
         for stack, d in drivers.items():
             d.start().wait_ready()
@@ -115,6 +115,6 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
         cluster.wait_for_partition(topic, 0, lambda s: b in s.isr, f"broker {b} back in the ISR", timeout)
 
         observed = {f"{stack}/{reset}": Observed() for stack in drivers for reset in RESETS}
-        incomplete = watch_until_settled(drivers, marks, observed, leader_writes[-1]["offset"])
+        incomplete = watch_until_settled(drivers, marks, observed, leader_writes[-1].offset)
     return RepeatedUnclean(topic, a, b, (start.leader_epoch, first.leader_epoch, second.leader_epoch), e1_start,
                            e2_start, last + 1, leader_writes, observed, incomplete)

@@ -26,8 +26,8 @@ def test_a_fenced_follower_that_caught_up_stays_out_of_the_isr(
     run = fenced_follower(replica_link_cluster, topic_factory(replication_factor=3))
     recorded.save("partition-fenced-follower", {"watched": run.watched, "follower": run.follower,
                                                 "timeline": run.timeline})
-    require_scene((run.watched and run.watched[-1]["t"] >= OBSERVE_FENCED - 1) or any(
-        run.follower in w["isr"] for w in run.watched),
+    require_scene((run.watched and run.watched[-1].t >= OBSERVE_FENCED - 1) or any(
+        run.follower in w.isr for w in run.watched),
         f"the harness watched the ISR for less than {OBSERVE_FENCED - 1} s: {run.watched[-2:]}")
     require_target(run.follower in run.rejoined.isr,
                    f"follower {run.follower} did not rejoin the ISR once reconnected, so its absence while fenced "

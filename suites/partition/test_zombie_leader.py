@@ -28,7 +28,7 @@ def _premise(zombie: ZombieLeader) -> None:
     require_target(p.view.get("LeaderId") == e.old_leader and p.view.get("LeaderEpoch") == e.epoch_before,
                    f"the cut-off broker {e.old_leader} did not stay a zombie: it no longer sees itself leading at "
                    f"epoch {e.epoch_before}; it said {p.view}")
-    require_target(p.at_own_epoch.get("error") == "NONE",
+    require_target(p.at_own_epoch is not None and p.at_own_epoch.error == "NONE",
                    f"the cut-off broker {e.old_leader} did not serve a Fetch at its own epoch {e.epoch_before} "
                    f"(it sees itself as {p.view}); it answered {p.at_own_epoch}")
 
@@ -83,7 +83,7 @@ def test_former_leader_truncates_what_only_it_held(zombie: ZombieLeader) -> None
                                f"{e.divergence_offset} is not below the old leader's {e.old_leader_leo_before} "
                                f"({zombie.evidence()})")
     gone = zombie.only_the_zombie_held
-    assert set(a["value"] for a in zombie.probes.acked) <= set(gone), (
+    assert set(a.value for a in zombie.probes.acked) <= set(gone), (
         f"the zombie's log while cut off ({len(zombie.probes.log)} records) lacks writes it acknowledged "
         f"{zombie.probes.acked} (Produce acks=1: the leader has appended the record to its log when it answers)")
     try:

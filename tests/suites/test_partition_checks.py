@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from alterations import typed
 from recordings import Recording
 
 from harness.checks.network_splits import (
@@ -17,12 +18,22 @@ from harness.checks.network_splits import (
 )
 from harness.checks.truncation import assert_resumed_at_divergence
 from harness.errors import SceneUnmet, TargetRefused
+from harness.histories.network_splits import IsrSample, ZombieFetchFrom, ZombieWrite
+from harness.histories.records import DeliveryReport, LogRecord
 
 RESETS = [f"partition-zombie-{c}-{r}" for c in ("librdkafka", "java") for r in ("earliest", "latest")]
 
 
+def _log(records: list[dict[str, Any]]) -> list[LogRecord]:
+    return typed(list[LogRecord], records)
+
+
+def _writes(writes: list[dict[str, Any]]) -> list[DeliveryReport]:
+    return typed(list[DeliveryReport], writes)
+
+
 def _fetches(r: dict[str, Any]) -> None:
-    assert_zombie_refuses_the_new_epoch(r["new"], "zombie")
+    assert_zombie_refuses_the_new_epoch(typed(list[ZombieFetchFrom], r["new"]), "zombie")
 
 
 def test_recorded_zombie_answers_pass(recording: Recording) -> None:
@@ -48,11 +59,11 @@ def test_a_zombie_answering_offset_out_of_range_fails(recording: Recording) -> N
         _fetches(r)
 
 
-def _writes_at_new_epoch(r: dict[str, Any], error: str, values: list[str] | None = None) -> list[dict[str, Any]]:
+def _writes_at_new_epoch(r: dict[str, Any], error: str, values: list[str] | None = None) -> list[ZombieWrite]:
     """The zombie's recorded acks=1 writes as answers to writes at the new epoch (Apache's Produce has no
     epoch field, so its recording holds writes taken without one)."""
-    return [{"version": 13, "epoch": 9, "value": values[i] if values else a["value"], "error": error,
-             "offset": a["offset"] if error == "NONE" else -1} for i, a in enumerate(r["acked"])]
+    return [ZombieWrite(13, 9, values[i] if values else a["value"], error, a["offset"] if error == "NONE" else -1)
+            for i, a in enumerate(r["acked"])]
 
 
 def test_recorded_zombie_took_writes_without_an_epoch_field(recording: Recording) -> None:
@@ -64,23 +75,25 @@ def test_recorded_zombie_took_writes_without_an_epoch_field(recording: Recording
 def test_a_zombie_refusing_writes_at_the_new_epoch_passes(recording: Recording) -> None:
     r = recording("partition-zombie-writes")
     fresh = [f"never-appended-{i}" for i in range(len(r["acked"]))]
-    assert_zombie_refuses_writes_at_the_new_epoch(_writes_at_new_epoch(r, "UNKNOWN_LEADER_EPOCH", fresh), r["log"], "z")
+    writes = _writes_at_new_epoch(r, "UNKNOWN_LEADER_EPOCH", fresh)
+    assert_zombie_refuses_writes_at_the_new_epoch(writes, _log(r["log"]), "z")
 
 
 def test_a_zombie_that_appended_a_write_at_the_new_epoch_fails(recording: Recording) -> None:
     r = recording("partition-zombie-writes")
     with pytest.raises(AssertionError, match=r"were not refused .* -> NONE at offset \d+"):
-        assert_zombie_refuses_writes_at_the_new_epoch(_writes_at_new_epoch(r, "NONE"), r["log"], "z")
+        assert_zombie_refuses_writes_at_the_new_epoch(_writes_at_new_epoch(r, "NONE"), _log(r["log"]), "z")
 
 
 def test_a_zombie_that_refused_but_kept_the_write_fails(recording: Recording) -> None:
     r = recording("partition-zombie-writes")
     with pytest.raises(AssertionError, match="its log holds"):
-        assert_zombie_refuses_writes_at_the_new_epoch(_writes_at_new_epoch(r, "UNKNOWN_LEADER_EPOCH"), r["log"], "z")
+        assert_zombie_refuses_writes_at_the_new_epoch(_writes_at_new_epoch(r, "UNKNOWN_LEADER_EPOCH"), _log(r["log"]),
+                                                      "z")
 
 
 def _logs(r: dict[str, Any]) -> None:
-    assert_truncated_to_the_new_leader(r["old"], r["new"], r["divergence"], r["gone"])
+    assert_truncated_to_the_new_leader(_log(r["old"]), _log(r["new"]), r["divergence"], r["gone"])
 
 
 def test_recorded_logs_pass(recording: Recording) -> None:
@@ -126,7 +139,7 @@ def test_a_reset_to_the_wrong_offset_fails(recording: Recording, name: str) -> N
 
 def test_recorded_minority_leader_writes_pass(recording: Recording) -> None:
     r = recording("partition-minority-leader")
-    assert_no_acknowledged_write_lost(r["writes"], r["log"])
+    assert_no_acknowledged_write_lost(_writes(r["writes"]), _log(r["log"]))
 
 
 def test_a_lost_acknowledged_write_fails(recording: Recording) -> None:
@@ -134,7 +147,7 @@ def test_a_lost_acknowledged_write_fails(recording: Recording) -> None:
     lost = next(w for w in r["writes"] if w["value"].startswith("majority-after-election"))
     r["log"] = [x for x in r["log"] if x["value"] != lost["value"]]
     with pytest.raises(AssertionError, match=rf"1 of {len(r['writes'])} acknowledged writes .*{lost['value']}"):
-        assert_no_acknowledged_write_lost(r["writes"], r["log"])
+        assert_no_acknowledged_write_lost(_writes(r["writes"]), _log(r["log"]))
 
 
 def test_a_write_acknowledged_at_another_offset_fails(recording: Recording) -> None:
@@ -142,24 +155,24 @@ def test_a_write_acknowledged_at_another_offset_fails(recording: Recording) -> N
     r = recording("partition-minority-leader")
     r["writes"].append({"value": "acked-by-the-zombie", "offset": r["log"][-1]["offset"], "error": None})
     with pytest.raises(AssertionError, match="acked-by-the-zombie"):
-        assert_no_acknowledged_write_lost(r["writes"], r["log"])
+        assert_no_acknowledged_write_lost(_writes(r["writes"]), _log(r["log"]))
 
 
 def test_a_duplicated_write_fails(recording: Recording) -> None:
     r = recording("partition-minority-leader")
     r["log"].append({"offset": r["log"][-1]["offset"] + 1, "value": r["log"][0]["value"]})
     with pytest.raises(AssertionError, match="more than once"):
-        assert_no_acknowledged_write_lost(r["writes"], r["log"])
+        assert_no_acknowledged_write_lost(_writes(r["writes"]), _log(r["log"]))
 
 
 def _controller(r: dict[str, Any], cut_for: float = 7.0) -> None:
-    assert_served_without_the_controller(r["writes"], r["reads"], cut_for, 3.0)
+    assert_served_without_the_controller(_writes(r["writes"]), _log(r["reads"]), cut_for, 3.0)
 
 
 def test_recorded_controller_cut_off_passes(recording: Recording) -> None:
     r = recording("partition-controller-cut-off")
     _controller(r)
-    assert_no_acknowledged_write_lost(r["writes"], r["log"])
+    assert_no_acknowledged_write_lost(_writes(r["writes"]), _log(r["log"]))
 
 
 def test_a_write_refused_while_the_controller_is_cut_off_fails(recording: Recording) -> None:
@@ -177,7 +190,7 @@ def test_a_cut_shorter_than_the_session_timeout_is_the_harness_s_error(recording
 
 def test_recorded_fenced_follower_stayed_out(recording: Recording) -> None:
     r = recording("partition-fenced-follower")
-    assert_fenced_replica_kept_out_of_the_isr(r["watched"], r["follower"])
+    assert_fenced_replica_kept_out_of_the_isr(typed(list[IsrSample], r["watched"]), r["follower"])
 
 
 def test_a_fenced_follower_added_back_fails(recording: Recording) -> None:
@@ -185,7 +198,7 @@ def test_a_fenced_follower_added_back_fails(recording: Recording) -> None:
     r = recording("partition-fenced-follower")
     r["watched"][-1]["isr"].append(r["follower"])
     with pytest.raises(AssertionError, match=rf"fenced follower {r['follower']} was added back to the ISR"):
-        assert_fenced_replica_kept_out_of_the_isr(r["watched"], r["follower"])
+        assert_fenced_replica_kept_out_of_the_isr(typed(list[IsrSample], r["watched"]), r["follower"])
 
 
 def test_a_follower_that_never_caught_up_is_a_premise_the_target_refused(recording: Recording) -> None:
@@ -193,4 +206,4 @@ def test_a_follower_that_never_caught_up_is_a_premise_the_target_refused(recordi
     for w in r["watched"]:
         w["follower_log_end"] = w["leader_log_end"] - 1
     with pytest.raises(TargetRefused, match=rf"the fenced follower {r['follower']} never caught up"):
-        assert_fenced_replica_kept_out_of_the_isr(r["watched"], r["follower"])
+        assert_fenced_replica_kept_out_of_the_isr(typed(list[IsrSample], r["watched"]), r["follower"])

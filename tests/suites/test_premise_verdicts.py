@@ -42,6 +42,7 @@ from harness.errors import (
 )
 from harness.histories.client_reactions import CommittedAhead, EpochErrorRun, ResetFetch
 from harness.histories.kip1319 import ClientRun
+from harness.histories.records import DeliveryReport, LogRecord
 
 
 def _exchange(api: str, version: int, outcome: str = "answered") -> dict[str, Any]:
@@ -144,10 +145,10 @@ def test_a_zombie_without_produce_epochs_does_not_support_the_fenced_write() -> 
 def test_no_write_sent_is_the_harness_s_error_and_none_acknowledged_a_refused_premise(recording: Recording) -> None:
     r = recording("partition-minority-leader")
     with pytest.raises(SceneUnmet, match="reported no write"):
-        assert_no_acknowledged_write_lost([], r["log"])
+        assert_no_acknowledged_write_lost([], typed(list[LogRecord], r["log"]))
     refused = [{**w, "offset": None, "error": "Broker: Not enough in-sync replicas"} for w in r["writes"]]
     with pytest.raises(TargetRefused, match=rf"acknowledged none of the {len(refused)} acks=all writes"):
-        assert_no_acknowledged_write_lost(refused, r["log"])
+        assert_no_acknowledged_write_lost(typed(list[DeliveryReport], refused), typed(list[LogRecord], r["log"]))
 
 
 def test_an_isr_never_watched_is_the_harness_s_error() -> None:
