@@ -16,39 +16,39 @@ restart would report a truncation that never happened.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from harness.checks.epoch_history import epoch_of_offset
 from harness.errors import require_scene
 from harness.histories.kip1094 import CommitAfterRead, CommittedOffset, EpochEnd
 from harness.histories.observations import Exchange
+from harness.histories.offset_commits import CommitRoundTrip
 from harness.protocol.errors import describe
 from harness.protocol.records import RecordBatch, describe_log
 
 
-def assert_commits_kept(rounds: Sequence[Mapping[str, Any]]) -> None:
-    """Each round ({commit, read, sent: {offset, epoch}, got: {offset, epoch, error}}) reads back, with
-    the API and version named in `read`, the offset and leader epoch committed with `commit`."""
+def assert_commits_kept(rounds: Sequence[CommitRoundTrip]) -> None:
+    """Each round reads back, with the API and version named in `read`, the offset and leader epoch
+    committed with `commit`."""
     assert rounds, "nothing was committed"
     wrong = []
     for r in rounds:
-        sent, got = r["sent"], r["got"]
-        if got["error"] != 0 or (got["offset"], got["epoch"]) != (sent["offset"], sent["epoch"]):
+        sent, got = r.sent, r.got
+        if got.error != 0 or (got.offset, got.epoch) != (sent.offset, sent.epoch):
             wrong.append(
-                f"{r['commit']} of (offset {sent['offset']}, epoch {sent['epoch']}) read back by {r['read']} as "
-                f"{describe(got['error'])} (offset {got['offset']}, epoch {got['epoch']})"
+                f"{r.commit} of (offset {sent.offset}, epoch {sent.epoch}) read back by {r.read} as "
+                f"{describe(got.error)} (offset {got.offset}, epoch {got.epoch})"
             )
     listing = "\n  ".join(wrong[:12])
     assert not wrong, f"{len(wrong)} of {len(rounds)} committed leader epochs are not kept:\n  {listing}"
 
 
-def assert_metadata_kept(rounds: Sequence[Mapping[str, Any]]) -> None:
+def assert_metadata_kept(rounds: Sequence[CommitRoundTrip]) -> None:
     """Each round's CommittedMetadata (`sent.metadata`) is what OffsetFetch returns with the offset."""
     assert rounds, "nothing was committed"
-    wrong = [f"{r['commit']} of metadata {r['sent']['metadata']!r} read back by {r['read']} as "
-             f"{r['got'].get('metadata')!r} ({describe(r['got']['error'])})"
-             for r in rounds if r["got"]["error"] != 0 or r["got"].get("metadata") != r["sent"]["metadata"]]
+    wrong = [f"{r.commit} of metadata {r.sent.metadata!r} read back by {r.read} as "
+             f"{r.got.metadata!r} ({describe(r.got.error)})"
+             for r in rounds if r.got.error != 0 or r.got.metadata != r.sent.metadata]
     listing = "\n  ".join(wrong[:12])
     assert not wrong, f"{len(wrong)} of {len(rounds)} committed metadata strings are not kept:\n  {listing}"
 

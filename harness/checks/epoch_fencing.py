@@ -8,17 +8,17 @@ NOT_LEADER_FOR_PARTITION; KIP-392 (fetch from follower, Kafka 2.4) later let a f
 consumer fetches of version 11 and up, so a follower with a matching epoch serves those, and
 answers NOT_LEADER_OR_FOLLOWER below v11 and to every OffsetsForLeaderEpoch and ListOffsets.
 
-An answer here is one request's outcome as a mapping: `api`, `version`, `broker`, `role`
-("leader" or "follower"), `requested_epoch` (the CurrentLeaderEpoch sent), `current_epoch` (the
-partition's epoch in Metadata at the time) and `partition` (the decoded partition response).
+An answer here is one request's outcome, an EpochProbe (harness.histories.epoch_validation).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from harness.errors import require_scene
+from harness.histories.authorization import OffsetsForEpochAsUser
+from harness.histories.epoch_validation import EpochProbe
+from harness.histories.observations import Body
 from harness.protocol.errors import error_name
 from harness.protocol.records import parse_batches
 from harness.protocol.sentinels import NO_EPOCH
@@ -28,8 +28,6 @@ SERVED = "NONE"
 FENCED = "FENCED_LEADER_EPOCH"
 UNKNOWN = "UNKNOWN_LEADER_EPOCH"
 NOT_LEADER = "NOT_LEADER_OR_FOLLOWER"
-
-Answer = Mapping[str, Any]
 
 
 def expected_epoch_error(requested: int, current: int) -> str:
@@ -49,7 +47,7 @@ def expected_answer(api: str, role: str, version: int, requested: int, current: 
     return NOT_LEADER
 
 
-def _served_problem(api: str, p: Mapping[str, Any]) -> str | None:
+def _served_problem(api: str, p: Body) -> str | None:
     """Why a served answer carries no data, or why an error answer carries some (None if consistent)."""
     ok = p["ErrorCode"] == 0
     if api == "Fetch":
@@ -81,25 +79,25 @@ def _served_problem(api: str, p: Mapping[str, Any]) -> str | None:
     return None
 
 
-def describe_answer(a: Answer) -> str:
+def describe_answer(a: EpochProbe) -> str:
     return (
-        f"{a['api']} v{a['version']} to {a['role']} {a['broker']} with CurrentLeaderEpoch {a['requested_epoch']} "
-        f"(partition epoch {a['current_epoch']}): {error_name(a['partition']['ErrorCode'])}"
-        f"({a['partition']['ErrorCode']})"
+        f"{a.api} v{a.version} to {a.role} {a.broker} with CurrentLeaderEpoch {a.requested_epoch} "
+        f"(partition epoch {a.current_epoch}): {error_name(a.partition['ErrorCode'])}"
+        f"({a.partition['ErrorCode']})"
     )
 
 
-def assert_epoch_validation(answers: Sequence[Answer], context: str = "") -> None:
+def assert_epoch_validation(answers: Sequence[EpochProbe], context: str = "") -> None:
     """Every answer is the one `expected_answer` gives, and carries data exactly when it is served."""
     assert answers, f"no answers to judge {context}".rstrip()
     wrong = []
-    for a in answers:
-        want = expected_answer(a["api"], a["role"], a["version"], a["requested_epoch"], a["current_epoch"])
-        got = error_name(a["partition"]["ErrorCode"])
+    for a in map(EpochProbe.coerce, answers):
+        want = expected_answer(a.api, a.role, a.version, a.requested_epoch, a.current_epoch)
+        got = error_name(a.partition["ErrorCode"])
         if got != want:
             wrong.append(f"{describe_answer(a)}, expected {want}")
             continue
-        problem = _served_problem(a["api"], a["partition"])
+        problem = _served_problem(a.api, a.partition)
         if problem:
             wrong.append(f"{describe_answer(a)}: {problem}")
     assert not wrong, (
@@ -107,31 +105,31 @@ def assert_epoch_validation(answers: Sequence[Answer], context: str = "") -> Non
     )
 
 
-def assert_covers(answers: Sequence[Answer], needed: set[str]) -> None:
+def assert_covers(answers: Sequence[EpochProbe], needed: set[str]) -> None:
     """The probe reached each case it is meant to judge (stale, newer, current, -1)."""
     seen = set()
-    for a in answers:
-        r, c = a["requested_epoch"], a["current_epoch"]
+    for a in map(EpochProbe.coerce, answers):
+        r, c = a.requested_epoch, a.current_epoch
         seen.add("unset" if r == NO_EPOCH else "current" if r == c else "older" if r < c else "newer")
     missing = needed - seen
     assert not missing, f"the probe never sent a CurrentLeaderEpoch that is {sorted(missing)}; sent {sorted(seen)}"
 
 
-def assert_offsets_for_epoch_authorized_by_describe(answers: Sequence[Answer], user: str) -> None:
+def assert_offsets_for_epoch_authorized_by_describe(answers: Sequence[OffsetsForEpochAsUser], user: str) -> None:
     """KIP-320 "Consumer Handling" made OffsetsForLeaderEpoch a consumer API: a user who may describe a
     topic is answered (its epoch and end offset), whatever ReplicaId the request carries (-1, the
     debug id -2, a broker's id); a user who may not gets TOPIC_AUTHORIZATION_FAILED and no offset."""
-    require_scene(answers and {a["allowed"] for a in answers} == {True, False},
+    require_scene(answers and {a.allowed for a in answers} == {True, False},
                   f"the harness asked OffsetsForLeaderEpoch of no allowed and no denied topic: "
-                  f"{sorted({(a['topic'], a['allowed']) for a in answers})}")
+                  f"{sorted({(a.topic, a.allowed) for a in answers})}")
     wrong = []
     for a in answers:
-        p, name = a["partition"], error_name(a["partition"]["ErrorCode"])
-        if a["allowed"] and (name, p["LeaderEpoch"], p["EndOffset"]) != (SERVED, a["epoch"], a["log_end"]):
-            wrong.append(f"ReplicaId {a['replica_id']} on {a['topic']} (DESCRIBE allowed): {name}, epoch "
-                         f"{p['LeaderEpoch']} end offset {p['EndOffset']}; expected NONE, epoch {a['epoch']} end "
-                         f"offset {a['log_end']}")
-        if not a["allowed"] and (name, p["EndOffset"]) != ("TOPIC_AUTHORIZATION_FAILED", -1):
-            wrong.append(f"ReplicaId {a['replica_id']} on {a['topic']} (no ACL): {name}, end offset {p['EndOffset']}; "
+        p, name = a.partition, error_name(a.partition["ErrorCode"])
+        if a.allowed and (name, p["LeaderEpoch"], p["EndOffset"]) != (SERVED, a.epoch, a.log_end):
+            wrong.append(f"ReplicaId {a.replica_id} on {a.topic} (DESCRIBE allowed): {name}, epoch "
+                         f"{p['LeaderEpoch']} end offset {p['EndOffset']}; expected NONE, epoch {a.epoch} end "
+                         f"offset {a.log_end}")
+        if not a.allowed and (name, p["EndOffset"]) != ("TOPIC_AUTHORIZATION_FAILED", -1):
+            wrong.append(f"ReplicaId {a.replica_id} on {a.topic} (no ACL): {name}, end offset {p['EndOffset']}; "
                          "expected TOPIC_AUTHORIZATION_FAILED")
     assert not wrong, f"OffsetsForLeaderEpoch as {user}:\n  " + "\n  ".join(wrong)

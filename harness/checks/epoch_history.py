@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from harness.errors import require_scene
+from harness.histories.epochs import Step
+from harness.histories.leader_answers import ListOffsetsAtTime
+from harness.histories.metadata import MetadataAnswer
+from harness.histories.observations import Body
 from harness.protocol.errors import describe
 from harness.protocol.records import RecordBatch, describe_log
 from harness.protocol.sentinels import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, NO_EPOCH
@@ -87,7 +90,7 @@ def expected_end_offset(
 
 
 def assert_end_offsets(
-    batches: Sequence[RecordBatch], current_epoch: int, log_end: int, answers: Mapping[int, Mapping[str, Any]],
+    batches: Sequence[RecordBatch], current_epoch: int, log_end: int, answers: Mapping[int, Body],
     log_start: int = 0,
 ) -> None:
     """OffsetsForLeaderEpoch answers, keyed by the LeaderEpoch asked, match the log's epoch history.
@@ -162,17 +165,17 @@ def expected_list_offset(
 
 
 def assert_list_offsets_epochs(
-    batches: Sequence[RecordBatch], current_epoch: int, log_end: int, answers: Sequence[Mapping[str, Any]]
+    batches: Sequence[RecordBatch], current_epoch: int, log_end: int, answers: Sequence[ListOffsetsAtTime]
 ) -> None:
-    """ListOffsets answers ({timestamp, partition}) return the offset owed and the epoch of that offset."""
+    """ListOffsets answers return the offset owed and the epoch of that offset."""
     assert answers, "no ListOffsets answers to judge"
     wrong = []
     for a in answers:
-        p = a["partition"]
-        want = expected_list_offset(batches, a["timestamp"], current_epoch, log_end)
+        p = a.partition
+        want = expected_list_offset(batches, a.timestamp, current_epoch, log_end)
         got = (p["Offset"], p["LeaderEpoch"])
         if p["ErrorCode"] != 0 or got != want:
-            wrong.append(f"timestamp {a['timestamp']}: got {describe(p['ErrorCode'])} (offset, epoch) {got}, "
+            wrong.append(f"timestamp {a.timestamp}: got {describe(p['ErrorCode'])} (offset, epoch) {got}, "
                          f"expected {want}")
     assert not wrong, (
         f"ListOffsets does not return the epoch of the offset it returns (current epoch {current_epoch}, "
@@ -180,38 +183,38 @@ def assert_list_offsets_epochs(
     )
 
 
-def assert_epochs_rise(steps: Sequence[Mapping[str, Any]]) -> None:
-    """Metadata after each election step ({step, leader, epochs: {broker: epoch}}): every broker agrees,
-    and the epoch rises strictly from step to step."""
+def assert_epochs_rise(steps: Sequence[Step]) -> None:
+    """Metadata after each election step: every broker agrees, and the epoch rises strictly from step to step."""
     assert len(steps) >= 2, f"need an epoch before and after at least one election: {steps}"
     wrong = []
     previous: tuple[str, int] | None = None
     for s in steps:
-        seen = set(s["epochs"].values())
+        seen = set(s.epochs.values())
         if len(seen) != 1:
-            wrong.append(f"after {s['step']} brokers disagree on the epoch: {s['epochs']}")
+            wrong.append(f"after {s.step} brokers disagree on the epoch: {s.epochs}")
             continue
         (epoch,) = seen
         if previous is not None and epoch <= previous[1]:
-            wrong.append(f"{s['step']} (leader {s['leader']}) left the epoch at {epoch}, after {previous[0]} at "
+            wrong.append(f"{s.step} (leader {s.leader}) left the epoch at {epoch}, after {previous[0]} at "
                          f"{previous[1]}")
-        previous = (s["step"], epoch)
-    trail = " -> ".join(f"{s['step']}:{sorted(set(s['epochs'].values()))}" for s in steps)
+        previous = (s.step, epoch)
+    trail = " -> ".join(f"{s.step}:{sorted(set(s.epochs.values()))}" for s in steps)
     problems = "; ".join(wrong)
     assert not wrong, f"the Metadata leader epoch does not rise with every election: {problems}\n  {trail}"
 
 
-def assert_metadata_versions_agree(answers: Sequence[Mapping[str, Any]], min_epoch: int) -> None:
+def assert_metadata_versions_agree(answers: Sequence[MetadataAnswer], min_epoch: int) -> None:
     """KIP-320 "Protocol Changes / Metadata": every Metadata version with LeaderEpoch (v7+), from every
     broker, gives the same leader at the same epoch, without an error; the epoch is at least
     `min_epoch` (the partition's after the moves that made it)."""
     require_scene(answers, "the harness asked no broker for Metadata (v7 and later)")
-    top = max(answers, key=lambda a: (a["broker"] == a["leader"], a["version"]))
-    leader, epoch = top["leader"], top["epoch"]
-    wrong = [f"broker {a['broker']} Metadata v{a['version']}: leader {a['leader']} epoch {a['epoch']} "
-             f"error {a['error']}" for a in answers if (a["leader"], a["epoch"], a["error"]) != (leader, epoch, 0)]
-    versions = sorted({a["version"] for a in answers})
+    top = max(answers, key=lambda a: (a.broker == a.leader, a.version))
+    leader, epoch = top.leader, top.epoch
+    wrong = [f"broker {a.broker} Metadata v{a.version}: leader {a.leader} epoch {a.epoch} "
+             f"error {a.error}" for a in answers if (a.leader, a.epoch, a.error) != (leader, epoch, 0)]
+    versions = sorted({a.version for a in answers})
     assert not wrong, (f"{len(wrong)} of {len(answers)} Metadata answers (v{versions[0]}-v{versions[-1]}) differ from "
-                       f"the leader's own at v{top['version']} (leader {leader} at epoch {epoch}):\n  "
+                       f"the leader's own at v{top.version} (leader {leader} at epoch {epoch}):\n  "
                        + "\n  ".join(wrong[:10]))
-    assert epoch >= min_epoch, f"Metadata gives epoch {epoch}, below {min_epoch}, which the partition reached before"
+    assert epoch is not None and epoch >= min_epoch, (
+        f"Metadata gives epoch {epoch}, below {min_epoch}, which the partition reached before")

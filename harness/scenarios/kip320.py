@@ -29,7 +29,13 @@ from harness.clients import transactions as tx
 from harness.clients.history import produce
 from harness.cluster.base import Cluster, NodeState, require_leader_epoch
 from harness.errors import ClusterError, NotSupported, TargetRefused, require_target
+from harness.histories.authorization import OffsetsForEpochAsUser, OffsetsForEpochAuthorization
+from harness.histories.epoch_validation import EpochProbe
 from harness.histories.epochs import Append, EpochHistory, Step
+from harness.histories.leader_answers import ListOffsetsAtTime
+from harness.histories.metadata import MetadataAnswer
+from harness.histories.observations import Body
+from harness.histories.offset_commits import CommitRead, CommitRoundTrip, SentCommit
 from harness.nemesis.faults import Crash, LeaderFailover
 from harness.nemesis.leadership import elect_preferred, move_leader
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
@@ -202,7 +208,7 @@ def nemesis_history(cluster: Cluster, topic: str) -> EpochHistory:
 # -- reading a history back ------------------------------------------------------------------
 
 
-def _seen_by(raw: rr.RawConnector, broker: int, topic: str) -> dict[str, Any]:
+def _seen_by(raw: rr.RawConnector, broker: int, topic: str) -> Body:
     """The partition as `broker`'s own Metadata answer gives it (LeaderId, LeaderEpoch, IsrNodes)."""
     return rr.partition_metadata(raw(broker), topic)
 
@@ -229,8 +235,8 @@ def _leader_and_follower(raw: rr.RawConnector, topic: str, need_follower: bool =
 class LeaderAnswers:
     """What the leader holds (its log up to the high watermark) and what it answered about that past.
 
-    `answers`: OffsetsForLeaderEpoch, {asked epoch: partition answer}; ListOffsets, a list of
-    {version, timestamp, partition}.
+    `answers`: OffsetsForLeaderEpoch, {asked epoch: partition answer} at the top version; ListOffsets,
+    every answer.
     """
 
     history: str
@@ -239,8 +245,9 @@ class LeaderAnswers:
     current_epoch: int
     batches: list[RecordBatch]
     log_end: int
-    answers: Any
-    by_version: dict[int, Any] = field(default_factory=dict)  # OffsetsForLeaderEpoch: the answers at each version
+    answers: dict[int, Body] | list[ListOffsetsAtTime]
+    # OffsetsForLeaderEpoch: the answers at each version
+    by_version: dict[int, dict[int, Body]] = field(default_factory=dict)
 
     def blob(self) -> bytes:
         """The batches re-encoded, as the recorded answers keep them."""
@@ -266,20 +273,20 @@ def end_offsets(cluster: Cluster, history: EpochHistory) -> LeaderAnswers:
         raw.close()
 
 
-def metadata_versions(cluster: Cluster, history: EpochHistory) -> list[dict[str, Any]]:
+def metadata_versions(cluster: Cluster, history: EpochHistory) -> list[MetadataAnswer]:
     """The partition's leader and epoch as every running broker's Metadata gives them, at every version
-    from v7 (the first with LeaderEpoch) each speaks: {broker, version, leader, epoch, error}."""
+    from v7 (the first with LeaderEpoch) each speaks."""
     raw = rr.RawConnector(cluster)
     try:
-        out, advertised = [], {}
+        out: list[MetadataAnswer] = []
+        advertised = {}
         for b in cluster.running_brokers():
             client = raw(b)
             advertised[b] = client.broker_versions[client.specs.api("Metadata").key]
             for v in rr.versions(client, "Metadata", 7):
                 t = rr.metadata(client, history.topic, v)
                 p = next(p for p in t["Partitions"] if p["PartitionIndex"] == 0)
-                out.append({"broker": b, "version": v, "leader": p["LeaderId"], "epoch": p["LeaderEpoch"],
-                            "error": p["ErrorCode"]})
+                out.append(MetadataAnswer(b, v, p["LeaderId"], p["LeaderEpoch"], p["ErrorCode"]))
         if advertised and not out:
             raise NotSupported("the leader epoch in Metadata (v7 and later, KIP-320)",
                                "Metadata versions advertised: " + ", ".join(
@@ -298,11 +305,11 @@ def list_offsets_epochs(cluster: Cluster, history: EpochHistory) -> LeaderAnswer
         client = raw(leader)
         batches, log_end = rr.read_log(client, history.topic, history.topic_id)
         times = [b.base_timestamp for b in batches if not b.is_control]
-        answers = []
-        for version in rr.versions(client, "ListOffsets", 4):
-            for ts in [EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, *times]:
-                p = rr.list_offsets(client, version, history.topic, 0, ts, current_epoch=epoch)
-                answers.append({"version": version, "timestamp": ts, "partition": p})
+        answers = [
+            ListOffsetsAtTime(version, ts, rr.list_offsets(client, version, history.topic, 0, ts, current_epoch=epoch))
+            for version in rr.versions(client, "ListOffsets", 4)
+            for ts in [EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, *times]
+        ]
         return LeaderAnswers(history.name, history.topic, leader, epoch, batches, log_end, answers)
     finally:
         raw.close()
@@ -364,23 +371,20 @@ def requested_epochs(current: int, cases: tuple[str, ...] = CASES) -> list[int]:
 
 def _probe(
     client: RawClient, broker: int, role: str, api: str, lowest: int, current: int,
-    send: Callable[[int, int], dict[str, Any]], epoch_field_from: int, cases: tuple[str, ...],
-) -> list[dict[str, Any]]:
+    send: Callable[[int, int], Body], epoch_field_from: int, cases: tuple[str, ...],
+) -> list[EpochProbe]:
     """Send `send(version, epoch)` for each version from `lowest` and each requested epoch; versions
     before `epoch_field_from` carry no CurrentLeaderEpoch and are sent once, without one."""
     answers = []
     for version in rr.versions(client, api, lowest):
         epochs = requested_epochs(current, cases) if version >= epoch_field_from else [rr.NO_EPOCH]
         for epoch in epochs:
-            answers.append({
-                "api": api, "version": version, "broker": broker, "role": role,
-                "requested_epoch": epoch, "current_epoch": current, "partition": send(version, epoch),
-            })
+            answers.append(EpochProbe(api, version, broker, role, epoch, current, send(version, epoch)))
     return answers
 
 
 def _probe_api(client: RawClient, broker: int, role: str, api: str, h: EpochHistory, current: int,
-               lowest: int | None, cases: tuple[str, ...]) -> list[dict[str, Any]]:
+               lowest: int | None, cases: tuple[str, ...]) -> list[EpochProbe]:
     if api == "Fetch":
         return _probe(
             client, broker, role, api, 0 if lowest is None else lowest, current,
@@ -420,14 +424,13 @@ def _wait_for_follower_high_watermark(
 
 @dataclass(frozen=True)
 class ValidationProbes:
-    """Epoch-validation answers, each {api, version, broker, role, requested_epoch, current_epoch,
-    partition}, from a leader and an in-sync follower that agree on the partition's epoch."""
+    """Epoch-validation answers from a leader and an in-sync follower that agree on the partition's epoch."""
 
     topic: str
     leader: int
     follower: int
     epoch: int
-    answers: list[dict[str, Any]]
+    answers: list[EpochProbe]
 
 
 def epoch_validation(
@@ -453,7 +456,7 @@ def epoch_validation(
         roles = tuple(r for r in roles if r == "leader" or follower >= 0)
         if api == "Fetch" and "follower" in roles:
             _wait_for_follower_high_watermark(raw, history, leader, follower, epoch)
-        answers: list[dict[str, Any]] = []
+        answers: list[EpochProbe] = []
         for role in roles:
             broker = leader if role == "leader" else follower
             answers += _probe_api(raw(broker), broker, role, api, history, epoch, lowest, cases)
@@ -467,11 +470,11 @@ def epoch_validation(
 
 @dataclass(frozen=True)
 class CommittedEpochs:
-    """Each round: {commit, read, sent: {offset, epoch}, got: {offset, epoch, error}}."""
+    """Each commit read back by each OffsetFetch version."""
 
     topic: str
     group: str
-    rounds: list[dict[str, Any]]
+    rounds: list[CommitRoundTrip]
 
 
 def _txn_commit(
@@ -514,20 +517,19 @@ def committed_epochs(
         # Newest first: RequireStable (v7+) waits out a transaction's markers, which land after EndTxn
         # returns; the versions without it then read the settled commit.
         reads = sorted(rr.versions(gcoord, "OffsetFetch", FIRST_WITH_EPOCH["OffsetFetch"]), reverse=True)
-        rounds: list[dict[str, Any]] = []
+        rounds: list[CommitRoundTrip] = []
 
         def read_back(commit: str, code: int, offset: int, epoch: int, metadata: str) -> None:
-            sent = {"offset": offset, "epoch": epoch, "metadata": metadata}
+            sent = SentCommit(offset, epoch, metadata)
             if code != 0:
                 # A commit refused keeps nothing: judged by the checks as this round's answer, not a
                 # broken scene (librdkafka's mock refuses an epoch other than the current one).
-                rounds.append({"commit": commit, "read": f"{commit}'s own answer", "sent": sent,
-                               "got": {"error": code, "offset": None, "epoch": None, "metadata": None}})
+                refused = CommitRead(None, None, code, None)
+                rounds.append(CommitRoundTrip(commit, f"{commit}'s own answer", sent, refused))
                 return
             for fv in reads:
-                rounds.append({"commit": commit, "read": f"OffsetFetch v{fv}",
-                               "sent": {"offset": offset, "epoch": epoch, "metadata": metadata},
-                               "got": rr.offset_fetch(gcoord, fv, group, topic, tid, 0)})
+                rounds.append(CommitRoundTrip(commit, f"OffsetFetch v{fv}", sent,
+                                              CommitRead(**rr.offset_fetch(gcoord, fv, group, topic, tid, 0))))
 
         if api == "OffsetCommit":
             for v in rr.versions(gcoord, "OffsetCommit", FIRST_WITH_EPOCH["OffsetCommit"]):
@@ -549,16 +551,6 @@ def committed_epochs(
 # -- who may ask OffsetsForLeaderEpoch -------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class OffsetsForEpochAuthorization:
-    """OffsetsForLeaderEpoch sent by a user who may describe `allowed` and not `denied`, with the
-    consumer's ReplicaId (-1), the debug id (-2) and a broker's id; each answer {replica_id, topic,
-    allowed, log_end, epoch, partition}."""
-
-    user: str
-    answers: list[dict[str, Any]]
-
-
 def offsets_for_epoch_authorization(cluster: Cluster, acls: Any) -> OffsetsForEpochAuthorization:
     """On a SASL cluster with `acls` (harness.scenarios.kip1319.AclSetup): write 5 records to partition 0
     of each topic as the admin, then ask the leader, as the user, at the top version (ReplicaId is v3+)."""
@@ -566,6 +558,7 @@ def offsets_for_epoch_authorization(cluster: Cluster, acls: Any) -> OffsetsForEp
         for topic in (acls.allowed, acls.denied):
             produce(producer, topic, [b"x"] * 5)
     answers = []
+    # With the consumer's ReplicaId (-1), the debug id (-2) and a broker's id.
     with rr.RawConnector(cluster) as admin, rr.RawConnector(cluster, user=acls.user) as raw:
         for topic, allowed in ((acls.allowed, True), (acls.denied, False)):
             p = rr.partition_metadata(admin(), topic)
@@ -577,6 +570,5 @@ def offsets_for_epoch_authorization(cluster: Cluster, acls: Any) -> OffsetsForEp
                 body = {"ReplicaId": replica_id, "Topics": [{"Topic": topic, "Partitions": [
                     {"Partition": 0, "CurrentLeaderEpoch": -1, "LeaderEpoch": epoch}]}]}
                 part = client.send("OffsetForLeaderEpoch", version, body)["Topics"][0]["Partitions"][0]
-                answers.append({"replica_id": replica_id, "topic": topic, "allowed": allowed, "version": version,
-                                "log_end": log_end, "epoch": epoch, "partition": part})
+                answers.append(OffsetsForEpochAsUser(replica_id, topic, allowed, version, log_end, epoch, part))
     return OffsetsForEpochAuthorization(acls.user, answers)

@@ -101,13 +101,13 @@ def test_every_metadata_version_gives_the_current_leader_epoch(
     except TargetRefused as exc:
         leader_moves = unmoved_history(cluster, topic_factory(replication_factor=3), str(exc))
     answers = metadata_versions(cluster, leader_moves)
-    epochless = [a for a in answers if a["leader"] >= 0 and a["epoch"] < 0]
+    epochless = [a for a in answers if a.leader is not None and a.leader >= 0 and a.epoch is not None and a.epoch < 0]
     reached = None if leader_moves.refused else max(leader_moves.step_dicts()[-1]["epochs"].values())
     recorded.save("kip320-metadata-versions", {"answers": answers, "reached": reached, "epochless": epochless})
     assert not epochless, (
         f"{len(epochless)} of {len(answers)} Metadata answers (v7+, which carry LeaderEpoch) name a leader at no "
-        "epoch (-1):\n  " + "\n  ".join(f"broker {a['broker']} Metadata v{a['version']}: leader {a['leader']} epoch "
-                                         f"{a['epoch']} error {a['error']}" for a in epochless[:10]))
+        "epoch (-1):\n  " + "\n  ".join(f"broker {a.broker} Metadata v{a.version}: leader {a.leader} epoch "
+                                         f"{a.epoch} error {a.error}" for a in epochless[:10]))
     leader_moves.require_moves("Metadata's leader epoch after leader moves")
     assert_metadata_versions_agree(answers, max(leader_moves.step_dicts()[-1]["epochs"].values()))
 
@@ -123,7 +123,7 @@ def test_metadata_leader_epoch_rises_with_every_leader_move(leader_moves: EpochH
     recorded.save("kip320-metadata-epochs-moves", {"steps": steps})
     moves = [s for s in steps if "leader move" in s["step"]]
     require_scene(len(moves) == 3, f"the harness's history has {len(moves)} leader moves, not 3: {steps}")
-    assert_epochs_rise(steps)
+    assert_epochs_rise(leader_moves.steps)
 
 
 @pytest.mark.needs_fault_control
@@ -138,4 +138,4 @@ def test_metadata_leader_epoch_rises_with_every_election(nemesis_history: EpochH
     kinds = ["clean stop", "failback", "crash", "unclean election"]
     missing = [k for k in kinds if not any(k in s["step"] for s in steps)]
     require_scene(not missing, f"the harness's history lacks {missing}: {steps}")
-    assert_epochs_rise(steps)
+    assert_epochs_rise(nemesis_history.steps)

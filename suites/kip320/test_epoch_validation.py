@@ -56,9 +56,9 @@ def test_fetch_below_v9_is_served_as_before(leader_moves: EpochHistory, cluster:
     before." Every Fetch version the leader speaks below v9 (no CurrentLeaderEpoch field) is served
     with records, from a partition whose leader moved three times."""
     probes = epoch_validation(cluster, leader_moves, "Fetch", ("leader",), lowest=0, cases=("unset",))
-    old = [a for a in probes.answers if a["version"] < 9]
+    old = [a for a in probes.answers if a.version < 9]
     if not old:
-        not_supported("Fetch below v9", f"the leader speaks Fetch v{min(a['version'] for a in probes.answers)} up")
+        not_supported("Fetch below v9", f"the leader speaks Fetch v{min(a.version for a in probes.answers)} up")
     recorded.save("kip320-fetch-leader-old-versions", {"answers": old})
     assert_epoch_validation(old, f"on {probes.topic}")
 

@@ -38,6 +38,6 @@ def test_altered_list_offsets_answers_a_newer_epoch_with_unknown_leader_epoch(
     this check must FAIL, naming the answers that broke the promise."""
     answers = copy.deepcopy(probes.answers)
     for a in answers:
-        if a["requested_epoch"] != NO_EPOCH and a["requested_epoch"] > a["current_epoch"]:
-            a["partition"]["ErrorCode"] = 0
+        if a.requested_epoch != NO_EPOCH and a.requested_epoch > a.current_epoch:
+            a.partition["ErrorCode"] = 0
     assert_epoch_validation(answers, f"on {probes.topic} (altered)")

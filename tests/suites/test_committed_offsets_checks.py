@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from alterations import typed
 from recordings import Recording, batches
 
 from harness.checks.committed_offsets import (
@@ -19,6 +20,7 @@ from harness.checks.committed_offsets import (
 from harness.checks.epoch_history import epoch_of_offset
 from harness.histories.kip1094 import CommitAfterRead, CommittedOffset, EpochEnd
 from harness.histories.observations import Exchange
+from harness.histories.offset_commits import CommitRoundTrip
 
 CLIENTS = ["librdkafka", "java", "franz-go"]
 PAST_MARKERS = ["librdkafka", "java"]  # franz-go commits the offset of the marker: see below
@@ -33,8 +35,12 @@ def _committed(r: dict[str, Any]) -> CommittedOffset:
     return CommittedOffset(**r["committed"])
 
 
+def _rounds(rounds: list[dict[str, Any]]) -> list[CommitRoundTrip]:
+    return typed(list[CommitRoundTrip], rounds)
+
+
 def test_recorded_commit_rounds_pass(recording: Recording) -> None:
-    assert_commits_kept(recording("kip320-committed-epoch")["rounds"])
+    assert_commits_kept(_rounds(recording("kip320-committed-epoch")["rounds"]))
 
 
 @pytest.mark.parametrize("api", ["OffsetCommit", "TxnOffsetCommit"])
@@ -44,7 +50,7 @@ def test_a_lost_committed_epoch_fails(recording: Recording, api: str) -> None:
     r["got"]["epoch"] = -1
     with pytest.raises(AssertionError, match=rf"{r['commit']} of \(offset \d+, epoch \d+\) read back by "
                                              rf"{r['read']} as NONE\(0\) \(offset \d+, epoch -1\)"):
-        assert_commits_kept(rounds)
+        assert_commits_kept(_rounds(rounds))
 
 
 @pytest.mark.parametrize("stack", CLIENTS)
@@ -124,7 +130,7 @@ def test_a_commit_that_would_not_validate_fails() -> None:
 def test_recorded_metadata_is_kept(recording: Recording, name: str) -> None:
     rounds = recording(name)["rounds"]
     assert all(r["sent"]["metadata"] for r in rounds), "premise: every round committed a metadata string"
-    assert_metadata_kept(rounds)
+    assert_metadata_kept(_rounds(rounds))
 
 
 @pytest.mark.parametrize("name", ["kip320-committed-epoch", "kip320-committed-txn-epoch"])
@@ -134,7 +140,7 @@ def test_metadata_dropped_by_one_commit_version_fails(recording: Recording, name
     r["got"]["metadata"] = None
     with pytest.raises(AssertionError, match=rf"(?s)1 of {len(rounds)} committed metadata .*{r['commit']} of metadata "
                                              rf"'{r['sent']['metadata']}' read back by {r['read']} as None"):
-        assert_metadata_kept(rounds)
+        assert_metadata_kept(_rounds(rounds))
 
 
 @pytest.mark.parametrize("stack", CLIENTS)

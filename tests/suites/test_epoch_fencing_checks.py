@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from alterations import typed
 from recordings import Recording
 
 from harness.checks.epoch_fencing import (
@@ -17,12 +18,18 @@ from harness.checks.epoch_fencing import (
     assert_offsets_for_epoch_authorized_by_describe,
     expected_answer,
 )
+from harness.histories.authorization import OffsetsForEpochAuthorization
+from harness.histories.epoch_validation import EpochProbe
 from harness.protocol.errors import error_code
 
 RECORDED = [
     "kip320-fetch-leader", "kip320-fetch-follower", "kip320-offsets-for-leader-epoch-validation",
     "kip320-list-offsets-validation", "kip1094-zombie", "kip320-fetch-leader-old-versions",
 ]
+
+
+def _probes(answers: list[dict[str, Any]]) -> list[EpochProbe]:
+    return typed(list[EpochProbe], answers)
 
 
 def _first(answers: list[dict[str, Any]], **match: Any) -> dict[str, Any]:
@@ -36,7 +43,7 @@ def _case(a: dict[str, Any]) -> str:
 
 @pytest.mark.parametrize("name", RECORDED)
 def test_recorded_answers_pass(recording: Recording, name: str) -> None:
-    assert_epoch_validation(recording(name)["answers"])
+    assert_epoch_validation(_probes(recording(name)["answers"]))
 
 
 def test_the_rule_table() -> None:
@@ -55,7 +62,7 @@ def test_leader_fetch_with_a_wrong_epoch_answer_fails(recording: Recording, case
     a = next(a for a in answers if _case(a) == case)
     a["partition"]["ErrorCode"] = error_code(error)
     with pytest.raises(AssertionError, match=rf"CurrentLeaderEpoch {a['requested_epoch']} .*: {error}"):
-        assert_epoch_validation(answers)
+        assert_epoch_validation(_probes(answers))
 
 
 def test_fenced_fetch_that_still_returns_records_fails(recording: Recording) -> None:
@@ -64,14 +71,14 @@ def test_fenced_fetch_that_still_returns_records_fails(recording: Recording) -> 
     fenced = next(a for a in answers if _case(a) == "older" and a["version"] == served["version"])
     fenced["partition"]["Records"] = served["partition"]["Records"]
     with pytest.raises(AssertionError, match=r"refused but returned \d+ batch"):
-        assert_epoch_validation(answers)
+        assert_epoch_validation(_probes(answers))
 
 
 def test_served_fetch_without_records_fails(recording: Recording) -> None:
     answers = recording("kip320-fetch-leader")["answers"]
     next(a for a in answers if _case(a) == "unset")["partition"]["Records"] = b""
     with pytest.raises(AssertionError, match="served but returned no record batch"):
-        assert_epoch_validation(answers)
+        assert_epoch_validation(_probes(answers))
 
 
 def test_follower_serving_a_pre_kip_392_fetch_fails(recording: Recording) -> None:
@@ -80,7 +87,7 @@ def test_follower_serving_a_pre_kip_392_fetch_fails(recording: Recording) -> Non
     old = _first(answers, version=10, requested_epoch=-1)
     old["partition"] = {**leader_like["partition"], "PartitionIndex": 0}
     with pytest.raises(AssertionError, match=r"Fetch v10 to follower .*: NONE\(0\), expected NOT_LEADER_OR_FOLLOWER"):
-        assert_epoch_validation(answers)
+        assert_epoch_validation(_probes(answers))
 
 
 def test_follower_refusing_a_kip_392_fetch_fails(recording: Recording) -> None:
@@ -88,7 +95,7 @@ def test_follower_refusing_a_kip_392_fetch_fails(recording: Recording) -> None:
     new = next(a for a in answers if a["version"] >= 11 and _case(a) == "current")
     new["partition"].update(ErrorCode=error_code("NOT_LEADER_OR_FOLLOWER"), Records=b"", HighWatermark=-1)
     with pytest.raises(AssertionError, match=r"NOT_LEADER_OR_FOLLOWER\(6\), expected NONE"):
-        assert_epoch_validation(answers)
+        assert_epoch_validation(_probes(answers))
 
 
 def test_follower_skipping_epoch_validation_fails(recording: Recording) -> None:
@@ -96,7 +103,7 @@ def test_follower_skipping_epoch_validation_fails(recording: Recording) -> None:
     a = next(a for a in answers if a["role"] == "follower" and _case(a) == "older")
     a["partition"]["ErrorCode"] = error_code("NOT_LEADER_OR_FOLLOWER")
     with pytest.raises(AssertionError, match="expected FENCED_LEADER_EPOCH"):
-        assert_epoch_validation(answers)
+        assert_epoch_validation(_probes(answers))
 
 
 def test_list_offsets_answering_a_newer_epoch_fails(recording: Recording) -> None:
@@ -105,7 +112,7 @@ def test_list_offsets_answering_a_newer_epoch_fails(recording: Recording) -> Non
     newer = next(a for a in answers if a["role"] == "leader" and _case(a) == "newer")
     newer["partition"] = dict(served["partition"])
     with pytest.raises(AssertionError, match=r"ListOffsets v\d+ to leader .*NONE\(0\), expected UNKNOWN_LEADER_EPOCH"):
-        assert_epoch_validation(answers)
+        assert_epoch_validation(_probes(answers))
 
 
 def test_zombie_answering_out_of_range_fails(recording: Recording) -> None:
@@ -115,7 +122,7 @@ def test_zombie_answering_out_of_range_fails(recording: Recording) -> None:
     fetch = _first(answers, api="Fetch")
     fetch["partition"]["ErrorCode"] = error_code("OFFSET_OUT_OF_RANGE")
     with pytest.raises(AssertionError, match=r"OFFSET_OUT_OF_RANGE\(1\), expected UNKNOWN_LEADER_EPOCH"):
-        assert_epoch_validation(answers)
+        assert_epoch_validation(_probes(answers))
 
 
 def test_a_probe_that_misses_a_case_fails(recording: Recording) -> None:
@@ -138,13 +145,13 @@ def test_an_old_fetch_version_refused_with_an_epoch_error_fails(recording: Recor
     a["partition"]["ErrorCode"] = error_code(error)
     a["partition"]["Records"] = b""
     with pytest.raises(AssertionError, match=rf"Fetch v{a['version']}.*{error}"):
-        assert_epoch_validation(answers)
+        assert_epoch_validation(_probes(answers))
 
 
 def test_recorded_offsets_for_epoch_authorization_passes(recording: Recording) -> None:
     r = recording("kip320-offsets-for-epoch-authorization")
     assert {a["replica_id"] for a in r["answers"]} >= {-1, -2}
-    assert_offsets_for_epoch_authorized_by_describe(r["answers"], r["user"])
+    assert_offsets_for_epoch_authorized_by_describe(typed(OffsetsForEpochAuthorization, r).answers, r["user"])
 
 
 def test_a_consumer_refused_on_a_topic_it_may_describe_fails(recording: Recording) -> None:
@@ -153,7 +160,7 @@ def test_a_consumer_refused_on_a_topic_it_may_describe_fails(recording: Recordin
     a = next(a for a in r["answers"] if a["allowed"] and a["replica_id"] == -1)
     a["partition"].update(ErrorCode=error_code("CLUSTER_AUTHORIZATION_FAILED"), LeaderEpoch=-1, EndOffset=-1)
     with pytest.raises(AssertionError, match=r"ReplicaId -1 on .* \(DESCRIBE allowed\): CLUSTER_AUTHORIZATION_FAILED"):
-        assert_offsets_for_epoch_authorized_by_describe(r["answers"], r["user"])
+        assert_offsets_for_epoch_authorized_by_describe(typed(OffsetsForEpochAuthorization, r).answers, r["user"])
 
 
 def test_an_answer_to_a_user_without_acls_fails(recording: Recording) -> None:
@@ -161,4 +168,4 @@ def test_an_answer_to_a_user_without_acls_fails(recording: Recording) -> None:
     a = next(a for a in r["answers"] if not a["allowed"] and a["replica_id"] == -2)
     a["partition"].update(ErrorCode=0, LeaderEpoch=0, EndOffset=5)
     with pytest.raises(AssertionError, match=r"ReplicaId -2 on .* \(no ACL\): NONE, end offset 5"):
-        assert_offsets_for_epoch_authorized_by_describe(r["answers"], r["user"])
+        assert_offsets_for_epoch_authorized_by_describe(typed(OffsetsForEpochAuthorization, r).answers, r["user"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from alterations import typed
 from recordings import Recording, batches, restamp
 
 from harness.checks.epoch_history import (
@@ -14,6 +15,9 @@ from harness.checks.epoch_history import (
     assert_list_offsets_epochs,
     assert_metadata_versions_agree,
 )
+from harness.histories.epochs import Step
+from harness.histories.leader_answers import ListOffsetsAtTime
+from harness.histories.metadata import MetadataAnswer
 
 HISTORIES = ["leader-moves", "nemesis"]
 
@@ -66,9 +70,22 @@ def _list_offsets(recorded: dict[str, Any]) -> tuple[list, int, int, list[dict[s
     return batches(recorded["log"]), recorded["current_epoch"], recorded["log_end"], recorded["answers"]
 
 
+def _answers(answers: list[dict[str, Any]]) -> list[ListOffsetsAtTime]:
+    return typed(list[ListOffsetsAtTime], answers)
+
+
+def _steps(steps: list[dict[str, Any]]) -> list[Step]:
+    return typed(list[Step], steps)
+
+
+def _metadata(answers: list[dict[str, Any]]) -> list[MetadataAnswer]:
+    return typed(list[MetadataAnswer], answers)
+
+
 @pytest.mark.parametrize("history", HISTORIES)
 def test_recorded_list_offsets_epochs_pass(recording: Recording, history: str) -> None:
-    assert_list_offsets_epochs(*_list_offsets(recording(f"kip320-list-offsets-epochs-{history}")))
+    log, current, end, answers = _list_offsets(recording(f"kip320-list-offsets-epochs-{history}"))
+    assert_list_offsets_epochs(log, current, end, _answers(answers))
 
 
 @pytest.mark.parametrize("timestamp", [-2, -1])
@@ -77,7 +94,7 @@ def test_list_offsets_returning_the_current_epoch_for_an_old_offset_fails(record
     a = next(a for a in answers if a["timestamp"] == timestamp)
     a["partition"]["LeaderEpoch"] = current + 1 if timestamp == -1 else current
     with pytest.raises(AssertionError, match=rf"timestamp {timestamp}: got NONE\(0\) \(offset, epoch\)"):
-        assert_list_offsets_epochs(log, current, end, answers)
+        assert_list_offsets_epochs(log, current, end, _answers(answers))
 
 
 def test_list_offsets_by_time_returning_another_batchs_epoch_fails(recording: Recording) -> None:
@@ -85,7 +102,7 @@ def test_list_offsets_by_time_returning_another_batchs_epoch_fails(recording: Re
     a = next(a for a in answers if a["timestamp"] > 0 and a["partition"]["LeaderEpoch"] > 0)
     a["partition"]["LeaderEpoch"] -= 1
     with pytest.raises(AssertionError, match="does not return the epoch of the offset it returns"):
-        assert_list_offsets_epochs(log, current, end, answers)
+        assert_list_offsets_epochs(log, current, end, _answers(answers))
 
 
 @pytest.mark.parametrize("name", [f"kip320-batch-epochs-{h}-{r}" for h in HISTORIES for r in ("leader", "follower")])
@@ -120,7 +137,7 @@ def test_a_missing_write_fails(recording: Recording) -> None:
 
 
 def test_recorded_metadata_epochs_pass(recording: Recording) -> None:
-    assert_epochs_rise(recording("kip320-metadata-epochs")["steps"])
+    assert_epochs_rise(_steps(recording("kip320-metadata-epochs")["steps"]))
 
 
 def test_an_election_that_keeps_the_epoch_fails(recording: Recording) -> None:
@@ -129,7 +146,7 @@ def test_an_election_that_keeps_the_epoch_fails(recording: Recording) -> None:
     previous = steps[steps.index(unclean) - 1]
     unclean["epochs"] = {b: max(previous["epochs"].values()) for b in unclean["epochs"]}
     with pytest.raises(AssertionError, match=r"unclean election .* left the epoch at \d+, after crash"):
-        assert_epochs_rise(steps)
+        assert_epochs_rise(_steps(steps))
 
 
 def test_brokers_disagreeing_on_the_epoch_fails(recording: Recording) -> None:
@@ -137,13 +154,13 @@ def test_brokers_disagreeing_on_the_epoch_fails(recording: Recording) -> None:
     broker = next(iter(steps[-1]["epochs"]))
     steps[-1]["epochs"][broker] -= 1
     with pytest.raises(AssertionError, match="brokers disagree on the epoch"):
-        assert_epochs_rise(steps)
+        assert_epochs_rise(_steps(steps))
 
 
 def test_recorded_metadata_versions_agree(recording: Recording) -> None:
     r = recording("kip320-metadata-versions")
     assert len({a["version"] for a in r["answers"]}) > 1, "premise: more than one Metadata version was asked"
-    assert_metadata_versions_agree(r["answers"], r["reached"])
+    assert_metadata_versions_agree(_metadata(r["answers"]), r["reached"])
 
 
 def test_an_older_metadata_version_giving_a_stale_epoch_fails(recording: Recording) -> None:
@@ -152,10 +169,10 @@ def test_an_older_metadata_version_giving_a_stale_epoch_fails(recording: Recordi
     a["epoch"] -= 1
     with pytest.raises(AssertionError, match=rf"broker {a['broker']} Metadata v{a['version']}: leader "
                                              rf"{a['leader']} epoch {a['epoch']}"):
-        assert_metadata_versions_agree(r["answers"], r["reached"])
+        assert_metadata_versions_agree(_metadata(r["answers"]), r["reached"])
 
 
 def test_metadata_below_the_epoch_reached_fails(recording: Recording) -> None:
     r = recording("kip320-metadata-versions")
     with pytest.raises(AssertionError, match="below"):
-        assert_metadata_versions_agree(r["answers"], max(a["epoch"] for a in r["answers"]) + 1)
+        assert_metadata_versions_agree(_metadata(r["answers"]), max(a["epoch"] for a in r["answers"]) + 1)

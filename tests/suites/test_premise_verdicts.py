@@ -40,6 +40,7 @@ from harness.errors import (
     require_scene,
     require_target,
 )
+from harness.histories.authorization import OffsetsForEpochAuthorization
 from harness.histories.client_reactions import CommittedAhead, EpochErrorRun, ResetFetch
 from harness.histories.kip1319 import ClientRun
 from harness.histories.records import DeliveryReport, LogRecord
@@ -186,7 +187,7 @@ def test_no_metadata_asked_is_the_harness_s_error() -> None:
 
 def test_an_authorization_probe_without_a_denied_topic_is_the_harness_s_error(recording: Recording) -> None:
     r = recording("kip320-offsets-for-epoch-authorization")
-    allowed = [a for a in r["answers"] if a["allowed"]]
+    allowed = [a for a in typed(OffsetsForEpochAuthorization, r).answers if a.allowed]
     with pytest.raises(SceneUnmet, match="no allowed and no denied topic"):
         assert_offsets_for_epoch_authorized_by_describe(allowed, r["user"])
 
