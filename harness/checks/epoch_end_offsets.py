@@ -17,57 +17,29 @@ and its current epoch (`epoch_history.known_epochs`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
 
 from harness.checks.epoch_history import expected_end_offset, known_epochs
 from harness.errors import SetupError, TargetRefused
+from harness.histories.leader_answers import EndOffsetAnswers
 from harness.protocol.errors import describe
-from harness.protocol.records import RecordBatch, describe_log, parse_batches
+from harness.protocol.records import describe_log
 from harness.protocol.sentinels import NO_EPOCH
 
 
-@dataclass(frozen=True)
-class EndOffsetAnswers:
-    """One leader's OffsetsForLeaderEpoch answers and the log they are about.
+def known(a: EndOffsetAnswers) -> dict[int, int]:
+    """The epochs the leader knows, {epoch: start offset}, as its log shows them."""
+    return known_epochs(a.batches, a.current_epoch, a.log_end, a.log_start)
 
-    `answers`: {version: {asked LeaderEpoch: partition answer}}, each asked with the current epoch
-    as CurrentLeaderEpoch; `log`: the batches from `log_start` to `log_end`, as the leader served them.
-    """
 
-    stage: str
-    leader: int
-    current_epoch: int
-    log_start: int
-    log_end: int
-    log: bytes
-    answers: dict[int, dict[int, dict[str, Any]]]
-
-    @classmethod
-    def from_record(cls, r: Mapping[str, Any]) -> EndOffsetAnswers:
-        """From the scene's probe or its recorded JSON (whose keys are strings)."""
-        answers = {int(v): {int(e): dict(p) for e, p in by_epoch.items()} for v, by_epoch in r["answers"].items()}
-        return cls(r["stage"], r["leader"], r["current_epoch"], r["log_start"], r["log_end"], bytes(r["log"]), answers)
-
-    @property
-    def batches(self) -> list[RecordBatch]:
-        return parse_batches(self.log)
-
-    def known(self) -> dict[int, int]:
-        return known_epochs(self.batches, self.current_epoch, self.log_end, self.log_start)
-
-    def asked(self) -> list[int]:
-        return sorted({e for by_epoch in self.answers.values() for e in by_epoch})
-
-    def context(self) -> str:
-        return (f"leader {self.leader} at epoch {self.current_epoch}, log [{self.log_start}, {self.log_end}) "
-                f"({self.stage}), epochs it knows (epoch: start offset) {self.known()}")
+def context(a: EndOffsetAnswers) -> str:
+    return (f"leader {a.leader} at epoch {a.current_epoch}, log [{a.log_start}, {a.log_end}) "
+            f"({a.stage}), epochs it knows (epoch: start offset) {known(a)}")
 
 
 def _judge(a: EndOffsetAnswers, epochs: Sequence[int], what: str) -> None:
     if not a.answers:
-        raise SetupError(f"no OffsetsForLeaderEpoch answer to judge ({a.context()})")
+        raise SetupError(f"no OffsetsForLeaderEpoch answer to judge ({context(a)})")
     wrong = []
     for version, by_epoch in sorted(a.answers.items()):
         for epoch in epochs:
@@ -80,14 +52,14 @@ def _judge(a: EndOffsetAnswers, epochs: Sequence[int], what: str) -> None:
             if p["ErrorCode"] != 0 or got != want:
                 wrong.append(f"v{version} LeaderEpoch {epoch}: got {describe(p['ErrorCode'])} (LeaderEpoch, EndOffset) "
                              f"{got}, expected NONE {want}")
-    assert not wrong, (f"OffsetsForLeaderEpoch, {what}, {a.context()}:\n  " + "\n  ".join(wrong)
+    assert not wrong, (f"OffsetsForLeaderEpoch, {what}, {context(a)}:\n  " + "\n  ".join(wrong)
                        + f"\n  log: {describe_log(a.batches)}")
 
 
 def gap_epochs(a: EndOffsetAnswers) -> list[int]:
     """Epochs between the earliest the leader knows and its current one that it has no entry for."""
-    known = a.known()
-    return [e for e in range(min(known), a.current_epoch) if e not in known]
+    entries = known(a)
+    return [e for e in range(min(entries), a.current_epoch) if e not in entries]
 
 
 def assert_gap_epoch_answered_with_the_epoch_below(a: EndOffsetAnswers) -> None:
@@ -95,7 +67,7 @@ def assert_gap_epoch_answered_with_the_epoch_below(a: EndOffsetAnswers) -> None:
     the next known one, at every version asked."""
     gaps = gap_epochs(a)
     if not gaps:
-        raise TargetRefused(f"no epoch gap formed on the leader: {a.context()}; the scene moves the leader twice "
+        raise TargetRefused(f"no epoch gap formed on the leader: {context(a)}; the scene moves the leader twice "
                             "without a write in between")
     asked = [e for e in gaps if e in a.asked()]
     if not asked:
@@ -106,11 +78,11 @@ def assert_gap_epoch_answered_with_the_epoch_below(a: EndOffsetAnswers) -> None:
 def assert_epoch_before_the_earliest_answered_with_its_start(a: EndOffsetAnswers) -> None:
     """An epoch below every one the leader still knows is answered with the asked epoch, ending where
     the earliest known epoch begins, at every version asked."""
-    earliest = min(a.known())
+    earliest = min(known(a))
     older = [e for e in a.asked() if 0 <= e < earliest]
     if not older:
         raise TargetRefused(f"the leader still knows its first epoch, so no epoch is older than the earliest it "
-                            f"knows: {a.context()}; the scene deletes the log's head (DeleteRecords) to drop it")
+                            f"knows: {context(a)}; the scene deletes the log's head (DeleteRecords) to drop it")
     _judge(a, older, f"epochs {older} older than the earliest it knows (owed: the asked epoch, ending where "
                      f"epoch {earliest} begins)")
 

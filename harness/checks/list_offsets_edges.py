@@ -10,52 +10,18 @@ such message is found, returns -1", KIP-79) and, from v4, the sentinel epoch -1 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
-
 from harness.errors import NotSupported, SetupError, TargetRefused
+from harness.histories.leader_answers import ListOffsetsAnswers
+from harness.histories.observations import Body
 from harness.protocol.errors import describe
-from harness.protocol.records import RecordBatch, describe_log, parse_batches
+from harness.protocol.records import describe_log
 
 MAX_TIMESTAMP = -3
 FIRST_WITH_EPOCH = 4  # ListOffsets' first version with LeaderEpoch
 FIRST_WITH_MAX_TIMESTAMP = 7
 
 
-@dataclass(frozen=True)
-class ListOffsetsAnswers:
-    """The leader's ListOffsets answers, [{version, timestamp, partition}], and its log from offset 0."""
-
-    leader: int
-    current_epoch: int
-    log_end: int
-    log: bytes
-    answers: list[dict[str, Any]]
-
-    @classmethod
-    def from_record(cls, r: Mapping[str, Any]) -> ListOffsetsAnswers:
-        return cls(r["leader"], r["current_epoch"], r["log_end"], bytes(r["log"]), [dict(a) for a in r["answers"]])
-
-    @property
-    def batches(self) -> list[RecordBatch]:
-        return parse_batches(self.log)
-
-    def max_record(self) -> tuple[int, int, int]:
-        """(timestamp, offset, epoch) of the first record with the largest timestamp."""
-        best: tuple[int, int, int] | None = None
-        for b in sorted(self.batches, key=lambda b: b.base_offset):
-            if b.is_control:
-                continue
-            for r in b.records:
-                if r.timestamp is not None and r.offset is not None and (best is None or r.timestamp > best[0]):
-                    best = (r.timestamp, r.offset, b.partition_leader_epoch)
-        if best is None:
-            raise SetupError(f"the log holds no data record: {describe_log(self.batches)}")
-        return best
-
-
-def _describe(p: Mapping[str, Any]) -> str:
+def _describe(p: Body) -> str:
     return (f"{describe(p['ErrorCode'])} offset {p['Offset']} epoch {p.get('LeaderEpoch', '(none)')} "
             f"timestamp {p.get('Timestamp', '(none)')}")
 
@@ -69,13 +35,13 @@ def assert_max_timestamp_returns_its_records_epoch(a: ListOffsetsAnswers) -> Non
                             f"epoch {epoch}, so its epoch cannot be told from the current one (the scene writes it "
                             f"two epochs earlier with CreateTime; does the target stamp LogAppendTime?); log "
                             f"{describe_log(a.batches)}")
-    asked = [x for x in a.answers if x["timestamp"] == MAX_TIMESTAMP]
+    asked = [x for x in a.answers if x.timestamp == MAX_TIMESTAMP]
     if not asked:
-        versions = sorted({x["version"] for x in a.answers})
+        versions = sorted({x.version for x in a.answers})
         raise NotSupported("ListOffsets MAX_TIMESTAMP (v7+)", f"ListOffsets versions spoken: {versions}")
-    wrong = [f"v{x['version']}: got {_describe(x['partition'])}" for x in asked
-             if (x["partition"]["ErrorCode"], x["partition"]["Offset"], x["partition"]["LeaderEpoch"],
-                 x["partition"]["Timestamp"]) != (0, offset, epoch, ts)]
+    wrong = [f"v{x.version}: got {_describe(x.partition)}" for x in asked
+             if (x.partition["ErrorCode"], x.partition["Offset"], x.partition["LeaderEpoch"],
+                 x.partition["Timestamp"]) != (0, offset, epoch, ts)]
     assert not wrong, (
         f"ListOffsets MAX_TIMESTAMP does not return the epoch of the record with the largest timestamp: expected "
         f"NONE offset {offset} epoch {epoch} timestamp {ts} (leader {a.leader} at epoch {a.current_epoch}):\n  "
@@ -87,15 +53,15 @@ def assert_time_after_the_last_record_is_undefined(a: ListOffsetsAnswers) -> Non
     """A timestamp after every record's is answered, at every version, without an error, with offset -1
     and, from v4, epoch -1."""
     ts, _, _ = a.max_record()
-    asked = [x for x in a.answers if x["timestamp"] > ts]
+    asked = [x for x in a.answers if x.timestamp > ts]
     if not asked:
         raise SetupError(f"no ListOffsets asked a time after the largest timestamp {ts}")
     wrong = []
     for x in asked:
-        p = x["partition"]
-        want_epoch = -1 if x["version"] >= FIRST_WITH_EPOCH else None
+        p = x.partition
+        want_epoch = -1 if x.version >= FIRST_WITH_EPOCH else None
         if (p["ErrorCode"], p["Offset"], p.get("LeaderEpoch")) != (0, -1, want_epoch):
-            wrong.append(f"v{x['version']} timestamp {x['timestamp']}: got {_describe(p)}")
+            wrong.append(f"v{x.version} timestamp {x.timestamp}: got {_describe(p)}")
     assert not wrong, (
         f"ListOffsets for a time after the last record (largest timestamp {ts}) is not (offset -1, epoch -1):\n  "
         + "\n  ".join(wrong) + f"\n  log: {describe_log(a.batches)}"

@@ -27,7 +27,6 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer, TopicPartition
 
@@ -36,6 +35,9 @@ from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.cluster.base import Cluster
 from harness.errors import ClusterError, NotSupported, TargetRefused
+from harness.histories.leader_answers import EndOffsetAnswers, ListOffsetsAnswers, ListOffsetsAtTime
+from harness.histories.metadata import MetadataAnswer
+from harness.histories.offset_commits import CommitRound, OffsetAndEpoch, OffsetRead, VersionedRead
 from harness.nemesis.leadership import move_leader
 from harness.protocol import errors
 from harness.protocol.client import RawClient
@@ -49,53 +51,13 @@ MAX_TIMESTAMP = -3  # ListOffsets v7+ (KIP-734): the record with the largest tim
 
 
 @dataclass(frozen=True)
-class EndOffsetProbe:
-    """One leader's OffsetsForLeaderEpoch answers, {version: {asked LeaderEpoch: partition answer}},
-    and its log from `log_start` to `log_end` (the high watermark), re-encoded."""
-
-    stage: str
-    leader: int
-    current_epoch: int
-    log_start: int
-    log_end: int
-    log: bytes
-    answers: dict[int, dict[int, dict[str, Any]]]
-
-
-@dataclass(frozen=True)
-class ListOffsetsProbe:
-    """The leader's ListOffsets answers, [{version, timestamp, partition}], asked with the current epoch
-    from v4, and its log (from offset 0 to `log_end`)."""
-
-    leader: int
-    current_epoch: int
-    log_end: int
-    log: bytes
-    answers: list[dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class CommitRound:
-    """A commit with an epoch (`before`), then `commit` of `sent` ({offset, epoch}; epoch None where the
-    version has no field for it), then each OffsetFetch version's answer ({read, got})."""
-
-    commit: str
-    version: int
-    before: dict[str, int]
-    before_read: dict[str, Any]  # `before` as the newest OffsetFetch gave it back, before `commit`
-    sent: dict[str, int | None]
-    code: int
-    reads: list[dict[str, Any]]
-
-
-@dataclass(frozen=True)
 class GappedEpochs:
     topic: str
     epochs: list[int]  # the partition's epoch after creation and after each move
-    gap: EndOffsetProbe
-    head_deleted: EndOffsetProbe | None
-    list_offsets: ListOffsetsProbe
-    metadata: list[dict[str, Any]]  # {broker, version, leader, epoch, error}
+    gap: EndOffsetAnswers
+    head_deleted: EndOffsetAnswers | None
+    list_offsets: ListOffsetsAnswers
+    metadata: list[MetadataAnswer]
     commits: list[CommitRound] | None  # None where the target refused the scene's commits
     deleted_to: int = -1
     refused: str | None = None  # why the target would not delete the head
@@ -108,7 +70,7 @@ class GappedEpochs:
             raise TargetRefused(str(self.commits_refused))
         return self.commits
 
-    def require_head_deleted(self) -> EndOffsetProbe:
+    def require_head_deleted(self) -> EndOffsetAnswers:
         """The probe after the head was deleted; `TargetRefused` where the target would not delete it."""
         if self.head_deleted is None and self.lacks_delete_records:
             raise NotSupported("deleting a log's head (DeleteRecords)", str(self.refused))
@@ -126,7 +88,7 @@ def _read_from_start(client: RawClient, topic: str, tid: uuid.UUID) -> tuple[int
     return start["Offset"], batches, hw
 
 
-def probe_end_offsets(raw: rr.RawConnector, topic: str, tid: uuid.UUID, stage: str) -> EndOffsetProbe:
+def probe_end_offsets(raw: rr.RawConnector, topic: str, tid: uuid.UUID, stage: str) -> EndOffsetAnswers:
     """Ask the leader about every epoch from -1 to two above its current one, at every version from v2."""
     p = rr.partition_metadata(raw(raw.cluster.running_brokers()[0]), topic)
     client = raw(p["LeaderId"])
@@ -138,7 +100,7 @@ def probe_end_offsets(raw: rr.RawConnector, topic: str, tid: uuid.UUID, stage: s
         for v in rr.versions(client, "OffsetForLeaderEpoch", 2)
     }
     log = b"".join(b.encode() for b in batches)
-    return EndOffsetProbe(stage, p["LeaderId"], current, log_start, log_end, log, answers)
+    return EndOffsetAnswers(stage, p["LeaderId"], current, log_start, log_end, log, answers)
 
 
 def _write(cluster: Cluster, producer: Producer, topic: str, tag: str, timestamps: list[int]) -> int:
@@ -163,7 +125,7 @@ def _write(cluster: Cluster, producer: Producer, topic: str, tag: str, timestamp
     return min(acked)
 
 
-def probe_list_offsets(raw: rr.RawConnector, topic: str, tid: uuid.UUID) -> ListOffsetsProbe:
+def probe_list_offsets(raw: rr.RawConnector, topic: str, tid: uuid.UUID) -> ListOffsetsAnswers:
     p = rr.partition_metadata(raw(raw.cluster.running_brokers()[0]), topic)
     client = raw(p["LeaderId"])
     current = rr.partition_metadata(client, topic)["LeaderEpoch"]
@@ -175,12 +137,12 @@ def probe_list_offsets(raw: rr.RawConnector, topic: str, tid: uuid.UUID) -> List
         asked = [EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, *times, max(stamps) + 1, *([MAX_TIMESTAMP] if v >= 7 else [])]
         for ts in asked:
             part = rr.list_offsets(client, v, topic, 0, ts, current_epoch=current if v >= 4 else NO_EPOCH)
-            answers.append({"version": v, "timestamp": ts, "partition": part})
+            answers.append(ListOffsetsAtTime(v, ts, part))
     log = b"".join(b.encode() for b in batches)
-    return ListOffsetsProbe(p["LeaderId"], current, log_end, log, answers)
+    return ListOffsetsAnswers(p["LeaderId"], current, log_end, log, answers)
 
 
-def probe_metadata(raw: rr.RawConnector, topic: str) -> list[dict[str, Any]]:
+def probe_metadata(raw: rr.RawConnector, topic: str) -> list[MetadataAnswer]:
     """The partition as every running broker's Metadata gives it, at every version each speaks."""
     out = []
     for b in raw.cluster.running_brokers():
@@ -190,22 +152,21 @@ def probe_metadata(raw: rr.RawConnector, topic: str) -> list[dict[str, Any]]:
             body = {"Topics": [{"Name": topic}], **({"AllowAutoTopicCreation": False} if v >= 4 else {})}
             (t,) = client.send("Metadata", v, body)["Topics"]
             if t["ErrorCode"]:
-                out.append({"broker": b, "version": v, "leader": None, "epoch": None, "error": t["ErrorCode"]})
+                out.append(MetadataAnswer(b, v, None, None, t["ErrorCode"]))
                 continue
             p = next(p for p in t["Partitions"] if p["PartitionIndex"] == 0)
-            out.append({"broker": b, "version": v, "leader": p["LeaderId"], "epoch": p.get("LeaderEpoch"),
-                        "error": p["ErrorCode"]})
+            out.append(MetadataAnswer(b, v, p["LeaderId"], p.get("LeaderEpoch"), p["ErrorCode"]))
     return out
 
 
-def _read_commit(client: RawClient, version: int, group: str, topic: str, tid: uuid.UUID) -> dict[str, Any]:
-    """{offset, epoch, error} of partition 0 at any OffsetFetch version (v1 has no top-level ErrorCode,
-    v5 is the first with CommittedLeaderEpoch: None where the version has no such field)."""
+def _read_commit(client: RawClient, version: int, group: str, topic: str, tid: uuid.UUID) -> OffsetRead:
+    """Partition 0's commit at any OffsetFetch version (v1 has no top-level ErrorCode, v5 is the first
+    with CommittedLeaderEpoch: None where the version has no such field)."""
     resp = tx.offset_fetch(client, version, group, topic, tid, [0]).response
     top = resp["Groups"][0] if version >= 8 else resp
     p = top["Topics"][0]["Partitions"][0] if top["Topics"] else {}
-    return {"offset": p.get("CommittedOffset"), "epoch": p.get("CommittedLeaderEpoch"),
-            "error": p.get("ErrorCode", 0) or top.get("ErrorCode", 0)}
+    return OffsetRead(p.get("CommittedOffset"), p.get("CommittedLeaderEpoch"),
+                      p.get("ErrorCode", 0) or top.get("ErrorCode", 0))
 
 
 def probe_commits(raw: rr.RawConnector, topic: str, tid: uuid.UUID, group: str) -> list[CommitRound]:
@@ -221,15 +182,15 @@ def probe_commits(raw: rr.RawConnector, topic: str, tid: uuid.UUID, group: str) 
     reads = sorted(rr.versions(gcoord, "OffsetFetch", 1), reverse=True)
     rounds = []
     for v in rr.versions(gcoord, "OffsetCommit", 2):
-        before = {"offset": 1000 + v, "epoch": committed_epoch}
-        code = rr.offset_commit(gcoord, top, group, topic, tid, 0, before["offset"], committed_epoch)
+        before = OffsetAndEpoch(1000 + v, committed_epoch)
+        code = rr.offset_commit(gcoord, top, group, topic, tid, 0, before.offset, committed_epoch)
         if code:
             raise TargetRefused(f"the scene commits {before} to {group} with OffsetCommit v{top} before each round; "
                                 f"the target answered {errors.describe(code)}")
         before_read = _read_commit(gcoord, reads[0], group, topic, tid)
-        sent: dict[str, int | None] = {"offset": 2000 + v, "epoch": NO_EPOCH if v >= 6 else None}
-        code = rr.offset_commit(gcoord, v, group, topic, tid, 0, sent["offset"] or 0, NO_EPOCH)
-        got = [{"read": f"OffsetFetch v{fv}", "version": fv, "got": _read_commit(gcoord, fv, group, topic, tid)}
+        sent = OffsetAndEpoch(2000 + v, NO_EPOCH if v >= 6 else None)
+        code = rr.offset_commit(gcoord, v, group, topic, tid, 0, sent.offset, NO_EPOCH)
+        got = [VersionedRead(f"OffsetFetch v{fv}", fv, _read_commit(gcoord, fv, group, topic, tid))
                for fv in reads] if code == 0 else []
         rounds.append(CommitRound(f"OffsetCommit v{v}", v, before, before_read, sent, code, got))
     return rounds

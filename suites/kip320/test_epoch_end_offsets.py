@@ -5,8 +5,6 @@ without an epoch, and commits without one. One scene per module (see harness.sce
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from fixtures.cluster import Cluster
@@ -14,14 +12,12 @@ from fixtures.module_scope import module_topic
 from fixtures.topics import RunNames
 from harness.checks import recorded
 from harness.checks.epoch_end_offsets import (
-    EndOffsetAnswers,
     assert_epoch_before_the_earliest_answered_with_its_start,
     assert_gap_epoch_answered_with_the_epoch_below,
     assert_no_epoch_answered_undefined,
 )
 from harness.checks.epoch_history import assert_end_offsets
 from harness.checks.list_offsets_edges import (
-    ListOffsetsAnswers,
     assert_max_timestamp_returns_its_records_epoch,
     assert_time_after_the_last_record_is_undefined,
 )
@@ -31,7 +27,8 @@ from harness.checks.old_versions import (
     assert_old_list_offsets_work,
     assert_old_metadata_works,
 )
-from harness.scenarios.epoch_edges import EndOffsetProbe, GappedEpochs, gapped_epochs
+from harness.histories.leader_answers import EndOffsetAnswers, ListOffsetsAnswers
+from harness.scenarios.epoch_edges import GappedEpochs, gapped_epochs
 
 pytestmark = pytest.mark.kip320
 
@@ -42,9 +39,9 @@ def gapped(request: pytest.FixtureRequest, cluster: Cluster, run_names: RunNames
     return gapped_epochs(cluster, module_topic(request, "gapped", 3), run_names.group("kip320-gapped-commits"))
 
 
-def _answers(probe: EndOffsetProbe, name: str) -> EndOffsetAnswers:
+def _answers(probe: EndOffsetAnswers, name: str) -> EndOffsetAnswers:
     recorded.save(name, probe)
-    return EndOffsetAnswers.from_record(dataclasses.asdict(probe))
+    return probe
 
 
 @pytest.mark.promise("kip320.ofle.gap-epoch-answered-with-the-epoch-below")
@@ -87,8 +84,7 @@ def test_offsets_for_leader_epoch_answers_every_epoch_from_the_leaders_epochs(ga
     head was deleted, is answered as the leader's epochs (from its log) owe: a known past epoch ends
     where the next known begins, the current epoch at the log end, a newer one (-1, -1)."""
     probes = [gapped.gap, *([gapped.head_deleted] if gapped.head_deleted else [])]
-    for probe in probes:
-        a = EndOffsetAnswers.from_record(dataclasses.asdict(probe))
+    for a in probes:
         for version, answers in sorted(a.answers.items()):
             try:
                 assert_end_offsets(a.batches, a.current_epoch, a.log_end, answers, a.log_start)
@@ -99,7 +95,7 @@ def test_offsets_for_leader_epoch_answers_every_epoch_from_the_leaders_epochs(ga
 
 def _list_offsets(gapped: GappedEpochs) -> ListOffsetsAnswers:
     recorded.save("kip320-list-offsets-edges", gapped.list_offsets)
-    return ListOffsetsAnswers.from_record(dataclasses.asdict(gapped.list_offsets))
+    return gapped.list_offsets
 
 
 @pytest.mark.promise("kip320.list-offsets.max-timestamp-epoch")
@@ -145,7 +141,7 @@ def test_offset_commit_and_fetch_versions_without_an_epoch_keep_working_after_le
     """KIP-320, "Compatibility, Deprecation, and Migration Plan": OffsetCommit v2-v5 are accepted, and
     every commit reads back with every OffsetFetch version, v1-v4 included, on a partition whose
     leader moved."""
-    rounds = [dataclasses.asdict(r) for r in gapped.require_commits()]
+    rounds = gapped.require_commits()
     recorded.save("kip320-old-commits", {"rounds": rounds, "current_epoch": gapped.list_offsets.current_epoch})
     assert_old_commits_work(rounds, gapped.list_offsets.current_epoch)
 
@@ -156,6 +152,6 @@ def test_a_commit_without_an_epoch_reads_back_without_the_previous_epoch(gapped:
     (-1) in the APIs that expose it"): after a commit with the leader's epoch, a commit without an epoch
     (OffsetCommit v2-v5, or CommittedLeaderEpoch -1 from v6) reads back from OffsetFetch v5+ with
     CommittedLeaderEpoch -1, not that epoch."""
-    rounds = [dataclasses.asdict(r) for r in gapped.require_commits()]
+    rounds = gapped.require_commits()
     recorded.save("kip320-old-commits", {"rounds": rounds, "current_epoch": gapped.list_offsets.current_epoch})
     assert_commit_without_epoch_reads_back_undefined(rounds)

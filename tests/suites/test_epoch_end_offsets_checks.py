@@ -4,29 +4,32 @@ them subtly: one version, one field (recorded 4.4.0 answers, altered)."""
 from __future__ import annotations
 
 import pytest
+from alterations import typed
 from recordings import Recording, restamp
 
 from harness.checks.epoch_end_offsets import (
-    EndOffsetAnswers,
     assert_epoch_before_the_earliest_answered_with_its_start,
     assert_gap_epoch_answered_with_the_epoch_below,
     assert_no_epoch_answered_undefined,
+    context,
     gap_epochs,
+    known,
 )
 from harness.checks.epoch_history import assert_end_offsets
 from harness.errors import TargetRefused
+from harness.histories.leader_answers import EndOffsetAnswers
 
 GAP, HEAD_DELETED = "kip320-ofle-gap", "kip320-ofle-head-deleted"
 
 
 def _answers(recording: Recording, name: str) -> EndOffsetAnswers:
-    return EndOffsetAnswers.from_record(recording(name))
+    return typed(EndOffsetAnswers, recording(name))
 
 
 @pytest.mark.parametrize("name", [GAP, HEAD_DELETED])
 def test_recorded_answers_pass_every_check(recording: Recording, name: str) -> None:
     a = _answers(recording, name)
-    assert gap_epochs(a), f"premise of the recording: {a.context()}"
+    assert gap_epochs(a), f"premise of the recording: {context(a)}"
     assert_gap_epoch_answered_with_the_epoch_below(a)
     assert_no_epoch_answered_undefined(a)
     for answers in a.answers.values():
@@ -51,9 +54,9 @@ def test_a_gap_epoch_ending_at_its_own_start_fails(recording: Recording) -> None
     """The right epoch below, but the end offset of that epoch's own start rather than the next's."""
     a = _answers(recording, HEAD_DELETED)
     (gap,) = gap_epochs(a)
-    a.answers[4][gap]["EndOffset"] = a.known()[gap - 1]
+    a.answers[4][gap]["EndOffset"] = known(a)[gap - 1]
     with pytest.raises(AssertionError, match=rf"v4 LeaderEpoch {gap}: got NONE\(0\) \(LeaderEpoch, EndOffset\) "
-                                             rf"\({gap - 1}, {a.known()[gap - 1]}\)"):
+                                             rf"\({gap - 1}, {known(a)[gap - 1]}\)"):
         assert_gap_epoch_answered_with_the_epoch_below(a)
 
 
@@ -79,7 +82,7 @@ def test_no_gap_is_a_refused_premise_not_a_pass(recording: Recording) -> None:
     r = recording(GAP)
     r["log"] = restamp(r["log"], 10, 2)
     with pytest.raises(TargetRefused, match=r"no epoch gap formed on the leader.*\{0: 0, 1: 5, 2: 10, 3: 15\}"):
-        assert_gap_epoch_answered_with_the_epoch_below(EndOffsetAnswers.from_record(r))
+        assert_gap_epoch_answered_with_the_epoch_below(typed(EndOffsetAnswers, r))
 
 
 def test_a_leader_that_knows_its_first_epoch_is_a_refused_premise_not_a_pass(recording: Recording) -> None:

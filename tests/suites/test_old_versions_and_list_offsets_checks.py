@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from alterations import typed
 from recordings import Recording, restamp
 
 from harness.checks.list_offsets_edges import (
     MAX_TIMESTAMP,
-    ListOffsetsAnswers,
     assert_max_timestamp_returns_its_records_epoch,
     assert_time_after_the_last_record_is_undefined,
 )
@@ -22,6 +22,9 @@ from harness.checks.old_versions import (
     assert_old_metadata_works,
 )
 from harness.errors import TargetRefused
+from harness.histories.leader_answers import ListOffsetsAnswers
+from harness.histories.metadata import MetadataAnswer
+from harness.histories.offset_commits import CommitRound
 
 LIST_OFFSETS, METADATA, COMMITS = "kip320-list-offsets-edges", "kip320-old-metadata", "kip320-old-commits"
 
@@ -30,15 +33,27 @@ def _answer(r: dict[str, Any], version: int, timestamp: int) -> dict[str, Any]:
     return next(a["partition"] for a in r["answers"] if a["version"] == version and a["timestamp"] == timestamp)
 
 
+def _list_offsets(r: dict[str, Any]) -> ListOffsetsAnswers:
+    return typed(ListOffsetsAnswers, r)
+
+
+def _metadata(answers: list[dict[str, Any]]) -> list[MetadataAnswer]:
+    return typed(list[MetadataAnswer], answers)
+
+
+def _rounds(rounds: list[dict[str, Any]]) -> list[CommitRound]:
+    return typed(list[CommitRound], rounds)
+
+
 def test_recorded_answers_pass(recording: Recording) -> None:
-    lo = ListOffsetsAnswers.from_record(recording(LIST_OFFSETS))
+    lo = _list_offsets(recording(LIST_OFFSETS))
     assert_max_timestamp_returns_its_records_epoch(lo)
     assert_time_after_the_last_record_is_undefined(lo)
     assert_old_list_offsets_work(lo)
-    assert_old_metadata_works(recording(METADATA)["answers"])
+    assert_old_metadata_works(_metadata(recording(METADATA)["answers"]))
     c = recording(COMMITS)
-    assert_old_commits_work(c["rounds"], c["current_epoch"])
-    assert_commit_without_epoch_reads_back_undefined(c["rounds"])
+    assert_old_commits_work(_rounds(c["rounds"]), c["current_epoch"])
+    assert_commit_without_epoch_reads_back_undefined(_rounds(c["rounds"]))
 
 
 @pytest.mark.parametrize(("field", "delta"), [("LeaderEpoch", 2), ("Offset", 1)])
@@ -50,16 +65,16 @@ def test_max_timestamp_with_another_epoch_or_offset_at_one_version_fails(
     top = max(a["version"] for a in r["answers"])
     _answer(r, top, MAX_TIMESTAMP)[field] += delta
     with pytest.raises(AssertionError, match=rf"v{top}: got NONE\(0\) offset \d+ epoch \d+"):
-        assert_max_timestamp_returns_its_records_epoch(ListOffsetsAnswers.from_record(r))
+        assert_max_timestamp_returns_its_records_epoch(_list_offsets(r))
 
 
 def test_max_timestamp_record_in_the_current_epoch_is_a_refused_premise(recording: Recording) -> None:
     r = recording(LIST_OFFSETS)
-    lo = ListOffsetsAnswers.from_record(r)
+    lo = _list_offsets(r)
     _, offset, _ = lo.max_record()
     r["log"] = restamp(r["log"], offset, lo.current_epoch)
     with pytest.raises(TargetRefused, match="lies in the current epoch"):
-        assert_max_timestamp_returns_its_records_epoch(ListOffsetsAnswers.from_record(r))
+        assert_max_timestamp_returns_its_records_epoch(_list_offsets(r))
 
 
 @pytest.mark.parametrize(("version", "field", "value"), [(9, "LeaderEpoch", 3), (2, "Offset", 15), (5, "Offset", 15)])
@@ -67,10 +82,10 @@ def test_a_time_after_the_last_record_answered_with_the_log_end_or_an_epoch_fail
     recording: Recording, version: int, field: str, value: int
 ) -> None:
     r = recording(LIST_OFFSETS)
-    ts = ListOffsetsAnswers.from_record(r).max_record()[0] + 1
+    ts = _list_offsets(r).max_record()[0] + 1
     _answer(r, version, ts)[field] = value
     with pytest.raises(AssertionError, match=rf"v{version} timestamp {ts}: got NONE\(0\) offset"):
-        assert_time_after_the_last_record_is_undefined(ListOffsetsAnswers.from_record(r))
+        assert_time_after_the_last_record_is_undefined(_list_offsets(r))
 
 
 @pytest.mark.parametrize(("field", "value"), [("Offset", 10), ("ErrorCode", 74)])
@@ -79,14 +94,14 @@ def test_an_old_list_offsets_version_answering_otherwise_fails(recording: Record
     r = recording(LIST_OFFSETS)
     _answer(r, 3, -1)[field] = value
     with pytest.raises(AssertionError, match=r"v3 timestamp -1: got .* expected NONE offset 15"):
-        assert_old_list_offsets_work(ListOffsetsAnswers.from_record(r))
+        assert_old_list_offsets_work(_list_offsets(r))
 
 
 def test_old_versions_on_a_partition_whose_leader_never_moved_is_a_refused_premise(recording: Recording) -> None:
     r = recording(LIST_OFFSETS)
     r["current_epoch"] = 0
     with pytest.raises(TargetRefused, match="epoch is still 0"):
-        assert_old_list_offsets_work(ListOffsetsAnswers.from_record(r))
+        assert_old_list_offsets_work(_list_offsets(r))
 
 
 @pytest.mark.parametrize(("field", "value"), [("leader", 1), ("error", 6)])
@@ -95,7 +110,7 @@ def test_an_old_metadata_version_answering_otherwise_fails(recording: Recording,
     a = next(a for a in answers if a["version"] == 6 and a["broker"] == 3)
     a[field] = value
     with pytest.raises(AssertionError, match=r"broker 3 Metadata v6: "):
-        assert_old_metadata_works(answers)
+        assert_old_metadata_works(_metadata(answers))
 
 
 def test_an_old_offset_fetch_version_reading_another_offset_fails(recording: Recording) -> None:
@@ -106,7 +121,7 @@ def test_an_old_offset_fetch_version_reading_another_offset_fails(recording: Rec
     x["got"]["offset"] = r["before"]["offset"]
     with pytest.raises(AssertionError, match=r"OffsetCommit v9 of offset 2009, read by OffsetFetch v1: NONE\(0\) "
                                              r"offset 1009"):
-        assert_old_commits_work(c["rounds"], c["current_epoch"])
+        assert_old_commits_work(_rounds(c["rounds"]), c["current_epoch"])
 
 
 def test_an_old_offset_commit_version_refused_fails(recording: Recording) -> None:
@@ -114,7 +129,7 @@ def test_an_old_offset_commit_version_refused_fails(recording: Recording) -> Non
     r = next(r for r in c["rounds"] if r["version"] == 2)
     r["code"], r["reads"] = 35, []  # UNSUPPORTED_VERSION
     with pytest.raises(AssertionError, match=r"OffsetCommit v2 of offset 2002: UNSUPPORTED_VERSION"):
-        assert_old_commits_work(c["rounds"], c["current_epoch"])
+        assert_old_commits_work(_rounds(c["rounds"]), c["current_epoch"])
 
 
 @pytest.mark.parametrize(("commit", "read"), [(4, 5), (7, 10)])
@@ -128,7 +143,7 @@ def test_a_commit_without_an_epoch_reading_back_the_previous_epoch_fails(
     next(x for x in r["reads"] if x["version"] == read)["got"]["epoch"] = 7
     with pytest.raises(AssertionError, match=rf"OffsetCommit v{commit} .* read by OffsetFetch v{read}: NONE\(0\) "
                                              rf"offset {2000 + commit} epoch 7"):
-        assert_commit_without_epoch_reads_back_undefined(c["rounds"])
+        assert_commit_without_epoch_reads_back_undefined(_rounds(c["rounds"]))
 
 
 def test_a_previous_epoch_that_was_never_stored_is_a_refused_premise(recording: Recording) -> None:
@@ -137,4 +152,4 @@ def test_a_previous_epoch_that_was_never_stored_is_a_refused_premise(recording: 
     for r in c["rounds"]:
         r["before_read"]["epoch"] = -1
     with pytest.raises(TargetRefused, match=r"the previous epoch was stored; it was not: OffsetCommit v2"):
-        assert_commit_without_epoch_reads_back_undefined(c["rounds"])
+        assert_commit_without_epoch_reads_back_undefined(_rounds(c["rounds"]))
