@@ -14,12 +14,11 @@ needs: that the leader really moved.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
-from typing import Any
 
 from harness.clients import raw as rr
 from harness.cluster.base import Cluster
 from harness.errors import TargetRefused
+from harness.histories.epoch_truth import FetchFrom, FetchProbe, MetadataTruthProbe, OutOfRangeProbe
 from harness.protocol.sentinels import NO_EPOCH
 from harness.scenarios.kip320 import EpochHistory
 
@@ -44,20 +43,6 @@ def require_moves(history: EpochHistory, n: int) -> None:
                             f"{seen}{why} (steps: {steps})")
 
 
-@dataclass(frozen=True)
-class OutOfRangeProbe:
-    """Fetch answers at an offset past the log end: [{version, requested_epoch, partition}]; `served`:
-    the leader's answer to a Fetch from offset 0 at its current epoch (it is a healthy leader)."""
-
-    topic: str
-    leader: int
-    current_epoch: int
-    log_end: int
-    fetch_offset: int
-    served: dict[str, Any]
-    answers: list[dict[str, Any]]
-
-
 def out_of_range_probe(cluster: Cluster, history: EpochHistory) -> OutOfRangeProbe:
     """Ask the leader of `history`'s partition (one move at least) for an offset past its log end."""
     require_moves(history, 1)
@@ -70,28 +55,12 @@ def out_of_range_probe(cluster: Cluster, history: EpochHistory) -> OutOfRangePro
         log_end = served["HighWatermark"]
         offset = log_end + PAST_THE_END
         answers = [
-            {"version": v, "requested_epoch": e,
-             "partition": rr.fetch(client, v, history.topic, history.topic_id, 0, offset, current_epoch=e)}
+            FetchProbe(v, e, rr.fetch(client, v, history.topic, history.topic_id, 0, offset, current_epoch=e))
             for v in rr.versions(client, "Fetch", FIRST_WITH_CURRENT_EPOCH)
             for e in (NO_EPOCH, current, current - 1, current + 1)
         ]
         return OutOfRangeProbe(history.topic, p["LeaderId"], current, log_end, offset,
-                               {"version": top, "requested_epoch": current, "partition": served}, answers)
-
-
-@dataclass(frozen=True)
-class MetadataTruthProbe:
-    """The history's steps (each running broker's Metadata epoch after each move) and appends, the
-    leader's log re-encoded, and Fetch answers [{version, requested_epoch, fetch_offset, partition}]
-    asked with the epoch the leader's Metadata gives at the time (`metadata_epoch`)."""
-
-    topic: str
-    leader: int
-    metadata_epoch: int
-    steps: list[dict[str, Any]]
-    appends: list[dict[str, int]]
-    log: bytes
-    fetches: list[dict[str, Any]]
+                               FetchProbe(top, current, served), answers)
 
 
 def metadata_truth_probe(cluster: Cluster, history: EpochHistory) -> MetadataTruthProbe:
@@ -102,9 +71,9 @@ def metadata_truth_probe(cluster: Cluster, history: EpochHistory) -> MetadataTru
         batches, _ = rr.read_log(client, history.topic, history.topic_id)
         start = history.appends[-1].first if history.appends else 0
         fetches = [
-            {"version": v, "requested_epoch": epoch, "fetch_offset": start,
-             "partition": rr.fetch(client, v, history.topic, history.topic_id, 0, start, current_epoch=epoch)}
+            FetchFrom(v, epoch, rr.fetch(client, v, history.topic, history.topic_id, 0, start, current_epoch=epoch),
+                      start)
             for v in rr.versions(client, "Fetch", FIRST_WITH_CURRENT_EPOCH)
         ]
-        return MetadataTruthProbe(history.topic, p["LeaderId"], epoch, history.step_dicts(), history.append_dicts(),
+        return MetadataTruthProbe(history.topic, p["LeaderId"], epoch, list(history.steps), history.append_dicts(),
                                   b"".join(b.encode() for b in batches), fetches)

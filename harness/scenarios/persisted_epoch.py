@@ -6,27 +6,14 @@ harness.scenarios.kip1319.persisted_offsets)."""
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
-from typing import Any
-
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.cluster.base import Cluster
+from harness.histories.offset_commits import SentCommit
+from harness.histories.persisted_epochs import PersistedEpochs, PersistedRound
 from harness.scenarios.kip1319 import persisted_offsets
 
 FIRST_WITH_EPOCH = 6  # OffsetCommit v6 (KIP-320) carries CommittedLeaderEpoch
-
-
-@dataclass(frozen=True)
-class PersistedEpochs:
-    """Per version {version, sent: {offset, epoch, metadata}, code, persisted: PersistedOffset as a
-    mapping, or None}; `unreadable`: why the target's persisted form cannot be read (else None)."""
-
-    topic: str
-    group: str
-    rounds: list[dict[str, Any]]
-    unreadable: str | None
 
 
 def persisted_commit_epochs(cluster: Cluster, topic: str, group: str) -> PersistedEpochs:
@@ -34,14 +21,14 @@ def persisted_commit_epochs(cluster: Cluster, topic: str, group: str) -> Persist
         any_broker = raw(cluster.running_brokers()[0])
         tid = rr.topic_id(any_broker, topic)
         gcoord = raw(tx.coordinator_id(any_broker, group, tx.GROUP_KEY))
-        rounds = []
+        rounds: list[PersistedRound] = []
         for v in rr.versions(gcoord, "OffsetCommit", FIRST_WITH_EPOCH):
             # A different epoch and offset each version: a record left from the version before is seen.
-            sent = {"offset": 300 + v, "epoch": 40 + v, "metadata": f"kcts persisted v{v}"}
-            code = rr.offset_commit(gcoord, v, group, topic, tid, 0, sent["offset"], sent["epoch"], sent["metadata"])
+            sent = SentCommit(300 + v, 40 + v, f"kcts persisted v{v}")
+            code = rr.offset_commit(gcoord, v, group, topic, tid, 0, sent.offset, sent.epoch, sent.metadata)
             persisted, unreadable = persisted_offsets(raw, group, topic)
             if unreadable:
                 return PersistedEpochs(topic, group, rounds, unreadable)
-            found = next((dataclasses.asdict(p) for p in persisted if p.partition == 0), None)
-            rounds.append({"version": v, "sent": sent, "code": code, "persisted": found})
+            found = next((p for p in persisted if p.partition == 0), None)
+            rounds.append(PersistedRound(v, sent, code, found))
         return PersistedEpochs(topic, group, rounds, None)

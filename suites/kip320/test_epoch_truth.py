@@ -4,8 +4,6 @@ by what Metadata says alone. One leader-moves history per module (suites/kip320/
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from fixtures.cluster import Cluster
@@ -38,7 +36,7 @@ def test_fetch_past_the_log_end_gets_the_epoch_error_before_offset_out_of_range(
     for an older CurrentLeaderEpoch and UNKNOWN_LEADER_EPOCH for a newer one, never
     OFFSET_OUT_OF_RANGE; with the current epoch or -1 it is OFFSET_OUT_OF_RANGE."""
     require_moves(leader_moves, MOVES)
-    probe = dataclasses.asdict(out_of_range_probe(cluster, leader_moves))
+    probe = out_of_range_probe(cluster, leader_moves)
     recorded.save("kip320-fetch-out-of-range-epochs", probe)
     assert_epoch_error_before_out_of_range(probe)
 
@@ -54,7 +52,7 @@ def test_metadata_epoch_after_a_move_is_the_epoch_the_new_leader_appends_and_ser
     CurrentLeaderEpoch = the leader's Metadata epoch is served (at every version from v9), with
     batches of that epoch; not an epoch Metadata made up."""
     require_moves(leader_moves, MOVES)
-    probe = dataclasses.asdict(metadata_truth_probe(cluster, leader_moves))
+    probe = metadata_truth_probe(cluster, leader_moves)
     recorded.save("kip320-metadata-epoch-truth", probe)
     assert_metadata_epoch_is_the_appending_leaders(probe)
 
@@ -68,9 +66,8 @@ def test_a_plain_commit_persists_its_leader_epoch_in_the_offset_commit_value(
     transaction) of (offset, epoch), at every version from v6, the group's latest OffsetCommitValue
     record in __consumer_offsets holds that offset and that LeaderEpoch (read from the log, decoded
     with the coordinator's own schema), not -1 and not the epoch of an earlier commit."""
-    persisted = dataclasses.asdict(
-        persisted_commit_epochs(cluster, leader_moves.topic, run_names.group("kip320-persisted-epoch")))
+    persisted = persisted_commit_epochs(cluster, leader_moves.topic, run_names.group("kip320-persisted-epoch"))
     recorded.save("kip320-persisted-commit-epochs", persisted)
-    if persisted["unreadable"]:
-        not_supported("reading the committed offsets the group coordinator persisted", persisted["unreadable"])
+    if persisted.unreadable:
+        not_supported("reading the committed offsets the group coordinator persisted", persisted.unreadable)
     assert_commit_epoch_persisted(persisted)
