@@ -23,13 +23,21 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.cluster.base import Cluster
 from harness.errors import TargetRefused
+from harness.histories.offset_commits import CommitRead, SentCommit
+from harness.histories.transactions_on_the_wire import (
+    AbortedCommits,
+    BaselineCommit,
+    IsolatedFetch,
+    ProducedRange,
+    ReadCommittedLog,
+    TxnCommitRound,
+    TxnRead,
+)
 from harness.protocol import errors
 from harness.protocol.client import RawClient
 from harness.protocol.exceptions import CorruptRecordError
@@ -47,8 +55,8 @@ RECORDS = 3
 
 
 def _produce(client: RawClient, topic: str, tid: uuid.UUID, tag: str, n: int,
-             txn: tx.Transaction | None = None) -> dict[str, int]:
-    """`n` records acknowledged by all replicas, transactional if `txn`: {first, last, producer_id}."""
+             txn: tx.Transaction | None = None) -> ProducedRange:
+    """`n` records acknowledged by all replicas, transactional if `txn`."""
     batch = encode_batch(
         [f"{tag}-{i}".encode() for i in range(n)],
         transactional=txn is not None,
@@ -60,23 +68,7 @@ def _produce(client: RawClient, topic: str, tid: uuid.UUID, tag: str, n: int,
     if p["ErrorCode"]:
         raise TargetRefused(f"Produce v{v} of '{tag}' ({n} records{', transactional' if txn else ''}) to {topic}: "
                             f"{errors.describe(p['ErrorCode'])}")
-    return {"first": p["BaseOffset"], "last": p["BaseOffset"] + n - 1,
-            "producer_id": txn.producer_id if txn else -1}
-
-
-@dataclass(frozen=True)
-class ReadCommittedLog:
-    """The scene's writes ({first, last, producer_id}), the high watermark once written, and the
-    Fetch answers [{version, isolation, partition}] from offset 0."""
-
-    topic: str
-    leader: int
-    before: dict[str, int]
-    aborted: dict[str, int]
-    open: dict[str, int]
-    after: dict[str, int]
-    log_end: int
-    answers: list[dict[str, Any]]
+    return ProducedRange(p["BaseOffset"], p["BaseOffset"] + n - 1, txn.producer_id if txn else -1)
 
 
 def read_committed_log(cluster: Cluster, topic: str, transactional_id: Callable[[str], str]) -> ReadCommittedLog:
@@ -94,7 +86,7 @@ def read_committed_log(cluster: Cluster, topic: str, transactional_id: Callable[
         a.end(False, min(TV1_END_TXN, a.coordinator.max_version("EndTxn")))
 
         def abort_marker_written() -> bool:
-            got = rr.fetch(client, client.max_version("Fetch"), topic, tid, 0, aborted["last"] + 1)
+            got = rr.fetch(client, client.max_version("Fetch"), topic, tid, 0, aborted.last + 1)
             try:
                 batches = parse_batches(got["Records"])
             except CorruptRecordError as exc:
@@ -105,61 +97,47 @@ def read_committed_log(cluster: Cluster, topic: str, transactional_id: Callable[
 
         # The coordinator writes the marker after EndTxn returns; B must start after it.
         wait_until(abort_marker_written, 30, lambda: f"no ABORT marker of producer {a.producer_id} in {topic}-0 "
-                                                      f"after offset {aborted['last']}")
+                                                      f"after offset {aborted.last}")
         b = tx.begin(raw, transactional_id("read-committed-open"))
         b.add_partitions(topic, [0])
         opened = _produce(client, topic, tid, "open", RECORDS, b)
         after = _produce(client, topic, tid, "after", 2)
         try:
             answers = [
-                {"version": v, "isolation": iso,
-                 "partition": rr.fetch(client, v, topic, tid, 0, 0, current_epoch=NO_EPOCH, isolation=iso)}
+                IsolatedFetch(v, iso, rr.fetch(client, v, topic, tid, 0, 0, current_epoch=NO_EPOCH, isolation=iso))
                 for v in rr.versions(client, "Fetch", FIRST_WITH_ISOLATION)
                 for iso in (READ_COMMITTED, READ_UNCOMMITTED)
             ]
         finally:
             # Nothing left open past the module: an open transaction holds the partition's LSO.
             b.end(False, min(TV1_END_TXN, b.coordinator.max_version("EndTxn")))
-        return ReadCommittedLog(topic, p["LeaderId"], before, aborted, opened, after, after["last"] + 1, answers)
+        return ReadCommittedLog(topic, p["LeaderId"], before, aborted, opened, after, after.last + 1, answers)
 
 
-def read_commit(client: RawClient, version: int, group: str, topic: str, tid: uuid.UUID) -> dict[str, Any]:
-    """{offset, epoch, metadata, error} of partition 0 at any OffsetFetch version from v1 (epoch None
-    below v5, which has no CommittedLeaderEpoch)."""
+def read_commit(client: RawClient, version: int, group: str, topic: str, tid: uuid.UUID) -> CommitRead:
+    """Partition 0's commit at any OffsetFetch version from v1 (epoch None below v5, which has no
+    CommittedLeaderEpoch)."""
     resp = tx.offset_fetch(client, version, group, topic, tid, [0]).response
     top = resp["Groups"][0] if version >= 8 else resp
     p = top["Topics"][0]["Partitions"][0] if top["Topics"] else {}
-    return {"offset": p.get("CommittedOffset"), "epoch": p.get("CommittedLeaderEpoch"),
-            "metadata": p.get("Metadata"), "error": p.get("ErrorCode", 0) or top.get("ErrorCode", 0)}
-
-
-@dataclass(frozen=True)
-class AbortedCommits:
-    """`baseline`: the plain commit {offset, epoch, metadata, code} and its read-back; `rounds`: per
-    TxnOffsetCommit version {version, sent, code, reads: [{version, got}]} after the abort;
-    `committed`: the same for the control round, a committed transaction at the top version."""
-
-    topic: str
-    group: str
-    baseline: dict[str, Any]
-    rounds: list[dict[str, Any]]
-    committed: dict[str, Any]
+    return CommitRead(p.get("CommittedOffset"), p.get("CommittedLeaderEpoch"),
+                      p.get("ErrorCode", 0) or top.get("ErrorCode", 0), p.get("Metadata"))
 
 
 def _txn_round(raw: rr.RawConnector, gcoord: RawClient, version: int, txn_id: str, group: str, topic: str,
-               tid: uuid.UUID, sent: dict[str, Any], commit: bool, reads: list[int]) -> dict[str, Any]:
+               tid: uuid.UUID, sent: SentCommit, commit: bool, reads: list[int]) -> TxnCommitRound:
     txn = tx.begin(raw, txn_id)
     # Before KIP-890's v5 the producer adds the group to its transaction itself, and ends it at v4.
     legacy = version < TV2_TXN_OFFSET_COMMIT
     if legacy:
         txn.add_group(group)
     key = {"TopicId": tid} if version >= 6 else {"Name": topic}
-    part = tx.partition(0, sent["offset"], sent["epoch"], sent["metadata"])
+    part = tx.partition(0, sent.offset, sent.epoch, sent.metadata)
     ex = tx.txn_offset_commit(gcoord, version, txn, group, [{**key, "Partitions": [part]}])
     code = ex.response["Topics"][0]["Partitions"][0]["ErrorCode"]
     txn.end(commit, min(TV1_END_TXN, txn.coordinator.max_version("EndTxn")) if legacy else None)
-    return {"version": version, "sent": sent, "code": code,
-            "reads": [{"version": fv, "got": read_commit(gcoord, fv, group, topic, tid)} for fv in reads]}
+    reads_after = [TxnRead(fv, read_commit(gcoord, fv, group, topic, tid)) for fv in reads]
+    return TxnCommitRound(version, sent, code, reads_after)
 
 
 def aborted_offset_commits(cluster: Cluster, topic: str, group: str,
@@ -174,18 +152,18 @@ def aborted_offset_commits(cluster: Cluster, topic: str, group: str,
         # The baseline at the leader's own epoch, the one a consumer's last record carries: every broker
         # takes it (librdkafka's mock refuses any other, which the committed-epoch checks judge).
         epoch = rr.partition_metadata(any_broker, topic)["LeaderEpoch"]
-        sent = {"offset": 10, "epoch": epoch, "metadata": "kcts baseline"}
-        code = rr.offset_commit(gcoord, gcoord.max_version("OffsetCommit"), group, topic, tid, 0, sent["offset"],
-                                sent["epoch"], sent["metadata"])
-        baseline = {"sent": sent, "code": code, "got": read_commit(gcoord, reads[0], group, topic, tid)}
+        sent = SentCommit(10, epoch, "kcts baseline")
+        code = rr.offset_commit(gcoord, gcoord.max_version("OffsetCommit"), group, topic, tid, 0, sent.offset,
+                                sent.epoch, sent.metadata)
+        baseline = BaselineCommit(sent, code, read_commit(gcoord, reads[0], group, topic, tid))
         rounds = []
         for v in rr.versions(gcoord, "TxnOffsetCommit", 0):
             # CommittedLeaderEpoch is v2+: below it the field is absent and must stay at its default.
-            sent = {"offset": 100 + v, "epoch": 20 + v if v >= 2 else NO_EPOCH, "metadata": f"kcts aborted v{v}"}
+            sent = SentCommit(100 + v, 20 + v if v >= 2 else NO_EPOCH, f"kcts aborted v{v}")
             rounds.append(_txn_round(raw, gcoord, v, transactional_id(f"aborted-commit-{v}"), group, topic, tid, sent,
                                      False, reads))
         top = gcoord.max_version("TxnOffsetCommit")
-        sent = {"offset": 500, "epoch": 9, "metadata": "kcts committed"}
+        sent = SentCommit(500, 9, "kcts committed")
         committed = _txn_round(raw, gcoord, top, transactional_id("committed-commit"), group, topic, tid, sent, True,
                                reads[:1])
         return AbortedCommits(topic, group, baseline, rounds, committed)

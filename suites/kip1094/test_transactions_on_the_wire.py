@@ -4,9 +4,6 @@ the raw client (see harness.scenarios.read_committed)."""
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 import pytest
 
 from fixtures.cluster import Cluster
@@ -17,6 +14,7 @@ from harness.checks.read_committed import (
     assert_aborted_commit_leaves_offsets_unchanged,
     assert_read_committed_hides_aborted_and_open,
 )
+from harness.histories.transactions_on_the_wire import AbortedCommits
 from harness.scenarios.read_committed import aborted_offset_commits, read_committed_log
 
 pytestmark = pytest.mark.kip1094
@@ -38,19 +36,19 @@ def test_read_committed_fetch_names_the_aborted_transaction_and_stops_at_the_ope
     aborted transaction (its producer id and first offset, from InitProducerId and Produce), gives
     LastStableOffset = the first offset of the open transaction below a HighWatermark past it, and
     returns no batch at or past the LastStableOffset."""
-    log = dataclasses.asdict(read_committed_log(cluster, wire_topic, run_names.transactional_id))
+    log = read_committed_log(cluster, wire_topic, run_names.transactional_id)
     recorded.save("kip1094-read-committed-wire", log)
     assert_read_committed_hides_aborted_and_open(log)
 
 
 @pytest.fixture(scope="module")
-def aborted_commits(cluster: Cluster, run_names: RunNames, wire_topic: str) -> dict[str, Any]:
+def aborted_commits(cluster: Cluster, run_names: RunNames, wire_topic: str) -> AbortedCommits:
     group = run_names.group("kip1094-aborted-commits")
-    return dataclasses.asdict(aborted_offset_commits(cluster, wire_topic, group, run_names.transactional_id))
+    return aborted_offset_commits(cluster, wire_topic, group, run_names.transactional_id)
 
 
 @pytest.mark.promise("kip1094.aborted-transaction-commits-no-offset")
-def test_an_aborted_transaction_commits_no_offset(aborted_commits: dict[str, Any]) -> None:
+def test_an_aborted_transaction_commits_no_offset(aborted_commits: AbortedCommits) -> None:
     """The KIP-1094 guide, "Committing Specific Offsets": "When a transaction is aborted, the
     corresponding offsets are not committed either." After a plain commit, a TxnOffsetCommit in a
     transaction that is then aborted, at every TxnOffsetCommit version the coordinator advertises
