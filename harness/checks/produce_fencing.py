@@ -10,8 +10,8 @@ and where to reach it (NodeEndpoints).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+from harness.histories.former_leader import FormerLeaderAnswer
 from harness.protocol.errors import describe
 
 # Read by the suites from here: a check's inputs, though scenarios read them too.
@@ -37,20 +37,19 @@ def schema_evidence(fields: Mapping[int, Sequence[str]], advertised: tuple[int, 
 
 
 def assert_refused_with_leader_hint(
-    answers: Sequence[Mapping[str, Any]], leader: int, epoch: int, endpoint: tuple[str, int]
+    answers: Sequence[FormerLeaderAnswer], leader: int, epoch: int, endpoint: tuple[str, int]
 ) -> None:
-    """Produce answers from a replica that no longer leads ({version, broker, partition, node_endpoints})
-    are NOT_LEADER_OR_FOLLOWER with nothing appended, and from v10 on name `leader` at `epoch`
-    (the Metadata view) and its endpoint."""
+    """Produce answers from a replica that no longer leads are NOT_LEADER_OR_FOLLOWER with nothing
+    appended, and from v10 on name `leader` at `epoch` (the Metadata view) and its endpoint."""
     assert answers, "no Produce answers to judge"
     wrong = []
-    for a in answers:
-        v = a["version"]
-        where = f"Produce v{v} to former leader {a['broker']}"
-        if "unreadable" in a:
-            wrong.append(f"{where}: an answer that is not a Produce v{v} response ({a['unreadable']})")
+    for a in map(FormerLeaderAnswer.coerce, answers):
+        v = a.version
+        where = f"Produce v{v} to former leader {a.broker}"
+        if a.unreadable is not None or a.partition is None:
+            wrong.append(f"{where}: an answer that is not a Produce v{v} response ({a.unreadable})")
             continue
-        p = a["partition"]
+        p = a.partition
         # BaseOffset of a refused write is -1 on Apache Kafka and 0, the field's default, on kfake:
         # neither appends, and the KIP promises the error and the leader hint, not the offset field.
         if p["ErrorCode"] != 6 or p["BaseOffset"] > 0:
@@ -63,7 +62,7 @@ def assert_refused_with_leader_hint(
         got = (hint.get("LeaderId"), hint.get("LeaderEpoch"))
         if got != (leader, epoch):
             wrong.append(f"{where}: CurrentLeader (id, epoch) {got}, Metadata says ({leader}, {epoch})")
-        nodes = {n["NodeId"]: (n["Host"], n["Port"]) for n in a.get("node_endpoints") or []}
+        nodes = {n["NodeId"]: (n["Host"], n["Port"]) for n in a.node_endpoints or []}
         if nodes.get(leader) != tuple(endpoint):
             wrong.append(f"{where}: NodeEndpoints {nodes} do not give leader {leader} at {endpoint[0]}:{endpoint[1]}")
     assert not wrong, "a Produce to a former leader is not refused with the current leader's hint:\n  " + "\n  ".join(
