@@ -1,9 +1,9 @@
 """What a check saw, saved as JSON during a live run: moved to harness.histories.
 
 The file I/O is harness.histories.store (checks do none), the JSON form harness.histories.codec.
-This name stays for the suites and check tests whose histories are not typed yet (KIP-320, KIP-359,
-KIP-1094, partitions): they save and load through it unchanged. A typed history is saved and loaded
-with harness.histories.store directly.
+This name stays for the suites that save through it and the check tests that load a recording as
+JSON, alter it, then read it into its history type (tests/suites/alterations.py `typed`); the JSON
+is the codec's either way. A typed history may be saved and loaded with harness.histories.store directly.
 """
 
 from __future__ import annotations
