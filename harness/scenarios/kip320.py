@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import Producer
@@ -32,7 +32,7 @@ from harness.errors import ClusterError, NotSupported, TargetRefused, require_ta
 from harness.histories.authorization import OffsetsForEpochAsUser, OffsetsForEpochAuthorization
 from harness.histories.epoch_validation import EpochProbe
 from harness.histories.epochs import Append, EpochHistory, Step
-from harness.histories.leader_answers import ListOffsetsAtTime
+from harness.histories.leader_answers import EndOffsetAnswers, ListOffsetsAnswers, ListOffsetsAtTime
 from harness.histories.metadata import MetadataAnswer
 from harness.histories.observations import Body
 from harness.histories.offset_commits import CommitRead, CommitRoundTrip, SentCommit
@@ -213,6 +213,10 @@ def _seen_by(raw: rr.RawConnector, broker: int, topic: str) -> Body:
     return rr.partition_metadata(raw(broker), topic)
 
 
+def _blob(batches: list[RecordBatch]) -> bytes:
+    return b"".join(b.encode() for b in batches)
+
+
 def _leader_and_follower(raw: rr.RawConnector, topic: str, need_follower: bool = True) -> tuple[int, int, int]:
     """(leader, an in-sync follower, epoch), where leader and follower agree on the epoch. Without
     an in-sync follower (a one-broker target): `TargetRefused` if `need_follower`, else follower -1."""
@@ -231,32 +235,9 @@ def _leader_and_follower(raw: rr.RawConnector, topic: str, need_follower: bool =
     return p["LeaderId"], follower, p["LeaderEpoch"]
 
 
-@dataclass(frozen=True)
-class LeaderAnswers:
-    """What the leader holds (its log up to the high watermark) and what it answered about that past.
-
-    `answers`: OffsetsForLeaderEpoch, {asked epoch: partition answer} at the top version; ListOffsets,
-    every answer.
-    """
-
-    history: str
-    topic: str
-    leader: int
-    current_epoch: int
-    batches: list[RecordBatch]
-    log_end: int
-    answers: dict[int, Body] | list[ListOffsetsAtTime]
-    # OffsetsForLeaderEpoch: the answers at each version
-    by_version: dict[int, dict[int, Body]] = field(default_factory=dict)
-
-    def blob(self) -> bytes:
-        """The batches re-encoded, as the recorded answers keep them."""
-        return b"".join(b.encode() for b in self.batches)
-
-
-def end_offsets(cluster: Cluster, history: EpochHistory) -> LeaderAnswers:
-    """OffsetsForLeaderEpoch (top version, with the current epoch) from the leader for every epoch in
-    its log, the current one, the next one and one far above every known epoch."""
+def end_offsets(cluster: Cluster, history: EpochHistory) -> EndOffsetAnswers:
+    """OffsetsForLeaderEpoch (at every version from v2, with the current epoch) from the leader for
+    every epoch in its log, the current one, the next one and one far above every known epoch."""
     raw = rr.RawConnector(cluster)
     try:
         leader, _, epoch = _leader_and_follower(raw, history.topic, need_follower=False)
@@ -267,8 +248,7 @@ def end_offsets(cluster: Cluster, history: EpochHistory) -> LeaderAnswers:
             v: {e: rr.offsets_for_leader_epoch(client, v, history.topic, 0, e, current_epoch=epoch) for e in asked}
             for v in rr.versions(client, "OffsetForLeaderEpoch", 2)
         }
-        answers = by_version[max(by_version)]
-        return LeaderAnswers(history.name, history.topic, leader, epoch, batches, log_end, answers, by_version)
+        return EndOffsetAnswers(history.name, leader, epoch, 0, log_end, _blob(batches), by_version)
     finally:
         raw.close()
 
@@ -296,7 +276,7 @@ def metadata_versions(cluster: Cluster, history: EpochHistory) -> list[MetadataA
         raw.close()
 
 
-def list_offsets_epochs(cluster: Cluster, history: EpochHistory) -> LeaderAnswers:
+def list_offsets_epochs(cluster: Cluster, history: EpochHistory) -> ListOffsetsAnswers:
     """ListOffsets from the leader, with the current epoch, at every version from v4 (the first with
     LeaderEpoch) the leader speaks: EARLIEST, LATEST, and the base timestamp of every data batch."""
     raw = rr.RawConnector(cluster)
@@ -310,7 +290,7 @@ def list_offsets_epochs(cluster: Cluster, history: EpochHistory) -> LeaderAnswer
             for version in rr.versions(client, "ListOffsets", 4)
             for ts in [EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, *times]
         ]
-        return LeaderAnswers(history.name, history.topic, leader, epoch, batches, log_end, answers)
+        return ListOffsetsAnswers(leader, epoch, log_end, _blob(batches), answers)
     finally:
         raw.close()
 
@@ -330,7 +310,7 @@ class ReplicaLogs:
     @staticmethod
     def blob(batches: list[RecordBatch]) -> bytes:
         """The batches re-encoded, as the recorded answers keep them."""
-        return b"".join(b.encode() for b in batches)
+        return _blob(batches)
 
 
 def replica_logs(cluster: Cluster, history: EpochHistory) -> ReplicaLogs:
