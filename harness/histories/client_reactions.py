@@ -180,13 +180,18 @@ class CommittedAhead:
     exchanges: tuple[Sent, ...] = ()
 
 
+METADATA, LEADER_HINT = "Metadata", "Fetch CurrentLeader"  # where a consumer learns a leader epoch
+
+
 @dataclass(frozen=True)
-class MetadataSeen:
-    """A Metadata answer naming the partition, as the consumer got it (after the proxy's rules): when
-    the proxy passed it on (seconds from the run's start), its version, the leader and leader epoch
-    it showed (-1: none), and the partition's error by name."""
+class EpochLearned:
+    """A leader and leader epoch of the partition the consumer was told, as it got them (after the
+    proxy's rules): when the proxy passed the answer on (seconds from the run's start), its source
+    (`METADATA`; or `LEADER_HINT`, the KIP-951 CurrentLeader of a Fetch answer, v12+), the answer's
+    version, the leader and epoch (-1: none), and the partition's error by name."""
 
     at: float
+    source: str
     version: int
     leader: int
     epoch: int
@@ -222,12 +227,12 @@ class LeaderMove:
 @dataclass(frozen=True)
 class FetchEpochRun:
     """A consumer reading `topic`-0 through the proxy while the harness moves the partition's leader:
-    every Metadata answer naming the partition it got, every Fetch entry of the partition it sent,
-    what was written and what it read and reported."""
+    every leader epoch of the partition it was told (Metadata answers, KIP-951 leader hints), every
+    Fetch entry of the partition it sent, what was written and what it read and reported."""
 
     client: str
     move: LeaderMove | None  # None: the harness's move did not happen
-    metadata: tuple[MetadataSeen, ...]
+    learned: tuple[EpochLearned, ...]
     fetches: tuple[FetchSent, ...]
     written: tuple[Record, ...]
     reads: tuple[Record, ...]
@@ -254,8 +259,8 @@ class ResetAheadRun:
     the run's start; None: never), ListOffsets answering honestly.
 
     `epoch` the partition's leader epoch after the harness's leader move (every record was written
-    at it); `list_offsets` its ListOffsets answers; `metadata`, `fetches` and `validations` what it
-    got and sent for the partition; `written` every record of the partition (the last ones after the
+    at it); `list_offsets` its ListOffsets answers; `learned`, `fetches` and `validations` the epochs
+    it was told and what it sent for the partition; `written` every record of the partition (the last ones after the
     reset, for a consumer reset to the end); `reads` and `errors` what it read and reported."""
 
     client: str
@@ -264,7 +269,7 @@ class ResetAheadRun:
     held: int
     released: float | None
     list_offsets: tuple[ListOffsetsAnswer, ...]
-    metadata: tuple[MetadataSeen, ...]
+    learned: tuple[EpochLearned, ...]
     fetches: tuple[FetchSent, ...]
     validations: tuple[Validated, ...]
     written: tuple[Record, ...]

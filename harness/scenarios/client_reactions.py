@@ -92,21 +92,22 @@ def _after_first_ruled(proxy: Proxy, n: int = 20) -> tuple[str, ...]:
 def read_through(
     cluster: Cluster, proxy: Proxy, topic: str, client: str, last: int, command: str,
     librdkafka: dict[str, object] | None = None, until: Callable[[], bool] | None = None,
-    during: Callable[[Consumed], None] | None = None, timeout: float = 45,
+    during: Callable[[Consumed], bool] | None = None, timeout: float = 45,
 ) -> tuple[Consumed, str | None, str | None]:
     """`client`'s consumer driver (harness.clients.stacks), through `proxy`, reads `topic`-0 after
     `command` (a driver command, its `{name}` the consumer's and `{none}` the stack's no-reset
     policy) until it returned the record at `last` (or `until()` holds) or reported an error.
     `librdkafka`: settings of the librdkafka consumer beside the proxy's; `during(consumed)`: called
-    whenever the driver is looked at, for a scene that acts on what was read so far. What it read and
+    whenever the driver is looked at, for a scene that acts on what was read so far (True ends the
+    wait at once: the scene could not go on). What it read and
     reported, why it did not get there (None when it did), and the client and version its driver
     named."""
     got = Consumed()
     line = command.format(name=client, none=NO_RESET[client])
 
     def settled() -> bool:
-        if during is not None:
-            during(got)
+        if during is not None and during(got):
+            return True
         if until is not None:
             return bool(got.errors) or until()
         return bool(got.errors) or (bool(got.reads) and got.reads[-1].offset >= last)
