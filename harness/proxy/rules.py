@@ -262,6 +262,52 @@ class StaleLeaderEpoch(ResponseEdit):
         return f"StaleLeaderEpoch(Metadata of {self.topic} {self.behind} epoch(s) behind, {self.scope()})"
 
 
+@dataclass(eq=False)
+class UndefinedEpochEndOffset(ResponseEdit):
+    """Answer every OffsetsForLeaderEpoch partition the broker answered without error with
+    UNDEFINED_EPOCH_OFFSET (LeaderEpoch -1, EndOffset -1), as a leader whose epoch cache has no
+    entry at or below the epoch asked about does (KIP-320 "Consumer Handling": the offset cannot
+    be found precisely). Every matching answer, for as long as the rule is in force."""
+
+    api: str | None = "OffsetForLeaderEpoch"
+    count: int | None = None
+
+    def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
+        parts = [p for t in body.get("Topics") or () for p in t.get("Partitions") or () if not p.get("ErrorCode")]
+        if not parts or not self.take():
+            return False
+        for p in parts:
+            p["LeaderEpoch"], p["EndOffset"] = NO_EPOCH, -1
+        return True
+
+    def describe(self) -> str:
+        return f"UndefinedEpochEndOffset({self.scope()}, LeaderEpoch -1 EndOffset -1)"
+
+
+@dataclass(eq=False)
+class DivergedEpochEndOffset(ResponseEdit):
+    """Answer every OffsetsForLeaderEpoch partition the broker answered without error, with an end
+    offset above `end_offset`, with EndOffset `end_offset` (its LeaderEpoch kept): the epoch asked
+    about ended there, so a consumer positioned beyond it that validates finds a divergence and
+    moves (or reports it). Every matching answer, for as long as the rule is in force."""
+
+    api: str | None = "OffsetForLeaderEpoch"
+    count: int | None = None
+    end_offset: int = 0
+
+    def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
+        parts = [p for t in body.get("Topics") or () for p in t.get("Partitions") or ()
+                 if not p.get("ErrorCode") and p.get("EndOffset", -1) > self.end_offset]
+        if not parts or not self.take():
+            return False
+        for p in parts:
+            p["EndOffset"] = self.end_offset
+        return True
+
+    def describe(self) -> str:
+        return f"DivergedEpochEndOffset({self.scope()}, EndOffset -> {self.end_offset})"
+
+
 # -- replays of documented broker bugs ----------------------------------------------------------
 # Each makes an Apache Kafka broker answer as a buggy broker did (harness/replays.toml names the bug
 # and its link); they act on every matching answer, for as long as they are in force.
