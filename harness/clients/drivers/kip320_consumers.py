@@ -18,10 +18,13 @@ Commands, one per line (RESET is auto.offset.reset: earliest, latest, error):
   pause NAME / resume NAME            stop and restart fetching its partition (the position stays)
   until NAME OFFSET                   the consumer stops polling once it delivered the record at OFFSET
                                       (given before or after it starts); answers "held" then
+  offsetsfortimes NAME TIMESTAMP      a consumer of its own looks TIMESTAMP up (offsets_for_times) and
+                                      answers "offset_for_time" {offset, epoch, timestamp, error}
   close NAME
   exit
 Events: ready, record {consumer, offset, epoch, value}, error {consumer, code, message},
-committed {consumer, offset, epoch}, position {consumer, offset, of}, closed, done {command},
+committed {consumer, offset, epoch}, position {consumer, offset, of}, offset_for_time {consumer,
+timestamp, offset, epoch, found_timestamp, error}, closed, done {command},
 command_failed {command, exception, message}, exited. Unlike Java's poll, librdkafka's keeps going
 after an error: later records are reported too, so the checks see whether it read on.
 """
@@ -95,6 +98,8 @@ class Consumers:
             (got,) = c.committed([TopicPartition(self.topic, self.partition)], timeout=10)
             emit({"event": "committed", "consumer": name, "offset": got.offset,
                   "epoch": getattr(got, "leader_epoch", None)})
+        elif op == "offsetsfortimes":
+            self.offset_for_time(name, int(cmd[2]))
         elif op == "until":
             self.until[name] = int(cmd[2])
             self.held.discard(name)
@@ -109,6 +114,18 @@ class Consumers:
             emit({"event": "closed", "consumer": name})
         else:
             raise ValueError(f"unknown command {op}")
+
+    def offset_for_time(self, name: str, timestamp: int) -> None:
+        """offsets_for_times of the partition with a consumer of its own (assigned nothing), closed after."""
+        c = self.consumer(name, "error", None)
+        try:
+            (tp,) = c.offsets_for_times([TopicPartition(self.topic, self.partition, timestamp)], timeout=15)
+        finally:
+            c.close()
+        # TopicPartition.leader_epoch came with KIP-320 (confluent-kafka 2.1.0): None before it, and for none.
+        emit({"event": "offset_for_time", "consumer": name, "timestamp": timestamp, "offset": tp.offset,
+              "epoch": getattr(tp, "leader_epoch", None), "found_timestamp": None,
+              "error": tp.error.str() if tp.error else None})
 
     def poll(self, name: str) -> None:
         if name in self.held:

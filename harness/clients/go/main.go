@@ -18,12 +18,16 @@
 //	until NAME OFFSET                  the consumer stops polling once it delivered the record at OFFSET
 //	                                   (given before or after it starts; it polls one record at a time
 //	                                   meanwhile); answers "held" then
+//	offsetsfortimes NAME TIMESTAMP     a client of its own looks TIMESTAMP up and answers offset_for_time:
+//	                                   kgo has no offsetsForTimes; kadm's ListOffsetsAfterMilli is this
+//	                                   ListOffsets request, issued through the kgo client (sent to the leader)
 //	close NAME
 //	exit
 //
 // Events: ready, record {consumer, offset, epoch, value}, error {consumer, code, message,
 // divergent}, committed {consumer, offset, epoch}, position {consumer, offset, of}, held {consumer,
-// offset}, closed, done, command_failed, exited. kgo keeps consuming after an error it reports
+// offset}, offset_for_time {consumer, timestamp, offset, epoch, found_timestamp, error}, closed,
+// done, command_failed, exited. kgo keeps consuming after an error it reports
 // (ErrDataLoss is "informational"), so later records are reported too: the checks see whether it
 // read on.
 package main
@@ -174,6 +178,12 @@ func (c *consumers) run(cmd []string) error {
 		}
 		emit(map[string]any{"event": "position", "consumer": name, "offset": head.Offset, "epoch": head.Epoch,
 			"of": "UncommittedOffsets()"})
+	case "offsetsfortimes":
+		timestamp, err := strconv.ParseInt(cmd[2], 10, 64)
+		if err != nil {
+			return err
+		}
+		return c.offsetForTime(name, timestamp)
 	case "until":
 		offset, err := strconv.ParseInt(cmd[2], 10, 64)
 		if err != nil {
@@ -248,6 +258,45 @@ func (c *consumers) committed(ctx context.Context, cl *kgo.Client, group string)
 		}
 	}
 	return 0, 0, fmt.Errorf("OffsetFetch answered no partition %d", c.partition)
+}
+
+// offsetForTime answers offset_for_time with the partition's ListOffsets answer for timestamp, as
+// kadm.ListOffsetsAfterMilli asks it (CurrentLeaderEpoch -1), through a kgo client of its own.
+func (c *consumers) offsetForTime(name string, timestamp int64) error {
+	cl, err := c.client(name, "none")
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	t := kmsg.NewListOffsetsRequestTopic()
+	t.Topic = c.topic
+	p := kmsg.NewListOffsetsRequestTopicPartition()
+	p.Partition, p.Timestamp, p.CurrentLeaderEpoch = c.partition, timestamp, -1
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return err
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if rt.Topic != c.topic || rp.Partition != c.partition {
+				continue
+			}
+			event := map[string]any{"event": "offset_for_time", "consumer": name, "timestamp": timestamp,
+				"offset": rp.Offset, "epoch": rp.LeaderEpoch, "found_timestamp": rp.Timestamp, "error": nil}
+			if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+				event["error"] = err.Error()
+			}
+			emit(event)
+			return nil
+		}
+	}
+	return fmt.Errorf("ListOffsets answered no partition %d", c.partition)
 }
 
 func (c *consumers) topicID(ctx context.Context, cl *kgo.Client) ([16]byte, error) {

@@ -6,6 +6,8 @@
 //                               a position restored from outside, which KIP-320 validates on the next poll
 //   subscribe NAME RESET GROUP  a member of GROUP, starting from the group's committed offset and epoch
 //   commit NAME                 commitSync() of the consumed position; answers with what committed() reads back
+//   offsetsfortimes NAME TIMESTAMP  a consumer of its own (assigned nothing) asks offsetsForTimes(TIMESTAMP) of the
+//                               partition; answers offset_for_time {offset, epoch, found_timestamp} (-1, null: none)
 //   pause NAME / resume NAME    stop and restart fetching its partitions (the position stays)
 //   close NAME
 // RESET is the auto.offset.reset value (earliest, latest, none). One thread owns every consumer
@@ -25,6 +27,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.LogTruncationException;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
@@ -92,6 +95,16 @@ public class Kip320Consumers {
                     OffsetAndMetadata got = c.committed(Set.of(tp)).get(tp);
                     emit("{\"event\":\"committed\",\"consumer\":" + KctsJson.q(name) + ",\"offset\":" + got.offset()
                             + ",\"epoch\":" + got.leaderEpoch().orElse(-1) + "}");
+                }
+                case "offsetsfortimes" -> {
+                    long timestamp = Long.parseLong(cmd[2]);
+                    try (KafkaConsumer<String, String> c = consumer(bootstrap, name, "none", null)) {
+                        OffsetAndTimestamp found = c.offsetsForTimes(Map.of(tp, timestamp), Duration.ofSeconds(15)).get(tp);
+                        emit("{\"event\":\"offset_for_time\",\"consumer\":" + KctsJson.q(name) + ",\"timestamp\":" + timestamp
+                                + ",\"offset\":" + (found == null ? -1 : found.offset())
+                                + ",\"epoch\":" + (found == null ? "null" : found.leaderEpoch().map(String::valueOf).orElse("null"))
+                                + ",\"found_timestamp\":" + (found == null ? -1 : found.timestamp()) + ",\"error\":null}");
+                    }
                 }
                 // A consumer that stopped on an error stays stopped: its error is the answer.
                 case "pause" -> { if (polling.containsKey(name)) polling.get(name).pause(polling.get(name).assignment()); }
