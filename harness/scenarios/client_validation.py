@@ -14,8 +14,8 @@ partition through the protocol proxy, which rewrites every OffsetsForLeaderEpoch
 Recorded per consumer (harness.histories.kip320_clients.ConsumerRun): its Fetch, OffsetForLeaderEpoch
 and ListOffsets requests about the partition and their answers, by client.id, in the order sent;
 what it read and reported. The watch ends once each consumer read the last record, reported an
-error (then watched AFTER_ERROR_S more for reading on), or fetched at the log end after a ruled
-answer (nothing left to read), or after WATCH_S with the reason kept.
+error (then watched AFTER_ERROR_S more for reading on), or whose first Fetch after a ruled answer
+asked for the log end (nothing left to read), or after WATCH_S with the reason kept.
 """
 
 from __future__ import annotations
@@ -135,9 +135,13 @@ def _watch(cluster: Cluster, partition: WrittenPartition, client: str, rule: Rul
                 return True
             if c.errored_at is not None:
                 return time.monotonic() - c.errored_at >= AFTER_ERROR_S
+            # Reset to the log end: its first Fetch after the rewritten answer asks past the last record.
+            # (Only the first: a client prefetches, and asks for the end long before it hands over the
+            # records it fetched before.)
             mine = asks(name)
             first = next((i for i, a in enumerate(mine) if a.ruled), None)
-            return first is not None and any(a.api == FETCH and a.asked > last for a in mine[first + 1:])
+            fetched = [a for a in mine[first + 1:] if a.api == FETCH] if first is not None else []
+            return bool(fetched) and fetched[0].asked > last
 
         driver = consumers_driver(client, cluster.java_clients, proxy.client_config(), topic)
         incomplete = None
