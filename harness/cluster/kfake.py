@@ -17,11 +17,8 @@ There is no controller quorum to pause.
 
 from __future__ import annotations
 
-import json
-import queue
 import subprocess
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +27,10 @@ from harness.cluster import probe
 from harness.cluster.base import Cluster, NodeState
 from harness.cluster.local import SaslConfig
 from harness.cluster.target import KFAKE, TargetSpec
-from harness.errors import ClusterError, NodeExited
+from harness.errors import ClusterError
 from harness.kafka.dist import cache_root
 from harness.process.gobuild import go_binary
-from harness.process.spawn import spawn
+from harness.process.json_channel import JsonLineChannel
 from harness.waiting import wait_until
 
 SOURCE = Path(__file__).resolve().parent.parent / "kfake"
@@ -71,16 +68,16 @@ class KfakeCluster(Cluster):
         self.version = f"kfake {kfake_module_version()}"
         self.brokers = self.target.brokers
         self.sasl = sasl
-        self.proc: subprocess.Popen[str] | None = None
         self._addrs: dict[int, tuple[str, int]] = {}  # every broker ever started, stopped ones too
         self._probes: dict[int, tuple[str, int]] = {}  # with SASL: kfake's credential-free way in for the harness
         self._states: dict[int, NodeState] = {}
-        self._lock = threading.Lock()  # one command in flight: replies come in order, matched by id
         self._nodes_lock = threading.Lock()  # node states and the commands that change them
-        self._next_id = 0
-        self._replies: queue.Queue[dict[str, Any] | None] = queue.Queue()  # None: kfake's stdout ended
-        self._reader: threading.Thread | None = None
         self.log_path = session.current().scratch("kfake") / "kfake.log"
+        self._channel = JsonLineChannel("kfake", self.log_path)
+
+    @property
+    def proc(self) -> subprocess.Popen[str] | None:
+        return self._channel.proc
 
     def start(self) -> KfakeCluster:
         binary = ensure_binary()
@@ -88,24 +85,16 @@ class KfakeCluster(Cluster):
         if self.sasl is not None:
             users = ",".join(f"{u}:{p}" for u, p in sorted(self.sasl.users.items()))
             cmd += ["-sasl-users", users, "-superuser", self.sasl.super_user]
-        log = open(self.log_path, "w")  # the child writes its stderr here for its whole life
+        ready = self._channel.start(cmd)
         try:
-            self.proc = spawn(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
-        finally:
-            log.close()
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        try:
-            ready = json.loads(line)
             nodes, probes = ready["nodes"], ready.get("probes") or {}
-        except (ValueError, KeyError, TypeError) as exc:
+        except (KeyError, AttributeError) as exc:
             self.close()
-            raise ClusterError(f"kfake did not report its addresses: {line!r}; log: {self._log_tail()}") from exc
+            raise ClusterError(f"kfake did not report its addresses: {ready!r}; "
+                               f"log: {self._channel.log_tail()}") from exc
         self._addrs = {int(node): _host_port(addr) for node, addr in nodes.items()}
         self._probes = {int(node): _host_port(addr) for node, addr in probes.items()}
         self._states = dict.fromkeys(self._addrs, NodeState.RUNNING)
-        self._reader = threading.Thread(target=self._read_replies, name="kcts-kfake-replies", daemon=True)
-        self._reader.start()
         for b in self.broker_ids:
             self._wait_listed(b)
         return self
@@ -115,78 +104,11 @@ class KfakeCluster(Cluster):
         return [self.log_path]
 
     def close(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        if self.proc is not None:
-            for pipe in (self.proc.stdin, self.proc.stdout):
-                if pipe is not None:
-                    try:
-                        pipe.close()
-                    except OSError:
-                        pass  # a broken pipe to a dead child is what close means here
-        if self._reader is not None:
-            self._reader.join(5)
-
-    # -- the command channel ---------------------------------------------------------------
-    def _read_replies(self) -> None:
-        """The reader thread: every line kfake writes after its ready line is one reply."""
-        assert self.proc is not None and self.proc.stdout is not None
-        try:
-            for line in self.proc.stdout:
-                try:
-                    self._replies.put(json.loads(line))
-                except ValueError:
-                    self._replies.put({"id": None, "garbled": line})
-        except (OSError, ValueError):
-            pass  # the pipe closed under us: close() ran
-        self._replies.put(None)
-
-    def _log_tail(self, chars: int = 1500) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:] or "(empty)"
-        except OSError as exc:
-            return f"(unreadable: {exc})"
-
-    def _exited(self, doing: str) -> NodeExited:
-        code = self.proc.poll() if self.proc is not None else None
-        return NodeExited(f"kfake exited (code {code}) {doing}; log {self.log_path}: {self._log_tail()}")
+        self._channel.close()
 
     def _command(self, op: str, timeout: float = REPLY_TIMEOUT, **fields: Any) -> dict[str, Any]:
         """Send one command and return its reply; ClusterError on an error reply or no reply in time."""
-        what = f"{op} {json.dumps(fields, sort_keys=True)}"
-        with self._lock:
-            if self.proc is None or self.proc.stdin is None:
-                raise ClusterError(f"kfake is not started; cannot {what}")
-            if self.proc.poll() is not None:
-                raise self._exited(f"before {what}")
-            self._next_id += 1
-            rid = self._next_id
-            try:
-                self.proc.stdin.write(json.dumps({"id": rid, "op": op, **fields}) + "\n")
-                self.proc.stdin.flush()
-            except (BrokenPipeError, OSError, ValueError) as exc:
-                raise self._exited(f"when sent {what}") from exc
-            deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    reply = self._replies.get(timeout=max(0.0, deadline - time.monotonic()))
-                except queue.Empty:
-                    raise ClusterError(
-                        f"kfake did not answer {what} within {timeout:.0f}s; log {self.log_path}: {self._log_tail()}"
-                    ) from None
-                if reply is None:
-                    self._replies.put(None)  # stays the last word for whoever asks next
-                    raise self._exited(f"while asked {what}")
-                if reply.get("id") != rid:
-                    continue  # the late answer to a command that timed out before
-                if "error" in reply:
-                    raise ClusterError(f"kfake refused {what}: {reply['error']}")
-                return reply
+        return self._channel.command(op, timeout, **fields)
 
     # -- addresses ---------------------------------------------------------------------------
     @property

@@ -24,12 +24,9 @@ There is no controller to pause and no node log of its own (librdkafka's log is 
 
 from __future__ import annotations
 
-import json
-import queue
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +35,8 @@ from harness.cluster import probe
 from harness.cluster.base import Cluster, NodeState
 from harness.cluster.rdkafka_mock_holder import library_path
 from harness.cluster.target import LIBRDKAFKA_MOCK, TargetSpec
-from harness.errors import ClusterError, NodeExited, SetupError, TargetRefused
-from harness.process.spawn import spawn
+from harness.errors import ClusterError, SetupError, TargetRefused
+from harness.process.json_channel import JsonLineChannel
 from harness.protocol.client import RawClient
 from harness.waiting import wait_until
 
@@ -84,34 +81,27 @@ class LibrdkafkaMockCluster(Cluster):
     def __init__(self, target: TargetSpec | None = None) -> None:
         self.target = target or TargetSpec(kind=LIBRDKAFKA_MOCK, version=None)
         self.version = f"librdkafka {library()[1]} mock"
-        self.proc: subprocess.Popen[str] | None = None
         self._addrs: dict[int, tuple[str, int]] = {}
         self._states: dict[int, NodeState] = {}
         self._fences: dict[int, threading.Timer] = {}
-        self._lock = threading.Lock()  # one command in flight: replies come in order, matched by id
         self._nodes_lock = threading.RLock()  # node states and the commands that change them
-        self._next_id = 0
-        self._replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        self._reader: threading.Thread | None = None
         self.log_path = session.current().scratch("librdkafka-mock") / "holder.log"
+        # End of stdin: the holder destroys the cluster and exits.
+        self._channel = JsonLineChannel("the mock cluster's holder", self.log_path, close_by_stdin=True)
+
+    @property
+    def proc(self) -> subprocess.Popen[str] | None:
+        return self._channel.proc
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> LibrdkafkaMockCluster:
         cmd = [sys.executable, str(HOLDER), f"--brokers={self.target.brokers}", f"--tag={session.current().marker}"]
-        log = open(self.log_path, "w")  # the holder's stderr (librdkafka's log) for its whole life
-        try:
-            self.proc = spawn(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
-        finally:
-            log.close()
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        try:
-            bootstrap = json.loads(line)["bootstrap"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ClusterError(f"the mock cluster's holder did not report its bootstrap: {line!r}; "
-                               f"log: {self._log_tail()}") from exc
-        self._reader = threading.Thread(target=self._read_replies, name="kcts-rdkafka-mock", daemon=True)
-        self._reader.start()
+        ready = self._channel.start(cmd)  # its stderr is librdkafka's log
+        bootstrap = ready.get("bootstrap")
+        if not isinstance(bootstrap, str):
+            self.close()
+            raise ClusterError(f"the mock cluster's holder did not report its bootstrap: {ready!r}; "
+                               f"log: {self._channel.log_tail()}")
         first = bootstrap.split(",")[0]
         host, _, port = first.rpartition(":")
         # The mock numbers its brokers 1..N; their addresses come from its own Metadata, not the order
@@ -126,79 +116,14 @@ class LibrdkafkaMockCluster(Cluster):
     def close(self) -> None:
         for timer in self._fences.values():
             timer.cancel()
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                assert self.proc.stdin is not None
-                self.proc.stdin.close()  # end of stdin: the holder destroys the cluster and exits
-                self.proc.wait(10)
-            except (OSError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait(10)
-        if self.proc is not None and self.proc.stdout is not None:
-            try:
-                self.proc.stdout.close()
-            except OSError:
-                pass  # a broken pipe to a dead child is what close means here
-        if self._reader is not None:
-            self._reader.join(5)
+        self._channel.close()
 
     def log_paths(self) -> list[Path]:
         return [self.log_path]
 
-    # -- the command channel -------------------------------------------------------------------
-    def _read_replies(self) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        try:
-            for line in self.proc.stdout:
-                try:
-                    self._replies.put(json.loads(line))
-                except ValueError:
-                    self._replies.put({"id": None, "garbled": line})
-        except (OSError, ValueError):
-            pass  # the pipe closed under us: close() ran
-        self._replies.put(None)
-
-    def _log_tail(self, chars: int = 1500) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:] or "(empty)"
-        except OSError as exc:
-            return f"(unreadable: {exc})"
-
-    def _exited(self, doing: str) -> NodeExited:
-        code = self.proc.poll() if self.proc is not None else None
-        return NodeExited(f"the mock cluster's holder exited (code {code}) {doing}; log {self.log_path}: "
-                          f"{self._log_tail()}")
-
     def _command(self, op: str, **fields: Any) -> None:
         """One control call; ClusterError with the mock's error name when it refuses."""
-        what = f"{op} {json.dumps(fields, sort_keys=True)}"
-        with self._lock:
-            if self.proc is None or self.proc.stdin is None:
-                raise ClusterError(f"the mock cluster is not started; cannot {what}")
-            if self.proc.poll() is not None:
-                raise self._exited(f"before {what}")
-            self._next_id += 1
-            rid = self._next_id
-            try:
-                self.proc.stdin.write(json.dumps({"id": rid, "op": op, **fields}) + "\n")
-                self.proc.stdin.flush()
-            except (OSError, ValueError) as exc:
-                raise self._exited(f"when sent {what}") from exc
-            deadline = time.monotonic() + REPLY_TIMEOUT
-            while True:
-                try:
-                    reply = self._replies.get(timeout=max(0.0, deadline - time.monotonic()))
-                except queue.Empty:
-                    raise ClusterError(f"the mock cluster did not answer {what} within {REPLY_TIMEOUT:.0f}s; "
-                                       f"log {self.log_path}: {self._log_tail()}") from None
-                if reply is None:
-                    self._replies.put(None)  # stays the last word for whoever asks next
-                    raise self._exited(f"while asked {what}")
-                if reply.get("id") != rid:
-                    continue  # the late answer to a command that timed out before
-                if "error" in reply:
-                    raise ClusterError(f"the mock cluster refused {what}: {reply['error']}")
-                return
+        self._channel.command(op, REPLY_TIMEOUT, **fields)
 
     # -- addresses -----------------------------------------------------------------------------
     @property
