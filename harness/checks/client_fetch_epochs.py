@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from harness.checks.client_reactions import FETCH_WITH_EPOCH, METADATA_WITH_EPOCH, reported, require_fetch_fencing
 from harness.errors import ClientLacks, SceneUnmet, TargetRefused
 from harness.histories.client_reactions import (
+    LEADER_HINT,
     METADATA,
     EpochLearned,
     FetchEpochRun,
@@ -22,19 +23,25 @@ from harness.histories.client_reactions import (
     Sent,
 )
 
-GRACE_S = 1.0
+GRACE_S = 0.5
 LIST_OFFSETS_WITH_EPOCH = 4  # the first ListOffsets version whose answer carries LeaderEpoch (KIP-320)
 
 
 def known_epochs(learned: Sequence[EpochLearned], at: float, grace: float = GRACE_S) -> set[int]:
     """The leader epochs a consumer may fence a Fetch sent at `at` with: the newest and the highest it
-    had been told before `at - grace`, and each it was told in the `grace` before `at`."""
-    told = [m for m in learned if m.epoch >= 0 and m.error == "NONE" and m.at <= at]
+    had been told (`_usable`) before `at - grace`, and each it was told in the `grace` before `at`."""
+    told = [m for m in learned if _usable(m) and m.at <= at]
     settled = [m for m in told if m.at <= at - grace]
     epochs = {m.epoch for m in told if m.at > at - grace}
     if settled:
         epochs |= {settled[-1].epoch, max(m.epoch for m in settled)}
     return epochs
+
+
+def _usable(m: EpochLearned) -> bool:
+    """An epoch the consumer may take as current: a Metadata answer's without a partition error, or a
+    KIP-951 leader hint (which comes with the Fetch error that made the broker send it)."""
+    return m.epoch >= 0 and (m.error == "NONE" or m.source == LEADER_HINT)
 
 
 def _fetch(f: FetchSent) -> str:
@@ -87,7 +94,7 @@ def assert_fetch_epochs_follow_metadata(run: FetchEpochRun, grace: float = GRACE
     _require_sent(run.exchanges, client, "Fetch", FETCH_WITH_EPOCH, "CurrentLeaderEpoch in Fetch (KIP-320 fencing)",
                   len(fenced), seen)
     require_fetch_fencing(run, [f.current for f in fenced], "Fetch partition entries (v9+)")
-    learned_new = next((m.at for m in run.learned if m.epoch >= move.epoch_after and m.error == "NONE"), None)
+    learned_new = next((m.at for m in run.learned if m.epoch >= move.epoch_after and _usable(m)), None)
     after = [f for f in fenced if learned_new is not None and f.at > learned_new]
     if not after:
         raise SceneUnmet(

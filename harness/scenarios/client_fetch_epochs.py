@@ -7,8 +7,10 @@ Two scenes, every client stack (harness.clients.stacks), on `topic`-0 with three
   and every Fetch entry of the partition it sent, are recorded with when the proxy passed them.
 - `reset_ahead_of_metadata`: the leader is moved before anything is written, so every record sits at
   the new epoch; a consumer of a group with no commit resets by its policy while the proxy shows
-  each Metadata answer for the partition one epoch behind (the KIP-232 stale-metadata situation),
-  ListOffsets answering honestly with the new epoch. The proxy holds Metadata back until the
+  each Metadata answer for the partition one epoch behind (the KIP-232 stale-metadata situation).
+  Its ListOffsets reaches the broker unfenced (`UnfencedListOffsets`: CurrentLeaderEpoch -1; a
+  consumer fences it with its stale epoch, which the leader would refuse, so no reset could happen)
+  and is answered honestly: the offset and the new epoch. The proxy holds Metadata back until the
   consumer has acted on the reset (two Fetches of the partition or two held Metadata answers after
   it, at most HOLD_S), then answers honestly and the harness writes 10 more records.
 """
@@ -35,9 +37,11 @@ from harness.histories.client_reactions import (
     ResetAheadRun,
     Validated,
 )
+from harness.histories.observations import Body
 from harness.nemesis.leadership import move_leader
 from harness.protocol import errors
-from harness.proxy.rules import StaleLeaderEpoch
+from harness.protocol.spec import ApiSpec
+from harness.proxy.rules import LIST_OFFSETS, Rule, StaleLeaderEpoch
 from harness.proxy.server import Proxy
 from harness.scenarios.client_reactions import (
     Consumed,
@@ -52,6 +56,28 @@ RECORDS = 20  # written before the leader move (the first scene), or before the 
 LATER = 10  # written once the proxy answers Metadata honestly again (the second scene)
 HOLD_S = 5.0  # the longest the proxy holds Metadata behind after the reset answer
 ACTED = 2  # Fetches of the partition, or held Metadata answers, after the reset answer that end the hold
+
+
+@dataclass(eq=False)
+class UnfencedListOffsets(Rule):
+    """The client's ListOffsets (v4+) partitions of `topic` reach the broker with CurrentLeaderEpoch -1
+    (the recording keeps what the client sent), so that a consumer whose Metadata lags is answered
+    the offset and its epoch instead of FENCED_LEADER_EPOCH."""
+
+    topic: str = ""
+
+    def acts_on_request(self, api_key: int, version: int) -> bool:
+        return api_key == LIST_OFFSETS and version >= 4
+
+    def edit_request(self, api: ApiSpec, version: int, body: Body) -> bool:
+        parts = [p for t in body.get("Topics") or () if t.get("Name") == self.topic for p in t.get("Partitions") or ()]
+        fenced = [p for p in parts if p.get("CurrentLeaderEpoch", -1) != -1]
+        for p in fenced:
+            p["CurrentLeaderEpoch"] = -1
+        return bool(fenced) and self.take()
+
+    def describe(self) -> str:
+        return f"UnfencedListOffsets(ListOffsets v4+ of {self.topic} sent on at epoch -1, {self.fired} edited)"
 
 
 def _at(started: float, t0: float) -> float:
@@ -159,6 +185,7 @@ def reset_ahead_of_metadata(cluster: Cluster, topic: str, client: str, reset: st
         with Proxy.for_cluster(cluster) as proxy:
             t0 = time.monotonic()
             rule = proxy.add(StaleLeaderEpoch(topic=topic, behind=1, count=None))
+            proxy.add(UnfencedListOffsets(topic=topic))
             hold = _Hold()
             failed: list[BaseException] = []
 

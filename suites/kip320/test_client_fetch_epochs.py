@@ -47,8 +47,11 @@ def test_reset_ahead_of_metadata_reads_from_the_reset_offset(
     first fetch request after resetting offsets"; the adopted text does not, so Metadata's epoch in
     that Fetch is no failure.) After a leader move, 20 records at the new epoch; a consumer of a group
     with no commit resets by `reset` through the protocol proxy, which shows every Metadata answer for
-    the partition one epoch behind until the consumer has acted on the reset, ListOffsets answering
-    honestly; then Metadata is answered honestly and 10 more records are written. The consumer fences
+    the partition one epoch behind until the consumer has acted on the reset. The adopted text also
+    fences ListOffsets ("To avoid querying stale leaders, we will add epoch fencing"), so a consumer
+    fencing it with its stale epoch is refused and never resets: the proxy sends its ListOffsets on
+    unfenced (-1), and the broker answers the offset and the new epoch. Then Metadata is answered
+    honestly and 10 more records are written. The consumer fences
     every Fetch with an epoch it was told (Metadata's or ListOffsets'), never -1; sends no
     OffsetsForLeaderEpoch for the newer epoch with an older current one; and reads every record from
     the offset ListOffsets returned once, in order, reporting nothing."""
