@@ -6,6 +6,9 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import RunNames, TopicFactory
+from harness.checks.mid_batch import assert_mid_batch_fetch_serves_the_holding_batch
+from harness.histories.store import save
+from harness.scenarios.mid_batch import mid_batch_fetches
 from harness.scenarios.smoke import acknowledged_reads, clean_failover, unclean_loss
 from harness.verdicts import target_refused
 
@@ -24,6 +27,21 @@ def test_every_acknowledged_record_is_read_back_in_order(
         assert not history.failed, f"writes failed on a healthy cluster: {history.failed[:3]}"
         assert [r.value for r in got] == sent, f"partition {p}: read back {len(got)} of {len(sent)}, first {got[:3]}"
         assert [r.offset for r in got] == [w.offset for w in history.acked], f"partition {p}: offsets differ from acks"
+
+
+@pytest.mark.promise("fetch.mid-batch-offset-serves-its-batch")
+def test_a_fetch_from_inside_a_batch_is_answered_with_the_batch_holding_its_offset(
+    cluster: Cluster, topic_factory: TopicFactory
+) -> None:
+    """The Kafka protocol's Fetch, "FetchOffset: the message offset" to fetch from: a consumer whose
+    position is inside a record batch (after a commit, a seek, or a KIP-320 reset to the divergence
+    offset, "Consumer Handling") is answered with the whole batch holding that offset, for the client
+    to drop the records before it; a broker that starts at the next batch loses the records between.
+    Fetched from the second and the last record of each of three 5-record batches, at the lowest and
+    the highest Fetch version from v4."""
+    seen = mid_batch_fetches(cluster, topic_factory(replication_factor=1))
+    save("fetch-mid-batch", seen)
+    assert_mid_batch_fetch_serves_the_holding_batch(seen)
 
 
 @pytest.mark.promise("replication.no-acked-loss-on-failover")
