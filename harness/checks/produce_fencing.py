@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from harness.histories.former_leader import FormerLeaderAnswer
-from harness.protocol.errors import describe
+from harness.histories.kip359 import OldVersionProduce
+from harness.protocol.errors import FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, describe
 
 # Read by the suites from here: a check's inputs, though scenarios read them too.
 from harness.protocol.produce_schema import partition_fields, versions_with_epoch
 
-__all__ = ["LEADER_HINT_VERSION", "assert_refused_with_leader_hint", "partition_fields", "schema_evidence",
-           "versions_with_epoch"]
+__all__ = ["LEADER_HINT_VERSION", "assert_old_versions_append", "assert_refused_with_leader_hint",
+           "partition_fields", "schema_evidence", "versions_with_epoch"]
 
 LEADER_HINT_VERSION = 10  # KIP-951: CurrentLeader and NodeEndpoints in Produce responses
 
@@ -68,3 +69,29 @@ def assert_refused_with_leader_hint(
     assert not wrong, "a Produce to a former leader is not refused with the current leader's hint:\n  " + "\n  ".join(
         wrong[:12]
     )
+
+
+def assert_old_versions_append(h: OldVersionProduce) -> None:
+    """KIP-359, "Public Interfaces" ("For old versions, we will skip the epoch validation and retain
+    the current behavior") and "Compatibility" ("Older versions of the produce API will skip the epoch
+    check"): each Produce at a version without CurrentLeaderEpoch, sent to the leader of a partition
+    whose epoch moved above 0, is acknowledged (no error, above all no FENCED_LEADER_EPOCH or
+    UNKNOWN_LEADER_EPOCH) and its record is in the log at the acknowledged offset."""
+    assert h.appends, f"no Produce without CurrentLeaderEpoch was sent to leader {h.leader} of {h.topic}"
+    at = {r.offset: r.value for r in h.log}
+    wrong = []
+    for a in h.appends:
+        where = f"Produce v{a.version} (no CurrentLeaderEpoch) to leader {h.leader} at epoch {h.leader_epoch}"
+        if a.error in (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH):
+            wrong.append(f"{where}: {describe(a.error)}, an epoch check on a version without the epoch")
+        elif a.error != 0 or a.base_offset < 0:
+            wrong.append(f"{where}: {describe(a.error)} base offset {a.base_offset}, not appended")
+        elif at.get(a.base_offset) != a.value:
+            found = at.get(a.base_offset)
+            wrong.append(f"{where}: acknowledged at offset {a.base_offset}, where the log holds "
+                         f"{found!r} instead of {a.value!r}" if found is not None else
+                         f"{where}: acknowledged at offset {a.base_offset}, which the log read back lacks "
+                         f"({len(h.log)} records)")
+    assert not wrong, (
+        f"{len(wrong)} of {len(h.appends)} Produce versions without CurrentLeaderEpoch are not appended as "
+        "before KIP-359:\n  " + "\n  ".join(wrong[:12]))

@@ -7,6 +7,8 @@ idempotent producers writing through failovers.
   version with CurrentLeaderEpoch and per requested epoch (`kip320.CASES`) to the leader.
 - `former_leader_produce`: after a leader move, one Produce per version to the replica that led
   before, and what Metadata says of the leader now.
+- `old_version_produce`: after a leader move (epoch above 0), one acks=all Produce to the leader per
+  version without CurrentLeaderEpoch in the target's own schema, then the log read back.
 - `failover_writes`: a producer of each client stack judged writes the same partition at once
   (librdkafka of the run's confluent-kafka release, franz-go, and the Java client of the target's
   Java-clients version, each in a kcts producer driver), while its leader
@@ -29,10 +31,13 @@ from harness.clients.driver import ClientDriver
 from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster, PartitionState
 from harness.errors import TargetRefused, require_target
+from harness.histories.kip359 import OldVersionAppend, OldVersionProduce
+from harness.histories.observations import Read
 from harness.kafka.dist import resolve
 from harness.nemesis.faults import Fault, node_faults, resolve_target
 from harness.nemesis.leadership import move_leader, move_leader_away
 from harness.protocol.exceptions import DecodeError
+from harness.protocol.produce_schema import EPOCH_FIELD, partition_fields
 from harness.protocol.records import encode_batch
 from harness.protocol.spec import SpecSet
 from harness.scenarios.kip320 import requested_epochs
@@ -138,6 +143,33 @@ def former_leader_produce(cluster: Cluster, topic: str) -> FormerLeaderProduce:
                 "PartitionResponses"][0], "node_endpoints": ex.response.get("NodeEndpoints")})
         endpoint = cluster.probe_address(truth["LeaderId"])
         return FormerLeaderProduce(topic, former, answers, truth["LeaderId"], truth["LeaderEpoch"], endpoint)
+    finally:
+        raw.close()
+
+
+def old_version_produce(cluster: Cluster, topic: str) -> OldVersionProduce:
+    """Move `topic`'s leader (its epoch above 0), then send the leader one acks=all Produce of one
+    record per version whose partitions carry no CurrentLeaderEpoch (the target's own schema), lowest
+    first; then read the log back from the leader."""
+    raw = rr.RawConnector(cluster)
+    try:
+        with confluent.admin(cluster.client_config()) as admin:
+            state = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+        leader = raw(state.leader)
+        tid = rr.topic_id(leader, topic)
+        spoken = rr.versions(leader, "Produce")
+        fields = partition_fields(leader.specs, spoken)
+        advertised = leader.broker_versions[leader.specs.api("Produce").key]
+        appends = []
+        for version in (v for v in spoken if EPOCH_FIELD not in fields[v]):
+            value = f"kip359-without-epoch-v{version}".encode()
+            ex = rr.produce(leader, version, topic, tid, 0, encode_batch([value]))
+            p = ex.response["Responses"][0]["PartitionResponses"][0]
+            appends.append(OldVersionAppend(version, value, p["ErrorCode"], p["BaseOffset"]))
+        batches, _ = rr.read_log(leader, topic, tid)
+        log = tuple(Read(topic, 0, r.offset, r.value or b"", b.partition_leader_epoch)
+                    for b in batches if not b.is_control for r in b.records)
+        return OldVersionProduce(topic, state.leader, state.leader_epoch, advertised, fields, tuple(appends), log)
     finally:
         raw.close()
 

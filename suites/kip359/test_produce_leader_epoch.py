@@ -11,13 +11,21 @@ from harness.checks.delivery import anomalies, assert_exactly_once_in_order
 from harness.checks.epoch_fencing import assert_covers, assert_epoch_validation
 from harness.checks.produce_fencing import (
     LEADER_HINT_VERSION,
+    assert_old_versions_append,
     assert_refused_with_leader_hint,
     partition_fields,
     schema_evidence,
     versions_with_epoch,
 )
+from harness.histories import store
 from harness.scenarios.kip320 import CASES
-from harness.scenarios.kip359 import FailoverWrites, former_leader_produce, produce_epoch_probes, produce_schema
+from harness.scenarios.kip359 import (
+    FailoverWrites,
+    former_leader_produce,
+    old_version_produce,
+    produce_epoch_probes,
+    produce_schema,
+)
 from harness.scenarios.truncation import STACKS
 from harness.verdicts import known_gap, not_supported, require_scene
 
@@ -43,6 +51,29 @@ def test_produce_carries_current_leader_epoch(cluster: Cluster, topic_factory: T
     probes = produce_epoch_probes(cluster, topic_factory(), with_epoch)
     assert_covers(probes.answers, set(CASES))
     assert_epoch_validation(probes.answers, f"on {probes.topic}")
+
+
+@pytest.mark.promise("kip359.produce.old-versions-skip-validation")
+def test_produce_versions_without_current_leader_epoch_skip_validation(
+    cluster: Cluster, topic_factory: TopicFactory
+) -> None:
+    """KIP-359, "Public Interfaces" ("For old versions, we will skip the epoch validation and retain
+    the current behavior") and "Compatibility, Deprecation, and Migration Plan" ("Older versions of
+    the produce API will skip the epoch check"). After a leader move (the partition's epoch above 0),
+    the leader is sent one acks=all Produce at each version whose schema (the target's own) has no
+    CurrentLeaderEpoch, the lowest it speaks first: on Apache Kafka that is every version, which has
+    the field at none. (Apache Kafka 4.x advertises Produce from v0 for old librdkafka's sake, KAFKA-18659,
+    but its schema starts at v3: v0-2 were removed in 4.0 and are refused, not appended without a
+    check; the lowest version judged is the lowest of the schema.) Each is acknowledged, never answered
+    with an epoch error, and read back at its offset. A target whose Produce carries the field at
+    every version it speaks has no old version."""
+    h = old_version_produce(cluster, topic_factory())
+    store.save("kip359-old-versions", h)
+    require_scene(h.leader_epoch > 0, f"the harness's leader move left {h.topic} at epoch {h.leader_epoch}")
+    if not h.appends:
+        not_supported("a Produce version without KIP-359's CurrentLeaderEpoch",
+                      schema_evidence(h.fields, h.advertised))
+    assert_old_versions_append(h)
 
 
 @pytest.mark.promise("kip359.produce.stale-leader-refuses")

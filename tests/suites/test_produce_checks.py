@@ -5,16 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from alterations import Alteration, alteration, altered
 from recordings import Recording
 
 from harness.checks.delivery import assert_exactly_once_in_order
 from harness.checks.epoch_fencing import assert_epoch_validation
 from harness.checks.produce_fencing import (
+    assert_old_versions_append,
     assert_refused_with_leader_hint,
     partition_fields,
     schema_evidence,
     versions_with_epoch,
 )
+from harness.histories.kip359 import OldVersionProduce
+from harness.promises import catalogue
+from harness.protocol.errors import FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH
 from harness.protocol.spec import load_specs
 
 CLIENTS = ["librdkafka", "java"]
@@ -132,3 +137,48 @@ def test_an_ack_without_an_offset_claims_none_but_a_wrong_one_is_caught() -> Non
     assert anomalies(["a", "b"], [{"value": "a", "offset": 0}, {"value": "b", "offset": None}], [], log) == {}
     wrong = anomalies(["a", "b"], [{"value": "a", "offset": 0}, {"value": "b", "offset": 0}], [], log)
     assert wrong == {"inconsistent_offset": [("b", 0, "a")]}
+
+
+# -- Produce versions without CurrentLeaderEpoch (every Apache Kafka version) after a leader move -------
+
+OLD = "kip359-old-versions"
+
+
+def test_recorded_old_versions_append() -> None:
+    h = altered(Alteration("as-recorded", "kip359.produce.old-versions-skip-validation", OLD, (),
+                           assert_old_versions_append), OldVersionProduce)
+    assert h.leader_epoch > 0 and h.appends, f"premise: the recording has appends after a leader move: {h}"
+    # Apache Kafka 4.x advertises Produce v0 (KAFKA-18659) but its schema starts at v3: the lowest judged.
+    assert h.appends[0].version == min(h.fields), "premise: the lowest version of the target's schema was sent"
+    assert_old_versions_append(h)
+
+
+def _drop_first_append(log: Any, rec: Any) -> Any:
+    first = rec["appends"][0]["base_offset"]
+    return [r for r in log if r["offset"] != first]
+
+
+OLD_VERSION_ALTERATIONS: list[Alteration] = [
+    alteration("fenced-epoch-on-the-lowest-version", "kip359.produce.old-versions-skip-validation", OLD,
+               "appends[0].error", FENCED_LEADER_EPOCH, assert_old_versions_append,
+               "FENCED_LEADER_EPOCH(74), an epoch check on a version without the epoch"),
+    alteration("unknown-epoch-on-the-top-version", "kip359.produce.old-versions-skip-validation", OLD,
+               "appends[-1].error", UNKNOWN_LEADER_EPOCH, assert_old_versions_append, "UNKNOWN_LEADER_EPOCH(75)"),
+    alteration("refused-as-not-leader", "kip359.produce.old-versions-skip-validation", OLD,
+               "appends[0].error", 6, assert_old_versions_append, "NOT_LEADER_OR_FOLLOWER(6) base offset"),
+    alteration("acknowledged-but-not-in-the-log", "kip359.produce.old-versions-skip-validation", OLD,
+               "log", _drop_first_append, assert_old_versions_append, "which the log read back lacks"),
+    alteration("acknowledged-at-another-records-offset", "kip359.produce.old-versions-skip-validation", OLD,
+               "appends[1].base_offset", lambda _, rec: rec["appends"][0]["base_offset"],
+               assert_old_versions_append, "where the log holds"),
+    alteration("nothing-sent", "kip359.produce.old-versions-skip-validation", OLD, "appends", [],
+               assert_old_versions_append, "no Produce without CurrentLeaderEpoch was sent"),
+]
+
+
+@pytest.mark.parametrize("a", OLD_VERSION_ALTERATIONS, ids=[a.id for a in OLD_VERSION_ALTERATIONS])
+def test_an_old_version_answered_or_kept_wrong_fails(a: Alteration) -> None:
+    assert a.promise in catalogue(), f"{a.id} names no promise of harness/promises.toml: {a.promise}"
+    with pytest.raises(a.raises) as caught:
+        a.check(altered(a, OldVersionProduce))
+    assert a.shows in str(caught.value), f"{a.id}: the failure does not show {a.shows!r}: {caught.value}"
