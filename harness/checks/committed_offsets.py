@@ -26,6 +26,9 @@ from harness.histories.offset_commits import CommitRoundTrip
 from harness.protocol.errors import describe
 from harness.protocol.records import RecordBatch, describe_log
 
+# The data a read_committed consumer is handed, for the suites' premises (suites import checks, not protocol).
+from harness.protocol.records import committed_data as committed_data
+
 
 def assert_commits_kept(rounds: Sequence[CommitRoundTrip]) -> None:
     """Each round reads back, with the API and version named in `read`, the offset and leader epoch

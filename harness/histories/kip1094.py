@@ -63,3 +63,13 @@ class MarkerCommit:
     read: tuple[int, ...]  # the offset of every record poll handed the application
     position_of: str = "position()"
     version: str | None = None  # the client and version its driver named (librdkafka, franz-go)
+
+
+@dataclass(frozen=True)
+class MarkerRead:
+    """A `MarkerCommit` and the log it was made on: its end offset and its batches re-encoded (what a
+    recording keeps, for the check tests to judge again)."""
+
+    commit: MarkerCommit
+    end: int
+    log: bytes

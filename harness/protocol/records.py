@@ -602,3 +602,20 @@ def describe_log(batches: Sequence[RecordBatch]) -> str:
         mark = f" {b.control_type()}" if b.is_control else ""
         parts.append(f"[{b.base_offset}..{b.last_offset}]@{b.partition_leader_epoch}{mark}")
     return " ".join(parts) or "(empty log)"
+
+
+def committed_data(batches: Sequence[RecordBatch]) -> list[RecordBatch]:
+    """The data batches a read_committed consumer is handed: plain ones, and those of transactions
+    whose COMMIT marker is in `batches` (an aborted or still open transaction's are left out)."""
+    handed: list[RecordBatch] = []
+    pending: dict[int, list[RecordBatch]] = {}
+    for b in batches:
+        if b.is_control:
+            held = pending.pop(b.producer_id, [])
+            if b.control_type() == "COMMIT":
+                handed.extend(held)
+        elif b.is_transactional:
+            pending.setdefault(b.producer_id, []).append(b)
+        else:
+            handed.append(b)
+    return sorted(handed, key=lambda b: b.base_offset)

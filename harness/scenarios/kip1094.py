@@ -3,12 +3,14 @@
 - `two_epochs`: 20 records appended in one epoch, 20 in the next (the leader moved between).
 - `transactions`: three committed transactions over three epochs; the last one's data is
   appended in one epoch and its COMMIT marker in the next (the leader moved between the two).
+- `aborted_last`: a committed transaction, then an aborted one whose ABORT marker ends the log,
+  appended in a later epoch than every data record (the leader moved between its data and its abort).
 - `last_epoch_commits`: a consumer (librdkafka, or the Java client through the Kip1094NextOffsets
   driver) reads `two_epochs` and commits after the 20th and the 40th record; each commit read
   back, and what OffsetsForLeaderEpoch says of its epoch.
-- `marker_commit`: a read_committed consumer reads `transactions` to the end and commits; its
-  position, its commit, and what OffsetsForLeaderEpoch says of the commit's epoch and of the
-  data's.
+- `marker_commit`: a read_committed consumer reads `transactions` (or `aborted_last`) to the end
+  and commits; its position, its commit, and what OffsetsForLeaderEpoch says of the commit's epoch
+  and of the data's.
 - `zombie_leader`: a leader frozen until replaced, then thawed while the controller sleeps, asked
   about a group's commit from the new leader.
 """
@@ -36,7 +38,7 @@ from harness.nemesis.faults import Pause
 from harness.nemesis.leadership import move_leader
 from harness.protocol.errors import OFFSET_OUT_OF_RANGE, describe
 from harness.protocol.exceptions import CorruptRecordError
-from harness.protocol.records import RecordBatch, describe_log
+from harness.protocol.records import RecordBatch, committed_data, describe_log
 from harness.waiting import WaitTimeout, wait_until
 
 # A frozen broker accepts connections and answers nothing: clients give up on it after 10 s, not 60.
@@ -98,22 +100,51 @@ def transactions(cluster: Cluster, topic: str, transactional_id: str) -> Log:
                 if i == 0:
                     move_leader(cluster, mover, admin, topic)
 
-        def with_commits(n: int) -> Log | None:
-            try:
-                log = read_log(cluster, raw, topic)
-            except CorruptRecordError as exc:
-                # A batch that fails its own CRC will not mend: the scene's log is the target's to
-                # write right (librdkafka's mock writes its COMMIT markers with CRC 0).
-                raise TargetRefused(f"the target wrote {topic}'s log with a batch kcts cannot read: {exc}") from exc
-            return log if sum(b.control_type() == "COMMIT" for b in log.batches) == n else None
-
-        # The coordinator writes COMMIT markers after commit_transaction returns.
-        return wait_until(
-            lambda: with_commits(3), 30,
-            lambda: f"three COMMIT markers in {topic}: {describe_log(read_log(cluster, raw, topic).batches)}",
-        )
+        return _with_markers(cluster, raw, topic, ("COMMIT", "COMMIT", "COMMIT"))
     finally:
         raw.close()
+
+
+def aborted_last(cluster: Cluster, topic: str, transactional_id: str) -> Log:
+    """A committed transaction of 10 records, then an aborted one of 10 whose ABORT marker ends the log;
+    the leader moves between the aborted data and its abort, so the marker carries a later epoch than
+    every data record (`topic`: 3 replicas). Returned once both markers are in."""
+    raw = rr.RawConnector(cluster)
+    try:
+        mover = raw(cluster.running_brokers()[0])
+        tx.require_transactions(mover)
+        with (confluent.producer({**cluster.client_config(), "transactional.id": transactional_id}) as txn,
+              confluent.admin(cluster.client_config()) as admin):
+            txn.init_transactions(30)
+            txn.begin_transaction()
+            produce(txn, topic, [f"committed-{n}".encode() for n in range(10)])
+            txn.commit_transaction(30)
+            txn.begin_transaction()
+            produce(txn, topic, [f"aborted-{n}".encode() for n in range(10)])
+            move_leader(cluster, mover, admin, topic)
+            txn.abort_transaction(30)
+        return _with_markers(cluster, raw, topic, ("COMMIT", "ABORT"))
+    finally:
+        raw.close()
+
+
+def _with_markers(cluster: Cluster, raw: rr.RawConnector, topic: str, markers: tuple[str, ...]) -> Log:
+    """`topic`'s log once its control records are `markers`, in order: the coordinator writes them after
+    commit_transaction or abort_transaction returns."""
+
+    def written() -> Log | None:
+        try:
+            log = read_log(cluster, raw, topic)
+        except CorruptRecordError as exc:
+            # A batch that fails its own CRC will not mend: the scene's log is the target's to
+            # write right (librdkafka's mock writes its COMMIT markers with CRC 0).
+            raise TargetRefused(f"the target wrote {topic}'s log with a batch kcts cannot read: {exc}") from exc
+        return log if tuple(b.control_type() for b in log.batches if b.is_control) == markers else None
+
+    return wait_until(
+        written, 30, lambda: f"the markers {list(markers)} in {topic}: "
+                             f"{describe_log(read_log(cluster, raw, topic).batches)}",
+    )
 
 
 # -- consumers committing from a log ---------------------------------------------------------
@@ -220,8 +251,9 @@ PAST_MARKERS_S = 15
 
 def marker_commit(cluster: Cluster, log: Log, group: str, client: str) -> MarkerCommit:
     """`client` (a client stack) reads `log` (read_committed) in `group` to its end, then commits:
-    Java through Kip1094NextOffsets (nextOffsets()), librdkafka and franz-go in their consumer driver."""
-    data = [b for b in log.batches if not b.is_control]
+    Java through Kip1094NextOffsets (nextOffsets()), librdkafka and franz-go in their consumer driver.
+    The last record it is handed is the last of a committed transaction (`committed_data`)."""
+    data = committed_data(log.batches)
     version, position_of = None, "position()"
     if client == "java":
         events = _java(cluster, log, group, "read_committed", 500)

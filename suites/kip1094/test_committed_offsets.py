@@ -15,10 +15,12 @@ from harness.checks.committed_offsets import (
     assert_epoch_ends_before_the_next,
     assert_poll_hands_no_control_record,
     assert_txn_commit_epochs_follow_consumption,
+    committed_data,
 )
 from harness.checks.epoch_history import describe_log, epoch_of_offset
 from harness.checks.kip1319 import assert_transaction_outcome
-from harness.histories.kip1094 import MarkerCommit
+from harness.histories import store
+from harness.histories.kip1094 import MarkerCommit, MarkerRead
 from harness.scenarios.kip1094 import Log, last_epoch_commits, marker_commit
 from harness.scenarios.kip1319_clients import java_copy_existing
 from harness.scenarios.truncation import STACKS
@@ -141,3 +143,51 @@ def test_poll_hands_the_application_no_control_record(
     Consumer poll returns only data records"): reading three committed transactions, each followed by
     its COMMIT marker, poll hands the application every data record once and none of the markers."""
     assert_poll_hands_no_control_record(markers_read.read, transactions.batches, client)
+
+
+@pytest.fixture(scope="module")
+def aborted_read(client: str, cluster: Cluster, aborted_last: Log, run_names: RunNames) -> MarkerCommit:
+    """Each client stack reads a committed then an aborted transaction (read_committed) to the log end,
+    then commits."""
+    return marker_commit(cluster, aborted_last, run_names.group(f"kip1094-aborted-{client}"), client)
+
+
+@pytest.mark.client_axis
+@pytest.mark.parametrize("client", STACKS, scope="module")
+@pytest.mark.promise("kip1094.next-offset-past-abort-marker")
+def test_position_and_commit_move_past_a_trailing_abort_marker(
+    client: str, aborted_read: MarkerCommit, aborted_last: Log
+) -> None:
+    """KIP-1094 consumer-offsets guide, "Control Records vs Data Records" (control records "mark the end
+    of transactions" that are "either fully committed or aborted", and "also advance the offset") and
+    "How to Know Which Offset to Commit" (the position steps over the markers at the end of a
+    partition; a commit short of them leaves lag): the log ends in an aborted transaction, its ABORT
+    marker last. A read_committed consumer that consumed the committed transaction before it has
+    position() and commits the log end, past the aborted records and their marker, so the lag is 0;
+    the committed epoch is the epoch of the last record before that offset, the ABORT marker, which
+    was appended after the leader moved (the epoch of the last record consumed would end at the
+    marker, short of the commit: it would not validate). franz-go has no position(): its position is
+    the offset it would commit (UncommittedOffsets). A client that commits no epoch (before KIP-320)
+    is judged on the offsets; its epoch is then not supported by this client."""
+    log, read = aborted_last, aborted_read
+    last, data = log.batches[-1], committed_data(log.batches)
+    require_scene(last.control_type() == "ABORT" and data,
+                  f"the harness's log should end in an aborted transaction's ABORT marker after a committed "
+                  f"transaction: {describe_log(log.batches)}")
+    assert last.partition_leader_epoch > data[-1].partition_leader_epoch, (
+        f"{STAMPED}: the leader moved between the aborted transaction's data and its ABORT marker, yet the "
+        f"marker carries epoch {last.partition_leader_epoch}, the last committed data "
+        f"{data[-1].partition_leader_epoch}: {describe_log(log.batches)}")
+    assert_epoch_ends_before_the_next(read.data_epoch.epoch, read.data_epoch_answer, log.end, log.batches)
+    store.save(f"kip1094-aborted-markers-{client}", MarkerRead(read, log.end, log.blob()))
+    require_scene(data[-1].last_offset in read.read,
+                  f"the harness's {client} consumer was to read through the last committed record "
+                  f"{data[-1].last_offset}; it was handed {len(read.read)} records, up to "
+                  f"{max(read.read, default=None)}")
+    with_epoch = read.committed.epoch is not None
+    assert_commit_past_control_records(read.position, read.committed, log.batches, log.end, client,
+                                       read.position_of, with_epoch)
+    if not with_epoch:
+        not_supported_by_client(read.version or client, "a leader epoch in its offset commits",
+                                f"the commit past the ABORT marker read back as {read.committed}, its offsets right")
+    assert_commit_validates(read.committed, read.validation)

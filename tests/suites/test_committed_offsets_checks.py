@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from alterations import typed
+from alterations import Alteration, alteration, altered, typed
 from recordings import Recording, batches
 
 from harness.checks.committed_offsets import (
@@ -16,11 +16,13 @@ from harness.checks.committed_offsets import (
     assert_metadata_kept,
     assert_poll_hands_no_control_record,
     assert_txn_commit_epochs_follow_consumption,
+    committed_data,
 )
 from harness.checks.epoch_history import epoch_of_offset
-from harness.histories.kip1094 import CommitAfterRead, CommittedOffset, EpochEnd
+from harness.histories.kip1094 import CommitAfterRead, CommittedOffset, EpochEnd, MarkerRead
 from harness.histories.observations import Exchange
 from harness.histories.offset_commits import CommitRoundTrip
+from harness.promises import catalogue
 
 CLIENTS = ["librdkafka", "java", "franz-go"]
 PAST_MARKERS = ["librdkafka", "java"]  # franz-go commits the offset of the marker: see below
@@ -187,3 +189,70 @@ def test_a_transactional_commit_with_the_leaders_current_epoch_fails(recording: 
     older["CommittedLeaderEpoch"] = current
     with pytest.raises(AssertionError, match=rf"committed offset {older['CommittedOffset']} with epoch {current}"):
         assert_txn_commit_epochs_follow_consumption(_exchanges(r), log, "java")
+
+
+# -- a log that ends in an aborted transaction (its ABORT marker last, in a later epoch than the data) --
+
+ABORTED = ["librdkafka", "java"]  # the stacks of the gate; franz-go commits short of the markers (above)
+P = "kip1094."
+
+
+def _past_the_abort_marker(r: MarkerRead) -> None:
+    """The suite's judgement of a read past a trailing ABORT marker, on a recording."""
+    c = r.commit
+    assert_commit_past_control_records(c.position, c.committed, batches(r.log), r.end, c.client, c.position_of)
+    assert_commit_validates(c.committed, c.validation)
+
+
+def _aborted_log(rec: Any) -> tuple[int, int, int]:
+    """(the offset after the last committed record, that record's epoch, the log end) of a recording."""
+    data = committed_data(batches(rec["log"]))
+    return data[-1].last_offset + 1, data[-1].partition_leader_epoch, rec["end"]
+
+
+@pytest.mark.parametrize("stack", ABORTED)
+def test_recorded_reads_past_a_trailing_abort_marker_pass(stack: str) -> None:
+    r = altered(Alteration("as-recorded", P + "next-offset-past-abort-marker", f"kip1094-aborted-markers-{stack}", (),
+                           _past_the_abort_marker), MarkerRead)
+    log = batches(r.log)
+    assert log[-1].control_type() == "ABORT", f"premise: the recording ends in an ABORT marker: {log[-1]}"
+    _past_the_abort_marker(r)
+
+
+ABORT_MARKER_ALTERATIONS: list[Alteration] = [
+    *[alteration(f"{stack}-position-stuck-after-the-last-consumed-record", P + "next-offset-past-abort-marker",
+                 f"kip1094-aborted-markers-{stack}", "commit.position", lambda _, rec: _aborted_log(rec)[0],
+                 _past_the_abort_marker, "position() is ") for stack in ABORTED],
+    # franz-go's commit: the last consumed record's offset + 1, short of the aborted records and their marker.
+    *[alteration(f"{stack}-commit-after-the-last-consumed-record", P + "next-offset-past-abort-marker",
+                 f"kip1094-aborted-markers-{stack}", "commit.committed.offset", lambda _, rec: _aborted_log(rec)[0],
+                 _past_the_abort_marker, "leaves lag ") for stack in ABORTED],
+    *[alteration(f"{stack}-commit-with-the-consumed-records-epoch", P + "next-offset-past-abort-marker",
+                 f"kip1094-aborted-markers-{stack}", "commit.committed.epoch", lambda _, rec: _aborted_log(rec)[1],
+                 _past_the_abort_marker, "the last record (offset ") for stack in ABORTED],
+    alteration("commit-that-would-not-validate", P + "next-offset-past-abort-marker",
+               "kip1094-aborted-markers-java", "commit.validation.end_offset", lambda old, _: old - 1,
+               _past_the_abort_marker, "restart would report a false truncation"),
+]
+
+
+@pytest.mark.parametrize("a", ABORT_MARKER_ALTERATIONS, ids=[a.id for a in ABORT_MARKER_ALTERATIONS])
+def test_a_read_that_stops_short_of_the_abort_marker_fails(a: Alteration) -> None:
+    assert a.promise in catalogue(), f"{a.id} names no promise of harness/promises.toml: {a.promise}"
+    with pytest.raises(a.raises) as caught:
+        a.check(altered(a, MarkerRead))
+    assert a.shows in str(caught.value), f"{a.id}: the failure does not show {a.shows!r}: {caught.value}"
+
+
+def test_franz_gos_recorded_commit_short_of_the_aborted_transaction_fails() -> None:
+    """franz-go v1.22.2 commits the last record it handed over + 1 with that record's epoch (kgo
+    consumer_group.go, updateUncommitted skips a fetch of a partition with no records): after a committed
+    transaction and an aborted one, that is the COMMIT marker's offset, short of the aborted records
+    and their ABORT marker."""
+    r = altered(Alteration("as-recorded", P + "next-offset-past-abort-marker", "kip1094-aborted-markers-franz-go", (),
+                           _past_the_abort_marker), MarkerRead)
+    short = committed_data(batches(r.log))[-1].last_offset + 1
+    assert r.commit.committed.offset == short, f"premise: the recording holds franz-go's commit at {short}: {r}"
+    with pytest.raises(AssertionError, match=rf"UncommittedOffsets\(\) is {short}, not the log end {r.end}; "
+                                             rf"committed offset {short} leaves lag {r.end - short}"):
+        _past_the_abort_marker(r)
