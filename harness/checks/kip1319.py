@@ -644,3 +644,41 @@ def assert_client_sends_v6(run: ClientRun) -> None:
         used = " ".join(f"{api}:v{v}" for api, v in run.api_versions)
         raise OlderVersionSent(f"{run.client} sent TxnOffsetCommit {versions}, not v6 ({run.broker}); "
                                f"used {used}\n{dump_exchange(commits[-1])}")
+
+
+# What a bounded wait is given over max.block.ms: the producer checks its deadline between waits and
+# returns after it, and a JVM on a loaded 2-core machine may pause; a second wait would take seconds.
+BLOCK_MARGIN_MS = 1000
+# The error a Java producer call ends with when max.block.ms runs out.
+MAX_BLOCK_ERROR = "org.apache.kafka.common.errors.TimeoutException"
+
+
+def assert_metadata_wait_bounded(run: ClientRun, margin_ms: int = BLOCK_MARGIN_MS) -> None:
+    """KIP-1319 "Proposed Changes > Producer-Side > Topic ID resolution" (the producer "waits for a
+    refresh (bounded by max.block.ms) before building the request") and "Fallback": with the topic ID
+    of the offset map's topic withheld, sendOffsetsToTransaction, timed by the driver's own clock, ends
+    within max.block.ms (the driver's own setting) + `margin_ms`; having returned, the client sends the
+    commit at v5 for the whole request (no v6 without the ID); having failed, it failed with the
+    TimeoutException of max.block.ms."""
+    init = run.named("initialized")
+    timed = [e for e in run.named("offsets_sent", "transaction_failed") if e.get("send_offsets_ms") is not None]
+    require_scene(bool(init and init[0].get("max_block_ms") is not None and timed),
+                  f"the harness's {run.client} driver did not reach sendOffsetsToTransaction, or did not time it: "
+                  f"{run.driver}")
+    max_block, ended = init[0].get("max_block_ms"), timed[0]
+    took = ended.get("send_offsets_ms")
+    require_scene(isinstance(max_block, int) and isinstance(took, int),
+                  f"the harness's driver reported times that are not integers: {init[0]}, {ended}")
+    assert isinstance(max_block, int) and isinstance(took, int)  # for the type checker: required above
+    assert took <= max_block + margin_ms, (
+        f"{run.client}: sendOffsetsToTransaction took {took} ms while the topic ID was withheld, more than "
+        f"max.block.ms {max_block} + {margin_ms} ms; it ended {ended}; {run.proxy}\n{_dump_all(run.commits)}")
+    if ended.event == "transaction_failed":
+        assert ended.get("error") == MAX_BLOCK_ERROR, (
+            f"{run.client}: sendOffsetsToTransaction failed within the bound ({took} ms) with {ended.get('error')}: "
+            f"{ended.get('message')}; neither the {MAX_BLOCK_ERROR} of max.block.ms nor a fallback to v5")
+        return
+    sent = [c.version for c in run.commits]
+    assert sent and max(sent) < V6, (
+        f"{run.client}: after waiting {took} ms for a topic ID that never came it sent TxnOffsetCommit {sent}, "
+        f"not v5 for the whole request (\"Fallback\"); {run.proxy}\n{_dump_all(run.commits)}")

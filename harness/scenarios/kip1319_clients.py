@@ -2,7 +2,8 @@
 
 A situation is what the client is asked to do and what the protocol proxy in front of the cluster
 does to it: commit consumed offsets (`copy`), with TxnOffsetCommit capped at v5 in ApiVersions
-(`capped`), with Metadata answering a topic without its ID (`without_topic_id`), with v6 commits
+(`capped`), with Metadata answering a topic without its ID (`without_topic_id`; with a small
+max.block.ms, `bounded_wait`), with v6 commits
 answered UNKNOWN_TOPIC_ID (`retrying`), with one topic of two answered UNKNOWN_TOPIC_ID (`mixed`),
 with v6 answered a group error (`group_error`). The proxy records every TxnOffsetCommit and applies
 the fault. After the run, OffsetFetch reads what the group committed and a read_committed consumer
@@ -68,6 +69,8 @@ STACKS: dict[str, tuple[str, ...]] = {
     "retrying": (JAVA, GO),
     "mixed": (JAVA, GO),
     "group_error": (JAVA, GO),
+    # max.block.ms is the Java producer's: franz-go has no such bound to hold it to.
+    "bounded_wait": (JAVA,),
 }
 # The known client gaps a check of a situation may meet, by stack (harness/client_gaps.toml).
 GAPS = {LIBRDKAFKA: "librdkafka-txn-offset-commit-v3"}
@@ -208,14 +211,17 @@ def _run_driver(
 
 def java_transaction(
     cluster: Cluster, sink: str, group: str, offsets: Sequence[Offset], rule: Rule | None = None,
-    failed: uuid.UUID | None = None,
+    failed: uuid.UUID | None = None, config: dict[str, str] | None = None,
 ) -> ClientRun:
     """One Kip1319Txn transaction: write txn-value-0..2 to partition 0 of `sink`, then
-    sendOffsetsToTransaction(offsets, group), then commit (or abort if that fails)."""
+    sendOffsetsToTransaction(offsets, group), then commit (or abort if that fails). `config`: producer
+    settings of the situation (max.block.ms)."""
     args = ["--transactional-id", f"kcts-java-txn-{uuid.uuid4().hex[:10]}", "--group", group,
             "--output-topic", sink, "--records", str(TXN_RECORDS)]
     for o in offsets:
         args += ["--offset", o.arg()]
+    for key, value in (config or {}).items():
+        args += ["--config", f"{key}={value}"]
     written = [f"txn-value-{i}".encode() for i in range(TXN_RECORDS)]
     return _run_java(cluster, "Kip1319Txn", args, group, sink, _asked(cluster, offsets), written, rule,
                      failed=failed)
@@ -351,6 +357,22 @@ def without_topic_id(cluster: Cluster, client: str, new_topic: NewTopic, group: 
     with_id, without_id, sink = new_topic(), new_topic(), new_topic()
     rule = StripTopicIds(topics=frozenset({without_id}))
     return java_transaction(cluster, sink, group, [Offset(with_id, 0, 5, 0), Offset(without_id, 0, 7)], rule)
+
+
+# The producer's max.block.ms in `bounded_wait`: small, so that a wait past it stands out, yet room
+# for initTransactions and the first send through the proxy on a loaded machine.
+BOUNDED_WAIT_MAX_BLOCK_MS = 5000
+
+
+def bounded_wait(cluster: Cluster, client: str, new_topic: NewTopic, group: str) -> ClientRun:
+    """The Java producer, max.block.ms = BOUNDED_WAIT_MAX_BLOCK_MS, writes to a sink topic, then
+    commits (source-0, 5, epoch 0) of a topic it has no metadata for, while the proxy answers every
+    Metadata of that topic with the zero topic ID: the topic ID it waits for never comes."""
+    _stack("bounded_wait", client)
+    source, sink = new_topic(), new_topic()
+    rule = StripTopicIds(topics=frozenset({source}))
+    return java_transaction(cluster, sink, group, [Offset(source, 0, 5, 0)], rule,
+                            config={"max.block.ms": str(BOUNDED_WAIT_MAX_BLOCK_MS)})
 
 
 def retrying(cluster: Cluster, client: str, new_topic: NewTopic, group: str) -> ClientRun:

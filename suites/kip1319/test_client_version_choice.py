@@ -21,6 +21,7 @@ from harness.checks.kip1319 import (
     assert_client_sends,
     assert_client_sends_v6,
     assert_injected,
+    assert_metadata_wait_bounded,
     assert_offsets_fetched_back,
     assert_only_transient_retries,
     assert_topic_ids_assigned,
@@ -30,7 +31,7 @@ from harness.checks.kip1319 import (
 from harness.histories import store
 from harness.scenarios import kip1319_clients as clients
 from harness.scenarios.kip1319 import RequireV6, Unique
-from harness.verdicts import known_gap
+from harness.verdicts import known_gap, require_scene
 
 pytestmark = [pytest.mark.kip1319, pytest.mark.client_axis]
 
@@ -102,3 +103,27 @@ def test_client_falls_back_to_v5_for_the_whole_request_without_a_topic_id(
     assert_client_sends(run, 5)
     assert_offsets_fetched_back(run)
     assert_visible_to_read_committed(run)
+
+
+@pytest.mark.parametrize("client", clients.STACKS["bounded_wait"])
+@pytest.mark.promise("kip1319.client.topic-id-wait-bounded")
+def test_client_waits_for_a_topic_id_no_longer_than_max_block_ms(
+    cluster: Cluster, require_v6: RequireV6, topic_factory: TopicFactory, unique: Unique, client: str
+) -> None:
+    """KIP-1319 "Proposed Changes > Producer-Side > Topic ID resolution": when sendOffsetsToTransaction
+    is called and the broker supports v6, the producer "waits for a refresh (bounded by max.block.ms)"
+    of the offset map's topics before building the request. The producer (max.block.ms 5000) commits
+    the offset of a topic it has no metadata for while the proxy answers every Metadata of that topic
+    with the zero topic ID. Timed by the driver around the call, sendOffsetsToTransaction ends within
+    max.block.ms + 1 s (harness.checks.kip1319.BLOCK_MARGIN_MS); then it sends v5 for the whole
+    request ("Fallback") and the transaction commits, or it fails with max.block.ms's
+    TimeoutException. A run in which no Metadata answer had the ID withheld judged nothing."""
+    require_v6("the bounded wait for topic IDs before TxnOffsetCommit v6")
+    run = clients.bounded_wait(cluster, client, topic_factory, unique(f"{client}-bounded-wait"))
+    store.save(f"kip1319-{client}-bounded-metadata-wait", run)
+    require_scene(run.injected is not None and run.injected.fired >= 1,
+                  f"the proxy withheld no topic ID from a Metadata answer to the producer: {run.proxy}")
+    assert_topic_ids_assigned(run)
+    assert_metadata_wait_bounded(run)
+    if run.outcome() == "committed":
+        assert_offsets_fetched_back(run)

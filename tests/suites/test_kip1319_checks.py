@@ -17,6 +17,8 @@ import pytest
 from alterations import Alteration, Check, alteration, altered, apply, raw, typed
 
 from harness.checks.kip1319 import (
+    BLOCK_MARGIN_MS,
+    MAX_BLOCK_ERROR,
     OlderVersionSent,
     assert_aborted_without_retry,
     assert_advertises_v6,
@@ -29,6 +31,7 @@ from harness.checks.kip1319 import (
     assert_group_error_mapping,
     assert_injected,
     assert_keyed_by_topic_id,
+    assert_metadata_wait_bounded,
     assert_mixed_answer_mapped,
     assert_nothing_visible,
     assert_offsets_fetched_back,
@@ -44,6 +47,7 @@ from harness.checks.kip1319 import (
     assert_visible_to_read_committed,
     expected_precedence,
 )
+from harness.errors import SceneUnmet
 from harness.histories.kip1319 import (
     Advertised,
     ClientRun,
@@ -542,3 +546,64 @@ def test_an_alteration_reaches_every_item_of_a_star() -> None:
     data = {"a": [{"b": 1}, {"b": 2}]}
     assert apply(data, "a[*].b", lambda old, _: old * 10) == {"a": [{"b": 10}, {"b": 20}]}
     assert apply(data, "a[-1].b", 0) == {"a": [{"b": 10}, {"b": 0}]}
+
+
+# -- the bounded wait for topic IDs (max.block.ms), on the Java producer's recorded run ----------------
+
+WAIT = "kip1319-java-bounded-metadata-wait"
+WAITED = P + "client.topic-id-wait-bounded"
+
+
+def _timed(change: Any) -> Any:
+    """A Change of the recording's events: `change(event)` applied to the event that timed
+    sendOffsetsToTransaction."""
+    def edit(events: Any, _: Any) -> Any:
+        for e in events:
+            if "send_offsets_ms" in e["detail"]:
+                change(e)
+        return events
+    return edit
+
+
+def _slower(e: Any) -> None:
+    e["detail"]["send_offsets_ms"] = 5000 + BLOCK_MARGIN_MS + 1
+
+
+def _failed_with(error: str) -> Any:
+    def change(e: Any) -> None:
+        e["event"] = "transaction_failed"
+        e["detail"] = {"error": error, "message": "altered", "send_offsets_ms": e["detail"]["send_offsets_ms"]}
+    return change
+
+
+def test_the_recorded_bounded_wait_passes() -> None:
+    run = recorded(WAIT)
+    assert run.injected is not None and run.injected.fired >= 1, f"premise: the IDs were withheld: {run.proxy}"
+    assert_metadata_wait_bounded(run)
+
+
+def test_a_wait_that_ends_in_the_max_block_timeout_within_the_bound_passes() -> None:
+    assert_metadata_wait_bounded(altered(Alteration("timed-out", WAITED, WAIT, (
+        ("events", _timed(_failed_with(MAX_BLOCK_ERROR))),), assert_metadata_wait_bounded), ClientRun))
+
+
+BOUNDED_WAIT_ALTERATIONS: list[Alteration] = [
+    alteration("wait-past-max-block-ms", WAITED, WAIT, "events", _timed(_slower), assert_metadata_wait_bounded,
+               f"took {5000 + BLOCK_MARGIN_MS + 1} ms while the topic ID was withheld, more than max.block.ms 5000"),
+    alteration("v6-sent-without-the-topic-id", WAITED, WAIT, "commits[*].version", 6, assert_metadata_wait_bounded,
+               "not v5 for the whole request"),
+    alteration("failed-with-another-error", WAITED, WAIT, "events",
+               _timed(_failed_with("org.apache.kafka.common.KafkaException")), assert_metadata_wait_bounded,
+               "neither the org.apache.kafka.common.errors.TimeoutException of max.block.ms"),
+    alteration("the-call-never-timed", WAITED, WAIT, "events",
+               lambda events, _: [e for e in events if "send_offsets_ms" not in e["detail"]],
+               assert_metadata_wait_bounded, "did not reach sendOffsetsToTransaction", SceneUnmet),
+]
+
+
+@pytest.mark.parametrize("a", BOUNDED_WAIT_ALTERATIONS, ids=[a.id for a in BOUNDED_WAIT_ALTERATIONS])
+def test_a_wait_past_max_block_ms_or_without_fallback_fails(a: Alteration) -> None:
+    assert a.promise in catalogue(), f"{a.id} names no promise of harness/promises.toml: {a.promise}"
+    with pytest.raises(a.raises) as caught:
+        a.check(altered(a, ClientRun))
+    assert a.shows in str(caught.value), f"{a.id}: the failure does not show {a.shows!r}: {caught.value}"

@@ -1,6 +1,8 @@
 // One transaction by the Java producer under test, with sendOffsetsToTransaction on offsets chosen
 // by the caller (the verifiable tools only commit what they consumed). Prints JSON lines:
-// initialized, produced, offsets_sent | send_offsets_failed, committed | commit_failed, aborted, done.
+// initialized {max_block_ms}, produced, offsets_sent {send_offsets_ms}, committed | transaction_failed
+// {send_offsets_ms when sendOffsetsToTransaction itself threw}, aborted, done. send_offsets_ms is how
+// long the sendOffsetsToTransaction call took, on this process's monotonic clock.
 //
 // args: --bootstrap-server HOST:PORT --transactional-id ID --group ID --output-topic T
 //       [--records N] [--offset TOPIC:PARTITION:OFFSET[:LEADER_EPOCH]]... [--generation N --member-id M]
@@ -58,7 +60,7 @@ public class Kip1319Txn {
         String outcome;
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
             producer.initTransactions();
-            KctsJson.emit("initialized", "");
+            KctsJson.emit("initialized", ",\"max_block_ms\":" + props.get(ProducerConfig.MAX_BLOCK_MS_CONFIG));
             producer.beginTransaction();
             List<String> sent = new ArrayList<>();
             for (int i = 0; i < records; i++) {
@@ -66,19 +68,27 @@ public class Kip1319Txn {
                 sent.add(String.valueOf(md.offset()));
             }
             KctsJson.emit("produced", ",\"topic\":" + KctsJson.q(topic) + ",\"offsets\":[" + String.join(",", sent) + "]");
+            long started = System.nanoTime();
+            boolean offsetsSent = false;
             try {
                 producer.sendOffsetsToTransaction(offsets, groupMetadata);
-                KctsJson.emit("offsets_sent", ",\"count\":" + offsets.size());
+                offsetsSent = true;
+                KctsJson.emit("offsets_sent", ",\"count\":" + offsets.size() + ",\"send_offsets_ms\":" + msSince(started));
                 producer.commitTransaction();
                 KctsJson.emit("committed", "");
                 outcome = "committed";
             } catch (RuntimeException e) {
-                KctsJson.emit("transaction_failed", KctsJson.error(e));
+                KctsJson.emit("transaction_failed", KctsJson.error(e)
+                    + (offsetsSent ? "" : ",\"send_offsets_ms\":" + msSince(started)));
                 producer.abortTransaction();
                 KctsJson.emit("aborted", "");
                 outcome = "aborted";
             }
         }
         KctsJson.emit("done", ",\"outcome\":" + KctsJson.q(outcome));
+    }
+
+    private static long msSince(long startedNanos) {
+        return (System.nanoTime() - startedNanos) / 1_000_000;
     }
 }
