@@ -11,8 +11,9 @@ from harness.checks.client_reactions import (
     assert_read_on_through_epoch_errors,
     assert_validated_only_once_metadata_caught_up,
     assert_written_once_through_epoch_errors,
+    require_fetch_fencing,
 )
-from harness.errors import SceneUnmet
+from harness.errors import ClientLacks, SceneUnmet
 from harness.histories.client_reactions import CommittedAhead, EpochErrorRun, ResetFetch
 
 RUNS = [f"kip320-client-{e}-{c}" for e in ("fenced", "unknown") for c in ("librdkafka", "java")]
@@ -23,6 +24,35 @@ def test_recorded_runs_pass(recording: Recording, name: str) -> None:
     run = typed(EpochErrorRun, recording(name))
     assert run.refused >= 1
     assert_read_on_through_epoch_errors(run)
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_the_recorded_clients_fenced_their_fetches(recording: Recording, name: str) -> None:
+    run = typed(EpochErrorRun, recording(name))
+    assert run.sent_epochs and run.release is not None and run.release.fences()
+    require_fetch_fencing(run, run.sent_epochs, "refused Fetch partition entries")
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_a_release_that_fences_fetch_sending_minus_one_fails(recording: Recording, name: str) -> None:
+    """Every refused Fetch entry at CurrentLeaderEpoch -1 from the recorded release (librdkafka 2.16.0,
+    kafka-clients 4.4.0): a FAIL of the promise, no longer "not supported by this client"."""
+    run = recording(name)
+    run["sent_epochs"] = [-1] * len(run["sent_epochs"])
+    with pytest.raises(AssertionError, match=r"fenced none of its Fetches: its \d+ refused Fetch partition entries "
+                                             r"carried \[-1\], though .* since (2\.1\.0|2\.3\.0)"):
+        require_fetch_fencing(typed(EpochErrorRun, run), run["sent_epochs"], "refused Fetch partition entries")
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_an_older_release_sending_minus_one_does_not_support_fencing(recording: Recording, name: str) -> None:
+    """The same from a release before the first that fences Fetch (librdkafka 2.0.2, kafka-clients 2.2.0)."""
+    run = recording(name)
+    run["sent_epochs"] = [-1] * len(run["sent_epochs"])
+    run["release"]["release"] = "2.0.2" if name.endswith("librdkafka") else "2.2.0"
+    older = r"(librdkafka 2\.0\.2 predates 2\.1\.0|kafka-clients 2\.2\.0 predates 2\.3\.0)"
+    with pytest.raises(ClientLacks, match=older):
+        require_fetch_fencing(typed(EpochErrorRun, run), run["sent_epochs"], "refused Fetch partition entries")
 
 
 @pytest.mark.parametrize("name", RUNS)
