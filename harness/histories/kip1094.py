@@ -73,3 +73,19 @@ class MarkerRead:
     commit: MarkerCommit
     end: int
     log: bytes
+
+
+@dataclass(frozen=True)
+class LeaderView:
+    """A partition's leader and its epoch, as one broker's own Metadata gives them."""
+
+    leader: int
+    epoch: int
+
+
+@dataclass(frozen=True)
+class FetchAnswer:
+    """One partition of a Fetch answer, without its records: its error and high watermark."""
+
+    error: int
+    high_watermark: int

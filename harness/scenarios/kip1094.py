@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from confluent_kafka import Consumer, TopicPartition
 
@@ -31,7 +30,16 @@ from harness.clients.jvm import JavaClient
 from harness.clients.stacks import client_version, consumers_driver
 from harness.cluster.base import Cluster, PartitionState
 from harness.errors import TargetRefused, require_target
-from harness.histories.kip1094 import CommitAfterRead, CommittedOffset, EpochEnd, LastEpochCommits, MarkerCommit
+from harness.histories.epoch_validation import EpochProbe
+from harness.histories.kip1094 import (
+    CommitAfterRead,
+    CommittedOffset,
+    EpochEnd,
+    FetchAnswer,
+    LastEpochCommits,
+    LeaderView,
+    MarkerCommit,
+)
 from harness.histories.observations import ClientEvent
 from harness.kafka.dist import resolve
 from harness.nemesis.faults import Pause
@@ -160,9 +168,9 @@ def _java(cluster: Cluster, log: Log, group: str, isolation: str, max_poll_recor
     return [ClientEvent.of(e) for e in driver.events]
 
 
-def _committed(consumer: Consumer, topic: str) -> dict[str, int]:
+def _committed(consumer: Consumer, topic: str) -> CommittedOffset:
     (tp,) = consumer.committed([TopicPartition(topic, 0)], timeout=10)
-    return {"offset": tp.offset, "epoch": tp.leader_epoch}
+    return CommittedOffset(tp.offset, tp.leader_epoch)
 
 
 def _validates(raw: rr.RawConnector, cluster: Cluster, topic: str, committed: CommittedOffset) -> EpochEnd:
@@ -324,24 +332,24 @@ def _marker_commit_driver(
 class ZombieLeader:
     """What the thawed former leader (the zombie) answered about the group's commit from the new leader.
 
-    `answers`: Fetch, OffsetForLeaderEpoch and ListOffsets with the committed epoch, each {api,
-    version, broker, role, requested_epoch, current_epoch (the zombie's), partition}.
+    `answers`: Fetch, OffsetForLeaderEpoch and ListOffsets with the committed epoch, the zombie's
+    own epoch as the current one.
     """
 
     topic: str
     before: PartitionState
     after: PartitionState
-    committed: dict[str, int]
-    seen: dict[str, Any]  # the partition in the zombie's own Metadata
-    without_epoch: dict[str, Any]  # the zombie's answer to a Fetch of the commit without an epoch
-    answers: list[dict[str, Any]]
+    committed: CommittedOffset
+    seen: LeaderView  # the partition in the zombie's own Metadata
+    without_epoch: FetchAnswer  # the zombie's answer to a Fetch of the commit without an epoch
+    answers: list[EpochProbe]
 
     @property
     def zombie_epoch(self) -> int:
-        return self.seen["LeaderEpoch"]
+        return self.seen.epoch
 
 
-def _commit_through(cluster: Cluster, topic: str, group: str, last: int) -> dict[str, int]:
+def _commit_through(cluster: Cluster, topic: str, group: str, last: int) -> CommittedOffset:
     """A group member reads through offset `last` and commits; the committed (offset, epoch) read back."""
     with confluent.consumer({**cluster.client_config(), "group.id": group, "enable.auto.commit": False,
                          "auto.offset.reset": "earliest", **PAUSED_PEER}) as consumer:
@@ -381,41 +389,43 @@ def zombie_leader(cluster: Cluster, topic: str, group: str) -> ZombieLeader:
             with confluent.producer({**config, "acks": "all", **PAUSED_PEER}) as second:
                 produce(second, topic, [f"phase2-{i}".encode() for i in range(30)])
             committed = _commit_through(cluster, topic, group, 49)
-            expected = {"offset": 50, "epoch": after.leader_epoch}
+            expected = CommittedOffset(50, after.leader_epoch)
             assert committed == expected, (
                 f"KIP-320 \"Protocol Changes / OffsetCommit\" (the commit carries \"the epoch of the previously "
                 f"fetched record\"): the group read through offset 49, written at epoch {after.leader_epoch}, and "
                 f"committed {committed} read back, expected {expected}")
+            epoch = after.leader_epoch  # the committed epoch, as read back
 
             # While the controller sleeps, the thawed broker cannot learn that it was replaced.
             cluster.pause_controller()
             try:
                 cluster.resume_node(before.leader)
-                seen = rr.partition_metadata(zombie, topic)
-                fetch = rr.fetch(zombie, zombie.max_version("Fetch"), topic, tid, 0, committed["offset"],
-                                 current_epoch=committed["epoch"])
-                without_epoch = rr.fetch(zombie, zombie.max_version("Fetch"), topic, tid, 0, committed["offset"])
+                view = rr.partition_metadata(zombie, topic)
+                seen = LeaderView(view["LeaderId"], view["LeaderEpoch"])
+                fetch = rr.fetch(zombie, zombie.max_version("Fetch"), topic, tid, 0, committed.offset,
+                                 current_epoch=epoch)
+                plain = rr.fetch(zombie, zombie.max_version("Fetch"), topic, tid, 0, committed.offset)
+                without_epoch = FetchAnswer(plain["ErrorCode"], plain["HighWatermark"])
                 ofle = rr.offsets_for_leader_epoch(zombie, zombie.max_version("OffsetForLeaderEpoch"), topic, 0,
-                                                   committed["epoch"], current_epoch=committed["epoch"])
+                                                   epoch, current_epoch=epoch)
                 listed = rr.list_offsets(zombie, zombie.max_version("ListOffsets"), topic, 0, -1,
-                                         current_epoch=committed["epoch"])
+                                         current_epoch=epoch)
             finally:
                 cluster.resume_controller()
-            answers: list[dict[str, Any]] = [
-                {"api": api, "version": zombie.max_version(api), "broker": before.leader, "role": "leader",
-                 "requested_epoch": committed["epoch"], "current_epoch": seen["LeaderEpoch"], "partition": p}
+            answers = [
+                EpochProbe(api, zombie.max_version(api), before.leader, "leader", epoch, seen.epoch, p)
                 for api, p in (("Fetch", fetch), ("OffsetForLeaderEpoch", ofle), ("ListOffsets", listed))
             ]
     finally:
         raw.close()
 
-    require_target((seen["LeaderId"], seen["LeaderEpoch"]) == (before.leader, before.leader_epoch),
+    require_target((seen.leader, seen.epoch) == (before.leader, before.leader_epoch),
                    f"the thawed broker {before.leader} did not stay a zombie: it no longer sees itself leading at "
                    f"epoch {before.leader_epoch}; it sees {seen}")
-    assert without_epoch["ErrorCode"] == OFFSET_OUT_OF_RANGE, (
+    assert without_epoch.error == OFFSET_OUT_OF_RANGE, (
         f"KIP-320 \"Leader Fetch Handling\" (the sentinel epoch -1 bypasses validation) and the KIP-1094 guide, "
         f"\"Committing Leader Epoch\", Phase 3: the zombie accepts a fetch without an epoch and answers an offset "
-        f"past its log end with OFFSET_OUT_OF_RANGE; asked for {committed['offset']}, written only on the new "
-        f"leader, it answered {describe(without_epoch['ErrorCode'])}"
+        f"past its log end with OFFSET_OUT_OF_RANGE; asked for {committed.offset}, written only on the new "
+        f"leader, it answered {describe(without_epoch.error)}"
     )
     return ZombieLeader(topic, before, after, committed, seen, without_epoch, answers)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness import confluent, session
 from harness.clients import raw as rr
@@ -31,8 +30,11 @@ from harness.clients.driver import ClientDriver
 from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster, PartitionState
 from harness.errors import TargetRefused, require_target
+from harness.histories.epoch_validation import EpochProbe
+from harness.histories.former_leader import FormerLeaderAnswer
 from harness.histories.kip359 import OldVersionAppend, OldVersionProduce
 from harness.histories.observations import Read
+from harness.histories.records import Ack, LogRecord
 from harness.kafka.dist import resolve
 from harness.nemesis.faults import Fault, node_faults, resolve_target
 from harness.nemesis.leadership import move_leader, move_leader_away
@@ -73,12 +75,11 @@ def produce_schema(cluster: Cluster) -> ProduceSchema:
 
 @dataclass(frozen=True)
 class ProduceEpochProbes:
-    """Produce answers of the leader, each {api, version, broker, role, requested_epoch, current_epoch,
-    partition}, after one leader move (`state`)."""
+    """Produce answers of the leader, one per version and requested epoch, after one leader move (`state`)."""
 
     topic: str
     state: PartitionState
-    answers: list[dict[str, Any]]
+    answers: list[EpochProbe]
 
 
 def produce_epoch_probes(cluster: Cluster, topic: str, versions: list[int]) -> ProduceEpochProbes:
@@ -90,13 +91,12 @@ def produce_epoch_probes(cluster: Cluster, topic: str, versions: list[int]) -> P
             state = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
         leader = raw(state.leader)
         tid = rr.topic_id(leader, topic)
-        answers = []
+        answers: list[EpochProbe] = []
         for version in versions:
             for epoch in requested_epochs(state.leader_epoch):
                 ex = rr.produce(leader, version, topic, tid, 0, encode_batch([b"kip359"]), epoch=epoch)
                 p = ex.response["Responses"][0]["PartitionResponses"][0]
-                answers.append({"api": "Produce", "version": version, "broker": state.leader, "role": "leader",
-                                "requested_epoch": epoch, "current_epoch": state.leader_epoch, "partition": p})
+                answers.append(EpochProbe("Produce", version, state.leader, "leader", epoch, state.leader_epoch, p))
         return ProduceEpochProbes(topic, state, answers)
     finally:
         raw.close()
@@ -104,12 +104,12 @@ def produce_epoch_probes(cluster: Cluster, topic: str, versions: list[int]) -> P
 
 @dataclass(frozen=True)
 class FormerLeaderProduce:
-    """Produce answers of a replica that no longer leads ({version, broker, partition, node_endpoints}),
-    and the leader as its own Metadata gives it, with its endpoint."""
+    """Produce answers of a replica that no longer leads, one per version, and the leader as its own
+    Metadata gives it, with its endpoint."""
 
     topic: str
     former: int
-    answers: list[dict[str, Any]]
+    answers: list[FormerLeaderAnswer]
     leader: int
     epoch: int
     endpoint: tuple[str, int]
@@ -128,7 +128,7 @@ def former_leader_produce(cluster: Cluster, topic: str) -> FormerLeaderProduce:
         truth = rr.partition_metadata(raw(state.leader), topic)
         client = raw(former)
         tid = rr.topic_id(client, topic)
-        answers = []
+        answers: list[FormerLeaderAnswer] = []
         for version in rr.versions(client, "Produce"):
             try:
                 ex = rr.produce(client, version, topic, tid, 0, encode_batch([f"to-former-v{version}".encode()]))
@@ -136,11 +136,11 @@ def former_leader_produce(cluster: Cluster, topic: str) -> FormerLeaderProduce:
                 # An answer that is not a Produce response of the version asked is the target's answer
                 # at that version (librdkafka's mock writes v5 without LogStartOffset); the raw client
                 # closed the connection, so the next version gets a new one.
-                answers.append({"version": version, "broker": former, "unreadable": str(exc)})
+                answers.append(FormerLeaderAnswer(version, former, unreadable=str(exc)))
                 client = raw(former)
                 continue
-            answers.append({"version": version, "broker": former, "partition": ex.response["Responses"][0][
-                "PartitionResponses"][0], "node_endpoints": ex.response.get("NodeEndpoints")})
+            answers.append(FormerLeaderAnswer(version, former, ex.response["Responses"][0]["PartitionResponses"][0],
+                                              ex.response.get("NodeEndpoints")))
         endpoint = cluster.probe_address(truth["LeaderId"])
         return FormerLeaderProduce(topic, former, answers, truth["LeaderId"], truth["LeaderEpoch"], endpoint)
     finally:
@@ -183,7 +183,7 @@ class Writes:
     which the client said it bumped its producer epoch (librdkafka's EOS debug log)."""
 
     sent: list[str] = field(default_factory=list)
-    acks: list[dict[str, Any]] = field(default_factory=list)
+    acks: list[Ack] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     epoch_bumps: list[str] = field(default_factory=list)
     library: str | None = None  # the client library's own version, as its driver said when ready (librdkafka)
@@ -194,7 +194,7 @@ class FailoverWrites:
     topic: str
     faults: list[str]
     writes: dict[str, Writes]
-    log: list[dict[str, Any]]
+    log: list[LogRecord]
     refused: dict[str, str] = field(default_factory=dict)  # stack -> why its client could not reach the target
 
     def writes_of(self, stack: str) -> Writes:
@@ -231,7 +231,7 @@ def writes_of(driver: ClientDriver, prefix: int) -> Writes:
     for n in sorted(events):
         e = events[n]
         if e["event"] == "producer_send_success":
-            w.acks.append({"value": str(e["value"]), "offset": e["offset"]})
+            w.acks.append(Ack(str(e["value"]), e["offset"]))
         else:
             w.failures.append(f"{e['value']}: {e.get('exception')} {e.get('message')}")
     if stopped and stopped.get("unreported"):
@@ -314,8 +314,7 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
         batches, _ = rr.read_log(raw(leader), topic, rr.topic_id(raw(leader), topic))
     finally:
         raw.close()
-    log = [{"offset": r.offset, "value": (r.value or b"").decode()} for b in batches if not b.is_control
-           for r in b.records]
+    log = [LogRecord(r.offset, (r.value or b"").decode()) for b in batches if not b.is_control for r in b.records]
     return FailoverWrites(topic, applied, {stack: writes_of(d, PREFIXES[stack]) for stack, d in producers.items()}, log,
                           refused)
 

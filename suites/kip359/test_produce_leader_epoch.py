@@ -90,10 +90,10 @@ def test_produce_to_a_former_leader_is_refused_with_the_current_leader(
     recorded.save("kip359-former-leader", {"answers": answers, "leader": former.leader,
                                            "epoch": former.epoch, "endpoint": list(former.endpoint)})
     require_scene(answers, f"the harness sent no Produce to the former leader {former.leader}")
-    if not any(a["version"] >= LEADER_HINT_VERSION for a in answers):
+    if not any(a.version >= LEADER_HINT_VERSION for a in answers):
         not_supported(f"the KIP-951 CurrentLeader hint in Produce (v{LEADER_HINT_VERSION} and later)",
                       f"the former leader {former.leader} was asked at every Produce version it speaks: "
-                      f"v{sorted({a['version'] for a in answers})}")
+                      f"v{sorted({a.version for a in answers})}")
     assert_refused_with_leader_hint(answers, former.leader, former.epoch, former.endpoint)
 
 
@@ -112,8 +112,8 @@ def test_idempotent_producer_across_leader_failovers_writes_no_duplicate_and_no_
     # Recorded: the first writes only (a prefix of a history is a history), to keep the file small.
     head = set(w.sent[:RECORDED_WRITES])
     recorded.save(f"kip359-failover-writes-{client}", {
-        "sent": w.sent[:RECORDED_WRITES], "acks": [a for a in w.acks if a["value"] in head], "failures": w.failures,
-        "log": [r for r in failover_writes.log if r["value"] in head],
+        "sent": w.sent[:RECORDED_WRITES], "acks": [a for a in w.acks if a.value in head], "failures": w.failures,
+        "log": [r for r in failover_writes.log if r.value in head],
     })
     try:
         assert_exactly_once_in_order(client, w.sent, w.acks, w.failures, failover_writes.log)
