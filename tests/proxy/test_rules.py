@@ -17,6 +17,7 @@ from harness.proxy.rules import (
     CommittedEpochReadBack,
     CurrentEpochInListOffsets,
     Delay,
+    DivergedEpochEndOffset,
     FenceUnsetCurrentEpoch,
     FutureEpochEndsAtCurrent,
     HideAbortedTransactions,
@@ -25,6 +26,7 @@ from harness.proxy.rules import (
     ReplaceErrors,
     SkipBatchHoldingFetchOffset,
     StripTopicIds,
+    UndefinedEpochEndOffset,
     WrongEpochEndOffsets,
 )
 from tests.proxy.recorded import recorded
@@ -357,6 +359,31 @@ def test_wrong_epoch_end_offsets_of_past_epochs_never_below_zero(specs: SpecSet)
     _reencoded(specs, "OffsetForLeaderEpoch", 4, body)
     with pytest.raises(ValueError, match="current' or 'past"):
         WrongEpochEndOffsets(which="future")
+
+
+def test_undefined_epoch_end_offset_blanks_every_answer_without_an_error(specs: SpecSet) -> None:
+    api = specs.api("OffsetForLeaderEpoch")
+    _, body = _ofle_answers([(0, 5), (3, 20)])
+    body["Topics"][0]["Partitions"].append({"ErrorCode": 74, "Partition": 2, "LeaderEpoch": -1, "EndOffset": -1})
+    rule = UndefinedEpochEndOffset()
+    rule.bind(specs)
+    assert rule.acts_on_response(api.key, 4) and not rule.acts_on_response(specs.api("Fetch").key, 17)
+    assert rule.edit_response(api, 4, body) and rule.edit_response(api, 4, body), "no budget: every answer"
+    assert _ends(body) == [(-1, -1), (-1, -1), (-1, -1)]
+    assert body["Topics"][0]["Partitions"][2]["ErrorCode"] == 74, "an error answer stays as it is"
+    assert rule.fired == 2
+    _reencoded(specs, "OffsetForLeaderEpoch", 4, body)
+
+
+def test_diverged_epoch_end_offset_ends_the_epoch_below_the_position(specs: SpecSet) -> None:
+    api = specs.api("OffsetForLeaderEpoch")
+    _, body = _ofle_answers([(0, 30), (3, 2), (-1, -1)])
+    rule = DivergedEpochEndOffset(end_offset=5)
+    rule.bind(specs)
+    assert rule.edit_response(api, 4, body)
+    assert _ends(body) == [(0, 5), (3, 2), (-1, -1)], "an end already at or below 5, and UNDEFINED, as they are"
+    _, untouched = _ofle_answers([(0, 3)])
+    assert not rule.edit_response(api, 4, untouched) and rule.fired == 1
 
 
 def test_ignore_current_leader_epoch_sends_a_consumers_fetch_on_at_minus_one(specs: SpecSet) -> None:
