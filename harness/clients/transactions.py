@@ -32,6 +32,9 @@ COORDINATOR_TRANSIENT = frozenset(
 )
 # ... and, for transactional requests, a previous transaction of the same id still completing.
 TRANSACTION_TRANSIENT = COORDINATOR_TRANSIENT | {errors.CONCURRENT_TRANSACTIONS}
+# The coordinator is elsewhere now (its broker was fenced, its partition's leader moved): asking the
+# same broker again never helps, a client finds the coordinator again (as Kafka's producer does).
+COORDINATOR_MOVED = frozenset({errors.NOT_COORDINATOR, errors.COORDINATOR_NOT_AVAILABLE})
 
 Answer = Exchange | dict[str, Any]
 
@@ -125,14 +128,41 @@ def _exchange(call: Callable[[], Exchange], transient: Collection[int], what: st
     return ex
 
 
+def _following(find: Callable[[], RawClient], first: RawClient, call: Callable[[RawClient], Answer],
+               transient: Collection[int], what: str) -> tuple[Answer, RawClient]:
+    """`settle` of `call` at a coordinator, found again (`find`) whenever an answer says it moved;
+    the settled answer and the coordinator that gave it."""
+    at = [first]
+
+    def attempt() -> Answer:
+        answer = call(at[0])
+        body = answer.response if isinstance(answer, Exchange) else answer
+        if COORDINATOR_MOVED & set(error_codes(body)):
+            try:
+                at[0] = find()
+            except (AssertionError, ProtocolError, OSError):
+                pass  # no coordinator to be found yet: the next attempt asks again
+        return answer
+
+    return settle(attempt, transient, what), at[0]
+
+
 @dataclass
 class Transaction:
-    """A producer id and epoch granted by the transaction coordinator of `transactional_id`."""
+    """A producer id and epoch granted by the transaction coordinator of `transactional_id`; `find`
+    finds that coordinator again when it moves."""
 
     transactional_id: str
     producer_id: int
     producer_epoch: int
     coordinator: RawClient
+    find: Callable[[], RawClient] | None = None
+
+    def _settle(self, call: Callable[[RawClient], Answer], transient: Collection[int], what: str) -> Answer:
+        if self.find is None:
+            return settle(lambda: call(self.coordinator), transient, what)
+        answer, self.coordinator = _following(self.find, self.coordinator, call, transient, what)
+        return answer
 
     @property
     def producer(self) -> dict[str, Any]:
@@ -143,54 +173,53 @@ class Transaction:
     def add_group(self, group: str) -> None:
         """AddOffsetsToTxn (v3 at most): before KIP-890's Transaction V2 (TxnOffsetCommit v5) the producer
         adds the group to its transaction itself; fails unless the coordinator accepts it."""
-        c = self.coordinator
-        added = settle(lambda: c.send("AddOffsetsToTxn", min(3, c.max_version("AddOffsetsToTxn")),
-                                      {**self.producer, "GroupId": group}),
-                       TRANSACTION_TRANSIENT, "AddOffsetsToTxn")
+        added = self._settle(lambda c: c.send("AddOffsetsToTxn", min(3, c.max_version("AddOffsetsToTxn")),
+                                              {**self.producer, "GroupId": group}),
+                             TRANSACTION_TRANSIENT, "AddOffsetsToTxn")
+        assert isinstance(added, dict)
         assert added["ErrorCode"] == 0, f"AddOffsetsToTxn: {errors.describe(added['ErrorCode'])}"
 
     def add_partitions(self, topic: str, partitions: list[int]) -> None:
         """AddPartitionsToTxn (v3 at most, the last version a producer sends: v4+ batch transactions for
         brokers): before KIP-890's Transaction V2 the producer adds each partition it writes to
         itself; fails unless the coordinator accepts every one."""
-        c = self.coordinator
-        v = min(3, c.max_version("AddPartitionsToTxn"))
+        v = min(3, self.coordinator.max_version("AddPartitionsToTxn"))
         body = {"V3AndBelowTransactionalId": self.transactional_id, "V3AndBelowProducerId": self.producer_id,
                 "V3AndBelowProducerEpoch": self.producer_epoch,
                 "V3AndBelowTopics": [{"Name": topic, "Partitions": partitions}]}
 
-        def attempt() -> dict[str, Any]:
+        def attempt(c: RawClient) -> dict[str, Any]:
             resp = c.send("AddPartitionsToTxn", v, body)
             # The per-partition codes are PartitionErrorCode: read as ErrorCode so that `settle` waits
             # out a previous transaction of this id still completing.
             codes = [p["PartitionErrorCode"] for t in resp["ResultsByTopicV3AndBelow"] for p in t["ResultsByPartition"]]
             return {"ErrorCode": next((e for e in codes if e), 0), "response": resp}
 
-        added = settle(attempt, TRANSACTION_TRANSIENT, f"AddPartitionsToTxn v{v}")
+        added = self._settle(attempt, TRANSACTION_TRANSIENT, f"AddPartitionsToTxn v{v}")
         assert isinstance(added, dict)
         assert added["ErrorCode"] == 0, f"AddPartitionsToTxn v{v} {topic} {partitions}: {added['response']}"
 
     def end(self, commit: bool, version: int | None = None) -> Exchange:
         """EndTxn at `version` (default the coordinator's highest); fails unless the coordinator accepts it."""
-        c = self.coordinator
-        v = c.max_version("EndTxn") if version is None else version
+        v = self.coordinator.max_version("EndTxn") if version is None else version
         body = {**self.producer, "Committed": commit}
-        ex = _exchange(lambda: c.exchange("EndTxn", v, body), COORDINATOR_TRANSIENT, "EndTxn")
+        ex = self._settle(lambda c: c.exchange("EndTxn", v, body), COORDINATOR_TRANSIENT, "EndTxn")
+        assert isinstance(ex, Exchange)
         assert ex.response["ErrorCode"] == 0, f"EndTxn v{v} (commit={commit}) failed:\n{ex.dump()}"
         return ex
 
 
 def begin(connect: Connect, transactional_id: str, **connect_options: Any) -> Transaction:
     """InitProducerId at the transaction coordinator of `transactional_id` (found through any broker)."""
-    node = coordinator_id(connect(**connect_options), transactional_id, TRANSACTION_KEY)
-    c = connect(node, **connect_options)
+    def find() -> RawClient:
+        return connect(coordinator_id(connect(**connect_options), transactional_id, TRANSACTION_KEY), **connect_options)
+
     body = {"TransactionalId": transactional_id, "TransactionTimeoutMs": 60000}
-    ex = _exchange(
-        lambda: c.exchange("InitProducerId", c.max_version("InitProducerId"), body), TRANSACTION_TRANSIENT,
-        "InitProducerId",
-    )
+    ex, c = _following(find, find(), lambda c: c.exchange("InitProducerId", c.max_version("InitProducerId"), body),
+                       TRANSACTION_TRANSIENT, "InitProducerId")
+    assert isinstance(ex, Exchange)
     assert ex.response["ErrorCode"] == 0, f"InitProducerId failed:\n{ex.dump()}"
-    return Transaction(transactional_id, ex.response["ProducerId"], ex.response["ProducerEpoch"], c)
+    return Transaction(transactional_id, ex.response["ProducerId"], ex.response["ProducerEpoch"], c, find)
 
 
 def partition(index: int, offset: int, leader_epoch: int = -1, metadata: str | None = None) -> dict[str, Any]:
