@@ -20,3 +20,6 @@ class MetadataAnswer:
     leader: int | None
     epoch: int | None
     error: int
+    # The replica list as given: at v0 Kafka leaves out replicas whose broker is down and answers
+    # REPLICA_NOT_AVAILABLE for the partition (its Metadata cache's `errorUnavailableEndpoints`).
+    replicas: tuple[int, ...] = ()

@@ -155,7 +155,8 @@ def probe_metadata(raw: rr.RawConnector, topic: str) -> list[MetadataAnswer]:
                 out.append(MetadataAnswer(b, v, None, None, t["ErrorCode"]))
                 continue
             p = next(p for p in t["Partitions"] if p["PartitionIndex"] == 0)
-            out.append(MetadataAnswer(b, v, p["LeaderId"], p.get("LeaderEpoch"), p["ErrorCode"]))
+            out.append(MetadataAnswer(b, v, p["LeaderId"], p.get("LeaderEpoch"), p["ErrorCode"],
+                                      tuple(p["ReplicaNodes"])))
     return out
 
 

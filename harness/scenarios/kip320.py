@@ -266,7 +266,8 @@ def metadata_versions(cluster: Cluster, history: EpochHistory) -> list[MetadataA
             for v in rr.versions(client, "Metadata", 7):
                 t = rr.metadata(client, history.topic, v)
                 p = next(p for p in t["Partitions"] if p["PartitionIndex"] == 0)
-                out.append(MetadataAnswer(b, v, p["LeaderId"], p["LeaderEpoch"], p["ErrorCode"]))
+                out.append(MetadataAnswer(b, v, p["LeaderId"], p["LeaderEpoch"], p["ErrorCode"],
+                                          tuple(p["ReplicaNodes"])))
         if advertised and not out:
             raise NotSupported("the leader epoch in Metadata (v7 and later, KIP-320)",
                                "Metadata versions advertised: " + ", ".join(

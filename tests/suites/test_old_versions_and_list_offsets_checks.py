@@ -153,3 +153,36 @@ def test_a_previous_epoch_that_was_never_stored_is_a_refused_premise(recording: 
         r["before_read"]["epoch"] = -1
     with pytest.raises(TargetRefused, match=r"the previous epoch was stored; it was not: OffsetCommit v2"):
         assert_commit_without_epoch_reads_back_undefined(_rounds(c["rounds"]))
+
+
+def _v0_with_a_replica_down(answers: list[dict[str, Any]], version: int = 0) -> list[dict[str, Any]]:
+    """Every broker's newest answer lists replicas 1-3; its answer at `version` leaves 3 out with
+    REPLICA_NOT_AVAILABLE, as Kafka answers v0 while broker 3 is down."""
+    for a in answers:
+        a["replicas"] = [1, 2, 3]
+        if a["version"] == version:
+            a["error"], a["replicas"] = 9, [1, 2]
+    return answers
+
+
+def test_metadata_v0_with_a_replica_down_answers_replica_not_available_as_it_always_did(
+    recording: Recording,
+) -> None:
+    answers = recording(METADATA)["answers"]
+    if not any(a["version"] == 0 for a in answers):
+        pytest.skip("the recording has no Metadata v0 answer")
+    assert_old_metadata_works(_metadata(_v0_with_a_replica_down(answers)))
+
+
+def test_replica_not_available_with_every_replica_listed_fails(recording: Recording) -> None:
+    answers = _v0_with_a_replica_down(recording(METADATA)["answers"])
+    for a in answers:
+        a["replicas"] = [1, 2, 3]
+    with pytest.raises(AssertionError, match=r"Metadata v0: REPLICA_NOT_AVAILABLE"):
+        assert_old_metadata_works(_metadata(answers))
+
+
+def test_replica_not_available_above_v0_fails(recording: Recording) -> None:
+    answers = _v0_with_a_replica_down(recording(METADATA)["answers"], version=6)
+    with pytest.raises(AssertionError, match=r"Metadata v6: REPLICA_NOT_AVAILABLE"):
+        assert_old_metadata_works(_metadata(answers))
