@@ -6,7 +6,7 @@ of its last record) and then either, with an auto reset policy, resume exactly a
 offset, reading everything the new leader wrote from there; or, without one, surface the
 truncation to the application: LogTruncationException in Java, an _AUTO_OFFSET_RESET error saying
 "truncation" in librdkafka, an ErrDataLoss in franz-go (kgo). What a client did is its recorded
-reads ({offset, epoch, value}) and errors after the election.
+reads and errors after the election (harness.histories.truncation).
 
 franz-go reports every truncation it locates as an ErrDataLoss, reset policy or not: with one, that
 is its "log a message to indicate that the truncation was detected" (KIP-320) and not a failure;
@@ -15,82 +15,89 @@ kgo documents it as informational (pkg/kgo/record_and_fetch.go, "an injected *Er
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from harness.errors import require_scene
+from harness.histories import codec
+from harness.histories.client_reactions import Record
+from harness.histories.records import LogRecord
+from harness.histories.truncation import ConsumerError, RepeatedUncleanConsumer
 
 JAVA_TRUNCATION = "org.apache.kafka.clients.consumer.LogTruncationException"
 LIBRDKAFKA_RESET = "_AUTO_OFFSET_RESET"
 GO_DATA_LOSS = "ErrDataLoss"
 
 
-def _reported_at(errors: Sequence[Mapping[str, Any]], offset: int) -> list[Mapping[str, Any]]:
+def _reported_at(errors: Sequence[ConsumerError], offset: int) -> list[ConsumerError]:
     """The errors whose divergent offsets (Java's LogTruncationException, kgo's ErrDataLoss) name `offset`."""
-    return [e for e in errors if any(d["offset"] == offset for d in e.get("divergent", []))]
+    return [e for e in errors if any(d.offset == offset for d in e.divergent)]
 
 
-def informational(client: str, errors: Sequence[Mapping[str, Any]], reset_to: int) -> list[Mapping[str, Any]]:
+def informational(client: str, errors: Sequence[ConsumerError], reset_to: int) -> list[ConsumerError]:
     """The errors that are failures: all of them, but for franz-go's ErrDataLoss that names the
     offset it reset to (`reset_to`), its notice of a truncation it handled."""
     if client != "franz-go":
         return list(errors)
-    notices = _reported_at([e for e in errors if e.get("code") == GO_DATA_LOSS], reset_to)
+    notices = _reported_at([e for e in errors if e.code == GO_DATA_LOSS], reset_to)
     return [e for e in errors if e not in notices]
 
 
-def _reads(reads: Sequence[Mapping[str, Any]], n: int = 4) -> str:
+def _reads(reads: Sequence[Record], n: int = 4) -> str:
     if not reads:
         return "nothing"
-    head = ", ".join(f"{r['offset']}@{r['epoch']}={r['value']}" for r in reads[:n])
-    return f"{len(reads)} records, first {head}, last {reads[-1]['offset']}"
+    head = ", ".join(f"{r.offset}@{r.epoch}={r.value}" for r in reads[:n])
+    return f"{len(reads)} records, first {head}, last {reads[-1].offset}"
+
+
+def _errors(errors: Sequence[ConsumerError]) -> str:
+    # As the driver printed them (the fields each client reports), not as dataclass reprs.
+    return str(codec.encode(list(errors)[:3]))
 
 
 def assert_resumed_at_divergence(
     client: str,
-    reads: Sequence[Mapping[str, Any]],
-    errors: Sequence[Mapping[str, Any]],
+    reads: Sequence[Record],
+    errors: Sequence[ConsumerError],
     divergence: int,
     position_before: int,
-    new_leader_writes: Sequence[Mapping[str, Any]],
+    new_leader_writes: Sequence[LogRecord],
 ) -> None:
     """The first record read after the election is at the divergence offset, and the reads are
-    exactly the new leader's writes ({offset, value}) in order: neither the log start, nor the
+    exactly the new leader's writes (offset, value) in order: neither the log start, nor the
     position it had (`position_before`), nor the log end."""
-    expected = [(w["offset"], w["value"]) for w in new_leader_writes]
+    expected = [(w.offset, w.value) for w in new_leader_writes]
     require_scene(expected and expected[0][0] == divergence < position_before,
                   f"the harness's scene needs the new leader's first write at the divergence offset {divergence} and "
                   f"the consumer beyond it: the first write is at {expected[0][0] if expected else None}, the "
                   f"consumer was at {position_before}")
-    got = [(r["offset"], r["value"]) for r in reads]
-    where = "nothing" if not reads else f"offset {reads[0]['offset']}"
+    got = [(r.offset, r.value) for r in reads]
+    where = "nothing" if not reads else f"offset {reads[0].offset}"
     assert got == expected, (
         f"{client} positioned at {position_before}, beyond the divergence offset {divergence}, resumed at {where}; "
         f"read {_reads(reads)}; expected the {len(expected)} records the new leader wrote from offset "
-        f"{expected[0][0]}; errors {list(errors)[:3]}"
+        f"{expected[0][0]}; errors {_errors(errors)}"
     )
 
 
-def assert_resumed_at_next_epoch_start(
-    client: str, reads: Sequence[Mapping[str, Any]], errors: Sequence[Mapping[str, Any]], scene: Mapping[str, Any]
-) -> None:
+def assert_resumed_at_next_epoch_start(client: str, consumer: RepeatedUncleanConsumer) -> None:
     """After two unclean elections in a row, the leader does not know the epoch the consumer last read:
     the consumer resumes at the start offset of the next larger epoch the leader knows (`e2_start`),
     and reads the leader's records from there in order: not the log start, not its old position, not
-    the log end, and with no error (`scene`: the repeated_unclean record's fields)."""
-    e1_start, e2_start, position = scene["e1_start"], scene["e2_start"], scene["position_before"]
-    expected = [(w["offset"], w["value"]) for w in scene["leader_writes"]]
+    the log end, and with no error."""
+    reads, errors = consumer.reads, consumer.errors
+    e1_start, e2_start, position = consumer.e1_start, consumer.e2_start, consumer.position_before
+    expected = [(w.offset, w.value) for w in consumer.leader_writes]
     require_scene(expected and e1_start < e2_start == expected[0][0] < position,
                   f"the second leader's epoch starts at {e2_start} (its first write at "
                   f"{expected[0][0] if expected else None}), the first unclean leader's at {e1_start}, and the "
                   f"consumer was at {position}: the harness's scene needs {e1_start} < {e2_start} < {position}")
-    got = [(r["offset"], r["value"]) for r in reads]
-    where = "nothing" if not reads else f"offset {reads[0]['offset']}"
+    got = [(r.offset, r.value) for r in reads]
+    where = "nothing" if not reads else f"offset {reads[0].offset}"
     failures = informational(client, errors, e2_start)
     assert got == expected and not failures, (
-        f"{client} positioned at {position} after reading epoch {scene['epochs'][1]}, which the leader never saw, "
+        f"{client} positioned at {position} after reading epoch {consumer.epochs[1]}, which the leader never saw, "
         f"resumed at {where}; read {_reads(reads)}; expected the {len(expected)} records from {e2_start}, where "
-        f"the leader's next epoch {scene['epochs'][2]} starts; errors {list(errors)[:3]}"
+        f"the leader's next epoch {consumer.epochs[2]} starts; errors {_errors(errors)}"
     )
 
 
@@ -105,7 +112,7 @@ class ReadOnAfterSurfacing(AssertionError):
 
 
 def assert_truncation_surfaced(
-    client: str, reads: Sequence[Mapping[str, Any]], errors: Sequence[Mapping[str, Any]], divergence: int
+    client: str, reads: Sequence[Record], errors: Sequence[ConsumerError], divergence: int
 ) -> None:
     """With no reset policy the client reports the truncation, and reads nothing past it.
 
@@ -114,18 +121,18 @@ def assert_truncation_surfaced(
     ErrDataLoss that reset to the divergence offset.
     """
     if client == "java":
-        surfaced = bool(_reported_at([e for e in errors if e.get("exception") == JAVA_TRUNCATION], divergence))
+        surfaced = bool(_reported_at([e for e in errors if e.exception == JAVA_TRUNCATION], divergence))
         want = f"{JAVA_TRUNCATION} with divergent offset {divergence}"
     elif client == "franz-go":
-        surfaced = bool(_reported_at([e for e in errors if e.get("code") == GO_DATA_LOSS], divergence))
+        surfaced = bool(_reported_at([e for e in errors if e.code == GO_DATA_LOSS], divergence))
         want = f"{GO_DATA_LOSS} resetting to {divergence}"
     else:
-        named = [e for e in errors if e.get("code") == LIBRDKAFKA_RESET and "truncat" in str(e.get("message")).lower()]
+        named = [e for e in errors if e.code == LIBRDKAFKA_RESET and "truncat" in str(e.message).lower()]
         surfaced = bool(named)
         want = f"{LIBRDKAFKA_RESET} naming the truncation"
     if not surfaced:
         raise TruncationNotSurfaced(
-            f"{client} did not surface the truncation at {divergence}: expected {want}; errors {list(errors)[:3]}; "
+            f"{client} did not surface the truncation at {divergence}: expected {want}; errors {_errors(errors)}; "
             f"read {_reads(reads)}"
         )
     if reads:

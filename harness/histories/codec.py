@@ -10,6 +10,10 @@ untyped: tags become bytes and UUIDs, the rest stays as JSON gave it.
 
 Decoding is strict: a key the dataclass does not know, or a value of the wrong kind, raises
 `HistoryFormatError` naming the path, so a recording that drifted from its type says where.
+
+A field declared with `metadata=OMITTED_AT_DEFAULT` is left out of the JSON while it holds its
+default: a client driver's event carries only the fields that client reports (librdkafka an error
+code, Java an exception name), and its recording stays the object the driver printed.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ Json = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
 
 T = TypeVar("T")
 
+OMITTED_AT_DEFAULT = {"omitted_at_default": True}
+
 
 class HistoryFormatError(ValueError):
     """A recording does not fit the history type it is read into."""
@@ -40,7 +46,7 @@ def encode(value: object) -> Json:
     if isinstance(value, uuid.UUID):
         return {"$uuid": str(value)}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value) if not _at_default(value, f)}
     if isinstance(value, Mapping):
         return {str(k): encode(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -50,6 +56,13 @@ def encode(value: object) -> Json:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     raise HistoryFormatError(f"{type(value).__name__} has no JSON form: {value!r}")
+
+
+def _at_default(value: object, f: dataclasses.Field[Any]) -> bool:
+    if not f.metadata.get("omitted_at_default"):
+        return False
+    default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+    return bool(getattr(value, f.name) == default)
 
 
 def untyped(data: Json) -> Any:

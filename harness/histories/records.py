@@ -5,8 +5,8 @@
 - `Ack`: a write a producer was told landed (`offset` None or -1: landed where it did not say).
 - `DeliveryReport`: every delivery report of a producer, failed ones too (`error` None: acknowledged).
 
-Scenarios that compare what was written with what a log holds (network splits, repeated unclean
-elections, idempotent producers through failovers) pass these; the values are the scenes' own
+Scenarios that compare what was written with what a log holds (network splits, unclean elections
+watched by consumers, idempotent producers through failovers) pass these; the values are the scenes' own
 tags, so text is what the checks compare. A record a consumer read, with the epoch it reported, is
 harness.histories.client_reactions.Record; these carry no epoch, and their recordings have no such key.
 """
@@ -31,11 +31,6 @@ class LogRecord:
         """`item` as a LogRecord: the KIP-359 failover scene reads its log into mappings of these
         fields until it is typed."""
         return cls(_field(item, "offset"), _field(item, "value"))  # type: ignore[arg-type]
-
-    def __getitem__(self, name: str) -> object:
-        # harness.checks.truncation indexes the repeated-unclean scene's writes by field name until
-        # it is typed; the recorded JSON is the same either way.
-        return getattr(self, name)
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,8 @@ from harness.histories.kip320_clients import (
     UnvalidatedSeekRun,
     WrittenPartition,
 )
-from harness.histories.observations import ClientEvent, Read
+from harness.histories.observations import Body, ClientEvent, Read
+from harness.process.events import Message
 from harness.protocol import errors
 from harness.protocol.sentinels import NO_EPOCH
 from harness.proxy.rules import DivergedEpochEndOffset, Rule, UndefinedEpochEndOffset
@@ -175,7 +176,7 @@ def _watch(cluster: Cluster, partition: WrittenPartition, client: str, rule: Rul
     return _Watched(consumers, exchanges, incomplete, client_version(driver))
 
 
-def _take(event: dict[str, Any], seen: dict[str, _Consumer], topic: str) -> None:
+def _take(event: Message, seen: dict[str, _Consumer], topic: str) -> None:
     """One driver event into the record of the consumer it names."""
     kind = event.get("event")
     if kind == "command_failed":
@@ -219,8 +220,8 @@ def partition_asks(proxy: Proxy, topic: str, tid: Any, partition: int = 0) -> li
     return found
 
 
-def _pairs(api: str, request: dict[str, Any], response: dict[str, Any] | None, topic: str, tid: Any,
-           partition: int) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+def _pairs(api: str, request: Body, response: Body | None, topic: str, tid: Any,
+           partition: int) -> list[tuple[Body, Body | None]]:
     """(request partition, answer partition or None) of `topic`-`partition` in one exchange."""
     if api == FETCH:
         tkey, pkey, akey, rtopics = ("TopicId" if "TopicId" in _first(request.get("Topics")) else "Topic",
@@ -230,7 +231,7 @@ def _pairs(api: str, request: dict[str, Any], response: dict[str, Any] | None, t
     else:
         tkey, pkey, akey, rtopics = "Name", "PartitionIndex", "PartitionIndex", "Topics"
 
-    def ours(t: dict[str, Any]) -> bool:
+    def ours(t: Body) -> bool:
         return t.get(tkey) in (topic, tid)
 
     answers = {a[akey]: a for t in (response or {}).get(rtopics) or () if ours(t) for a in t.get("Partitions") or ()}
@@ -238,6 +239,6 @@ def _pairs(api: str, request: dict[str, Any], response: dict[str, Any] | None, t
             for q in t.get("Partitions") or () if q.get(pkey) == partition]
 
 
-def _first(items: Any) -> dict[str, Any]:
+def _first(items: Any) -> Body:
     return items[0] if items else {}
 

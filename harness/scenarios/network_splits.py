@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,12 +32,13 @@ from harness.histories.client_reactions import Record
 from harness.histories.network_splits import IsrSample, ZombieFetch, ZombieFetchFrom, ZombieWrite
 from harness.histories.observations import Body
 from harness.histories.records import DeliveryReport, LogRecord
+from harness.histories.truncation import ConsumerSeen
 from harness.nemesis.network_splits import NetworkPartition, unclean_election_by_partition
 from harness.nemesis.unclean import UncleanElection
 from harness.protocol import errors
 from harness.protocol.produce_schema import partition_fields, versions_with_epoch
 from harness.protocol.records import RecordBatch, encode_batch, parse_batches
-from harness.scenarios.truncation import Observed, TruncationHistory, unclean_election_watched
+from harness.scenarios.truncation import TruncationHistory, unclean_election_watched
 from harness.waiting import WaitTimeout, wait_until
 
 ZOMBIE_WRITES = 5
@@ -154,16 +154,6 @@ def _probe_zombie(cluster: Cluster, topic: str, zombie: int, zombie_epoch: int, 
     return probes
 
 
-def _consumed(read: object) -> Record:
-    # The truncation scene's consumers report their reads as mappings of Record's fields until that
-    # scene is typed; the recorded JSON is the same either way.
-    if isinstance(read, Record):
-        return read
-    if isinstance(read, Mapping):
-        return Record(read["offset"], read["value"], read.get("epoch"))
-    return Record(read.offset, read.value, read.epoch)  # type: ignore[attr-defined]
-
-
 def zombie_leader(cluster: Cluster, topic: str, groups: dict[str, str]) -> ZombieLeader:
     """Run it on `topic` (2 replicas, min.insync.replicas 1, unclean election enabled)."""
     net = NetworkPartition(cluster, watch=(topic, 0))
@@ -186,9 +176,9 @@ def zombie_leader(cluster: Cluster, topic: str, groups: dict[str, str]) -> Zombi
     new_log = _log(cluster, e.new_leader, topic)
     end = new_log[-1].offset + 1 if new_log else 0
     old_log = _log(cluster, e.old_leader, topic, catch_up_to=end)
-    zombie_reads = {n: [c for c in map(_consumed, o.reads) if str(c.value).startswith(ZOMBIE_PREFIX)]
+    zombie_reads = {n: [r for r in o.reads if str(r.value).startswith(ZOMBIE_PREFIX)]
                     for n, o in history.observed.items()}
-    judged = {n: Observed([r for r in o.reads if not str(_consumed(r).value).startswith(ZOMBIE_PREFIX)], o.errors)
+    judged = {n: ConsumerSeen(tuple(r for r in o.reads if not str(r.value).startswith(ZOMBIE_PREFIX)), o.errors)
               for n, o in history.observed.items()}
     history = TruncationHistory(history.topic, history.election, history.position_before, history.new_leader_writes,
                                 history.committed_before, judged, history.incomplete)

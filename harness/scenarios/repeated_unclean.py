@@ -28,8 +28,9 @@ from harness.clients.driver import ClientDriver
 from harness.clients.history import produce
 from harness.cluster.base import Cluster
 from harness.histories.records import LogRecord
+from harness.histories.truncation import ConsumerSeen, RepeatedUncleanConsumer
 from harness.nemesis.unclean import elect_unclean
-from harness.scenarios.truncation import Observed, stop_driver, watch_until_settled
+from harness.scenarios.truncation import Watched, stop_driver, watch_until_settled
 from harness.waiting import wait_until
 
 BOTH, FIRST_ALONE, SECOND_ALONE, LAST_LEADER = 10, 10, 20, 20
@@ -48,8 +49,14 @@ class RepeatedUnclean:
     e2_start: int  # A's log end when it was elected again: the start of the next epoch A knows
     position_before: int
     leader_writes: list[LogRecord]  # A's records from e2_start on
-    observed: dict[str, Observed]
+    observed: dict[str, ConsumerSeen]
     incomplete: str | None = None
+
+    def consumer(self, name: str) -> RepeatedUncleanConsumer:
+        """The consumer `name` (`<stack>/<reset>`) as its check judges it and its recording keeps it."""
+        o = self.observed[name]
+        return RepeatedUncleanConsumer(o.reads, o.errors, self.e1_start, self.e2_start, self.position_before,
+                                       self.epochs, tuple(self.leader_writes))
 
     def evidence(self) -> str:
         e0, e1, e2 = self.epochs
@@ -114,7 +121,8 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
         cluster.start_node(b)
         cluster.wait_for_partition(topic, 0, lambda s: b in s.isr, f"broker {b} back in the ISR", timeout)
 
-        observed = {f"{stack}/{reset}": Observed() for stack in drivers for reset in RESETS}
-        incomplete = watch_until_settled(drivers, marks, observed, leader_writes[-1].offset)
+        watched = {f"{stack}/{reset}": Watched() for stack in drivers for reset in RESETS}
+        incomplete = watch_until_settled(drivers, marks, watched, leader_writes[-1].offset)
+    observed = {name: w.seen() for name, w in watched.items()}
     return RepeatedUnclean(topic, a, b, (start.leader_epoch, first.leader_epoch, second.leader_epoch), e1_start,
                            e2_start, last + 1, leader_writes, observed, incomplete)

@@ -23,11 +23,12 @@ Everything each one read or reported after the election is recorded; the checks 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 from harness import confluent
 from harness.clients import stacks
@@ -36,12 +37,25 @@ from harness.clients.history import produce
 from harness.clients.stacks import NO_RESET, RESETS, STACKS, client_version, consumers_driver, gap_version
 from harness.cluster.base import Cluster
 from harness.errors import ClusterError
+from harness.histories import codec
+from harness.histories.client_reactions import Record
+from harness.histories.records import LogRecord
+from harness.histories.truncation import (
+    CommitFailed,
+    ConsumerError,
+    ConsumerSeen,
+    GroupCommit,
+    Refusal,
+    TruncatedConsumer,
+)
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
+from harness.process.events import Message
 from harness.waiting import WaitTimeout, wait_until
 
 REPLICATED, DIVERGENT, REWRITTEN = 20, 30, 60
 AFTER_ERROR_S = 3.0  # how long a consumer that reported an error is watched for reading on
 __all__ = ["NO_RESET", "RESETS", "STACKS", "gap_version", "stop_driver"]  # the suites' names for them
+T = TypeVar("T")
 
 
 def judged_stacks() -> tuple[str, ...]:
@@ -49,15 +63,16 @@ def judged_stacks() -> tuple[str, ...]:
     return stacks.current().judged()
 
 
-@dataclass(frozen=True)
-class Observed:
-    """What one consumer read ({offset, epoch, value}) and reported (code or exception, message) after the election."""
+@dataclass
+class Watched:
+    """What one consumer read and reported so far while it is watched (frozen by `seen`)."""
 
-    reads: list[dict[str, Any]] = field(default_factory=list)
-    errors: list[dict[str, Any]] = field(default_factory=list)
-    # The driver could not set the consumer up ({command, exception, message, lacks}): `lacks` when
-    # the client version has no API for it (an older confluent-kafka without leader epochs).
-    refused: list[dict[str, Any]] = field(default_factory=list)
+    reads: list[Record] = field(default_factory=list)
+    errors: list[ConsumerError] = field(default_factory=list)
+    refused: list[Refusal] = field(default_factory=list)
+
+    def seen(self) -> ConsumerSeen:
+        return ConsumerSeen(tuple(self.reads), tuple(self.errors), tuple(self.refused))
 
 
 @dataclass(frozen=True)
@@ -65,15 +80,21 @@ class TruncationHistory:
     topic: str
     election: UncleanElection
     position_before: int
-    new_leader_writes: list[dict[str, Any]]
-    committed_before: dict[str, dict[str, int]]
-    observed: dict[str, Observed]
+    new_leader_writes: tuple[LogRecord, ...]
+    committed_before: dict[str, GroupCommit | CommitFailed]
+    observed: dict[str, ConsumerSeen]
     incomplete: str | None = None
     clients: dict[str, str] = field(default_factory=dict)  # each stack's client and version, as its driver named it
 
     @property
     def divergence(self) -> int:
         return self.election.divergence_offset
+
+    def consumer(self, name: str) -> TruncatedConsumer:
+        """The consumer `name` (`<stack>/<role>`) as its checks judge it and its recording keeps it."""
+        o = self.observed[name]
+        return TruncatedConsumer(o.reads, o.errors, self.divergence, self.position_before, self.new_leader_writes,
+                                 self.clients.get(name.split("/")[0]), o.refused)
 
     def evidence(self) -> str:
         e = self.election
@@ -111,7 +132,7 @@ def unclean_election_watched(
             for reset in RESETS[stack]:
                 d.send_line(f"assign {stack}/{reset} {reset} 0")
             d.send_line(f"subscribe {stack}/group earliest {groups[stack]}")
-        committed: dict[str, dict[str, int]] = {}
+        committed: dict[str, GroupCommit | CommitFailed] = {}
         marks: dict[str, int] = {}
 
         def diverge() -> None:
@@ -128,8 +149,8 @@ def unclean_election_watched(
                     command(d, f"pause {stack}/{reset}")
             for stack, d in drivers.items():
                 event = d.ask(f"commit {stack}/group", "committed")
-                committed[stack] = ({"offset": event["offset"], "epoch": event["epoch"]}
-                                    if event["event"] == "committed" else {"failed": event.get("message")})
+                committed[stack] = (GroupCommit(event["offset"], event["epoch"]) if event["event"] == "committed"
+                                    else CommitFailed(str(event.get("message"))))
                 # The member leaves before the restarted one joins: closed only once the group has it.
                 d.send_line(f"close {stack}/group")
                 d.wait_for(lambda e, n=f"{stack}/group": e.get("event") == "closed" and e["consumer"] == n,
@@ -138,7 +159,7 @@ def unclean_election_watched(
 
         election = elect(cluster, topic, diverge)
         rewritten = produce(writer, topic, [f"new-leader-{i}".encode() for i in range(REWRITTEN)])
-        new_writes = [{"offset": w.offset, "value": w.value.decode()} for w in rewritten.acked]
+        new_writes = tuple(LogRecord(w.offset, w.value.decode()) for w in rewritten.acked)
         for stack, d in drivers.items():
             for reset in RESETS[stack]:
                 d.send_line(f"resume {stack}/{reset}")
@@ -150,10 +171,11 @@ def unclean_election_watched(
             d.send_line(f"seekepoch {stack}/seek {NO_RESET[stack]} {seek['offset']} {seek['epoch']}")
             d.send_line(f"subscribe {stack}/group-restart {NO_RESET[stack]} {groups[stack]}")
 
-        observed = {f"{stack}/{n}": Observed() for stack in drivers
-                    for n in [*RESETS[stack], "group-restart", "seek"]}
-        last_new = new_writes[-1]["offset"] if new_writes else -1
-        incomplete = watch_until_settled(drivers, marks, observed, last_new)
+        watched = {f"{stack}/{n}": Watched() for stack in drivers
+                   for n in [*RESETS[stack], "group-restart", "seek"]}
+        last_new = new_writes[-1].offset if new_writes else -1
+        incomplete = watch_until_settled(drivers, marks, watched, last_new)
+        observed = {name: w.seen() for name, w in watched.items()}
         versions = {stack: client_version(d) or f"{stack} {cluster.java_clients}" for stack, d in drivers.items()}
         return TruncationHistory(
             topic, election, election.old_leader_leo_before, new_writes, committed, observed, incomplete, versions
@@ -170,7 +192,7 @@ def command(driver: ClientDriver, line: str, timeout: float = 30.0) -> None:
 
 
 def watch_until_settled(
-    drivers: dict[str, ClientDriver], marks: dict[str, int], observed: dict[str, Observed], last: int,
+    drivers: dict[str, ClientDriver], marks: dict[str, int], observed: dict[str, Watched], last: int,
     timeout: float = 45.0,
 ) -> str | None:
     """Read each driver's events from its mark on into `observed` (by consumer name) until each
@@ -183,7 +205,7 @@ def watch_until_settled(
 
     def settled(name: str) -> bool:
         o = observed[name]
-        if o.refused or (o.reads and o.reads[-1]["offset"] >= last):
+        if o.refused or (o.reads and o.reads[-1].offset >= last):
             return True
         return name in errored_at and time.monotonic() - errored_at[name] >= AFTER_ERROR_S
 
@@ -195,22 +217,30 @@ def watch_until_settled(
                     words = str(e.get("command", "")).split()
                     o = observed.get(words[1] if len(words) > 1 else "")
                     if o is not None:
-                        o.refused.append({k: v for k, v in e.items() if k != "event"})
+                        o.refused.append(_as(Refusal, e))
                     continue
                 o = observed.get(e.get("consumer", ""))
                 if o is None:
                     continue
                 if e["event"] == "record":
-                    o.reads.append({"offset": e["offset"], "epoch": e["epoch"], "value": e["value"]})
+                    o.reads.append(Record(e["offset"], e["value"], e["epoch"]))
                 elif e["event"] == "error":
-                    o.errors.append({k: v for k, v in e.items() if k not in ("event", "consumer")})
+                    o.errors.append(_as(ConsumerError, e))
                     errored_at.setdefault(e["consumer"], time.monotonic())
         return all(settled(name) for name in observed)
 
     try:
         wait_until(everyone_settled, timeout, lambda: "; ".join(
-            f"{n}: {len(o.reads)} reads, errors {o.errors[:1]}" for n, o in observed.items() if not settled(n)
+            f"{n}: {len(o.reads)} reads, errors {codec.encode(o.errors[:1])}" for n, o in observed.items()
+            if not settled(n)
         ), interval=0.02)
     except WaitTimeout as exc:
         return str(exc)
     return None
+
+
+def _as(kind: type[T], event: Message) -> T:
+    """A driver event read into `kind` through the codec, which checks its fields' types; the fields
+    `kind` does not keep (the event's name, the consumer's) are left behind."""
+    known = {f.name for f in dataclasses.fields(kind)}  # type: ignore[arg-type]
+    return codec.decode(kind, {k: v for k, v in event.items() if k in known})

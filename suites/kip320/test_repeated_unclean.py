@@ -23,11 +23,9 @@ def test_consumer_after_two_unclean_elections_resumes_where_the_next_known_epoch
     close by finding the starting offset of the next largest epoch that the leader is aware of." A
     consumer that read epoch e1 of an unclean leader, which the next unclean leader never saw, resumes
     at the start of that leader's next epoch e2, with auto.offset.reset earliest or latest alike."""
-    o = repeated.observed[f"{client}/{reset}"]
-    scene = {"e1_start": repeated.e1_start, "e2_start": repeated.e2_start, "position_before": repeated.position_before,
-             "epochs": list(repeated.epochs), "leader_writes": repeated.leader_writes}
-    recorded.save(f"kip320-repeated-unclean-{client}-{reset}", {"reads": o.reads, "errors": o.errors, **scene})
+    consumer = repeated.consumer(f"{client}/{reset}")
+    recorded.save(f"kip320-repeated-unclean-{client}-{reset}", consumer)
     try:
-        assert_resumed_at_next_epoch_start(client, o.reads, o.errors, scene)
+        assert_resumed_at_next_epoch_start(client, consumer)
     except AssertionError as exc:
         raise AssertionError(f"{exc}\n  {repeated.evidence()}") from None

@@ -12,6 +12,8 @@ from harness.checks.truncation import (
     assert_resumed_at_divergence,
     assert_truncation_surfaced,
 )
+from harness.histories.client_reactions import Record
+from harness.histories.truncation import CommitFailed, ConsumerError, GroupCommit
 from harness.scenarios.truncation import NO_RESET, STACKS, TruncationHistory, gap_version
 from harness.verdicts import ClientGap, known_gap, not_supported_by_client, require_target
 
@@ -24,23 +26,24 @@ GAPS = {
 }
 
 
-def _judged(truncation: TruncationHistory, name: str) -> tuple[list[dict], list[dict]]:
+def _judged(truncation: TruncationHistory, name: str) -> tuple[tuple[Record, ...], tuple[ConsumerError, ...]]:
     """The consumer's reads and errors after the election (saved as evidence); a consumer the client
     version could not set up ends as "not supported by this client", with the driver's answer."""
-    o = truncation.observed[name]
+    o = truncation.consumer(name)
     client = name.split("/")[0]
-    recorded.save(f"kip320-truncation-{name.replace('/', '-')}", {
-        "client": truncation.clients.get(client), "reads": o.reads, "errors": o.errors, "refused": o.refused,
-        "divergence": truncation.divergence, "position_before": truncation.position_before,
-        "new_leader_writes": truncation.new_leader_writes,
-    })
-    lacking = [r for r in o.refused if r.get("lacks")]
+    recorded.save(f"kip320-truncation-{name.replace('/', '-')}", o)
+    lacking = [r for r in o.refused if r.lacks]
     if lacking:
         r = lacking[0]
-        not_supported_by_client(truncation.clients.get(client) or client, f"the API behind `{r['command']}`",
-                                f"{r['exception']}: {r['message']}")
+        not_supported_by_client(truncation.clients.get(client) or client, f"the API behind `{r.command}`",
+                                f"{r.exception}: {r.message}")
     assert not o.refused, f"{name}: the driver could not set the consumer up: {o.refused}"
     return o.reads, o.errors
+
+
+def _without_epoch(committed: GroupCommit | CommitFailed, expected: GroupCommit) -> bool:
+    """The commit landed where expected but its client read back no epoch: its release has none to give."""
+    return isinstance(committed, GroupCommit) and committed.epoch is None and committed.offset == expected.offset
 
 
 def _gap(truncation: TruncationHistory, client: str, failure: str) -> ClientGap | None:
@@ -77,8 +80,8 @@ def test_consumer_without_reset_policy_surfaces_the_truncation(truncation: Trunc
     _assert_surfaced(truncation, client, reads, errors, "")
 
 
-def _assert_surfaced(truncation: TruncationHistory, client: str, reads: list[dict], errors: list[dict],
-                     scene: str, gap_on_silence: str | None = None) -> None:
+def _assert_surfaced(truncation: TruncationHistory, client: str, reads: tuple[Record, ...],
+                     errors: tuple[ConsumerError, ...], scene: str, gap_on_silence: str | None = None) -> None:
     """assert_truncation_surfaced, with the client's known gaps: reading on after surfacing it
     (franz-go), and `gap_on_silence`, the failure name of a gap for not surfacing it at all."""
     try:
@@ -105,15 +108,16 @@ def test_restarted_group_detects_truncation_from_its_committed_epoch(
     election); a new member started after it, with no reset policy, must report the truncation
     rather than read on from offset 50 and skip the new leader's records 20..49."""
     committed = truncation.committed_before[client]
-    expected = {"offset": truncation.position_before, "epoch": truncation.election.epoch_before}
+    expected = GroupCommit(truncation.position_before, truncation.election.epoch_before)
     reads, errors = _judged(truncation, f"{client}/group-restart")
-    if committed.get("epoch") is None and committed.get("offset") == expected["offset"]:
+    if _without_epoch(committed, expected):
         not_supported_by_client(truncation.clients.get(client) or client, "a leader epoch in its offset commits",
                                 f"committed() read back {committed}")
-    require_target("failed" not in committed, f"the target refused the group's commit before the election: {committed}")
+    require_target(not isinstance(committed, CommitFailed),
+                   f"the target refused the group's commit before the election: {committed}")
     assert committed == expected, (
         f"KIP-320 \"Protocol Changes / OffsetCommit\" (the commit carries \"the epoch of the previously fetched "
-        f"record\"): the group read through offset {expected['offset'] - 1}, appended at epoch {expected['epoch']}, "
+        f"record\"): the group read through offset {expected.offset - 1}, appended at epoch {expected.epoch}, "
         f"and committed {committed} read back, expected {expected}")
     _assert_surfaced(truncation, client, reads, errors, f"group committed {committed}; ", "restart")
 
@@ -144,15 +148,15 @@ def test_group_commit_carries_the_leader_epoch_of_the_last_consumed_record(
     records, written at the old leader's epoch, and committed synchronously before the election:
     OffsetFetch reads back (50, that epoch)."""
     committed = truncation.committed_before[client]
-    expected = {"offset": truncation.position_before, "epoch": truncation.election.epoch_before}
+    expected = GroupCommit(truncation.position_before, truncation.election.epoch_before)
     recorded.save(f"kip320-truncation-{client}-commit", {"client": truncation.clients.get(client),
                                                          "committed": committed, "expected": expected})
-    if committed.get("epoch") is None and committed.get("offset") == expected["offset"]:
+    if _without_epoch(committed, expected):
         not_supported_by_client(truncation.clients.get(client) or client, "a leader epoch in its offset commits",
                                 f"committed() read back {committed}")
     assert committed == expected, (
         f"{client} ({truncation.clients.get(client)}) committed {committed} after reading through offset "
-        f"{expected['offset'] - 1} at epoch {expected['epoch']}; expected {expected}\n  {truncation.evidence()}")
+        f"{expected.offset - 1} at epoch {expected.epoch}; expected {expected}\n  {truncation.evidence()}")
 
 
 @pytest.mark.parametrize("client", STACKS)
@@ -166,9 +170,9 @@ def test_consumed_records_expose_the_leader_epoch_they_were_written_in(
     reads, _ = _judged(truncation, f"{client}/earliest")
     epoch = truncation.election.epoch_after
     assert reads, f"{client} read nothing after the election\n  {truncation.evidence()}"
-    if all(r["epoch"] is None for r in reads):
+    if all(r.epoch is None for r in reads):
         not_supported_by_client(truncation.clients.get(client) or client, "the leader epoch of a consumed record",
                                 f"{len(reads)} records read, none with an epoch")
-    wrong = [r for r in reads if r["epoch"] != epoch]
+    wrong = [r for r in reads if r.epoch != epoch]
     assert not wrong, (f"{client} exposed {len(wrong)} of {len(reads)} records with another epoch than the "
                        f"new leader's {epoch}: first {wrong[:3]}\n  {truncation.evidence()}")

@@ -18,8 +18,10 @@ from harness.checks.network_splits import (
 )
 from harness.checks.truncation import assert_resumed_at_divergence
 from harness.errors import SceneUnmet, TargetRefused
+from harness.histories.client_reactions import Record
 from harness.histories.network_splits import IsrSample, ZombieFetchFrom, ZombieWrite
 from harness.histories.records import DeliveryReport, LogRecord
+from harness.histories.truncation import ConsumerError
 
 RESETS = [f"partition-zombie-{c}-{r}" for c in ("librdkafka", "java") for r in ("earliest", "latest")]
 
@@ -119,8 +121,8 @@ def test_a_former_leader_that_did_not_catch_up_fails(recording: Recording) -> No
 
 def _reset(r: dict[str, Any], name: str) -> None:
     client = "java" if "-java-" in name else "librdkafka"
-    assert_resumed_at_divergence(client, r["reads"], r["errors"], r["divergence"], r["position_before"],
-                                 r["new_leader_writes"])
+    assert_resumed_at_divergence(client, typed(list[Record], r["reads"]), typed(list[ConsumerError], r["errors"]),
+                                 r["divergence"], r["position_before"], _log(r["new_leader_writes"]))
 
 
 @pytest.mark.parametrize("name", RESETS)

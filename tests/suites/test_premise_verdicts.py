@@ -41,9 +41,10 @@ from harness.errors import (
     require_target,
 )
 from harness.histories.authorization import OffsetsForEpochAuthorization
-from harness.histories.client_reactions import CommittedAhead, EpochErrorRun, ResetFetch
+from harness.histories.client_reactions import CommittedAhead, EpochErrorRun, Record, ResetFetch
 from harness.histories.kip1319 import ClientRun
 from harness.histories.records import DeliveryReport, LogRecord
+from harness.histories.truncation import ConsumerError, RepeatedUncleanConsumer
 
 
 def _exchange(api: str, version: int, outcome: str = "answered") -> dict[str, Any]:
@@ -163,15 +164,15 @@ def test_an_isr_never_watched_is_the_harness_s_error() -> None:
 def test_a_consumer_that_never_passed_the_divergence_is_the_harness_s_error(recording: Recording) -> None:
     r = recording("partition-zombie-java-earliest")
     with pytest.raises(SceneUnmet, match=r"the consumer beyond it: .* the consumer was at"):
-        assert_resumed_at_divergence("java", r["reads"], r["errors"], r["divergence"], r["divergence"],
-                                     r["new_leader_writes"])
+        assert_resumed_at_divergence("java", typed(list[Record], r["reads"]), typed(list[ConsumerError], r["errors"]),
+                                     r["divergence"], r["divergence"], typed(list[LogRecord], r["new_leader_writes"]))
 
 
 def test_two_elections_out_of_order_are_the_harness_s_error(recording: Recording) -> None:
     r = recording("kip320-repeated-unclean-java-earliest")
     r["e1_start"] = r["e2_start"]
     with pytest.raises(SceneUnmet, match="the harness's scene needs"):
-        assert_resumed_at_next_epoch_start("java", r["reads"], r["errors"], r)
+        assert_resumed_at_next_epoch_start("java", typed(RepeatedUncleanConsumer, r))
 
 
 def test_a_copier_that_sent_no_txn_offset_commit_is_the_harness_s_error(recording: Recording) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from recordings import Recording
+from alterations import typed
+from recordings import DATA, Recording
 
 from harness.checks.truncation import (
     ReadOnAfterSurfacing,
@@ -15,6 +16,8 @@ from harness.checks.truncation import (
     assert_truncation_surfaced,
     informational,
 )
+from harness.histories import codec, store
+from harness.histories.truncation import ConsumerError, RepeatedUncleanConsumer, TruncatedConsumer
 
 RESUMED = [f"kip320-truncation-{c}-{r}" for c in ("librdkafka", "java") for r in ("earliest", "latest")]
 SURFACED = ["kip320-truncation-librdkafka-error", "kip320-truncation-java-none", "kip320-truncation-java-group-restart",
@@ -26,8 +29,29 @@ def _client(name: str) -> str:
 
 
 def _resumed(r: dict[str, Any], client: str) -> None:
-    assert_resumed_at_divergence(client, r["reads"], r["errors"], r["divergence"], r["position_before"],
-                                 r["new_leader_writes"])
+    c = typed(TruncatedConsumer, r)
+    assert_resumed_at_divergence(client, c.reads, c.errors, c.divergence, c.position_before, c.new_leader_writes)
+
+
+def _surfaced(r: dict[str, Any], client: str) -> None:
+    c = typed(TruncatedConsumer, r)
+    assert_truncation_surfaced(client, c.reads, c.errors, c.divergence)
+
+
+@pytest.mark.parametrize("kind, names", [
+    (TruncatedConsumer, sorted(p.stem for p in DATA.glob("kip320-truncation-*.json"))),
+    (RepeatedUncleanConsumer, sorted(p.stem for p in DATA.glob("kip320-repeated-unclean-*.json"))),
+])
+def test_recordings_read_into_their_types_and_write_back_the_same_json(kind: type, names: list[str]) -> None:
+    """The driver's events keep their shape through the types: nothing lost, and nothing added but the
+    fields the suite has saved since these were recorded (the client's name, the refused commands)."""
+    assert names
+    for name in names:
+        data = store.load_json(DATA / f"{name}.json")
+        written = codec.encode(codec.decode(kind, data))
+        assert isinstance(written, dict) and isinstance(data, dict)
+        assert {k: v for k, v in written.items() if k in data} == data, name
+        assert set(written) - set(data) <= {"client", "refused"}, name
 
 
 @pytest.mark.parametrize("name", RESUMED)
@@ -61,29 +85,28 @@ def test_resetting_to_the_log_end_fails(recording: Recording) -> None:
 
 @pytest.mark.parametrize("name", SURFACED)
 def test_recorded_truncation_errors_pass(recording: Recording, name: str) -> None:
-    r = recording(name)
-    assert_truncation_surfaced(_client(name), r["reads"], r["errors"], r["divergence"])
+    _surfaced(recording(name), _client(name))
 
 
 def test_the_librdkafka_group_restart_recorded_on_4_4_0_fails(recording: Recording) -> None:
     """The known gap (librdkafka #5158) as recorded: the restarted member read on from 50."""
     r = recording("kip320-truncation-librdkafka-group-restart")
     with pytest.raises(AssertionError, match=r"did not surface the truncation at 20.*first 50@"):
-        assert_truncation_surfaced("librdkafka", r["reads"], r["errors"], r["divergence"])
+        _surfaced(r, "librdkafka")
 
 
 def test_a_reset_error_that_does_not_name_truncation_fails(recording: Recording) -> None:
     r = recording("kip320-truncation-librdkafka-error")
     r["errors"][0]["message"] = "Broker: Offset out of range"
     with pytest.raises(AssertionError, match=r"expected _AUTO_OFFSET_RESET naming the truncation"):
-        assert_truncation_surfaced("librdkafka", r["reads"], r["errors"], r["divergence"])
+        _surfaced(r, "librdkafka")
 
 
 def test_a_log_truncation_exception_with_the_wrong_offset_fails(recording: Recording) -> None:
     r = recording("kip320-truncation-java-none")
     r["errors"][0]["divergent"][0]["offset"] = r["position_before"]
     with pytest.raises(AssertionError, match=r"LogTruncationException with divergent offset 20"):
-        assert_truncation_surfaced("java", r["reads"], r["errors"], r["divergence"])
+        _surfaced(r, "java")
 
 
 def test_reading_on_after_surfacing_fails(recording: Recording) -> None:
@@ -91,24 +114,25 @@ def test_reading_on_after_surfacing_fails(recording: Recording) -> None:
     r["reads"] = [{"offset": 50, "epoch": 2, "value": "new-leader-30"}]
     with pytest.raises(ReadOnAfterSurfacing, match=r"surfaced the truncation at 20 but, with no reset policy, "
                                                    r"also read on: 1 records"):
-        assert_truncation_surfaced("java", r["reads"], r["errors"], r["divergence"])
+        _surfaced(r, "java")
 
 
-GO_LOSS = {"code": "ErrDataLoss", "message": "topic t partition 0 lost records", "divergent": [
+GO_LOSS_EVENT = {"code": "ErrDataLoss", "message": "topic t partition 0 lost records", "divergent": [
     {"partition": 0, "offset": 20, "epoch": 2, "consumed_to": 50, "consumed_to_epoch": 0}]}
+GO_LOSS = typed(ConsumerError, GO_LOSS_EVENT)
 
 
 def test_franz_go_surfaces_the_truncation_with_an_err_data_loss_resetting_to_the_divergence() -> None:
     assert_truncation_surfaced("franz-go", [], [GO_LOSS], 20)
+    moved = typed(ConsumerError, {**GO_LOSS_EVENT, "divergent": [{**GO_LOSS_EVENT["divergent"][0], "offset": 0}]})
     with pytest.raises(TruncationNotSurfaced, match=r"expected ErrDataLoss resetting to 20"):
-        assert_truncation_surfaced("franz-go", [], [{**GO_LOSS, "divergent": [{**GO_LOSS["divergent"][0],
-                                                                                 "offset": 0}]}], 20)
+        assert_truncation_surfaced("franz-go", [], [moved], 20)
     with pytest.raises(TruncationNotSurfaced):
-        assert_truncation_surfaced("franz-go", [], [{"code": "ErrDataLoss", "message": "no offsets"}], 20)
+        assert_truncation_surfaced("franz-go", [], [ConsumerError(code="ErrDataLoss", message="no offsets")], 20)
 
 
 def test_only_franz_gos_notice_of_the_reset_it_made_is_not_a_failure() -> None:
-    other = {"code": "*kerr.Error", "message": "NOT_LEADER_OR_FOLLOWER"}
+    other = ConsumerError(code="*kerr.Error", message="NOT_LEADER_OR_FOLLOWER")
     assert informational("franz-go", [GO_LOSS, other], 20) == [other]
     assert informational("franz-go", [GO_LOSS], 30) == [GO_LOSS]
     assert informational("java", [GO_LOSS], 20) == [GO_LOSS]
@@ -122,14 +146,14 @@ def test_a_sought_position_read_on_without_validation_fails(recording: Recording
     r["errors"] = []
     r["reads"] = [{"offset": w["offset"], "epoch": 2, "value": w["value"]} for w in writes]
     with pytest.raises(AssertionError, match=rf"did not surface the truncation at {r['divergence']}"):
-        assert_truncation_surfaced(client, r["reads"], r["errors"], r["divergence"])
+        _surfaced(r, client)
 
 
 REPEATED = [f"kip320-repeated-unclean-{c}-{r}" for c in ("librdkafka", "java") for r in ("earliest", "latest")]
 
 
 def _next_epoch(r: dict[str, Any], client: str) -> None:
-    assert_resumed_at_next_epoch_start(client, r["reads"], r["errors"], r)
+    assert_resumed_at_next_epoch_start(client, typed(RepeatedUncleanConsumer, r))
 
 
 @pytest.mark.parametrize("name", REPEATED)
