@@ -115,17 +115,25 @@ def assert_covers(answers: Sequence[EpochProbe], needed: set[str]) -> None:
     assert not missing, f"the probe never sent a CurrentLeaderEpoch that is {sorted(missing)}; sent {sorted(seen)}"
 
 
+CONSUMER = -1  # the ReplicaId of a consumer's request
+
+
 def assert_offsets_for_epoch_authorized_by_describe(answers: Sequence[OffsetsForEpochAsUser], user: str) -> None:
     """KIP-320 "Consumer Handling" made OffsetsForLeaderEpoch a consumer API: a user who may describe a
-    topic is answered (its epoch and end offset), whatever ReplicaId the request carries (-1, the
-    debug id -2, a broker's id); a user who may not gets TOPIC_AUTHORIZATION_FAILED and no offset."""
+    topic is answered (its epoch and end offset) as a consumer (ReplicaId -1), and is refused no
+    authorization whatever ReplicaId the request carries (the debug id -2, a broker's id); a user who
+    may not gets TOPIC_AUTHORIZATION_FAILED and no offset. What a target answers a non-consumer
+    ReplicaId otherwise is not KIP-320's: a broker with no followers may not serve a follower's
+    request (kfake: "Only supports consumer replica ID (-1)")."""
     require_scene(answers and {a.allowed for a in answers} == {True, False},
                   f"the harness asked OffsetsForLeaderEpoch of no allowed and no denied topic: "
                   f"{sorted({(a.topic, a.allowed) for a in answers})}")
     wrong = []
     for a in answers:
         p, name = a.partition, error_name(a.partition["ErrorCode"])
-        if a.allowed and (name, p["LeaderEpoch"], p["EndOffset"]) != (SERVED, a.epoch, a.log_end):
+        refused_as_other = a.replica_id != CONSUMER and name != SERVED and "AUTHORIZATION" not in name
+        if a.allowed and not refused_as_other and (name, p["LeaderEpoch"], p["EndOffset"]) != (
+                SERVED, a.epoch, a.log_end):
             wrong.append(f"ReplicaId {a.replica_id} on {a.topic} (DESCRIBE allowed): {name}, epoch "
                          f"{p['LeaderEpoch']} end offset {p['EndOffset']}; expected NONE, epoch {a.epoch} end "
                          f"offset {a.log_end}")

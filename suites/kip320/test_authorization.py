@@ -28,8 +28,9 @@ def test_offsets_for_leader_epoch_is_answered_to_whoever_may_describe_the_topic(
     """KIP-320 "Consumer Handling" (the consumer checks for truncation "using the OffsetForLeaderEpoch
     API", which was an inter-broker API until then): alice, who may read (so describe) one topic and
     nothing of another, asks the leader with the consumer's ReplicaId -1, the debug id -2 and a
-    broker's id: the first topic is answered with its epoch and end offset each time, the second
-    with TOPIC_AUTHORIZATION_FAILED."""
+    broker's id: the first topic is answered with its epoch and end offset as a consumer, and refused
+    no authorization with the other ids (a broker without followers may refuse a follower's request
+    otherwise); the second topic gets TOPIC_AUTHORIZATION_FAILED each time."""
     acls = kip1319.acl_setup(sasl_cluster)
     run = offsets_for_epoch_authorization(sasl_cluster, acls)
     recorded.save("kip320-offsets-for-epoch-authorization", run)

@@ -169,3 +169,21 @@ def test_an_answer_to_a_user_without_acls_fails(recording: Recording) -> None:
     a["partition"].update(ErrorCode=0, LeaderEpoch=0, EndOffset=5)
     with pytest.raises(AssertionError, match=r"ReplicaId -2 on .* \(no ACL\): NONE, end offset 5"):
         assert_offsets_for_epoch_authorized_by_describe(typed(OffsetsForEpochAuthorization, r).answers, r["user"])
+
+
+def test_a_broker_id_refused_for_want_of_followers_is_not_judged(recording: Recording) -> None:
+    """kfake serves no follower's OffsetsForLeaderEpoch (UNKNOWN_SERVER_ERROR for a broker's ReplicaId):
+    not an authorization, and not KIP-320's to judge."""
+    r = recording("kip320-offsets-for-epoch-authorization")
+    for a in r["answers"]:
+        if a["allowed"] and a["replica_id"] >= 0:
+            a["partition"].update(ErrorCode=error_code("UNKNOWN_SERVER_ERROR"), LeaderEpoch=-1, EndOffset=-1)
+    assert_offsets_for_epoch_authorized_by_describe(typed(OffsetsForEpochAuthorization, r).answers, r["user"])
+
+
+def test_a_broker_id_refused_an_authorization_on_a_described_topic_fails(recording: Recording) -> None:
+    r = recording("kip320-offsets-for-epoch-authorization")
+    a = next(a for a in r["answers"] if a["allowed"] and a["replica_id"] == -2)
+    a["partition"].update(ErrorCode=error_code("TOPIC_AUTHORIZATION_FAILED"), LeaderEpoch=-1, EndOffset=-1)
+    with pytest.raises(AssertionError, match=r"ReplicaId -2 on .* \(DESCRIBE allowed\): TOPIC_AUTHORIZATION_FAILED"):
+        assert_offsets_for_epoch_authorized_by_describe(typed(OffsetsForEpochAuthorization, r).answers, r["user"])
