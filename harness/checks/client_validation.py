@@ -7,6 +7,14 @@
   UNDEFINED_EPOCH_OFFSET (leader epoch -1, end offset -1) is reset by auto.offset.reset: earliest
   to the log start, latest to the log end, as the leader answered them before; with no policy the
   consumer reports an error and reads nothing.
+- `assert_validation_error_retried`: KIP-320 "Protocol Changes / OffsetsForLeaderEpoch": "If the
+  current leader epoch does not match that of the leader, then we will send either FENCED_REPLICA or
+  UNKNOWN_LEADER_EPOCH as we do for the Fetch API", errors the KIP calls retriable (FencedLeaderEpoch-
+  and UnknownLeaderEpochException extend RetriableException: "the consumer will internally retry
+  when it receives this error"). A validation answered with one of them and no offset is sent again
+  until it is answered: the consumer fetches nothing before an answer without error (it reads no
+  unvalidated data), does not reset (no ListOffsets, no move to the log start although its policy
+  is earliest), reports nothing, and once validated reads from the position sought, each record once.
 - `assert_seek_without_epoch_skips_validation`: KIP-320 "Public Interfaces", seek(TopicPartition,
   OffsetAndMetadata): "If a leader epoch has been provided, then in the next call to poll(), the
   consumer will use the OffsetForLeaderEpoch API to check for truncation". A position set without
@@ -20,8 +28,10 @@ from __future__ import annotations
 from harness.errors import ClientLacks, SceneUnmet, TargetRefused, require_scene
 from harness.histories.kip320_clients import (
     FETCH,
+    LIST_OFFSETS,
     VALIDATION,
     ConsumerRun,
+    EpochErrorRun,
     PartitionAsk,
     UndefinedEpochRun,
     UnvalidatedSeekRun,
@@ -119,6 +129,46 @@ def assert_undefined_epoch_resets_by_policy(run: UndefinedEpochRun) -> None:
     assert _got(c) == want, (
         f"{scene}: reset to the {where} {target} it must read "
         f"{'nothing' if not want else f'offsets {want[0][0]}..{want[-1][0]} once each'}; {evidence}")
+
+
+def assert_validation_error_retried(run: EpochErrorRun) -> None:
+    """See the module: after the answers carrying the error, a validation answered without error and
+    before it no Fetch; no ListOffsets from the first error on; the first Fetch asks for the offset
+    sought; the consumer reads from there, each record once, and reports nothing."""
+    c, p = run.consumer, run.partition
+    require_validated(run.client, run.version, c, run.exchanges, run.incomplete)
+    require_scene(p.log_start < run.sought < p.log_end - 1,
+                  f"the consumer was sought to {run.sought}, not strictly inside the log [{p.log_start}, {p.log_end})")
+    ruled = [a for a in c.asks if a.ruled]
+    require_scene(all(a.api == VALIDATION and a.error == run.error and a.offset == -1 for a in ruled),
+                  f"the proxy's rules were to answer OffsetsForLeaderEpoch with {run.error} and no offset, and "
+                  f"answered {_asks(ruled)}")
+    first = next(i for i, a in enumerate(c.asks) if a.ruled)
+    validated = next((i for i, a in enumerate(c.asks) if i > first and a.api == VALIDATION and a.error == "NONE"
+                      and not a.ruled), None)
+    scene = (f"{run.client} ({run.version or 'version unknown'}), auto.offset.reset earliest, sought "
+             f"({run.sought}, epoch {run.sought_epoch}) in {p.topic}-0 [{p.log_start}, {p.log_end}); the first "
+             f"{run.errored} OffsetsForLeaderEpoch answers {run.error} with no offset, the next ones the broker's "
+             f"(KIP-320 \"Protocol Changes / OffsetsForLeaderEpoch\": an error the KIP calls retriable, \"the "
+             f"consumer will internally retry when it receives this error\")")
+    evidence = (f"it asked {_asks(c.asks, 12)}; read {_reads(c.reads)}; reported {_errors(c)}"
+                + (f"; {run.incomplete}" if run.incomplete else ""))
+    assert validated is not None, (
+        f"{scene}: it did not validate the position again until an answer without error came "
+        f"({len(ruled)} answered {run.error}); {evidence}")
+    unvalidated = [a for a in c.asks[:validated] if a.api == FETCH]
+    assert not unvalidated, (
+        f"{scene}: it fetched before a validation was answered without error: {_asks(unvalidated)}; {evidence}")
+    resets = [a for a in c.asks[first:] if a.api == LIST_OFFSETS]
+    assert not resets, (
+        f"{scene}: it reset the position (ListOffsets) instead of validating again: {_asks(resets)}; {evidence}")
+    fetches = c.of(FETCH)
+    assert fetches and fetches[0].asked == run.sought, (
+        f"{scene}: its first Fetch asked for {fetches[0].asked if fetches else 'nothing (it sent none)'}, expected "
+        f"the offset sought {run.sought}; {evidence}")
+    want = _values(p, run.sought)
+    assert _got(c) == want and not c.errors, (
+        f"{scene}: it must read offsets {want[0][0]}..{want[-1][0]} once each and report nothing; {evidence}")
 
 
 def assert_seek_without_epoch_skips_validation(run: UnvalidatedSeekRun) -> None:

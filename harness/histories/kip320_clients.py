@@ -1,6 +1,6 @@
 """The histories of the KIP-320 consumer situations judged by what the consumer asked on the wire:
-a position validated against an OffsetsForLeaderEpoch answer that finds no offset, a position set
-without an epoch, and a lookup by time across a leader move.
+a position validated against an OffsetsForLeaderEpoch answer that finds no offset or carries a
+retriable error, a position set without an epoch, and a lookup by time across a leader move.
 
 The scenarios (harness.scenarios.client_validation, harness.scenarios.offsets_for_times) return
 these; the checks (harness.checks.client_validation, harness.checks.offsets_for_times) judge them.
@@ -91,6 +91,25 @@ class UndefinedEpochRun:
     exchanges: tuple[str, ...] = ()  # every exchange of the driver through the proxy, "api vN: outcome", in order
     incomplete: str | None = None  # why the watch ended before the consumer settled
     version: str | None = None  # the client and version its driver named
+
+
+@dataclass(frozen=True)
+class EpochErrorRun:
+    """A consumer with auto.offset.reset earliest positioned at (`sought`, `sought_epoch`) by seek with
+    an epoch; the proxy answers the first `errored` OffsetsForLeaderEpoch requests through it with
+    `error` (a retriable partition error, by name) and no offset (LeaderEpoch -1, EndOffset -1), and
+    the later ones as the broker did."""
+
+    client: str
+    error: str
+    errored: int
+    partition: WrittenPartition
+    sought: int
+    sought_epoch: int
+    consumer: ConsumerRun
+    exchanges: tuple[str, ...] = ()
+    incomplete: str | None = None
+    version: str | None = None
 
 
 @dataclass(frozen=True)

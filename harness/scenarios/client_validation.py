@@ -5,6 +5,11 @@ partition through the protocol proxy, which rewrites every OffsetsForLeaderEpoch
   and the stack's "no policy", each positioned at (SOUGHT, the partition's epoch) by seek with an
   epoch; every OffsetsForLeaderEpoch answer says UNDEFINED_EPOCH_OFFSET (leader epoch -1, end
   offset -1): the leader knows no offset for that epoch.
+- `validation_error_answered`: one consumer of one stack, with auto.offset.reset earliest, positioned
+  at (SOUGHT, the partition's epoch) by seek with an epoch; the first ERRORED OffsetsForLeaderEpoch
+  answers carry a retriable partition error (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH) and no
+  offset (leader epoch -1, end offset -1), as a leader that refuses the request's current epoch
+  answers; the later ones are the broker's.
 - `seek_without_epoch`: two consumers of one stack with no reset policy at SOUGHT, one positioned
   by seek without an epoch, the other (the control) with the partition's epoch; every
   OffsetsForLeaderEpoch answer says the epoch ended at DIVERGED_AT, below SOUGHT, so a consumer that
@@ -36,6 +41,7 @@ from harness.histories.kip320_clients import (
     LIST_OFFSETS,
     VALIDATION,
     ConsumerRun,
+    EpochErrorRun,
     PartitionAsk,
     UndefinedEpochRun,
     UnvalidatedSeekRun,
@@ -45,13 +51,14 @@ from harness.histories.observations import Body, ClientEvent, Read
 from harness.process.events import Message
 from harness.protocol import errors
 from harness.protocol.sentinels import NO_EPOCH
-from harness.proxy.rules import DivergedEpochEndOffset, Rule, UndefinedEpochEndOffset
+from harness.proxy.rules import DivergedEpochEndOffset, ReplaceErrors, Rule, UndefinedEpochEndOffset
 from harness.proxy.server import Proxy
 from harness.waiting import WaitTimeout, wait_until
 
 RECORDS = 30
 SOUGHT = 15  # where every consumer is positioned
 DIVERGED_AT = 5  # where the rewritten answers of `seek_without_epoch` say the epoch ended
+ERRORED = 2  # how many OffsetsForLeaderEpoch answers `validation_error_answered` gives its error
 AFTER_ERROR_S = 1.0  # how long a consumer that reported an error is watched for reading on
 WATCH_S = 30.0
 EARLIEST, LATEST = -2, -1  # ListOffsets timestamps
@@ -81,7 +88,7 @@ def undefined_epoch_answered(
     (SOUGHT, the partition's epoch), every OffsetsForLeaderEpoch answer UNDEFINED (see the module)."""
     names = {reset: f"undefined-{reset}" for reset in RESETS[client]}
     lines = [f"seekepoch {names[r]} {r} {SOUGHT} {partition.leader_epoch}" for r in RESETS[client]]
-    watched = _watch(cluster, partition, client, UndefinedEpochEndOffset(), lines, list(names.values()))
+    watched = _watch(cluster, partition, client, [UndefinedEpochEndOffset()], lines, list(names.values()))
     return {reset: UndefinedEpochRun(client, reset, reset == NO_RESET[client], partition, SOUGHT,
                                      partition.leader_epoch, watched.consumers[name], watched.exchanges,
                                      watched.incomplete, watched.version)
@@ -93,11 +100,24 @@ def seek_without_epoch(cluster: Cluster, partition: WrittenPartition, client: st
     epoch), both with no reset policy; every OffsetsForLeaderEpoch answer ends the epoch at DIVERGED_AT."""
     none = NO_RESET[client]
     lines = [f"assign plain {none} {SOUGHT}", f"seekepoch control {none} {SOUGHT} {partition.leader_epoch}"]
-    watched = _watch(cluster, partition, client, DivergedEpochEndOffset(end_offset=DIVERGED_AT), lines,
+    watched = _watch(cluster, partition, client, [DivergedEpochEndOffset(end_offset=DIVERGED_AT)], lines,
                      ["plain", "control"])
     return UnvalidatedSeekRun(client, partition, SOUGHT, partition.leader_epoch, DIVERGED_AT,
                               watched.consumers["plain"], watched.consumers["control"], watched.exchanges,
                               watched.incomplete, watched.version)
+
+
+def validation_error_answered(cluster: Cluster, partition: WrittenPartition, client: str, error: str) -> EpochErrorRun:
+    """A consumer at (SOUGHT, the partition's epoch), auto.offset.reset earliest; the first ERRORED
+    OffsetsForLeaderEpoch answers carry `error` and no offset (see the module). The two rules act on
+    the same answers: the first blanks the broker's offset and epoch, the second sets the error."""
+    name = "epoch-error"
+    rules: list[Rule] = [UndefinedEpochEndOffset(count=ERRORED),
+                         ReplaceErrors(VALIDATION, error=errors.error_code(error), count=ERRORED)]
+    lines = [f"seekepoch {name} earliest {SOUGHT} {partition.leader_epoch}"]
+    watched = _watch(cluster, partition, client, rules, lines, [name])
+    return EpochErrorRun(client, error, ERRORED, partition, SOUGHT, partition.leader_epoch, watched.consumers[name],
+                         watched.exchanges, watched.incomplete, watched.version)
 
 
 @dataclass
@@ -116,16 +136,17 @@ class _Watched:
     version: str | None
 
 
-def _watch(cluster: Cluster, partition: WrittenPartition, client: str, rule: Rule, lines: list[str],
+def _watch(cluster: Cluster, partition: WrittenPartition, client: str, rules: list[Rule], lines: list[str],
            names: list[str]) -> _Watched:
-    """`client`'s consumers driver, through a proxy applying `rule`, runs `lines` (one consumer each,
+    """`client`'s consumers driver, through a proxy applying `rules` (in order), runs `lines` (one consumer each,
     named by `names`) and is watched until every consumer settled (see the module)."""
     topic, last = partition.topic, partition.log_end - 1
     with rr.RawConnector(cluster) as raw:
         tid = rr.topic_id(raw(cluster.leader(topic)), topic)
     seen: dict[str, _Consumer] = {n: _Consumer() for n in names}
     with Proxy.for_cluster(cluster) as proxy:
-        proxy.add(rule)
+        for rule in rules:
+            proxy.add(rule)
 
         def asks(name: str) -> list[PartitionAsk]:
             return [a for a in partition_asks(proxy, topic, tid) if a.client_id == name]

@@ -1,7 +1,8 @@
 """When a KIP-320 consumer validates its position, for every client stack judged: a validation the
-leader answers with no offset (UNDEFINED_EPOCH_OFFSET), and a seek without an epoch that is not
-validated at all. Both scenes read one partition of 30 records through the protocol proxy, which
-rewrites the OffsetsForLeaderEpoch answers (harness.scenarios.client_validation)."""
+leader answers with no offset (UNDEFINED_EPOCH_OFFSET), one it answers with a retriable error and no
+offset, and a seek without an epoch that is not validated at all. Every scene reads one partition of
+30 records through the protocol proxy, which rewrites the OffsetsForLeaderEpoch answers
+(harness.scenarios.client_validation)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,15 @@ from harness.checks import recorded
 from harness.checks.client_validation import (
     assert_seek_without_epoch_skips_validation,
     assert_undefined_epoch_resets_by_policy,
+    assert_validation_error_retried,
 )
 from harness.histories.kip320_clients import UndefinedEpochRun, WrittenPartition
-from harness.scenarios.client_validation import seek_without_epoch, undefined_epoch_answered, written_partition
+from harness.scenarios.client_validation import (
+    seek_without_epoch,
+    undefined_epoch_answered,
+    validation_error_answered,
+    written_partition,
+)
 from harness.scenarios.truncation import NO_RESET, STACKS
 
 pytestmark = [pytest.mark.kip320, pytest.mark.client_axis]
@@ -59,6 +66,26 @@ def test_validation_answered_with_no_offset_resets_by_the_policy(
     run = undefined_epoch(client)[NO_RESET[client] if reset == "none" else reset]
     recorded.save(f"kip320-undefined-epoch-{client}-{reset}", run)
     assert_undefined_epoch_resets_by_policy(run)
+
+
+@pytest.mark.parametrize("error", ["FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH"])
+@pytest.mark.parametrize("client", STACKS)
+@pytest.mark.promise("kip320.consumer.validation-error-retried")
+def test_validation_answered_with_a_retriable_error_is_sent_again(
+    cluster: Cluster, written: WrittenPartition, client: str, error: str
+) -> None:
+    """KIP-320 "Protocol Changes / OffsetsForLeaderEpoch": "If the current leader epoch does not match
+    that of the leader, then we will send either FENCED_REPLICA or UNKNOWN_LEADER_EPOCH as we do for the
+    Fetch API"; both are retriable ("Public Interfaces": the exceptions extend RetriableException, "the
+    consumer will internally retry when it receives this error"). A consumer positioned at (15, the
+    partition's epoch) by seek with an epoch, auto.offset.reset earliest, validates it; the protocol
+    proxy answers its first two OffsetsForLeaderEpoch requests with `error` and no offset (leader epoch
+    -1, end offset -1), the later ones as the broker does. It validates again until answered, fetches
+    nothing before that, does not reset (no ListOffsets, no move to the log start), reports nothing,
+    and then reads 15..29 once each."""
+    run = validation_error_answered(cluster, written, client, error)
+    recorded.save(f"kip320-validation-error-{client}-{error}", run)
+    assert_validation_error_retried(run)
 
 
 @pytest.mark.parametrize("client", STACKS)

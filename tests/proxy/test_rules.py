@@ -375,6 +375,25 @@ def test_undefined_epoch_end_offset_blanks_every_answer_without_an_error(specs: 
     _reencoded(specs, "OffsetForLeaderEpoch", 4, body)
 
 
+def test_an_error_without_an_offset_for_the_first_answers_then_the_brokers(specs: SpecSet) -> None:
+    """UndefinedEpochEndOffset then ReplaceErrors, both with a budget of 2 (the KIP-320 validation
+    error scene): the first two OffsetsForLeaderEpoch answers carry the error and no offset, the third
+    is the broker's."""
+    api = specs.api("OffsetForLeaderEpoch")
+    blank, error = UndefinedEpochEndOffset(count=2), ReplaceErrors("OffsetForLeaderEpoch", error=74, count=2)
+    for rule in (blank, error):
+        rule.bind(specs)
+    seen = []
+    for _ in range(3):
+        _, body = _ofle_answers([(3, 30)])
+        for rule in (blank, error):
+            if rule.acts_on_response(api.key, 4):
+                rule.edit_response(api, 4, body)
+        seen.append((body["Topics"][0]["Partitions"][0]["ErrorCode"], *_ends(body)[0]))
+        _reencoded(specs, "OffsetForLeaderEpoch", 4, body)
+    assert seen == [(74, -1, -1), (74, -1, -1), (0, 3, 30)]
+
+
 def test_diverged_epoch_end_offset_ends_the_epoch_below_the_position(specs: SpecSet) -> None:
     api = specs.api("OffsetForLeaderEpoch")
     _, body = _ofle_answers([(0, 30), (3, 2), (-1, -1)])

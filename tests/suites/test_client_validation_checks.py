@@ -2,7 +2,8 @@
 copies altered to break their promise (harness/checks/client_validation.py, offsets_for_times.py).
 
 Recorded: each stack's consumers through the protocol proxy (an OffsetsForLeaderEpoch answered
-UNDEFINED, a seek without an epoch beside a control with one) and each stack's lookup by time after
+UNDEFINED, one answered with a retriable error and no offset, a seek without an epoch beside a
+control with one) and each stack's lookup by time after
 a leader move. The alterations are a table: the recording, the field, the new value, the check, the
 promise it judges, and what the failure must show.
 """
@@ -12,22 +13,25 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from alterations import Alteration, alteration, altered, raw, typed
+from alterations import Alteration, Change, alteration, altered, raw, typed
 from recordings import restamp
 
 from harness.checks.client_validation import (
     assert_seek_without_epoch_skips_validation,
     assert_undefined_epoch_resets_by_policy,
+    assert_validation_error_retried,
 )
 from harness.checks.offsets_for_times import assert_lookup_carries_the_batch_epoch, expected_lookup
 from harness.errors import ClientLacks, SceneUnmet, TargetRefused
-from harness.histories.kip320_clients import OffsetsForTimesRun, UndefinedEpochRun, UnvalidatedSeekRun
+from harness.histories.kip320_clients import EpochErrorRun, OffsetsForTimesRun, UndefinedEpochRun, UnvalidatedSeekRun
 from harness.promises import catalogue
 
 PASSING = ("librdkafka", "java")  # the stacks whose recorded runs keep every one of these promises on 4.4.0
 UNDEFINED = [f"kip320-undefined-epoch-{c}-{r}" for c in PASSING for r in ("earliest", "latest", "none")]
 SEEKS = [f"kip320-seek-without-epoch-{c}" for c in (*PASSING, "franz-go")]
 LOOKUPS = [f"kip320-offsets-for-times-{c}" for c in (*PASSING, "franz-go")]
+EPOCH_ERRORS = ("FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH")
+RETRIED = [f"kip320-validation-error-{c}-{e}" for c in (*PASSING, "franz-go") for e in EPOCH_ERRORS]
 
 
 def kind(name: str) -> type:
@@ -35,6 +39,8 @@ def kind(name: str) -> type:
         return UndefinedEpochRun
     if name.startswith("kip320-seek-without-epoch-"):
         return UnvalidatedSeekRun
+    if name.startswith("kip320-validation-error-"):
+        return EpochErrorRun
     return OffsetsForTimesRun
 
 
@@ -47,6 +53,15 @@ def test_recorded_undefined_epoch_runs_pass(name: str) -> None:
     run = recorded(name)
     assert any(a.ruled for a in run.consumer.asks), "premise: the proxy answered a validation UNDEFINED"
     assert_undefined_epoch_resets_by_policy(run)
+
+
+@pytest.mark.parametrize("name", RETRIED)
+def test_recorded_validation_errors_pass(name: str) -> None:
+    run = recorded(name)
+    ruled = [a for a in run.consumer.asks if a.ruled]
+    assert len(ruled) == run.errored and all(a.error == run.error for a in ruled), (
+        "premise: the proxy answered the first validations with the error")
+    assert_validation_error_retried(run)
 
 
 @pytest.mark.parametrize("name", SEEKS)
@@ -118,6 +133,31 @@ def _unruled(asks: list[dict[str, Any]], _: Any) -> list[dict[str, Any]]:
     return [{**a, "ruled": False} for a in asks]
 
 
+def _after_first_ruled(ask: dict[str, Any]) -> Change:
+    """The asks with `ask` (fields over the first ruled ask's) right after the first ruled one."""
+    def change(asks: list[dict[str, Any]], _: Any) -> list[dict[str, Any]]:
+        ruled = next(i for i, a in enumerate(asks) if a["ruled"])
+        return [*asks[:ruled + 1], {**asks[ruled], "ruled": False, "error": "NONE", **ask}, *asks[ruled + 1:]]
+    return change
+
+
+def _fetch_from(offset: int) -> Change:
+    """Every Fetch of the asks asking from `offset` on, in steps of 5, as a consumer reset there would."""
+    def change(asks: list[dict[str, Any]], _: Any) -> list[dict[str, Any]]:
+        fetches = [i for i, a in enumerate(asks) if a["api"] == FETCH]
+        return [{**a, "asked": offset + 5 * fetches.index(i)} if i in fetches else a for i, a in enumerate(asks)]
+    return change
+
+
+def _not_validated_again(asks: list[dict[str, Any]], _: Any) -> list[dict[str, Any]]:
+    """The validations answered without error dropped: the consumer never asked again."""
+    return [a for a in asks if a["api"] != VALIDATION or a["ruled"]]
+
+
+def _ruled_answered(error: str) -> Change:
+    return lambda asks, _: [{**a, "error": error} if a["ruled"] else a for a in asks]
+
+
 ERROR = [{"event": "error", "detail": {"code": "_AUTO_OFFSET_RESET", "message": "altered"}}]
 LOOKUP = "kip320-offsets-for-times-java"
 
@@ -163,6 +203,39 @@ ALTERATIONS: list[Alteration] = [
     alteration("never-reaching-the-target-is-refused", P + "undefined-epoch-resets-by-policy",
                "kip320-undefined-epoch-java-earliest", "consumer.asks", [],
                assert_undefined_epoch_resets_by_policy, "never asked the target", raises=TargetRefused),
+    # -- a retriable error answered: the consumer validates again, neither resetting nor reading past it
+    *[Alteration(f"error-answer-reset-to-the-log-start-{c}", P + "validation-error-retried",
+                 f"kip320-validation-error-{c}-FENCED_LEADER_EPOCH",
+                 (("consumer.asks", _fetch_from(0)), ("consumer.reads", _reads_from(0))),
+                 assert_validation_error_retried, "its first Fetch asked for 0, expected the offset sought 15")
+      for c in (*PASSING, "franz-go")],
+    *[alteration(f"error-answer-reset-by-list-offsets-{c}", P + "validation-error-retried",
+                 f"kip320-validation-error-{c}-UNKNOWN_LEADER_EPOCH", "consumer.asks",
+                 _after_first_ruled({"api": "ListOffsets", "version": 8, "asked": -2, "offset": 0}),
+                 assert_validation_error_retried, "it reset the position (ListOffsets)")
+      for c in (*PASSING, "franz-go")],
+    *[alteration(f"error-answer-fetching-unvalidated-{c}", P + "validation-error-retried",
+                 f"kip320-validation-error-{c}-FENCED_LEADER_EPOCH", "consumer.asks",
+                 _after_first_ruled({"api": FETCH, "version": 17, "asked": 15, "offset": 30}),
+                 assert_validation_error_retried, "it fetched before a validation was answered without error")
+      for c in (*PASSING, "franz-go")],
+    alteration("error-answer-never-validated-again", P + "validation-error-retried",
+               "kip320-validation-error-java-UNKNOWN_LEADER_EPOCH", "consumer.asks", _not_validated_again,
+               assert_validation_error_retried, "it did not validate the position again"),
+    alteration("error-answer-reported", P + "validation-error-retried",
+               "kip320-validation-error-librdkafka-FENCED_LEADER_EPOCH", "consumer.errors", ERROR,
+               assert_validation_error_retried, "altered"),
+    alteration("error-answer-records-read-twice", P + "validation-error-retried",
+               "kip320-validation-error-franz-go-UNKNOWN_LEADER_EPOCH", "consumer.reads",
+               lambda old, _: old[:3] + old, assert_validation_error_retried, "read 18 records"),
+    # its premises: the answers ruled carried the error; a rule that never acted is the harness's
+    alteration("error-answer-without-the-error-is-the-harness-s", P + "validation-error-retried",
+               "kip320-validation-error-java-FENCED_LEADER_EPOCH", "consumer.asks", _ruled_answered("NONE"),
+               assert_validation_error_retried, "were to answer OffsetsForLeaderEpoch with FENCED_LEADER_EPOCH",
+               raises=SceneUnmet),
+    alteration("error-answer-rule-that-never-acted", P + "validation-error-retried",
+               "kip320-validation-error-librdkafka-UNKNOWN_LEADER_EPOCH", "consumer.asks", _unruled,
+               assert_validation_error_retried, "the proxy's rule acted on none", raises=SceneUnmet),
     # -- a seek without an epoch is not validated
     *[alteration(f"validating-a-position-without-epoch-{c}", P + "seek-without-epoch-unvalidated",
                  f"kip320-seek-without-epoch-{c}", "plain.asks", _validation_first,
