@@ -129,6 +129,10 @@ ALTERATIONS: list[Alteration] = [
                    "predates", ClientLacks),
         alteration(f"{c}-no-move", FOLLOWS, f"kip320-fetch-epochs-{c}", "move", None,
                    assert_fetch_epochs_follow_metadata, "leader move did not happen", SceneUnmet),
+        # A client the target never served read nothing, so the harness never moved the leader.
+        Alteration(f"{c}-served-nothing-so-no-move", FOLLOWS, f"kip320-fetch-epochs-{c}",
+                   (("move", None), ("reads", [])), assert_fetch_epochs_follow_metadata,
+                   "served java none of the records" if c == "java" else "none of the records", TargetRefused),
         alteration(f"{c}-no-fetch-after-the-move", FOLLOWS, f"kip320-fetch-epochs-{c}", "fetches",
                    _fetches_before_the_move, assert_fetch_epochs_follow_metadata, "sent no Fetch after it was told",
                    SceneUnmet),
