@@ -14,6 +14,7 @@ import pytest
 from harness import layout
 
 ROOT = layout.ROOT
+HARNESS = Path(layout.__file__).resolve().parent
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md"), ROOT / "reports" / "findings" / "README.md"])
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 # Commands that hand options they do not know on (to pytest, or to the target's parser): their own
@@ -83,3 +84,17 @@ def test_every_quoted_kcts_command_is_accepted_by_its_help(page: Path) -> None:
                 wrong += [f"`kcts {command} {flag}`: not in its --help" for flag in re.findall(r"--[\w-]+", rest)
                           if flag not in help_of(command)]
     assert not wrong, f"{page.relative_to(ROOT)}: " + "; ".join(sorted(set(wrong)))
+
+
+def test_the_readme_counts_what_the_catalogues_hold() -> None:
+    """The promise count and the replay count of the README are the catalogues' own, so neither can go
+    stale when a promise or a replay is added."""
+    import tomllib
+
+    readme = (ROOT / "README.md").read_text()
+    replays = len(tomllib.loads((HARNESS / "replays.toml").read_text())["replay"])
+    promises = len(tomllib.loads((HARNESS / "promises.toml").read_text())["promise"])
+    caught = set(re.findall(r"catches (\d+) of (\d+) documented bugs", readme))
+    assert caught == {(str(replays), str(replays))}, f"README says {caught}; harness/replays.toml holds {replays}"
+    said = set(re.findall(r"of the (\d+) promises in `harness/promises.toml`", readme))
+    assert said == {str(promises)}, f"README says {said} promises; harness/promises.toml holds {promises}"
