@@ -125,6 +125,12 @@ def former_leader_produce(cluster: Cluster, topic: str) -> FormerLeaderProduce:
         # The former leader must know it no longer leads, or it would take the write.
         cluster.wait_for_partition(topic, 0, lambda s: s.leader == state.leader, f"broker {former} sees the move",
                                    broker=former)
+        # The truth the former leader's hint is held to is the new leader's own Metadata, once it shows
+        # the move: under load a broker can lead before its Metadata cache says so (a soak beside busy
+        # cores read "leader 2 at epoch 0" from the new leader 3 and failed a correct hint of (3, 1)).
+        cluster.wait_for_partition(
+            topic, 0, lambda s: s.leader == state.leader and s.leader_epoch >= state.leader_epoch,
+            f"broker {state.leader} sees itself lead at epoch {state.leader_epoch}", broker=state.leader)
         truth = rr.partition_metadata(raw(state.leader), topic)
         client = raw(former)
         tid = rr.topic_id(client, topic)
