@@ -286,6 +286,17 @@ class Cluster(abc.ABC):
             return PartitionState(topic, partition, p.leader, p.leader_epoch, p.replicas, p.isr)
         raise KctsError(f"no running broker describes {topic}-{partition}: {'; '.join(errors) or 'none running'}")
 
+    def agreed_state(self, topic: str, partition: int) -> PartitionState:
+        """The partition's state that every running broker gives; `KctsError` naming each one's view
+        while they differ."""
+        views = {b: self.partition_state(topic, partition, b) for b in self.observers()}
+        if not views:
+            raise KctsError(f"no running broker describes {topic}-{partition}")
+        if len(set(views.values())) != 1:
+            raise KctsError("the brokers disagree: " + "; ".join(
+                f"broker {b}: leader {v.leader}@{v.leader_epoch} isr {list(v.isr)}" for b, v in views.items()))
+        return next(iter(views.values()))
+
     def leader(self, topic: str, partition: int = 0) -> int:
         return self.partition_state(topic, partition).leader
 
@@ -326,8 +337,14 @@ class Cluster(abc.ABC):
         what: str,
         timeout: float = 30.0,
         broker: int | None = None,
+        agreed: bool = False,
     ) -> PartitionState:
         """Wait until `predicate(PartitionState)` holds, as `broker` sees it if given.
+
+        `agreed`: as every running broker sees it, all of them giving the same leader, epoch, replicas
+        and ISR. After a heal the broker that was cut off answers from its stale view until it has
+        replayed the controller's log, so "the first broker that answers" may describe a past that the
+        others have left; a scene that reads the settled state after a fault asks for agreement.
 
         The timeout shows the last state seen. A state that would hold but for its leader's missing
         epoch (Metadata's LeaderEpoch -1) ends the wait at once with `TargetRefused`: decided from
@@ -338,7 +355,7 @@ class Cluster(abc.ABC):
 
         def check() -> PartitionState | None:
             try:
-                st = self.partition_state(topic, partition, broker)
+                st = self.agreed_state(topic, partition) if agreed else self.partition_state(topic, partition, broker)
             except KctsError as exc:
                 seen[0] = str(exc)
                 return None
@@ -373,7 +390,10 @@ class Cluster(abc.ABC):
         wait_until(ready, timeout, lambda: f"brokers' metadata (broker -> ids listed): {seen}", interval=0.1)
 
     def wait_for_isr(self, topic: str, partition: int, isr: set[int], timeout: float = 30.0) -> PartitionState:
-        return self.wait_for_partition(topic, partition, lambda s: set(s.isr) == isr, f"ISR == {sorted(isr)}", timeout)
+        """Agreed by every running broker: it is read after a heal, when the healed broker still gives
+        the ISR it knew before its fault (a resumed follower calls itself in sync at the same epoch)."""
+        return self.wait_for_partition(topic, partition, lambda s: set(s.isr) == isr, f"ISR == {sorted(isr)}", timeout,
+                                       agreed=True)
 
     def wait_for_leader(self, topic: str, partition: int, leader: int, timeout: float = 30.0) -> PartitionState:
         return self.wait_for_partition(topic, partition, lambda s: s.leader == leader, f"leader == {leader}", timeout)

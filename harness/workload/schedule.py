@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from harness import attach, confluent, progress
 from harness.cluster.base import Cluster, NodeState
+from harness.errors import KctsError
 from harness.nemesis.faults import CleanStop, Crash, CutOff, Fault, Isolate, Pause
 from harness.process.events import EventLog
 from harness.waiting import wait_until
@@ -112,7 +113,12 @@ class FaultSchedule:
                 return False
             for topic, partitions in self.watched.items():
                 for p in range(partitions):
-                    s = self.cluster.partition_state(topic, p)
+                    try:
+                        # Agreed: a broker just healed still describes the partition as it was before.
+                        s = self.cluster.agreed_state(topic, p)
+                    except KctsError as exc:
+                        lagging.append(str(exc))
+                        continue
                     if set(s.isr) != set(s.replicas) or s.leader < 0:
                         lagging.append(s)
             return not lagging
