@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from harness.errors import TargetRefused
+from harness.errors import NotSupported, TargetRefused
 
 
 @dataclass(frozen=True)
@@ -68,9 +68,15 @@ class EpochHistory:
     steps: tuple[Step, ...]
     unclean: UncleanElection | None = None
     refused: str | None = None  # why the target would not move the leader (the history then has no move)
+    # The target has no leader moves at all (one log per partition, no replicas to lead): `refused`
+    # is then its account, and a check that needs a move is "not supported", not a refused premise.
+    unsupported: bool = False
 
     def require_moves(self, what: str) -> None:
-        """Raise `TargetRefused` where the target refused the leader moves `what` needs."""
+        """Raise `NotSupported` where the target has no leader moves, `TargetRefused` where it refused
+        the ones `what` needs."""
+        if self.refused is not None and self.unsupported:
+            raise NotSupported(f"{what} (a partition whose leader moved)", self.refused)
         if self.refused is not None:
             raise TargetRefused(f"{what} needs a partition whose leader moved: {self.refused}")
 

@@ -16,7 +16,7 @@ from harness import confluent
 from harness.clients import raw as rr
 from harness.cluster.base import Cluster, PartitionState, require_leader_epoch
 from harness.cluster.target import API, HOOK, REASSIGNMENT
-from harness.errors import TargetRefused
+from harness.errors import NotSupported, TargetRefused
 from harness.protocol import errors
 from harness.protocol.client import RawClient
 from harness.waiting import WaitTimeout, wait_until
@@ -33,10 +33,15 @@ def move_leader(
     (one broker, no reassignment, a reordering it does not apply) raises `TargetRefused`: no
     verdict on the KIP, the check could not set up its premise.
     """
+    caps = cluster.capabilities
+    if caps.leader_moves is None and caps.replication is False:
+        # One log per partition and no way of its own to move a leader (Tansu: every broker names
+        # itself leader, at epoch 0): there is no leader change to ask for.
+        raise NotSupported("moving a partition's leader", caps.no_replication)
     # The move is judged by its epoch rising: a leader without one is refused before anything moves.
     before = require_leader_epoch(cluster.partition_state(topic, partition))
     target = to if to is not None else _next_leader(cluster, before)
-    how = cluster.capabilities.leader_moves
+    how = caps.leader_moves
     if how in (API, HOOK):
         cluster.move_leader_to(topic, partition, target)
         return cluster.wait_for_partition(

@@ -36,6 +36,8 @@ def require_moves(history: EpochHistory, n: int) -> None:
     """`TargetRefused` unless at least `n` leader moves happened in `history`: a check of a partition's
     epochs after moves would otherwise pass (or fail) on a partition that never left its first epoch."""
     seen = moves_seen(history)
+    if history.unsupported:
+        history.require_moves(f"{n} leader moves")
     if history.refused is not None or seen < n:
         steps = "; ".join(f"{s.step}: leader {s.leader}, epochs {s.epochs}" for s in history.steps) or "none"
         why = f", the target refused: {history.refused}" if history.refused else ""

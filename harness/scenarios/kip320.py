@@ -108,8 +108,10 @@ class _HistoryWriter:
 
     def history(
         self, name: str, topic_id: uuid.UUID, unclean: UncleanElection | None = None, refused: str | None = None,
+        unsupported: bool = False,
     ) -> EpochHistory:
-        return EpochHistory(name, self.topic, topic_id, tuple(self.appends), tuple(self.steps), unclean, refused)
+        return EpochHistory(name, self.topic, topic_id, tuple(self.appends), tuple(self.steps), unclean, refused,
+                            unsupported)
 
 
 def leader_moves(cluster: Cluster, topic: str, moves: int = 3) -> EpochHistory:
@@ -131,6 +133,8 @@ def leader_moves(cluster: Cluster, topic: str, moves: int = 3) -> EpochHistory:
             for i in range(moves):
                 try:
                     state = move_leader(cluster, mover, admin, topic)
+                except NotSupported as exc:
+                    return w.history("leader-moves", tid, refused=exc.evidence, unsupported=True)
                 except TargetRefused as exc:
                     if i:
                         raise  # the target moved a leader before: refusing the next one is no premise

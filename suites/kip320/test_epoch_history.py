@@ -23,7 +23,7 @@ from harness.scenarios.kip320 import (
     replica_logs,
     unmoved_history,
 )
-from harness.verdicts import TargetRefused, require_scene
+from harness.verdicts import NotSupported, TargetRefused, require_scene
 
 pytestmark = pytest.mark.kip320
 
@@ -99,7 +99,7 @@ def test_every_metadata_version_gives_the_current_leader_epoch(
     refuse their premise naming this check; this one then asks about a new partition."""
     try:
         leader_moves: EpochHistory = request.getfixturevalue("leader_moves")
-    except TargetRefused as exc:
+    except (TargetRefused, NotSupported) as exc:
         leader_moves = unmoved_history(cluster, topic_factory(replication_factor=3), str(exc))
     answers = metadata_versions(cluster, leader_moves)
     epochless = [a for a in answers if a.leader is not None and a.leader >= 0 and a.epoch is not None and a.epoch < 0]

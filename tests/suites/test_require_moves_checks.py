@@ -5,14 +5,18 @@ never a pass (recorded 4.4.0 histories, altered)."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from recordings import Recording
 
-from harness.errors import TargetRefused
+from harness.cluster.base import PartitionState
+from harness.errors import NotSupported, TargetRefused
+from harness.nemesis.leadership import move_leader
 from harness.scenarios.epoch_truth import moves_seen, require_moves
 from harness.scenarios.kip320 import EpochHistory, Step
+from tests.harness.test_epochless import StateCluster
 
 MOVES, NEMESIS = "kip320-metadata-epochs-moves", "kip320-metadata-epochs"
 
@@ -54,3 +58,30 @@ def test_a_nemesis_history_short_of_one_election_is_a_refused_premise(recording:
     steps[4]["epochs"] = dict(steps[3]["epochs"])
     with pytest.raises(TargetRefused, match=r"needs 4 leader moves of t; the nemesis history has 3"):
         require_moves(_history(steps, "nemesis"), 4)
+
+
+TANSU = ("Tansu brokers keep no replica logs: every broker reads and writes the one copy of each partition in the "
+         "shared PostgreSQL storage engine, and each broker's Metadata names itself (node 111) as leader")
+
+
+def test_a_target_without_leader_moves_is_not_supported_with_its_own_account(recording: Recording) -> None:
+    """Tansu's profile: one log per partition, no way of its own to move a leader. The checks that need
+    a move are "not supported" with that account, not a refused premise (and never a pass)."""
+    steps = recording(MOVES)["steps"][:1]
+    h = EpochHistory("leader-moves", "t", uuid.UUID(int=0), (),
+                     tuple(Step(s["step"], s["leader"], {int(b): e for b, e in s["epochs"].items()}) for s in steps),
+                     refused=TANSU, unsupported=True)
+    with pytest.raises(NotSupported, match=r"3 leader moves \(a partition whose leader moved\) is not supported by "
+                                           r"this target \(Tansu brokers keep no replica logs"):
+        require_moves(h, 3)
+    with pytest.raises(NotSupported, match="Metadata's epoch"):
+        h.require_moves("Metadata's epoch")
+
+
+def test_moving_a_leader_on_a_target_with_one_log_per_partition_is_not_supported() -> None:
+    """`move_leader` decides it from the capabilities, before asking the target anything."""
+    cluster = StateCluster(PartitionState("t", 0, 111, 0, (111,), (111,)))
+    cluster.target = replace(cluster.target, replication=False, tables={"replication_why": TANSU})
+    assert cluster.capabilities.leader_moves is None and cluster.capabilities.replication is False
+    with pytest.raises(NotSupported, match=r"moving a partition's leader is not supported by this target \(Tansu"):
+        move_leader(cluster, None, None, "t")  # type: ignore[arg-type]
