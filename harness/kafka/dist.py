@@ -33,6 +33,19 @@ KNOWN_VERSIONS: tuple[str, ...] = (
     "4.1.2", "4.1.1", "4.1.0",
     "4.0.2", "4.0.1", "4.0.0",
     "3.9.2", "3.9.1", "3.9.0",
+    "3.8.1", "3.8.0",
+    "3.7.2", "3.7.1", "3.7.0",
+    "3.6.2", "3.6.1", "3.6.0",
+    "3.5.2", "3.5.1", "3.5.0",
+    "3.4.1", "3.4.0",
+    "3.3.2", "3.3.1",
+)
+# The first release whose KRaft mode is production-ready (KIP-833): older ones are not run here.
+FIRST_KRAFT_RELEASE = (3, 3)
+# Apache Kafka's release history as a reference (`tox -e history`): the last release of every line
+# from the first production KRaft to the newest, oldest first.
+HISTORY: tuple[str, ...] = (
+    "3.3.2", "3.4.1", "3.5.2", "3.6.2", "3.7.2", "3.8.1", "3.9.2", "4.0.2", "4.1.2", "4.2.2", "4.3.1", "4.4.0",
 )
 
 _VERSION_RE = re.compile(r"^\d+\.\d+\.(\d+|x)$")
@@ -80,10 +93,10 @@ def normalize_version(requested: str) -> str:
         raise SetupError(f"no known release in the {requested} line; known: {', '.join(KNOWN_VERSIONS)}")
     major = int(requested.split(".")[0])
     minor = int(requested.split(".")[1])
-    if (major, minor) < (3, 9):
+    if (major, minor) < FIRST_KRAFT_RELEASE:
         raise SetupError(
-            f"Kafka {requested} cannot run a KRaft cluster with a dedicated controller here; "
-            "use 3.9.x or newer (--kafka-version 4.4.0 is the default)"
+            f"Kafka {requested} cannot run a KRaft cluster with a dedicated controller here (KRaft is "
+            "production-ready from 3.3, KIP-833); use 3.3.x or newer (--kafka-version 4.4.0 is the default)"
         )
     return requested
 

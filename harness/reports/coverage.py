@@ -6,6 +6,10 @@ results.json of each target.
 the newest run of each target under reports/. The checks of a promise come from the suites' own
 `@pytest.mark.promise(...)` markers (read from the source, so no run is needed to list them); the
 versions and verdicts come from the runs (each check's `promises` and `apis`, schema_version 2).
+
+"since" is read from the same verdicts, never written by hand: the oldest Apache Kafka release among
+the targets (columns titled by a release, `4.4.0`) whose verdict on the promise is pass (`tox -e
+history` runs every line from 3.3 on, so there it is the first line that keeps the promise).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import argparse
 import ast
 import json
 import os
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -63,6 +68,23 @@ class Coverage:
             return "not judged"
         return "judged" if self.checks else "NO CHECK"
 
+    @property
+    def since(self) -> str | None:
+        """The oldest Apache Kafka release among the targets whose verdict on the promise is pass."""
+        kept = [t for t, cell in self.targets.items() if cell == "pass" and release_key(t) is not None]
+        return min(kept, key=lambda t: release_key(t) or ()) if kept else None
+
+    def since_text(self) -> str:
+        """`since` for a reader: the release, or why no release here keeps the promise."""
+        if self.since is not None:
+            return self.since
+        releases = sorted((t for t in self.targets if release_key(t) is not None), key=lambda t: release_key(t) or ())
+        if not releases:
+            return "-" if self.status == "judged" else self.status
+        seen = sorted({self.targets[t] for t in releases},
+                      key=lambda c: WORST_FIRST.index(c) if c in WORST_FIRST else 99)
+        return f"none of {releases[0]}..{releases[-1]} ({', '.join(seen)})"
+
     def versions_text(self) -> str:
         return "; ".join(f"{api} {_ranges(sorted(v))}" for api, v in sorted(self.versions.items())) or "-"
 
@@ -71,7 +93,7 @@ class Coverage:
         return {"id": p.id, "kip": p.kip, "section": p.section, "side": p.side, "text": p.text, "apis": p.apis,
                 "status": self.status, "why": p.unobservable or p.pending, "checks": self.checks,
                 "versions_judged": {api: sorted(v) for api, v in sorted(self.versions.items())},
-                "targets": self.targets}
+                "targets": self.targets, "since": self.since, "since_text": self.since_text()}
 
 
 def _ranges(values: list[int]) -> str:
@@ -82,6 +104,15 @@ def _ranges(values: list[int]) -> str:
         else:
             out.append(str(v))
     return "v" + ",".join(out)
+
+
+_RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+
+
+def release_key(target: str) -> tuple[int, int, int] | None:
+    """(major, minor, patch) of a column titled by an Apache Kafka release (`3.3.2`); None for any other."""
+    m = _RELEASE.match(target)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
 
 
 def _base(nodeid: str) -> str:
@@ -136,7 +167,7 @@ def render(coverage: list[Coverage], targets: list[str]) -> str:
             lines.append(f"    checks: {', '.join(ch.rsplit('::', 1)[1] for ch in c.checks)}")
         if c.promise.unobservable or c.promise.pending:
             lines.append(f"    why: {c.promise.unobservable or c.promise.pending}")
-        lines.append(f"    versions judged: {c.versions_text()}   targets: {verdicts}")
+        lines.append(f"    versions judged: {c.versions_text()}   since: {c.since_text()}   targets: {verdicts}")
     return "\n".join(lines)
 
 
@@ -184,4 +215,4 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-__all__ = ["CELLS", "Coverage", "build", "checks_by_promise", "main", "render", "summary"]
+__all__ = ["CELLS", "Coverage", "build", "checks_by_promise", "main", "release_key", "render", "summary"]

@@ -242,10 +242,11 @@ def to_markdown(matrix: dict[str, Any]) -> str:
         s = cov["summary"]
         lines += ["", "## Promise coverage", "",
                   f"{s['promises']} promises: " + ", ".join(f"{n} {k}" for k, n in sorted(s["by_status"].items())), "",
-                  "| promise | status | versions judged | " + " | ".join(names) + " |", "|---|---|---|" + "---|" * len(names)]
+                  "| promise | status | versions judged | since | " + " | ".join(names) + " |",
+                  "|---|---|---|---|" + "---|" * len(names)]
         for p in cov["promises"]:
             versions = "; ".join(f"{api} {','.join(map(str, v))}" for api, v in p["versions_judged"].items()) or "-"
-            lines.append(f"| `{p['id']}` | {p['status']} | {versions} | "
+            lines.append(f"| `{p['id']}` | {p['status']} | {versions} | {p.get('since_text', '-')} | "
                          + " | ".join(CELL_LABELS.get(p["targets"].get(n, "absent"), "-") for n in names) + " |")
     lines += ["", "| target | environment | fingerprint | judged | " + " | ".join(CELL_LABELS[k] for k in CELLS) + " |",
               "|---|---|---|---|" + "---|" * len(CELLS)]
@@ -419,13 +420,14 @@ def _coverage_html(cov: dict[str, Any] | None, names: list[str]) -> list[str]:
     head = f"{s['promises']} promises: " + ", ".join(f"{n} {k}" for k, n in sorted(s["by_status"].items()))
     out = [f"<h2 id='coverage'>Promise coverage</h2><p class='coverage-summary'>{esc(head)}</p>",
            "<table id='promises'><tr><th>promise</th><th>status</th><th>versions judged</th>"
+           "<th title='the oldest Apache Kafka release here that passes it'>since</th>"
            + "".join(f"<th>{esc(n)}</th>" for n in names) + "</tr>"]
     for p in cov["promises"]:
         versions = "; ".join(f"{api} {', '.join(map(str, v))}" for api, v in p["versions_judged"].items()) or "-"
         why = f"<div class='nodeid'>{esc(p['why'])}</div>" if p.get("why") else ""
         out.append(f"<tr data-promise='{esc(p['id'])}'><td>{esc(p['text'])}<div class='nodeid'>{esc(p['id'])} · "
                    f"{esc(p['kip'])} “{esc(p['section'])}”</div></td><td>{esc(p['status'])}{why}</td>"
-                   f"<td>{esc(versions)}</td>"
+                   f"<td>{esc(versions)}</td><td class='since'>{esc(p.get('since_text', '-'))}</td>"
                    + "".join(f"<td class='cell {esc(p['targets'].get(n, 'absent'))}'>"
                              f"{esc(CELL_LABELS.get(p['targets'].get(n, 'absent'), '-'))}</td>" for n in names)
                    + "</tr>")

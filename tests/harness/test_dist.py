@@ -24,7 +24,7 @@ def test_malformed_version_is_rejected_with_the_fix(bad: str) -> None:
 
 
 def test_pre_kraft_version_is_rejected() -> None:
-    with pytest.raises(SetupError, match=r"3\.9\.x or newer"):
+    with pytest.raises(SetupError, match=r"3\.3\.x or newer"):
         dist.normalize_version("2.8.1")
 
 

@@ -1,0 +1,70 @@
+"""The 'since' of a promise: the oldest Apache Kafka release among the targets that passes it, read from
+the verdicts (never written by hand), in `kcts coverage` and on the matrix page."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from harness.promises import Promise, catalogue
+from harness.reports import coverage
+from harness.reports.matrix import Target, build, to_html, to_markdown
+
+CHECK = "suites/kip320/test_epoch_validation.py::test_fetch_on_the_leader_fences_an_older_epoch"
+PROMISE = "kip320.fetch.older-epoch-fenced"
+
+
+def results(target: str, cell: str) -> dict:
+    outcome = {"pass": "passed", "fail": "failed"}.get(cell, "skipped")
+    return {"target": target, "environment": {"backend": "local"}, "checks": [{
+        "nodeid": CHECK, "area": "kip320", "promise": "An older epoch is fenced.", "outcome": outcome, "cell": cell,
+        "reason": "", "duration_s": 0.1, "evidence": None, "wire_evidence": None, "promises": [PROMISE],
+        "apis": ["Fetch v13"]}]}
+
+
+def one_promise() -> dict[str, Promise]:
+    return {PROMISE: catalogue()[PROMISE]}
+
+
+@pytest.mark.parametrize(("cells", "since"), [
+    # Columns in any order: the oldest release that passes, not the first column.
+    ({"4.4.0": "pass", "3.3.2": "fail", "3.9.2": "pass", "4.0.2": "pass"}, "3.9.2"),
+    ({"4.4.0": "pass", "3.10.0": "pass", "3.9.2": "not-supported"}, "3.10.0"),  # numeric, not text, order
+    ({"4.4.0": "pass", "kfake": "pass", "3.3.2": "not-supported"}, "4.4.0"),  # only releases count
+    ({"4.4.0": "error", "4.3.1": "target-refused"}, None),
+])
+def test_since_is_the_oldest_release_that_passes(cells: dict[str, str], since: str | None) -> None:
+    runs = {t: results(t, c) for t, c in cells.items()}
+    (cov,) = coverage.build(runs, one_promise(), {PROMISE: [CHECK]})
+    assert cov.since == since
+    if since is None:
+        assert cov.since_text() == "none of 4.3.1..4.4.0 (error, target-refused)"
+
+
+def test_a_promise_no_release_judged_still_says_why() -> None:
+    (cov,) = coverage.build({"kfake": results("kfake", "pass")}, one_promise(), {PROMISE: [CHECK]})
+    assert cov.since is None and cov.since_text() == "-"
+
+
+def test_since_is_in_the_coverage_text_the_json_and_the_matrix_page() -> None:
+    targets = [(Target(v, f"targets/{v}"), results(v, c)) for v, c in (("3.3.2", "fail"), ("3.4.1", "pass"))]
+    matrix = build(targets)
+    row = next(p for p in matrix["coverage"]["promises"] if p["id"] == PROMISE)
+    assert row["since"] == "3.4.1" and row["since_text"] == "3.4.1"
+    assert re.search(rf"data-promise='{re.escape(PROMISE)}'>.*?<td class='since'>3\.4\.1</td>", to_html(matrix))
+    assert re.search(rf"\| `{re.escape(PROMISE)}` \| judged \| Fetch 13 \| 3\.4\.1 \| FAIL \| pass \|",
+                     to_markdown(matrix))
+    text = coverage.render(coverage.build({t.name: r for t, r in targets}), ["3.3.2", "3.4.1"])
+    assert "since: 3.4.1" in text
+
+
+def test_the_history_env_runs_every_line_of_the_release_history() -> None:
+    """`tox -e history` judges exactly harness.kafka.dist.HISTORY, oldest first."""
+    from harness import layout
+    from harness.kafka.dist import HISTORY
+
+    env = (layout.ROOT / "tox.ini").read_text().split("[testenv:history]", 1)[1].split("\n[", 1)[0]
+    listed = re.search(r"KCTS_HISTORY_TARGETS:([\d.,]+)\}", env)
+    assert listed is not None and tuple(listed.group(1).split(",")) == HISTORY
+    assert [coverage.release_key(v) for v in HISTORY] == sorted(coverage.release_key(v) for v in HISTORY)
