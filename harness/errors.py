@@ -49,11 +49,12 @@ class NotSupported(VerdictError):
     """The target lacks what a check needs (an API version, a feature); `evidence` shows what it
     advertised. The pytest plugin turns it into the "not supported by this target" verdict."""
 
-    def __init__(self, what: str, evidence: str, reference: str | None = None) -> None:
+    def __init__(self, what: str, evidence: str, reference: str | None = None, capability: str | None = None) -> None:
         super().__init__(f"{what} is not supported by this target ({evidence})")
         self.what = what
         self.evidence = evidence
         self.reference = reference  # a reference profile's line: the target is a release known to have it
+        self.capability = capability  # its name in harness.cluster.reference: read against the run's target
 
 
 class ClientLacks(VerdictError):

@@ -28,7 +28,7 @@ from typing import NoReturn
 
 import pytest
 
-from harness.cluster.reference import expected
+from harness.cluster.reference import expected, predates
 from harness.cluster.target import TargetSpec
 from harness.errors import (
     ClientLacks,
@@ -72,7 +72,9 @@ def not_supported(
     if reference is not None:
         raise AssertionError(f"{what} is missing ({evidence}); {reference}")
     _label("not-supported")
-    pytest.skip(f"{NOT_SUPPORTED}: {what} is not supported by this target ({evidence})")
+    older = predates(target, capability) if target is not None and capability is not None else None
+    pytest.skip(f"{NOT_SUPPORTED}: {what} is not supported by this target ({evidence})"
+                + (f"; {older}" if older else ""))
 
 
 def not_supported_by_client(client: str, what: str, evidence: str) -> NoReturn:
@@ -162,11 +164,12 @@ def client_gap_found(client: str, upstream: str, summary: str) -> NoReturn:
     pytest.xfail(f"{KNOWN_CLIENT_GAP}: {client}: {summary} ({upstream})")
 
 
-def from_exception(exc: BaseException) -> None:
+def from_exception(exc: BaseException, target: TargetSpec | None = None) -> None:
     """End the check with the verdict a refusal raised below the pytest layer stands for; return
-    without doing anything for any other exception."""
+    without doing anything for any other exception. `target`, the run's, judges a NotSupported that
+    names its capability against the reference profiles."""
     if isinstance(exc, NotSupported):
-        not_supported(exc.what, exc.evidence, exc.reference)
+        not_supported(exc.what, exc.evidence, exc.reference, target=target, capability=exc.capability)
     if isinstance(exc, TargetRefused):
         target_refused(str(exc))
     if isinstance(exc, KnownClientGap):

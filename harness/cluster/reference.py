@@ -4,6 +4,8 @@ On a target that is one of those releases (a local cluster, or the docker backen
 capability the release has and the target lacks is a regression, so the check FAILs with the
 profile's line as its premise, where any other target would end "not supported by this target".
 A capability Apache Kafka never had (KIP-359's CurrentLeaderEpoch in Produce) stays "not supported".
+A release before the one that brought a capability is "not supported", and says so (`predates`): on
+the release history (`tox -e history`, 3.3 to 4.4) every "not supported" of a release carries that line.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ CAPABILITIES: dict[str, Capability] = {
     "transactions": Capability(
         "transactions (InitProducerId, AddPartitionsToTxn, EndTxn, TxnOffsetCommit)", (0, 11),
         "KIP-98 shipped in Apache Kafka 0.11"),
+    "produce-current-leader-hint": Capability(
+        "the KIP-951 CurrentLeader hint in Produce (v10 and later)", (3, 7),
+        "KIP-951 shipped in Apache Kafka 3.7 (KAFKA-15661): Produce v10 and Fetch v16 carry CurrentLeader and "
+        "NodeEndpoints; 3.6 speaks Produce up to v9"),
     "produce-current-leader-epoch": Capability(
         "KIP-359 CurrentLeaderEpoch in Produce", None,
         "Apache Kafka has not implemented KIP-359: no Produce version through 4.4 carries CurrentLeaderEpoch"),
@@ -59,3 +65,18 @@ def expected(target: TargetSpec, capability: str) -> str | None:
         return None
     return (f"reference profile: Apache Kafka {target.version} has {cap.what} ({cap.source}); "
             f"a target that is that release and lacks it has regressed")
+
+
+def predates(target: TargetSpec, capability: str) -> str | None:
+    """The reference profile's line when `target` is a release older than the first with `capability`
+    (its "not supported" is expected); else None."""
+    cap = CAPABILITIES.get(capability)
+    found = release(target)
+    if cap is None or found is None:
+        return None
+    if cap.since is None:
+        return f"reference profile: no Apache Kafka release has {cap.what} ({cap.source})"
+    if found >= cap.since:
+        return None
+    return (f"reference profile: Apache Kafka {target.version} predates {cap.what}, "
+            f"first in {cap.since[0]}.{cap.since[1]} ({cap.source})")

@@ -9,7 +9,9 @@ from collections.abc import Generator
 import pytest
 
 from harness import verdicts
-from harness.errors import FaultControlUnavailable, VerdictError
+from harness.cluster.target import TargetSpec
+from harness.errors import FaultControlUnavailable, KctsError, VerdictError
+from harness.plugin.target import target_spec
 
 
 @pytest.hookimpl(wrapper=True)
@@ -17,7 +19,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     try:
         return (yield)
     except (VerdictError, FaultControlUnavailable) as exc:
-        verdicts.from_exception(exc)
+        verdicts.from_exception(exc, _target(item))
         raise
 
 
@@ -26,7 +28,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     try:
         return (yield)
     except (VerdictError, FaultControlUnavailable) as exc:
-        verdicts.from_exception(exc)
+        verdicts.from_exception(exc, _target(item))
         raise
 
 
@@ -40,3 +42,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
     except BaseException as exc:
         pyfuncitem.stash[RAISED_KEY] = type(exc)
         raise
+
+
+def _target(item: pytest.Item) -> TargetSpec | None:
+    """The run's target, against whose reference profile a NotSupported is read (None: none parsed)."""
+    try:
+        return target_spec(item.config)
+    except (KctsError, pytest.UsageError):
+        return None

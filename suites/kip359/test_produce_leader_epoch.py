@@ -93,7 +93,8 @@ def test_produce_to_a_former_leader_is_refused_with_the_current_leader(
     if not any(a.version >= LEADER_HINT_VERSION for a in answers):
         not_supported(f"the KIP-951 CurrentLeader hint in Produce (v{LEADER_HINT_VERSION} and later)",
                       f"the former leader {former.leader} was asked at every Produce version it speaks: "
-                      f"v{sorted({a.version for a in answers})}")
+                      f"v{sorted({a.version for a in answers})}",
+                      target=cluster.target, capability="produce-current-leader-hint")
     assert_refused_with_leader_hint(answers, former.leader, former.epoch, former.endpoint)
 
 

@@ -57,3 +57,32 @@ def test_v6_missing_from_4_4_0_fails_and_from_kfake_is_not_supported() -> None:
 def test_a_refusal_raised_below_pytest_keeps_its_reference() -> None:
     with pytest.raises(AssertionError, match="reference profile"):
         verdicts.from_exception(NotSupported("transactions", "no EndTxn", "reference profile: Apache Kafka 4.4.0 ..."))
+
+
+@pytest.mark.parametrize(("version", "capability", "line"), [
+    ("3.6.2", "produce-current-leader-hint", "Apache Kafka 3.6.2 predates the KIP-951 CurrentLeader hint"),
+    ("3.7.2", "produce-current-leader-hint", None),
+    ("3.9.2", "transaction-version-2", "Apache Kafka 3.9.2 predates the transaction.version feature"),
+    ("4.3.1", "txn-offset-commit-v6", "first in 4.4"),
+    ("4.4.0", "produce-current-leader-epoch", "no Apache Kafka release has KIP-359 CurrentLeaderEpoch"),
+])
+def test_a_release_older_than_a_capability_says_so(version: str, capability: str, line: str | None) -> None:
+    """On the release history, a "not supported" of a release is expected by its profile, and says so."""
+    from harness.cluster.reference import predates
+
+    found = predates(parse(version), capability)
+    assert (found is None) if line is None else (line in (found or "")), found
+    assert predates(parse("kfake"), capability) is None
+
+
+def test_a_refusal_raised_below_pytest_is_read_against_the_runs_target() -> None:
+    """A NotSupported naming its capability: a FAIL on a release that has it, an expected "not
+    supported" on one that predates it, a plain one on another kind of target."""
+    exc = NotSupported("the KIP-951 CurrentLeader hint", "Produce v0-9", capability="produce-current-leader-hint")
+    with pytest.raises(AssertionError, match=r"reference profile: Apache Kafka 3\.7\.2 has"):
+        verdicts.from_exception(exc, parse("3.7.2"))
+    with pytest.raises(pytest.skip.Exception, match=(r"NOT_SUPPORTED: .*; reference profile: Apache Kafka 3\.6\.2 "
+                                                               r"predates")):
+        verdicts.from_exception(exc, parse("3.6.2"))
+    with pytest.raises(pytest.skip.Exception, match=r"\(Produce v0-9\)$"):
+        verdicts.from_exception(exc, parse("kfake"))
