@@ -14,6 +14,7 @@ from harness.cluster.node import KafkaNode, random_kafka_uuid
 from harness.cluster.target import APACHE, Capabilities, TargetSpec
 from harness.cluster.tls import Certificates, Keystore, pkcs12_keystore
 from harness.errors import ClusterError, FaultControlUnavailable, KctsError, NodeExited
+from harness.kafka import releases
 from harness.kafka.dist import DEFAULT_VERSION, KafkaDistribution, cache_root, check_java, resolve
 from harness.network.links import LinkControl, LinkControlUnavailable, LinkFault
 from harness.process.cds import cds_archive_path
@@ -61,7 +62,8 @@ def broker_tuning(brokers: int) -> dict[str, object]:
 @dataclass
 class SaslConfig:
     """SASL on the client listener with the StandardAuthorizer; `admin` is a super user. Every
-    mechanism is enabled; `mechanism` is the one the cluster's own clients use. PLAIN users live
+    mechanism the release has is enabled (harness.kafka.releases: no SCRAM before 3.5); `mechanism`
+    is the one the cluster's own clients use. PLAIN users live
     in the listener's JAAS entry, SCRAM users are created through the Admin API once the brokers
     are up (so that no password is on a command line, in a cached format or in a broker log)."""
 
@@ -245,7 +247,7 @@ class LocalCluster(NodeCluster):
         if self.spec.sasl:
             scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
             props.update({
-                "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+                "sasl.enabled.mechanisms": ",".join(releases.sasl_mechanisms(self.version)),
                 "listener.name.client.plain.sasl.jaas.config": self.spec.sasl.jaas(),
                 "listener.name.client.scram-sha-256.sasl.jaas.config": scram,
                 "listener.name.client.scram-sha-512.sasl.jaas.config": scram,
@@ -289,7 +291,7 @@ class LocalCluster(NodeCluster):
             broker.write_meta_properties(self.cluster_id)
             broker.spawn()
         self._wait_ready(list(self.brokers), self.spec.start_timeout)
-        if self.spec.sasl:
+        if self.spec.sasl and "SCRAM-SHA-512" in releases.sasl_mechanisms(self.version):
             self._add_scram_users(self.spec.sasl)
         return self
 
