@@ -54,7 +54,7 @@ def _create_topic(
     v = client.max_version("CreateTopics")
     assignments = [{"PartitionIndex": p, "BrokerIds": replicas} for p in range(partitions)]
     topic = {"Name": name, "NumPartitions": -1, "ReplicationFactor": -1, "Assignments": assignments, "Configs": []}
-    resp = client.send("CreateTopics", v, {"Topics": [topic], "timeoutMs": 60000}, timeout=timeout)
+    resp = client.send("CreateTopics", v, {"Topics": [topic], "TimeoutMs": 60000}, timeout=timeout)
     # (sic: CreateTopics spells timeoutMs in camelCase)
     code = resp["Topics"][0]["ErrorCode"]
     if code:

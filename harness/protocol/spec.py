@@ -366,6 +366,7 @@ def parse_message(data: dict[str, Any], source: str = "<spec>") -> MessageSpec:
         raise SpecError(f"{source}: spec has no name")
     valid = Versions.parse(data.get("validVersions"))
     flexible = Versions.parse(data.get("flexibleVersions"), NO_VERSIONS)
+    pascal = data.get("type") in ("request", "response")
 
     # Every struct, common or inline, is registered by name so a field may refer to it.
     raw_structs: dict[str, tuple[Versions, list[dict[str, Any]]]] = {}
@@ -411,6 +412,11 @@ def parse_message(data: dict[str, Any], source: str = "<spec>") -> MessageSpec:
         fname = f.get("name")
         if not isinstance(fname, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", fname):
             raise SpecError(f"{source}: invalid field name {fname!r}")
+        if pascal:
+            # Request and response names are PascalCase, but a few were not (`groupId` in OffsetFetch v8
+            # up to 3.4, `timeoutMs` in CreateTopics): the wire carries no names, so one spelling serves
+            # every release. (Coordinator records keep theirs: `group`, `topic`, ...)
+            fname = fname[0].upper() + fname[1:]
         ftype = FieldType(f["type"])
         tagged = Versions.parse(f.get("taggedVersions"), NO_VERSIONS)
         versions = Versions.parse(f.get("versions"), None if tagged.empty else tagged)

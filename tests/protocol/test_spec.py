@@ -174,3 +174,15 @@ def test_invalid_specs_are_refused() -> None:
         parse_message({"name": "X", "validVersions": "0", "fields": [{"name": "A", "type": "Nope", "versions": "0+"}]})
     with pytest.raises(SpecError, match="not valid JSON"):
         parse_json("{ nope }")
+
+
+@pytest.mark.parametrize(("kind", "name"), [("request", "GroupId"), ("response", "GroupId"), ("data", "groupId")])
+def test_request_and_response_field_names_are_pascal_case_in_every_release(kind: str, name: str) -> None:
+    """OffsetFetch v8's `groupId` (3.3, 3.4) is 4.x's `GroupId`: the wire carries no names, and the harness
+    asks for one spelling on every release; a coordinator record's own names are left as they are."""
+    spec = parse_message({"name": "OffsetFetchRequest", "type": kind, "apiKey": 9, "validVersions": "8",
+                          "flexibleVersions": "8+", "fields": [
+                              {"name": "Groups", "type": "[]OffsetFetchRequestGroup", "versions": "8+", "fields": [
+                                  {"name": "groupId", "type": "string", "versions": "8+"}]}]})
+    groups = spec.struct.field("Groups").struct
+    assert groups is not None and groups.field_names() == frozenset({name})
