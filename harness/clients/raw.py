@@ -142,6 +142,9 @@ def read_log(
     return batches, hw or 0
 
 
+LIST_OFFSETS_TIMEOUT_VERSION = 10  # ListOffsets TimeoutMs (KIP-1075, Apache Kafka 4.0)
+
+
 def list_offsets(
     client: RawClient, version: int, topic: str, partition: int, timestamp: int, current_epoch: int = NO_EPOCH
 ) -> dict[str, Any]:
@@ -150,8 +153,9 @@ def list_offsets(
         "ReplicaId": CONSUMER_REPLICA_ID,
         "IsolationLevel": 0,
         "Topics": [{"Name": topic, "Partitions": [part]}],
-        "TimeoutMs": 5000,
     }
+    if version >= LIST_OFFSETS_TIMEOUT_VERSION:  # a field releases before 4.0 do not know at all
+        body["TimeoutMs"] = 5000
     return client.send("ListOffsets", version, body)["Topics"][0]["Partitions"][0]
 
 

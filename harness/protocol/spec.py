@@ -359,6 +359,20 @@ def _default_text(raw: Any) -> str:
     return str(raw)
 
 
+# Fields renamed without a wire change, keyed by (struct, the older name): the harness speaks every
+# release with the newest names. KIP-890 part 2 (4.0, back to 3.6's specs) put AddPartitionsToTxn v0-3
+# under V3AndBelow* names beside v4's batched transactions.
+RENAMED: MappingProxyType[tuple[str, str], str] = MappingProxyType({
+    ("AddPartitionsToTxnRequest", "TransactionalId"): "V3AndBelowTransactionalId",
+    ("AddPartitionsToTxnRequest", "ProducerId"): "V3AndBelowProducerId",
+    ("AddPartitionsToTxnRequest", "ProducerEpoch"): "V3AndBelowProducerEpoch",
+    ("AddPartitionsToTxnRequest", "Topics"): "V3AndBelowTopics",
+    ("AddPartitionsToTxnResponse", "Results"): "ResultsByTopicV3AndBelow",
+    ("AddPartitionsToTxnTopicResult", "Results"): "ResultsByPartition",
+    ("AddPartitionsToTxnPartitionResult", "ErrorCode"): "PartitionErrorCode",
+})
+
+
 def parse_message(data: dict[str, Any], source: str = "<spec>") -> MessageSpec:
     """Build a MessageSpec from one parsed JSON spec."""
     name = data.get("name")
@@ -403,12 +417,12 @@ def parse_message(data: dict[str, Any], source: str = "<spec>") -> MessageSpec:
             raise SpecError(f"{source}: struct {sname} refers to itself")
         building.add(sname)
         versions, raw_fields = raw_structs[sname]
-        struct = StructSpec(sname, versions, tuple(build_field(f) for f in raw_fields))
+        struct = StructSpec(sname, versions, tuple(build_field(f, sname) for f in raw_fields))
         building.discard(sname)
         built[sname] = struct
         return struct
 
-    def build_field(f: dict[str, Any]) -> FieldSpec:
+    def build_field(f: dict[str, Any], owner: str = "") -> FieldSpec:
         fname = f.get("name")
         if not isinstance(fname, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", fname):
             raise SpecError(f"{source}: invalid field name {fname!r}")
@@ -417,6 +431,7 @@ def parse_message(data: dict[str, Any], source: str = "<spec>") -> MessageSpec:
             # up to 3.4, `timeoutMs` in CreateTopics): the wire carries no names, so one spelling serves
             # every release. (Coordinator records keep theirs: `group`, `topic`, ...)
             fname = fname[0].upper() + fname[1:]
+            fname = RENAMED.get((owner, fname), fname)
         ftype = FieldType(f["type"])
         tagged = Versions.parse(f.get("taggedVersions"), NO_VERSIONS)
         versions = Versions.parse(f.get("versions"), None if tagged.empty else tagged)
@@ -441,7 +456,7 @@ def parse_message(data: dict[str, Any], source: str = "<spec>") -> MessageSpec:
             struct=build_struct(ftype.element) if ftype.is_struct else None,
         )
 
-    root = StructSpec(name, valid, tuple(build_field(f) for f in data.get("fields", [])))
+    root = StructSpec(name, valid, tuple(build_field(f, name) for f in data.get("fields", [])))
     for sname in raw_structs:
         build_struct(sname)
     api_key = data.get("apiKey")

@@ -186,3 +186,21 @@ def test_request_and_response_field_names_are_pascal_case_in_every_release(kind:
                                   {"name": "groupId", "type": "string", "versions": "8+"}]}]})
     groups = spec.struct.field("Groups").struct
     assert groups is not None and groups.field_names() == frozenset({name})
+
+
+def test_kip890_renamed_add_partitions_to_txn_fields_get_the_newest_names() -> None:
+    """3.3's AddPartitionsToTxn v0-3 `TransactionalId`/`Results`/`ErrorCode` are 4.x's V3AndBelow* names."""
+    request = parse_message({"name": "AddPartitionsToTxnRequest", "type": "request", "apiKey": 24,
+                             "validVersions": "0-3", "flexibleVersions": "3+", "fields": [
+                                 {"name": "TransactionalId", "type": "string", "versions": "0+"}]})
+    assert request.struct.field_names() == frozenset({"V3AndBelowTransactionalId"})
+    response = parse_message({"name": "AddPartitionsToTxnResponse", "type": "response", "apiKey": 24,
+                              "validVersions": "0-3", "flexibleVersions": "3+", "fields": [
+                                  {"name": "Results", "type": "[]AddPartitionsToTxnTopicResult", "versions": "0+",
+                                   "fields": [{"name": "Results", "type": "[]AddPartitionsToTxnPartitionResult",
+                                               "versions": "0+", "fields": [
+                                                   {"name": "ErrorCode", "type": "int16", "versions": "0+"}]}]}]})
+    topics = response.struct.field("ResultsByTopicV3AndBelow").struct
+    assert topics is not None and topics.field_names() == frozenset({"ResultsByPartition"})
+    partitions = topics.field("ResultsByPartition").struct
+    assert partitions is not None and partitions.field_names() == frozenset({"PartitionErrorCode"})
