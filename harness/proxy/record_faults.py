@@ -1,0 +1,174 @@
+"""Rules that make a broker serve a log other than the one it acknowledged: the faults behind Jepsen's
+anomaly classes of Kafka histories (harness.integrity.history_checks), each made by one edit of a
+Fetch answer (or request), so that a real client's history shows it to the history checker.
+
+They act on every partition of every matching Fetch answer, for as long as they are in force (a
+scene puts one topic behind its own proxy). Record batches are re-encoded where a record changes
+(length and CRC-32C recomputed: a client that checks CRCs sees a well-formed batch); batches must
+be uncompressed, which the scenes' producers make them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.protocol.records import COMPRESSION_NONE, RecordBatch, encode_batches, parse_batches
+from harness.protocol.spec import ApiSpec
+from harness.proxy.rules import FETCH, Rule
+
+OFFSET_OUT_OF_RANGE = 1
+READ_UNCOMMITTED = 0
+READ_COMMITTED = 1
+
+
+def _fetch_partitions(request: dict[str, Any] | None, body: dict[str, Any],
+                      version: int) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """Each answered partition with the request's partition it answers (None where not found)."""
+    topic_key = "TopicId" if version >= 13 else "Topic"
+    asked = {(t.get(topic_key), p.get("Partition")): p
+             for t in (request or {}).get("Topics") or () for p in t.get("Partitions") or ()}
+    return [(p, asked.get((t.get(topic_key), p["PartitionIndex"])))
+            for t in body.get("Responses") or () for p in t.get("Partitions") or ()]
+
+
+def _batches(records: Any) -> list[RecordBatch]:
+    if not isinstance(records, bytes | bytearray) or not records:
+        return []
+    batches = parse_batches(bytes(records))
+    if any(b.attributes & 0x07 != COMPRESSION_NONE for b in batches):
+        raise ValueError("a record fault needs uncompressed batches (compression.type=none)")
+    return batches
+
+
+@dataclass(eq=False)
+class DropRecords(Rule):
+    """Fetch answers (v4+) served without the records at `offsets`, as a log that lost them after
+    acknowledging them: a batch keeps its other records, one left empty is left out. `answered`
+    lists (FetchOffset, offsets left out) for each answer it edited."""
+
+    offsets: frozenset[int] = frozenset()
+    needs_request: bool = field(default=True, init=False, repr=False)
+    answered: list[tuple[int, tuple[int, ...]]] = field(default_factory=list, init=False, repr=False)
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == FETCH and version >= 4
+
+    def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
+        changed = False
+        for p, q in _fetch_partitions(request, body, version):
+            batches = _batches(p.get("Records"))
+            gone = tuple(r.offset for b in batches for r in b.records if r.offset in self.offsets)
+            if not gone:
+                continue
+            kept = []
+            for b in batches:
+                b.records = [r for r in b.records if r.offset not in self.offsets]
+                if b.records:
+                    kept.append(b)
+            p["Records"] = encode_batches(kept)
+            at = -1 if q is None else q["FetchOffset"]
+            with self._lock:
+                self.answered.append((at, tuple(int(o) for o in gone if o is not None)))
+            changed = True
+        return changed and self.take()
+
+    def left_out_at(self, fetch_offset: int) -> bool:
+        """Whether an answer to a Fetch at `fetch_offset` was served without a record."""
+        with self._lock:
+            return any(at == fetch_offset for at, _ in self.answered)
+
+    def describe(self) -> str:
+        return f"DropRecords(Fetch v4+ without offsets {sorted(self.offsets)}, {self.fired} answers edited)"
+
+
+@dataclass(eq=False)
+class ReplaceValue(Rule):
+    """Fetch answers (v4+) serve the record at `offset` with `value`, as a replica whose log diverged
+    there (a truncation nobody detected) would."""
+
+    offset: int = 0
+    value: bytes = b""
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == FETCH and version >= 4
+
+    def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
+        changed = False
+        for p, _ in _fetch_partitions(request, body, version):
+            batches = _batches(p.get("Records"))
+            hit = [r for b in batches for r in b.records if r.offset == self.offset]
+            if not hit:
+                continue
+            for r in hit:
+                r.value = self.value
+            p["Records"] = encode_batches(batches)
+            changed = True
+        return changed and self.take()
+
+    def describe(self) -> str:
+        return f"ReplaceValue(Fetch v4+ serves offset {self.offset} as {self.value!r}, {self.fired} answers edited)"
+
+
+@dataclass(eq=False)
+class OutOfRangeFrom(Rule):
+    """The first `count` Fetch partitions (v4+) asked at FetchOffset `offset` or beyond are answered
+    OFFSET_OUT_OF_RANGE with no records, as a broker that took a valid position for one outside its
+    log: a consumer resets (auto.offset.reset) and, reset to the earliest offset, reads again what it
+    read before."""
+
+    offset: int = 0
+    count: int | None = 1
+    needs_request: bool = field(default=True, init=False, repr=False)
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == FETCH and version >= 4 and not self.spent
+
+    def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
+        changed = False
+        for p, q in _fetch_partitions(request, body, version):
+            if q is None or q["FetchOffset"] < self.offset or p.get("ErrorCode") or not self.take():
+                continue
+            p.update(ErrorCode=OFFSET_OUT_OF_RANGE, Records=b"")
+            if "AbortedTransactions" in p:
+                p["AbortedTransactions"] = None
+            changed = True
+        return changed
+
+    def describe(self) -> str:
+        return f"OutOfRangeFrom(Fetch v4+ at offset {self.offset} or beyond, {self.scope()})"
+
+
+@dataclass(eq=False)
+class ServeUncommitted(Rule):
+    """A read_committed Fetch (v4+, IsolationLevel 1) is served as a read_uncommitted one: the broker
+    sees IsolationLevel 0, so it answers records up to the high watermark, those of open
+    transactions included, and the answer's LastStableOffset is set to the high watermark, so that a
+    read_committed consumer takes them as committed. What a broker without a last stable offset
+    does (the KIP-98 read_committed promise broken)."""
+
+    def acts_on_request(self, api_key: int, version: int) -> bool:
+        return api_key == FETCH and version >= 4
+
+    def edit_request(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
+        if body.get("IsolationLevel") != READ_COMMITTED:
+            return False
+        body["IsolationLevel"] = READ_UNCOMMITTED
+        return self.take()
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == FETCH and version >= 4
+
+    def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
+        changed = False
+        for t in body.get("Responses") or ():
+            for p in t.get("Partitions") or ():
+                if p.get("ErrorCode") or p.get("HighWatermark", -1) < 0:
+                    continue
+                if p.get("LastStableOffset") != p["HighWatermark"]:
+                    p["LastStableOffset"] = p["HighWatermark"]
+                    changed = True
+        return changed
+
+    def describe(self) -> str:
+        return f"ServeUncommitted(read_committed Fetch v4+ served read_uncommitted, {self.fired} requests edited)"
