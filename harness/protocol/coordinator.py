@@ -44,6 +44,21 @@ def _family_specs(specs: SpecSet, family: str, kind: str) -> dict[int, MessageSp
     }
 
 
+# Before the coordinators had jars of their own (3.3 to 3.5, and 3.6-3.8 for some), their records
+# were `data` specs in the broker's jar, named by what they hold, and the record type was the key's
+# version (OffsetCommitKey v0-1, GroupMetadataKey v2, TransactionLogKey v0).
+LEGACY_NAMES: dict[str, dict[int, str]] = {
+    "group": {0: "OffsetCommit", 1: "OffsetCommit", 2: "GroupMetadata"},
+    "transaction": {0: "TransactionLog"},
+}
+
+
+def _legacy_spec(specs: SpecSet, family: str, kind: str, record_type: int) -> MessageSpec | None:
+    name = LEGACY_NAMES.get(family, {}).get(record_type)
+    found = specs.messages.get(f"{name}{kind.capitalize()}") if name else None
+    return found if found is not None and found.type == "data" else None
+
+
 def decode_coordinator_record(
     specs: SpecSet, topic_or_family: str, key: bytes, value: bytes | None
 ) -> CoordinatorRecord:
@@ -53,14 +68,18 @@ def decode_coordinator_record(
         raise DecodeError(f"{family} coordinator record key of {len(key)} bytes has no type")
     (record_type,) = struct.unpack_from(">h", key, 0)
     key_spec = _family_specs(specs, family, "key").get(record_type)
+    key_version = key_spec.valid_versions.high if key_spec is not None else record_type
+    value_spec = _family_specs(specs, family, "value").get(record_type)
+    if key_spec is None:
+        key_spec = _legacy_spec(specs, family, "key", record_type)
+        value_spec = _legacy_spec(specs, family, "value", record_type)
     if key_spec is None:
         raise DecodeError(
             f"no {family} coordinator key schema for record type {record_type} in the {specs.label} specs"
         )
-    key_body = decode(key_spec, key_spec.valid_versions.high, key, offset=2)
+    key_body = decode(key_spec, key_version, key, offset=2)
     if value is None:
         return CoordinatorRecord(record_type, key_spec.name, key_body, None, None, None)
-    value_spec = _family_specs(specs, family, "value").get(record_type)
     if value_spec is None:
         raise DecodeError(f"no {family} coordinator value schema for record type {record_type}")
     if len(value) < 2:

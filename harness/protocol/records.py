@@ -451,6 +451,26 @@ def parse_batches(
     return out
 
 
+def count_entries(data: bytes | memoryview | None) -> int:
+    """How many entries (record batches, or a down-converted message set's messages) `data` holds.
+
+    Both formats start each entry with offset int64 and length int32, which is all this reads:
+    Fetch below v4 (3.x serves it; 4.0 removed it, KIP-896) answers with magic 0 or 1 messages,
+    which nothing else here decodes. A partial entry at the end (a Fetch may cut one) is not counted.
+    """
+    if not data:
+        return 0
+    buf = data if type(data) is bytes else bytes(data)
+    count, pos = 0, 0
+    while len(buf) - pos >= 12:
+        (length,) = struct.unpack_from(">i", buf, pos + 8)
+        if pos + 12 + length > len(buf):
+            break
+        count += 1
+        pos += 12 + length
+    return count
+
+
 def iter_records(data: bytes | None, *, verify_crc: bool = True) -> Iterable[tuple[RecordBatch, Record]]:
     for batch in parse_batches(data, verify_crc=verify_crc):
         for record in batch.records:

@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+from harness.kafka.dist import cache_root
 from harness.protocol.codec import decode, decode_versioned, encode, encode_versioned
 from harness.protocol.coordinator import decode_coordinator_record
 from harness.protocol.exceptions import DecodeError
@@ -61,3 +62,22 @@ def test_tagged_null_struct_decodes_like_kafka_does() -> None:
     present = {**body, "ClassicMemberMetadata": {"SessionTimeoutMs": 45000, "SupportedProtocols": []}}
     again = decode(spec, 0, encode(spec, 0, present))
     assert again["ClassicMemberMetadata"]["SessionTimeoutMs"] == 45000
+
+
+@pytest.mark.skipif(not (cache_root() / "kafka" / "3.3.2" / "manifest.json").exists(),
+                    reason="Kafka 3.3.2 is not in the user cache (kcts run --target 3.3.2 fetches it)")
+def test_a_3_3_offset_commit_record_is_read_from_the_brokers_data_specs() -> None:
+    """3.3 has no coordinator jars: OffsetCommitKey is a `data` spec of the broker's jar and the record
+    type (1) is the key's version."""
+    old = load_specs("3.3.2")
+    key_spec, value_spec = old.message("OffsetCommitKey"), old.message("OffsetCommitValue")
+    assert key_spec.type == "data"
+    key = struct.pack(">h", 1) + encode(key_spec, 1, {"group": "g", "topic": "t", "partition": 2})
+    value = encode_versioned(value_spec, 3, {"offset": 42, "leaderEpoch": 7, "metadata": "m", "commitTimestamp": 1})
+    rec = decode_coordinator_record(old, "__consumer_offsets", key, value)
+    assert (rec.record_type, rec.key_schema, rec.value_schema, rec.value_version) == (
+        1, "OffsetCommitKey", "OffsetCommitValue", 3)
+    assert rec.key == {"group": "g", "topic": "t", "partition": 2}
+    assert rec.value is not None and (rec.value["offset"], rec.value["leaderEpoch"]) == (42, 7)
+    with pytest.raises(DecodeError, match="no group coordinator key schema for record type 9"):
+        decode_coordinator_record(old, "__consumer_offsets", struct.pack(">h", 9), None)

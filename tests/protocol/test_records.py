@@ -123,3 +123,17 @@ def test_missing_compression_module_is_named() -> None:
 def test_records_given_as_values_or_pairs() -> None:
     (batch,) = parse_batches(encode_batch([b"v", (b"k", b"w"), Record(None, b"tombstone")]))
     assert [(r.key, r.value) for r in batch.records] == [(None, b"v"), (b"k", b"w"), (b"tombstone", None)]
+
+
+def test_a_down_converted_message_set_is_counted_not_decoded() -> None:
+    """Fetch below v4 on 3.x answers magic 1 messages: the fencing check counts entries in it."""
+    from harness.protocol.records import count_entries
+
+    def message(offset: int) -> bytes:  # offset, size, then crc, magic 1, attributes, timestamp, key, value
+        body = struct.pack(">IbbqI", 0, 1, 0, 0, 0xFFFFFFFF) + struct.pack(">i", 1) + b"v"
+        return struct.pack(">qi", offset, len(body)) + body
+
+    legacy = message(0) + message(1)
+    assert count_entries(legacy) == 2
+    assert count_entries(legacy + message(2)[:15]) == 2, "a partial entry at the end is not counted"
+    assert count_entries(b"") == count_entries(None) == 0
