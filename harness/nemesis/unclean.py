@@ -55,7 +55,9 @@ def force_unclean_election(
                   "alone in the ISR")
     for b in followers:
         cluster.stop_node(b)
-    cluster.wait_for_isr(topic, partition, {old_leader})
+    # The epoch the lone leader writes at: before 3.6 the KRaft controller bumped the leader epoch when
+    # a stopped follower left the ISR (KAFKA-15021 stopped that), so it may be above `before`'s.
+    alone = cluster.wait_for_isr(topic, partition, {old_leader})
     if write_divergent is not None:
         write_divergent()
     leo_before = cluster.log_end_offset(topic, partition, old_leader)
@@ -64,7 +66,7 @@ def force_unclean_election(
     progress.step(f"nemesis: stopping leader {old_leader}; electing broker {new_leader} uncleanly")
     cluster.stop_node(old_leader)
     cluster.start_node(new_leader)
-    state = elect_unclean(cluster, topic, partition, new_leader, before.leader_epoch, timeout)
+    state = elect_unclean(cluster, topic, partition, new_leader, alone.leader_epoch, timeout)
     divergence = cluster.log_end_offset(topic, partition, new_leader)
 
     progress.step(f"nemesis: broker {new_leader} leads at epoch {state.leader_epoch}; restarting {old_leader}, "
@@ -84,7 +86,7 @@ def force_unclean_election(
             f"but the leader {new_leader} has {leader_leo}"
         )
     return UncleanElection(
-        topic, partition, old_leader, new_leader, before.leader_epoch, state.leader_epoch,
+        topic, partition, old_leader, new_leader, alone.leader_epoch, state.leader_epoch,
         divergence, leo_before, leo_after, logged_truncation(cluster, old_leader, topic, partition, log_mark),
     )
 
