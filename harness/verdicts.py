@@ -28,7 +28,7 @@ from typing import NoReturn
 
 import pytest
 
-from harness.cluster.reference import expected, predates
+from harness.cluster.reference import client_predates, expected, predates
 from harness.cluster.target import TargetSpec
 from harness.errors import (
     ClientLacks,
@@ -81,7 +81,9 @@ def not_supported_by_client(client: str, what: str, evidence: str) -> NoReturn:
     """End the check with "not supported": the client, not the target, lacks what the promise is about
     (it never sends the field the promise concerns); `evidence` shows what it sent."""
     _label("not-supported")
-    pytest.skip(f"{NOT_SUPPORTED}: {what} is not supported by this client, {client} ({evidence})")
+    older = client_predates(client, what)
+    pytest.skip(f"{NOT_SUPPORTED}: {what} is not supported by this client, {client} ({evidence})"
+                + (f"; {older}" if older else ""))
 
 
 def target_refused(why: str) -> NoReturn:

@@ -10,6 +10,7 @@ the release history (`tox -e history`, 3.3 to 4.4) every "not supported" of a re
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from harness.cluster.target import TargetSpec
@@ -37,6 +38,9 @@ CAPABILITIES: dict[str, Capability] = {
         "the KIP-951 CurrentLeader hint in Produce (v10 and later)", (3, 7),
         "KIP-951 shipped in Apache Kafka 3.7 (KAFKA-15661): Produce v10 and Fetch v16 carry CurrentLeader and "
         "NodeEndpoints; 3.6 speaks Produce up to v9"),
+    "consumer-next-offsets": Capability(
+        "ConsumerRecords.nextOffsets() (KIP-1094)", (4, 0),
+        "KIP-1094 shipped in Apache Kafka 4.0: kafka-clients 4.0.0 adds ConsumerRecords.nextOffsets(), 3.9 has none"),
     "produce-current-leader-epoch": Capability(
         "KIP-359 CurrentLeaderEpoch in Produce", None,
         "Apache Kafka has not implemented KIP-359: no Produce version through 4.4 carries CurrentLeaderEpoch"),
@@ -80,3 +84,21 @@ def predates(target: TargetSpec, capability: str) -> str | None:
         return None
     return (f"reference profile: Apache Kafka {target.version} predates {cap.what}, "
             f"first in {cap.since[0]}.{cap.since[1]} ({cap.source})")
+
+
+# The client APIs the Java drivers call that some kafka-clients releases lack (harness.clients.jvm names
+# the missing one), and the capability each is.
+CLIENT_APIS: dict[str, str] = {"ConsumerRecords.nextOffsets()": "consumer-next-offsets"}
+
+
+def client_predates(client: str, what: str) -> str | None:
+    """The reference profile's line when `client` is a kafka-clients release older than the first with the
+    API `what` begins with (its "not supported by this client" is expected); else None."""
+    found = re.fullmatch(r"kafka-clients (\d+)\.(\d+)\.\d+", client)
+    api = next((a for a in CLIENT_APIS if what.startswith(a)), None)
+    if found is None or api is None:
+        return None
+    cap = CAPABILITIES[CLIENT_APIS[api]]
+    if cap.since is None or (int(found.group(1)), int(found.group(2))) >= cap.since:
+        return None
+    return f"reference profile: {client} predates {cap.what}, first in {cap.since[0]}.{cap.since[1]} ({cap.source})"

@@ -86,3 +86,13 @@ def test_a_refusal_raised_below_pytest_is_read_against_the_runs_target() -> None
         verdicts.from_exception(exc, parse("3.6.2"))
     with pytest.raises(pytest.skip.Exception, match=r"\(Produce v0-9\)$"):
         verdicts.from_exception(exc, parse("kfake"))
+
+
+def test_a_kafka_clients_release_older_than_an_api_says_so() -> None:
+    """KIP-1094's nextOffsets() is missing from kafka-clients 3.3.2 as expected (first in 4.0)."""
+    what = "ConsumerRecords.nextOffsets(), which the Kip1094NextOffsets driver calls"
+    with pytest.raises(pytest.skip.Exception, match=r"reference profile: kafka-clients 3\.3\.2 predates "
+                                                    r"ConsumerRecords\.nextOffsets\(\) \(KIP-1094\), first in 4\.0"):
+        verdicts.not_supported_by_client("kafka-clients 3.3.2", what, "javac: cannot find symbol")
+    with pytest.raises(pytest.skip.Exception, match=r"\(javac: cannot find symbol\)$"):
+        verdicts.not_supported_by_client("kafka-clients 4.1.2", what, "javac: cannot find symbol")
