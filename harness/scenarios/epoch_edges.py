@@ -28,11 +28,12 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from confluent_kafka import KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import KafkaException, Producer, TopicPartition
 
 from harness import confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
+from harness.clients.history import produce
 from harness.cluster.base import Cluster
 from harness.errors import ClusterError, NotSupported, TargetRefused
 from harness.histories.leader_answers import EndOffsetAnswers, ListOffsetsAnswers, ListOffsetsAtTime
@@ -106,23 +107,14 @@ def probe_end_offsets(raw: rr.RawConnector, topic: str, tid: uuid.UUID, stage: s
 def _write(cluster: Cluster, producer: Producer, topic: str, tag: str, timestamps: list[int]) -> int:
     """Write one epoch's records with these CreateTime timestamps; the first offset."""
     before = cluster.partition_state(topic).leader_epoch
-    acked: list[int] = []
-    failed: list[str] = []
-
-    def report(err: KafkaError | None, msg: Message) -> None:
-        if err is None:
-            acked.append(msg.offset())
-        else:
-            failed.append(str(err))
-
-    for i, ts in enumerate(timestamps):
-        producer.produce(topic, f"{tag}-{i}".encode(), partition=0, timestamp=ts, on_delivery=report)
-    producer.flush(30)
+    history = produce(producer, topic, [f"{tag}-{i}".encode() for i in range(len(timestamps))], timeout=30,
+                      timestamps=timestamps)
     after = cluster.partition_state(topic).leader_epoch
-    if failed or len(acked) != len(timestamps) or after != before:
+    if history.failed or after != before:
         raise ClusterError(f"write '{tag}' to {topic} did not land in one epoch: epoch {before} -> {after}, "
-                           f"{len(acked)} of {len(timestamps)} acknowledged, failed {failed[:3]}")
-    return min(acked)
+                           f"{len(history.acked)} of {len(timestamps)} acknowledged, "
+                           f"failed {[w.error for w in history.failed][:3]}")
+    return min(w.offset for w in history.acked)
 
 
 def probe_list_offsets(raw: rr.RawConnector, topic: str, tid: uuid.UUID) -> ListOffsetsAnswers:

@@ -19,11 +19,10 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from confluent_kafka import KafkaError, Message
-
 from harness import confluent
 from harness.clients import raw as rr
 from harness.clients.driver import stop_driver
+from harness.clients.history import produce
 from harness.clients.stacks import client_version, consumers_driver
 from harness.cluster.base import Cluster
 from harness.errors import require_target
@@ -77,22 +76,12 @@ def two_epoch_partition(cluster: Cluster, topic: str) -> TwoEpochPartition:
 
 def _write(config: dict[str, object], topic: str, records: list[tuple[str, int]]) -> list[int]:
     """Write (value, CreateTime) records to `topic`-0, acks=all, in order; the offsets acknowledged."""
-    acked: list[int] = []
-    failed: list[str] = []
-
-    def report(err: KafkaError | None, msg: Message) -> None:
-        if err is None:
-            acked.append(msg.offset())
-        else:
-            failed.append(str(err))
-
     with confluent.producer({**config, "acks": "all", "enable.idempotence": True}) as producer:
-        for value, stamp in records:
-            producer.produce(topic, value.encode(), partition=0, timestamp=stamp, on_delivery=report)
-        left = producer.flush(30)
-    require_target(not failed and not left, f"the target did not acknowledge every write to {topic}: "
-                                            f"{failed[:3]}, {left} left unacknowledged")
-    return sorted(acked)
+        history = produce(producer, topic, [v.encode() for v, _ in records], timeout=30,
+                          timestamps=[stamp for _, stamp in records])
+    require_target(not history.failed, f"the target did not acknowledge every write to {topic}: "
+                                       f"{[w.error for w in history.failed][:3]}")
+    return sorted(w.offset for w in history.acked)
 
 
 def lookup_by_time(cluster: Cluster, partition: TwoEpochPartition, client: str) -> OffsetsForTimesRun:
