@@ -38,6 +38,10 @@ CAPABILITIES: dict[str, Capability] = {
         "the KIP-951 CurrentLeader hint in Produce (v10 and later)", (3, 7),
         "KIP-951 shipped in Apache Kafka 3.7 (KAFKA-15661): Produce v10 and Fetch v16 carry CurrentLeader and "
         "NodeEndpoints; 3.6 speaks Produce up to v9"),
+    "consumer-group-protocol": Capability(
+        "the consumer group protocol (KIP-848 ConsumerGroupHeartbeat)", (4, 0),
+        "KIP-848's consumer rebalance protocol is generally available from Apache Kafka 4.0 (early access, off by "
+        "default, in 3.7-3.9)"),
     "consumer-next-offsets": Capability(
         "ConsumerRecords.nextOffsets() (KIP-1094)", (4, 0),
         "KIP-1094 shipped in Apache Kafka 4.0: kafka-clients 4.0.0 adds ConsumerRecords.nextOffsets(), 3.9 has none"),

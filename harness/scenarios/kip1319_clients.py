@@ -38,7 +38,7 @@ from harness.clients.driver import ClientDriver
 from harness.clients.jvm import JavaClient
 from harness.clients.raw import RawConnector
 from harness.cluster.base import Cluster
-from harness.errors import ClientLacks, SetupError
+from harness.errors import ClientLacks, NotSupported, SetupError
 from harness.histories.kip1319 import ClientRun, Injected
 from harness.histories.observations import ClientEvent, Exchange, OffsetCommit
 from harness.kafka.dist import resolve
@@ -163,6 +163,8 @@ def _run_java(
     left. A kafka-clients release before KIP-1319 that sent no v6 lacks the KIP: the check ends as
     "not supported by this client", with the versions it sent."""
     dist = resolve(java_release(cluster))
+    if "--group-protocol" in args and args[args.index("--group-protocol") + 1] == "consumer":
+        _require_consumer_protocol(cluster, driver)
 
     def java(proxy: Proxy) -> ClientDriver:
         return JavaClient.driver(dist, driver, ["--bootstrap-server", proxy.bootstrap_servers, *args],
@@ -176,6 +178,20 @@ def _run_java(
         raise ClientLacks(f"kafka-clients {dist.version}", what,
                           f"sendOffsetsToTransaction sent TxnOffsetCommit {sent}; {run.broker}")
     return run
+
+
+CONSUMER_GROUP_HEARTBEAT = 68  # KIP-848's API key: a broker without it has no consumer group protocol
+
+
+def _require_consumer_protocol(cluster: Cluster, driver: str) -> None:
+    """The Java group member of `driver` speaks KIP-848's consumer protocol: a target that advertises no
+    ConsumerGroupHeartbeat lacks it (Apache Kafka before 4.0), instead of a copy that never starts."""
+    with RawConnector(cluster) as raw:
+        client = raw()
+        if CONSUMER_GROUP_HEARTBEAT not in client.broker_versions:
+            raise NotSupported(f"the consumer group protocol (KIP-848 ConsumerGroupHeartbeat), which the {driver} "
+                               "group member speaks", f"{client.host}:{client.port} advertises no "
+                               "ConsumerGroupHeartbeat", capability="consumer-group-protocol")
 
 
 def java_release(cluster: Cluster) -> str:

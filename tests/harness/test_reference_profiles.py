@@ -64,6 +64,8 @@ def test_a_refusal_raised_below_pytest_keeps_its_reference() -> None:
     ("3.7.2", "produce-current-leader-hint", None),
     ("3.9.2", "transaction-version-2", "Apache Kafka 3.9.2 predates the transaction.version feature"),
     ("4.3.1", "txn-offset-commit-v6", "first in 4.4"),
+    ("3.9.2", "consumer-group-protocol", "Apache Kafka 3.9.2 predates the consumer group protocol"),
+    ("4.0.2", "consumer-group-protocol", None),
     ("4.4.0", "produce-current-leader-epoch", "no Apache Kafka release has KIP-359 CurrentLeaderEpoch"),
 ])
 def test_a_release_older_than_a_capability_says_so(version: str, capability: str, line: str | None) -> None:
