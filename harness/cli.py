@@ -210,7 +210,7 @@ def cluster(args: list[str]) -> int:
 
 
 def image(args: list[str]) -> int:
-    """Build (or find) the docker backend's Apache Kafka image, offline; print its tags."""
+    """Build (or find) the docker backend's Apache Kafka image, or the runner image, offline; print its tags."""
     from harness import docker_engine
     from harness.docker import images
     from harness.kafka.dist import check_java, normalize_version, resolve
@@ -218,9 +218,24 @@ def image(args: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="kcts image", description="build kcts/kafka:<version> offline "
                                      "(debootstrap base + Maven Central jars), as docker/compose.yaml runs it")
     parser.add_argument("--kafka-version", default=DEFAULT_VERSION)
+    parser.add_argument("--runner", action="store_true", help="build kcts-runner:<kcts version> instead: kcts "
+                        "installed from this checkout's wheel, its Python deps, a JDK and the --kafka-version jars, "
+                        "to run the suites without a checkout (docker run --rm kcts-runner kcts run -m smoke)")
     opts = parser.parse_args(args)
     check_java()
-    built = images.ensure_kafka(docker_engine.client(), resolve(normalize_version(opts.kafka_version)))
+    engine = docker_engine.client()  # no daemon: one clear line before any wheel is built
+    if opts.runner:
+        import tempfile
+
+        from harness.docker import runner
+
+        with tempfile.TemporaryDirectory(prefix="kcts-runner-") as scratch:
+            built = runner.ensure_runner(engine, resolve(normalize_version(opts.kafka_version)), version(),
+                                         Path(scratch))
+        how = f"built in {built.seconds:.0f} s" if built.seconds else "already built"
+        print(f"{built.tag}, {runner.REPO}:{version()} and {runner.REPO}:latest ({how})")
+        return 0
+    built = images.ensure_kafka(engine, resolve(normalize_version(opts.kafka_version)))
     how = f"built in {built.seconds:.0f} s" if built.seconds else "already built"
     print(f"{built.tag} and {images.KAFKA_REPO}:{built.tag.split(':')[1].split('-')[0]} ({how})")
     return 0
@@ -318,7 +333,7 @@ COMMANDS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
     "report": ("render a run's Allure report as one self-contained page", _report),
     "coverage": ("promise -> checks -> versions -> verdicts", _coverage),
     "cluster": ("hold a cluster (up) and stop, pause or cut its nodes from another shell", cluster),
-    "image": ("build the docker backend's Apache Kafka image, offline", image),
+    "image": ("build the docker backend's Apache Kafka image, or the runner image (--runner), offline", image),
     "bench": ("time one part of the harness: " + ", ".join(BENCHES), bench),
     "replay": ("replay documented broker bugs through the protocol proxy: caught or missed", _replay),
 }
