@@ -38,19 +38,47 @@ class RecordingProducer:
     def process(self) -> str:
         return self.history.process
 
-    def send(self, value: str) -> Operation:
+    def send(self, value: str, partition: int = 0) -> Operation:
         """Produce `value` and wait for its delivery report: ok with its offset, or info with the error
         (librdkafka does not say whether a failed record was persisted; only a read may prove it)."""
         reports: list[tuple[KafkaError | None, Message]] = []
         start = time.monotonic_ns()
-        self.producer.produce(self.topic, value.encode(), partition=0, on_delivery=lambda e, m: reports.append((e, m)))
+        self.producer.produce(self.topic, value.encode(), partition=partition,
+                              on_delivery=lambda e, m: reports.append((e, m)))
         left = self.producer.flush(self.timeout)
         if left or not reports:
             raise AssertionError(f"{self.process}: no delivery report for {value} after {self.timeout}s")
         err, msg = reports[0]
         ok = err is None
         return self._write(OpType.SEND, Outcome.OK if ok else Outcome.INFO, start, sent=Sent(
-            self.topic, 0, value, msg.offset() if ok else None, None if ok else err.name()))
+            self.topic, partition, value, msg.offset() if ok else None, None if ok else err.name()))
+
+    def send_many(self, values: list[str], between: Callable[[], None]) -> list[Operation]:
+        """Produce each value without waiting for the one before to be acknowledged, calling
+        `between()` after each but the last (a scene's wait for its request to leave), then wait for
+        every delivery report. Written down in the order produced."""
+        reports: dict[str, tuple[KafkaError | None, Message, int]] = {}
+
+        def report(err: KafkaError | None, msg: Message) -> None:
+            reports[msg.value().decode()] = (err, msg, time.monotonic_ns())
+
+        starts = []
+        for n, value in enumerate(values):
+            if n:
+                between()
+            starts.append(time.monotonic_ns())
+            self.producer.produce(self.topic, value.encode(), partition=0, on_delivery=report)
+            self.producer.poll(0)
+        left = self.producer.flush(self.timeout)
+        if left or len(reports) != len(values):
+            raise AssertionError(f"{self.process}: {left} of {values} without a delivery report after {self.timeout}s")
+        ops = []
+        for value, start in zip(values, starts, strict=True):
+            err, msg, end = reports[value]
+            ok = err is None
+            ops.append(self._write(OpType.SEND, Outcome.OK if ok else Outcome.INFO, start, sent=Sent(
+                self.topic, 0, value, msg.offset() if ok else None, None if ok else err.name()), end=end))
+        return ops
 
     def begin(self) -> str:
         """Begin a transaction (the producer must be transactional, its transactions initialised)."""
@@ -72,21 +100,24 @@ class RecordingProducer:
         self._write(OpType.TXN_ABORT, Outcome.OK, start)
         self.txn = None
 
-    def _write(self, type: OpType, outcome: Outcome, start: int, sent: Sent | None = None) -> Operation:
-        op = Operation(self.process, type, outcome, start, time.monotonic_ns(), self.txn, sent)
+    def _write(self, type: OpType, outcome: Outcome, start: int, sent: Sent | None = None,
+               end: int | None = None) -> Operation:
+        op = Operation(self.process, type, outcome, start, end or time.monotonic_ns(), self.txn, sent)
         self.history.write(op)
         return op
 
 
 @dataclass
 class RecordingConsumer:
-    """Reads partition 0 of `topic` from an assigned offset (no group, no commits); every call that
-    returned records is written down. Errors the client reported are kept apart, in `errors`: they
-    are events, not reads."""
+    """Reads one partition of `topic` from an assigned offset (no group, no commits); every call that
+    returned records is written down, as part of transaction `txn` when a scene sets it (a
+    transaction that reads, then writes). Errors the client reported are kept apart, in `errors`:
+    they are events, not reads."""
 
     consumer: Consumer
     history: HistoryWriter
     topic: str
+    txn: str | None = None
     read: list[Polled] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -94,8 +125,8 @@ class RecordingConsumer:
     def process(self) -> str:
         return self.history.process
 
-    def assign(self, offset: int) -> None:
-        self.consumer.assign([TopicPartition(self.topic, 0, offset)])
+    def assign(self, offset: int, partition: int = 0) -> None:
+        self.consumer.assign([TopicPartition(self.topic, partition, offset)])
 
     def poll(self, timeout: float = 0.2, batch: int = 1) -> tuple[Polled, ...]:
         """One client call: `poll` for one record, or `consume` for up to `batch` (librdkafka waits
@@ -117,7 +148,8 @@ class RecordingConsumer:
             polled.append(Polled(m.topic(), m.partition(), m.offset(), "" if value is None else value.decode(),
                                  m.leader_epoch()))
         if polled:
-            self.history.write(Operation(self.process, OpType.POLL, Outcome.OK, start, end, polled=tuple(polled)))
+            self.history.write(Operation(self.process, OpType.POLL, Outcome.OK, start, end, self.txn,
+                                         polled=tuple(polled)))
             self.read += polled
         return tuple(polled)
 
@@ -153,10 +185,10 @@ def recording_producer(config: dict[str, object], folder: Path, process: str, to
 
 @contextmanager
 def recording_consumer(config: dict[str, object], folder: Path, process: str, topic: str,
-                       offset: int = 0) -> Iterator[RecordingConsumer]:
-    """A consumer assigned to `topic`-0 at `offset`, its reads going to `<folder>/<process>.jsonl`."""
+                       offset: int = 0, partition: int = 0) -> Iterator[RecordingConsumer]:
+    """A consumer assigned to `topic`-`partition` at `offset`, its reads going to `<folder>/<process>.jsonl`."""
     settings = {"group.id": process, "enable.auto.commit": False, "auto.offset.reset": "earliest", **config}
     with HistoryWriter(folder, process) as history, confluent.consumer(settings) as consumer:
         c = RecordingConsumer(consumer, history, topic)
-        c.assign(offset)
+        c.assign(offset, partition)
         yield c

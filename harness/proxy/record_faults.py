@@ -17,6 +17,7 @@ from harness.protocol.records import COMPRESSION_NONE, RecordBatch, encode_batch
 from harness.protocol.spec import ApiSpec
 from harness.proxy.rules import FETCH, Rule
 
+PRODUCE = 0
 OFFSET_OUT_OF_RANGE = 1
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
@@ -172,3 +173,66 @@ class ServeUncommitted(Rule):
 
     def describe(self) -> str:
         return f"ServeUncommitted(read_committed Fetch v4+ served read_uncommitted, {self.fired} requests edited)"
+
+
+@dataclass(eq=False)
+class RepeatBatch(Rule):
+    """Fetch answers (v4+) serve the batch holding `offset` twice in a row, as a broker whose read of
+    its log returned one segment's batch again: a client that takes each record of an answer in
+    order hands the record at `offset` out again, right after itself."""
+
+    offset: int = 0
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == FETCH and version >= 4
+
+    def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
+        changed = False
+        for p, _ in _fetch_partitions(request, body, version):
+            batches = _batches(p.get("Records"))
+            at = next((i for i, b in enumerate(batches) if b.base_offset <= self.offset <= b.last_offset), None)
+            if at is None:
+                continue
+            p["Records"] = encode_batches([*batches[:at + 1], batches[at], *batches[at + 1:]])
+            changed = True
+        return changed and self.take()
+
+    def describe(self) -> str:
+        return f"RepeatBatch(Fetch v4+ serves the batch of offset {self.offset} twice, {self.fired} answers edited)"
+
+
+MISDIRECTED = 1_000_000  # a partition index no topic of a scene has
+
+
+@dataclass(eq=False)
+class MisdirectProduce(Rule):
+    """The first `count` Produce requests are sent on to the broker for a partition that does not
+    exist (so nothing is appended, and the broker refuses them with a retriable error), and the
+    answer is given back for the partition the client asked for: a producer that is not idempotent
+    sends those records again after the ones it sent meanwhile, which land first."""
+
+    count: int | None = 1
+
+    def acts_on_request(self, api_key: int, version: int) -> bool:
+        return api_key == PRODUCE and not self.spent
+
+    def edit_request(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
+        parts = [p for t in body.get("TopicData") or () for p in t.get("PartitionData") or ()]
+        if not parts or not self.take():
+            return False
+        for p in parts:
+            p["Index"] = MISDIRECTED
+        return True
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == PRODUCE
+
+    def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
+        parts = [p for t in body.get("Responses") or () for p in t.get("PartitionResponses") or ()
+                 if p["Index"] == MISDIRECTED]
+        for p in parts:
+            p["Index"] = 0
+        return bool(parts)
+
+    def describe(self) -> str:
+        return f"MisdirectProduce(Produce sent on for partition {MISDIRECTED}, {self.scope()})"

@@ -9,7 +9,16 @@ import pytest
 
 from harness.protocol.records import encode_batch, parse_batches
 from harness.protocol.spec import SpecSet
-from harness.proxy.record_faults import DropRecords, OutOfRangeFrom, ReplaceValue, ServeUncommitted
+from harness.proxy.record_faults import (
+    MISDIRECTED,
+    PRODUCE,
+    DropRecords,
+    MisdirectProduce,
+    OutOfRangeFrom,
+    RepeatBatch,
+    ReplaceValue,
+    ServeUncommitted,
+)
 from harness.proxy.rules import FETCH
 from tests.proxy.test_rules import _fetch, _reencoded
 
@@ -80,3 +89,34 @@ def test_serve_uncommitted_reads_committed_requests_as_uncommitted_and_lifts_the
     assert rule.edit_response(specs.api("Fetch"), 12, body)
     assert body["Responses"][0]["Partitions"][0]["LastStableOffset"] == 10  # the high watermark
     assert not rule.edit_response(specs.api("Fetch"), 12, body), "already at the high watermark"
+
+
+def test_repeat_batch_serves_the_batch_of_an_offset_twice_in_a_row(specs: SpecSet) -> None:
+    rule = RepeatBatch(offset=7)
+    request, body = _answer()
+    assert rule.edit_answer(specs.api("Fetch"), 12, request, body)
+    served = _served(body)
+    assert served[6:] == [(6, b"a6"), (7, b"a7"), (6, b"a6"), (7, b"a7")], "the whole batch of 7, again"
+    assert served[:6] == [(i, f"v{i}".encode()) for i in range(6)]
+    _reencoded(specs, "Fetch", 12, body)
+    request, body = _answer(records=LOG)
+    assert not RepeatBatch(offset=7).edit_answer(specs.api("Fetch"), 12, request, body), "7 is not in this answer"
+
+
+def test_misdirect_produce_sends_the_first_request_elsewhere_and_answers_for_the_partition_asked(
+    specs: SpecSet,
+) -> None:
+    rule = MisdirectProduce()
+    api = specs.api("Produce")
+    request = {"TransactionalId": None, "Acks": -1, "TimeoutMs": 1000, "TopicData": [
+        {"Name": "t", "PartitionData": [{"Index": 0, "Records": LOG[:0]}]}]}
+    assert rule.acts_on_request(PRODUCE, 11) and rule.edit_request(api, 11, request)
+    assert request["TopicData"][0]["PartitionData"][0]["Index"] == MISDIRECTED
+    assert not rule.acts_on_request(PRODUCE, 11), "one request (count 1)"
+    body = {"Responses": [{"Name": "t", "PartitionResponses": [
+        {"Index": MISDIRECTED, "ErrorCode": 3, "BaseOffset": -1, "LogAppendTimeMs": -1, "LogStartOffset": -1,
+         "RecordErrors": [], "ErrorMessage": None}]}], "ThrottleTimeMs": 0}
+    assert rule.acts_on_response(PRODUCE, 11) and rule.edit_response(api, 11, body)
+    assert body["Responses"][0]["PartitionResponses"][0]["Index"] == 0
+    assert not rule.edit_response(api, 11, body), "an answer for a real partition is left as it is"
+    _reencoded(specs, "Produce", 11, body)
