@@ -17,14 +17,14 @@ pytestmark = [pytest.mark.integrity, pytest.mark.heavy]
 
 @pytest.mark.promise("kcts.checker-finds-damage")
 def test_checker_flags_a_duplicate_written_into_an_output(
-    finished: FinishedPipeline, cluster: Cluster, integrity_checker: IntegrityChecker,
+    undamaged: FinishedPipeline, cluster: Cluster, integrity_checker: IntegrityChecker,
 ) -> None:
     """Scenario: after a clean run, one committed output record is copied byte for byte and appended to
     its partition by a plain (non-transactional) producer.
 
     Promise: the checker reports exactly one `duplicate`, naming that id and both offsets, and
     nothing else."""
-    damage = copy_into_output(cluster, finished, f"dup-{uuid.uuid4().hex[:6]}")
+    damage = copy_into_output(cluster, undamaged, f"dup-{uuid.uuid4().hex[:6]}")
     out = damage.output
 
     findings = integrity_checker.damaged(damage)
@@ -37,14 +37,14 @@ def test_checker_flags_a_duplicate_written_into_an_output(
 
 @pytest.mark.promise("kcts.checker-finds-damage")
 def test_checker_flags_a_loss_outside_every_reported_window(
-    finished: FinishedPipeline, cluster: Cluster, integrity_checker: IntegrityChecker,
+    undamaged: FinishedPipeline, cluster: Cluster, integrity_checker: IntegrityChecker,
 ) -> None:
     """Scenario: after a clean run, the first records of one output partition are deleted
     (DeleteRecords), while the only truncation window reported lies on another partition.
 
     Promise: every deleted committed record is reported `lost`, located at its acknowledged offset
     and marked as outside every reported window; none is explained by the unrelated window."""
-    damage = delete_output_head(cluster, finished)
+    damage = delete_output_head(cluster, undamaged)
     cut, deleted = damage.cut, damage.deleted
 
     findings = integrity_checker.damaged(damage)
