@@ -25,7 +25,7 @@ from confluent_kafka.admin import NewTopic
 from harness import attach, confluent
 from harness.clients.history import produce, read_partition
 from harness.cluster.base import Cluster
-from harness.errors import TargetRefused
+from harness.errors import NotSupported, TargetRefused
 from harness.integrity.model import Expectation, Findings, TruncationWindow
 from harness.integrity.run import expectation
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
@@ -87,7 +87,15 @@ def _scheduled_pipeline(
     faults: tuple[str, str, str],
 ) -> CleanFaults:
     """The pipeline with `faults` (keys of harness.workload.schedule.FAULTS) fired in turn at the
-    leaders of outputs[0]-0, input-1 and outputs[1]-2, at 15 %, 40 % and 65 % of the input."""
+    leaders of outputs[0]-0, input-1 and outputs[1]-2, at 15 %, 40 % and 65 % of the input.
+
+    Each fault must move the partition's leader to another broker (the nemesis waits for that): on a
+    target with one log per partition and no way of its own to move a leader (Tansu: every broker
+    names itself leader at epoch 0) there is no such move, so the scene is "not supported" with the
+    target's own account, decided from its capabilities before anything runs."""
+    caps = cluster.capabilities
+    if caps.leader_moves is None and caps.replication is False:
+        raise NotSupported("a broker fault that moves a partition's leader to another broker", caps.no_replication)
     require_transactions(cluster)
     pipeline = Pipeline(cluster, input_topic, outputs, group, PipelineSpec(processor=processor)).start()
     steps = [Step(0.15, faults[0], outputs[0], 0), Step(0.4, faults[1], input_topic, 1),
