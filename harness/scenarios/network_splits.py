@@ -312,7 +312,7 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
     """On `topic` (3 replicas, min.insync.replicas 2): cut the controller off from every broker; write
     (acks=all) and read while it lasts, past twice the brokers' session timeout (the controller
     would fence every broker it stopped hearing), heal, write again, and read the log back."""
-    before = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3, "3 replicas in sync")
+    cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3, "3 replicas in sync")
     (controller,) = cluster.controller_ids
     net = NetworkPartition(cluster, watch=(topic, 0))
     reads: list[LogRecord] = []
@@ -329,6 +329,10 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
         writer.write(10, "before-cut")
         writer.finish(30)
         wait_until(lambda: _drain(consumer, reads) >= 10, 30, lambda: f"the consumer read {len(reads)} of 10 first")
+        # The epoch the partition is led at when the cut begins: the leader may have moved since the topic
+        # was made (seen on 3.6.2: 3@0 then 1@1), and "led again" after the heal must be past this one, or
+        # the stale view of the cut itself would pass for it and the log be read from a former leader.
+        at_cut = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3, "3 replicas in sync before the cut")
         with net:
             net.isolate(controller)
             started = time.monotonic()
@@ -349,14 +353,14 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
         # both, the cluster refuses new topics ("all brokers are currently fenced").
         for b in cluster.broker_ids:
             final = cluster.wait_for_partition(
-                topic, 0, lambda s: len(s.isr) == 3 and s.leader >= 0 and s.leader_epoch > before.leader_epoch,
-                f"led again at an epoch past {before.leader_epoch} (the controller fenced every broker)", 60, broker=b)
+                topic, 0, lambda s: len(s.isr) == 3 and s.leader >= 0 and s.leader_epoch > at_cut.leader_epoch,
+                f"led again at an epoch past {at_cut.leader_epoch} (the controller fenced every broker)", 60, broker=b)
         cluster.wait_registered(cluster.broker_ids, 60, lambda: None)
         net.observe("every broker unfenced and the partition led again")
         writer.write(50, "after-heal")
         writer.finish()
     log = _log(cluster, final.leader, topic)
-    record = AcknowledgedWrites(topic, before, final, writer.writes, log, None, net.events.events)
+    record = AcknowledgedWrites(topic, at_cut, final, writer.writes, log, None, net.events.events)
     return ControllerCutOff(record, [r for r in reads if r.value.startswith("controller-cut-off")], cut_for,
                             session_timeout)
 
