@@ -33,7 +33,7 @@ def _capabilities(spec: TargetSpec) -> Capabilities:
 
 KIND = TargetKind(
     name=COMMAND,
-    spelling="`tansu`, `tansu-memory`, `tansu-docker`   a shipped profile (harness/profiles/<name>.toml)",
+    spelling="`tansu`, `tansu-memory`, `nisshi`, `nisshi-memory`   a shipped profile (harness/profiles/<name>.toml)",
     capabilities=_capabilities,
     # Only a profile describes a command target.
     run_args=lambda spec: ["--target-profile", str(spec.profile)],
