@@ -21,6 +21,11 @@ fault of each scene, and what it must show:
   same in one client call (`consume` of the nine records).
 - nonmonotonic-poll: a reader at offset 5 is answered OFFSET_OUT_OF_RANGE (OutOfRangeFrom); reset to
   the earliest offset, it reads 0 after 4.
+- int-nonmonotonic-poll: the batch of offset 4 served twice in one answer (RepeatBatch); one client
+  call returns v4 twice in a row.
+- nonmonotonic-send: the producer's Produce of a is sent on for a partition that does not exist
+  (MisdirectProduce: refused, nothing appended) and its answer held back (Delay) while the request
+  of b leaves and is appended; a, sent again, lands after b.
 - precommitted-read: a read_committed reader is served an open transaction's record (ServeUncommitted)
   and polls it before the transaction commits.
 """
@@ -35,8 +40,15 @@ from harness.clients.recorded import RecordingConsumer, recording_consumer, reco
 from harness.cluster.base import Cluster
 from harness.histories.history import Polled
 from harness.protocol.errors import NOT_LEADER_OR_FOLLOWER
-from harness.proxy.record_faults import DropRecords, OutOfRangeFrom, ReplaceValue, ServeUncommitted
-from harness.proxy.rules import HideAbortedTransactions, RefusePartitions, Rule
+from harness.proxy.record_faults import (
+    DropRecords,
+    MisdirectProduce,
+    OutOfRangeFrom,
+    RepeatBatch,
+    ReplaceValue,
+    ServeUncommitted,
+)
+from harness.proxy.rules import Delay, HideAbortedTransactions, RefusePartitions, Rule
 from harness.proxy.server import Proxy
 from harness.waiting import wait_until
 
@@ -57,7 +69,7 @@ class SceneRun:
     topic: str
     ruled: bool
     rule: str
-    fired: int
+    fired: int  # of the rule that acted least
     client_errors: tuple[str, ...] = ()
 
 
@@ -72,16 +84,16 @@ class Stage:
     ruled: bool
     transactional_id: str
     proxy: Proxy | None = None
-    rule: Rule | None = None
+    rules: list[Rule] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
     def process(self, role: str) -> str:
         return f"{self.topic}.{role}"
 
     def add(self, rule: Rule) -> Rule:
-        """Put `rule` in force on the proxy when the scene is ruled; kept as the scene's rule either way."""
+        """Put `rule` in force on the proxy when the scene is ruled; kept as one of the scene's rules either way."""
         assert self.proxy is not None
-        self.rule = rule
+        self.rules.append(rule)
         if self.ruled:
             self.proxy.add(rule)
         return rule
@@ -188,6 +200,34 @@ def int_poll_skip(s: Stage) -> None:
     poll_skip(s, batch=RECORDS - 1)
 
 
+def int_nonmonotonic_poll(s: Stage) -> None:
+    last = s.send_all({**s.direct(), **PRODUCER}, values())[-1]
+    s.add(RepeatBatch(offset=4))
+    # One call takes RECORDS records: ruled, v0-v4, v4 again, v5-v8 (then v9 in the next call).
+    s.read(s.proxied(), "reader", 0, last, batch=RECORDS, timeout=20)
+
+
+def nonmonotonic_send(s: Stage) -> None:
+    with recording_producer({**s.proxied(), **PRODUCER}, s.folder, s.process("producer"), s.topic) as p:
+        for v in values(3):
+            p.send(v)
+        s.add(MisdirectProduce())
+        # a's answer held back, so that b's request leaves (and is appended) before a is sent again.
+        s.add(Delay(api="Produce", seconds=2.0, count=1))
+        assert s.proxy is not None
+        proxy = s.proxy
+        asked = len(proxy.recording.exchanges("Produce"))
+
+        def a_left() -> None:
+            wait_until(lambda: len(proxy.recording.exchanges("Produce")) > asked, 30,
+                       lambda: f"the Produce of a never reached the proxy ({proxy.recording.summary('Produce')})")
+
+        p.send_many(["a", "b"], a_left)
+        last = p.send("v3").sent
+    assert last is not None and last.offset is not None
+    s.read(s.direct(), "reader", 0, last.offset)
+
+
 def nonmonotonic_poll(s: Stage) -> None:
     with recording_consumer(s.proxied(), s.folder, s.process("reader"), s.topic, 0) as c:
         first = s.send_all({**s.direct(), **PRODUCER}, values(5))
@@ -226,6 +266,70 @@ def precommitted_read(s: Stage) -> None:
             s.errors += c.errors
 
 
+def _read_partitions(s: Stage, through: dict[int, int]) -> None:
+    """A read_committed reader of each partition, from 0 through its offset."""
+    for partition, last in through.items():
+        with recording_consumer({**s.direct(), "isolation.level": "read_committed"}, s.folder,
+                                s.process(f"reader-{partition}"), s.topic, 0, partition) as c:
+            c.read_through(last)
+            s.errors += c.errors
+
+
+def g0(s: Stage) -> None:
+    """Two transactions write partitions 0 and 1, interleaved (`ruled`): t1 before t2 in partition 0,
+    t2 before t1 in partition 1. Kafka does not isolate writes (Jepsen allows G0 for Kafka); without
+    interleaving, t1 writes both before t2 begins."""
+    config = {**s.direct(), **TXN_PRODUCER}
+    with recording_producer(config, s.folder, s.process("p1"), s.topic, f"{s.transactional_id}-1") as p1, \
+            recording_producer(config, s.folder, s.process("p2"), s.topic, f"{s.transactional_id}-2") as p2:
+        if s.ruled:
+            p1.begin()
+            p2.begin()
+            p1.send("x1", 0)
+            p2.send("y1", 1)
+            p2.send("x2", 0)
+            p1.send("y2", 1)
+            p1.commit()
+            p2.commit()
+        else:
+            p1.begin()
+            p1.send("x1", 0)
+            p1.send("y2", 1)
+            p1.commit()
+            p2.begin()
+            p2.send("x2", 0)
+            p2.send("y1", 1)
+            p2.commit()
+    _read_partitions(s, {0: 1, 1: 1})
+
+
+def g1c(s: Stage) -> None:
+    """t1 writes partition 0 and, inside its transaction, polls what t2 wrote to partition 1 after
+    t2 committed: t2 <wr t1. `ruled`: t1 wrote partition 0 before t2 did (t1 <ww t2), a cycle
+    through a wr edge, with no uncommitted read; without it, t2 writes partition 0 first."""
+    config = {**s.direct(), **TXN_PRODUCER}
+    with recording_producer(config, s.folder, s.process("p1"), s.topic, f"{s.transactional_id}-1") as p1, \
+            recording_producer(config, s.folder, s.process("p2"), s.topic, f"{s.transactional_id}-2") as p2:
+        if not s.ruled:
+            p2.begin()
+            p2.send("x2", 0)
+        t1 = p1.begin()
+        p1.send("x1", 0)
+        if s.ruled:
+            p2.begin()
+            p2.send("x2", 0)
+        y = p2.send("y", 1).sent
+        p2.commit()
+        assert y is not None and y.offset is not None
+        with recording_consumer({**s.direct(), "isolation.level": "read_committed"}, s.folder,
+                                s.process("p1-reader"), s.topic, 0, 1) as c:
+            c.txn = t1
+            c.read_through(y.offset)
+            s.errors += c.errors
+        p1.commit()
+    _read_partitions(s, {0: 1})
+
+
 SCENES: dict[str, Callable[[Stage], None]] = {
     "duplicate": duplicate,
     "inconsistent-offsets": inconsistent_offsets,
@@ -235,8 +339,14 @@ SCENES: dict[str, Callable[[Stage], None]] = {
     "poll-skip": poll_skip,
     "int-poll-skip": int_poll_skip,
     "nonmonotonic-poll": nonmonotonic_poll,
+    "int-nonmonotonic-poll": int_nonmonotonic_poll,
+    "nonmonotonic-send": nonmonotonic_send,
     "precommitted-read": precommitted_read,
 }
+# Cycles over transactions, which a correct Kafka makes (its writes are not isolated): the ruled run
+# interleaves the transactions, the other does not. Judged with the cycle search (`with_cycles`).
+CYCLE_SCENES: dict[str, Callable[[Stage], None]] = {"G0": g0, "G1c": g1c}
+PARTITIONS = {"G0": 2, "G1c": 2}
 
 
 def run_scene(cluster: Cluster, scene: str, topic: str, folder: Path, ruled: bool, transactional_id: str) -> SceneRun:
@@ -244,11 +354,12 @@ def run_scene(cluster: Cluster, scene: str, topic: str, folder: Path, ruled: boo
     force when `ruled`. The proxy is the scene's own and is closed on return."""
     with Proxy.for_cluster(cluster) as proxy:
         stage = Stage(cluster, topic, folder, ruled, transactional_id, proxy)
-        SCENES[scene](stage)
+        {**SCENES, **CYCLE_SCENES}[scene](stage)
         proxy.check()
-        rule = stage.rule
-        return SceneRun(scene, topic, ruled, "none" if rule is None else rule.describe(),
-                        0 if rule is None else rule.fired, tuple(stage.errors))
+        rules = stage.rules
+        # `fired`: how often the least used rule acted (a scene's rules must all have).
+        return SceneRun(scene, topic, ruled, "; ".join(r.describe() for r in rules) or "none",
+                        min((r.fired for r in rules), default=0), tuple(stage.errors))
 
 
 def _fetch_answered_beyond(proxy: Proxy, offset: int) -> bool:

@@ -8,7 +8,7 @@ and without it (the same client calls). Every history goes to one folder, judged
 findings. Exactly the intended class must be found, with its evidence (where, which value, which
 operations); Jepsen's classes nest where a lost write is also unseen, and the test expects both.
 
-Heavy (a cluster, Spark, 18 scene runs): `tox -e integrity` runs it, the gate does not.
+Heavy (a cluster, Spark, 22 scene runs): `tox -e integrity` runs it, the gate does not.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from harness.histories.history import OpType, read_file
 from harness.integrity.history_checks import Case, HistoryAnomaly, HistoryFindings, all_cases, summarize_by_topic
 from harness.integrity.history_frames import load_jsonl
 from harness.plugin.run_folder import run_dir
-from harness.scenarios.history_anomalies import PHANTOM, SCENES, SceneRun, run_scene
+from harness.scenarios.history_anomalies import CYCLE_SCENES, PARTITIONS, PHANTOM, SCENES, SceneRun, run_scene
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -62,10 +62,22 @@ EXPECTED: dict[str, Expected] = {
                               ("poll", "poll")),
     "nonmonotonic-poll": Expected({"nonmonotonic-poll": 1}, A.NONMONOTONIC_POLL, 0, "v0", "offset 0 after offset 4",
                                   ("poll", "poll")),
+    "int-nonmonotonic-poll": Expected({"int-nonmonotonic-poll": 1}, A.INT_NONMONOTONIC_POLL, 4, "v4",
+                                      "offset 4 after offset 4", ("poll", "poll")),
+    "nonmonotonic-send": Expected({"nonmonotonic-send": 1}, A.NONMONOTONIC_SEND, 3, "b",
+                                  "sent after a value at offset 4, placed at offset 3", ("send", "send")),
     "precommitted-read": Expected({"precommitted-read": 1}, A.PRECOMMITTED_READ, 0, "v0",
                                   "polled before transaction", ("send", "poll")),
 }
 assert set(EXPECTED) == set(SCENES)
+# Scenes written and unit-tested but not yet seen passing live (no free slot for a live run before
+# the deadline of 2026-11-26): skipped, not run, so that a broken scene cannot pass for a FAIL.
+NOT_YET_LIVE = {"int-nonmonotonic-poll", "nonmonotonic-send", "G0", "G1c"}
+
+
+def _scenes(names: list[str]) -> list[object]:
+    return [pytest.param(n, marks=pytest.mark.skip(reason="not yet seen passing live")) if n in NOT_YET_LIVE
+            else n for n in names]
 
 Outcome = SceneRun | BaseException
 
@@ -76,22 +88,27 @@ def history_folder(pytestconfig: pytest.Config) -> Path:
     return run_dir(pytestconfig) / "history-anomalies"
 
 
-@pytest.fixture(scope="module")
-def runs(request: pytest.FixtureRequest, cluster: Cluster, run_names: RunNames,
-         history_folder: Path) -> dict[tuple[str, bool], Outcome]:
+def _run_all(request: pytest.FixtureRequest, cluster: Cluster, run_names: RunNames, scenes: list[str],
+             folder: Path) -> dict[tuple[str, bool], Outcome]:
     """Every scene, ruled and not, each on its own topic. A scene that could not run keeps its error,
     which its tests raise (the other scenes still run)."""
     done: dict[tuple[str, bool], Outcome] = {}
-    for scene in SCENES:
+    for scene in scenes:
         for ruled in (True, False):
             what = f"{scene}-{'ruled' if ruled else 'clean'}"
             try:
-                topic = module_topic(request, what, 3)
-                done[(scene, ruled)] = run_scene(cluster, scene, topic, history_folder, ruled,
+                topic = module_topic(request, what, 3, partitions=PARTITIONS.get(scene, 1))
+                done[(scene, ruled)] = run_scene(cluster, scene, topic, folder, ruled,
                                                  run_names.transactional_id(what))
             except Exception as exc:  # noqa: BLE001 - raised again by the scene's own test
                 done[(scene, ruled)] = exc
     return done
+
+
+@pytest.fixture(scope="module")
+def runs(request: pytest.FixtureRequest, cluster: Cluster, run_names: RunNames,
+         history_folder: Path) -> dict[tuple[str, bool], Outcome]:
+    return _run_all(request, cluster, run_names, [s for s in SCENES if s not in NOT_YET_LIVE], history_folder)
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +136,7 @@ def _explain(run: SceneRun, findings: HistoryFindings) -> str:
     return f"{run.scene} on {run.topic} (rule {run.rule}; client errors {errors}):\n{findings.describe()}"
 
 
-@pytest.mark.parametrize("scene", list(EXPECTED))
+@pytest.mark.parametrize("scene", _scenes(list(EXPECTED)))
 def test_a_broker_made_to_show_the_class_shows_it_to_the_checker(
     runs: dict[tuple[str, bool], Outcome], judged: dict[str, HistoryFindings], scene: str,
 ) -> None:
@@ -145,7 +162,7 @@ def _holds(case: Case, want: Expected, run: SceneRun) -> None:
     assert all(o.process.startswith(f"{run.topic}.") and o.start_ns <= o.end_ns for o in case.ops), case
 
 
-@pytest.mark.parametrize("scene", list(EXPECTED))
+@pytest.mark.parametrize("scene", _scenes(list(EXPECTED)))
 def test_the_same_scene_without_its_rule_shows_nothing(
     runs: dict[tuple[str, bool], Outcome], judged: dict[str, HistoryFindings], history_folder: Path, scene: str,
 ) -> None:
@@ -157,3 +174,41 @@ def test_the_same_scene_without_its_rule_shows_nothing(
     assert findings.found == {}, _explain(run, findings)
     ops = [op for path in history_folder.glob(f"{run.topic}.*.jsonl") for op in read_file(path)]
     assert {op.type for op in ops} >= {OpType.SEND, OpType.POLL}, f"{run.topic}: {len(ops)} operations"
+
+
+@pytest.fixture(scope="module")
+def cycle_runs(request: pytest.FixtureRequest, cluster: Cluster, run_names: RunNames,
+               history_folder: Path) -> tuple[Path, dict[tuple[str, bool], Outcome]]:
+    """The cycle scenes, in a folder of their own: the cycle search costs rounds of Spark jobs, so it
+    runs over these histories only."""
+    folder = history_folder.parent / "history-cycles"
+    return folder, _run_all(request, cluster, run_names, [s for s in CYCLE_SCENES if s not in NOT_YET_LIVE], folder)
+
+
+@pytest.fixture(scope="module")
+def cycles_judged(spark: SparkSession,
+                  cycle_runs: tuple[Path, dict[tuple[str, bool], Outcome]]) -> dict[str, HistoryFindings]:
+    folder, runs = cycle_runs
+    if not any(isinstance(r, SceneRun) for r in runs.values()):
+        pytest.fail("no cycle scene ran: " + "; ".join(f"{k}: {v}" for k, v in runs.items())[:2000])
+    return summarize_by_topic(all_cases(load_jsonl(spark, folder), with_cycles=True))
+
+
+@pytest.mark.parametrize("scene", _scenes(list(CYCLE_SCENES)))
+def test_interleaved_transactions_on_a_correct_broker_make_the_cycle(
+    cycle_runs: tuple[Path, dict[tuple[str, bool], Outcome]], cycles_judged: dict[str, HistoryFindings], scene: str,
+) -> None:
+    """Kafka does not isolate transactions' writes from each other (Jepsen allows G0, and G1c where
+    ww edges are inferred): two transactions interleaved as the scene says make exactly that cycle,
+    named by the two transactions, and the same transactions one after the other make none."""
+    _, runs = cycle_runs
+    run = _run(runs, scene, True)
+    findings = _findings(cycles_judged, run)
+    assert findings.found == {scene: 1}, _explain(run, findings)
+    (case,) = findings.examples[HistoryAnomaly(scene)]
+    assert case.detail.startswith("cycle among") and case.value is not None, case
+    assert sorted(n.rsplit(".", 1)[0] for n in case.value.split()) == [f"{run.topic}.p1", f"{run.topic}.p2"], case
+    assert {o.role for o in case.ops} <= {"send", "poll"} and case.ops, case
+    clean = _run(runs, scene, False)
+    findings = _findings(cycles_judged, clean)
+    assert findings.found == {}, _explain(clean, findings)
