@@ -22,6 +22,7 @@ from harness.network.links import LinkFault
 from harness.process.events import EventLog
 from harness.protocol import errors
 from harness.protocol.client import RawClient
+from harness.protocol.exceptions import ProtocolError
 from harness.protocol.records import encode_batch
 from harness.waiting import wait_until
 
@@ -209,28 +210,31 @@ def _elect_unclean(
     which would neither forward the request nor know its outcome."""
     attempts: list[str] = []
     host, port = cluster.probe_address(candidate)
-    with RawClient.connect(host, port, spec=cluster.target.protocol_specs, timeout=20.0,
-                           transport=cluster.probe_transport(candidate)) as client:
 
-        def elected() -> PartitionState | None:
-            state = cluster.partition_state(topic, partition, candidate)
-            if state.leader == candidate:
-                require_leader_epoch(state)
-            if state.leader == candidate and state.leader_epoch > epoch:
-                return state
-            answer = client.send("ElectLeaders", client.max_version("ElectLeaders"), {
-                "ElectionType": 1, "TopicPartitions": [{"Topic": topic, "Partitions": [partition]}],
-                "TimeoutMs": 5000,
-            })
-            results = [r for t in answer.get("ReplicaElectionResults", []) for r in t["PartitionResult"]]
-            attempts.append(", ".join(errors.describe(r["ErrorCode"]) for r in results) or str(answer)[:200])
+    def elected() -> PartitionState | None:
+        state = cluster.partition_state(topic, partition, candidate)
+        if state.leader == candidate:
+            require_leader_epoch(state)
+        if state.leader == candidate and state.leader_epoch > epoch:
+            return state
+        # A connection of its own per attempt: under load an attempt may time out, and the broker
+        # closes the connection it timed out on; a soak run once retried on that closed one for 60 s.
+        try:
+            with RawClient.connect(host, port, spec=cluster.target.protocol_specs, timeout=20.0,
+                                   transport=cluster.probe_transport(candidate)) as client:
+                answer = client.send("ElectLeaders", client.max_version("ElectLeaders"), {
+                    "ElectionType": 1, "TopicPartitions": [{"Topic": topic, "Partitions": [partition]}],
+                    "TimeoutMs": 5000,
+                })
+        except ProtocolError as exc:
+            attempts.append(f"{type(exc).__name__}: {exc}")
             return None
+        results = [r for t in answer.get("ReplicaElectionResults", []) for r in t["PartitionResult"]]
+        attempts.append(", ".join(errors.describe(r["ErrorCode"]) for r in results) or str(answer)[:200])
+        return None
 
-        def seen() -> str:
-            state = cluster.partition_state(topic, partition, candidate)
-            return f"{topic}-{partition} as {candidate} sees it: {state}; ElectLeaders(UNCLEAN): {attempts[-3:]}"
+    def seen() -> str:
+        state = cluster.partition_state(topic, partition, candidate)
+        return f"{topic}-{partition} as {candidate} sees it: {state}; ElectLeaders(UNCLEAN): {attempts[-3:]}"
 
-        return wait_until(
-            elected, timeout, seen,
-            interval=0.5,
-        )
+    return wait_until(elected, timeout, seen, interval=0.5)

@@ -28,7 +28,7 @@ from harness import confluent, progress
 from harness.clients import raw as rr
 from harness.clients.history import produce
 from harness.cluster.base import Cluster, PartitionState
-from harness.errors import TargetRefused
+from harness.errors import TargetRefused, require_target
 from harness.histories.client_reactions import Record
 from harness.histories.network_splits import IsrSample, ZombieFetch, ZombieFetchFrom, ZombieWrite
 from harness.histories.observations import Body
@@ -239,9 +239,10 @@ class _Writer:
             self.producer.poll(0)
 
     def finish(self, timeout: float = 150.0) -> None:
+        """Every delivery report in, or the scene's premise refused: a write still unanswered is no
+        verdict (a gate run beside a soak once had a majority of 2 replicas take more than 60 s)."""
         left = self.producer.flush(timeout)
-        if left:
-            raise AssertionError(f"{left} writes had no delivery report after {timeout} s")
+        require_target(not left, f"{left} of {self.n} writes to {self.topic} had no delivery report after {timeout} s")
 
 
 def minority_leader(cluster: Cluster, topic: str) -> AcknowledgedWrites:
