@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import re
 from contextlib import AbstractContextManager
 from itertools import count
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from harness import confluent
+from harness import confluent, progress
 from harness.cluster.base import Cluster
 from harness.confluent import QUIET
 from harness.errors import TargetRefused
+from harness.waiting import WaitTimeout
 
 __all__ = ["QUIET", "admin_client", "create_topic", "topic_name"]
 _seq = count(1)
@@ -45,9 +47,16 @@ def create_topic(
     rf = min(replication_factor, len(cluster.broker_ids))
     topic = NewTopic(name, partitions, rf, config=config or {})
 
+    unanswered: list[float] = []
+
     def create(client: AdminClient) -> None:
         try:
             client.create_topics([topic])[name].result(timeout=timeout)
+        except concurrent.futures.TimeoutError as exc:
+            # No answer yet is no refusal: under load the answer may come late, or the topic may
+            # already exist. Its partitions appearing (waited on below) is the answer.
+            unanswered.append(timeout)
+            progress.step(f"CreateTopics of {name} unanswered after {timeout:.0f} s ({exc!r}); waiting for the topic")
         except Exception as exc:
             # Some of librdkafka's errors (a timeout) print as nothing: the reason is then their repr.
             raise TargetRefused(f"the target refused to create topic {name} (rf={rf}, config={config}): "
@@ -67,9 +76,15 @@ def create_topic(
             with admin_client(cluster) as fresh:
                 create(fresh)
     for p in range(partitions):
-        cluster.wait_for_partition(
-            name, p, lambda s: s.leader >= 0 and len(s.isr) == rf, f"leader and {rf} in-sync replicas", timeout
-        )
+        try:
+            cluster.wait_for_partition(
+                name, p, lambda s: s.leader >= 0 and len(s.isr) == rf, f"leader and {rf} in-sync replicas", timeout
+            )
+        except WaitTimeout as exc:
+            if unanswered:
+                raise TargetRefused(f"the target did not create topic {name}: its CreateTopics got no answer in "
+                                    f"{timeout:.0f} s, and then: {exc}") from exc
+            raise
         for broker in cluster.running_brokers():
             cluster.wait_for_partition(name, p, lambda s: s.leader >= 0, f"a leader, as broker {broker} sees it",
                                        timeout, broker=broker)
