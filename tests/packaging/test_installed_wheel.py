@@ -110,7 +110,8 @@ def test_smoke_on_a_local_cluster_reports_to_the_current_folder(venv: Path, empt
     proc = kcts(venv, empty, user_cache, "run", "-m", "smoke", "--run-id", "smoke", timeout=900)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     counts = verdicts(empty / "reports" / "smoke")
-    assert counts["pass"] == 3 and counts["fail"] == counts["error"] == 0, counts
+    # Every smoke check passes, however many the suite holds (a hard-coded 3 went stale at the fourth).
+    assert counts["pass"] == sum(counts.values()) >= 3, counts
     assert (empty / "reports" / "latest").resolve() == (empty / "reports" / "smoke").resolve()
     assert not list(empty.glob("*.py")) and sorted(p.name for p in empty.iterdir()) == ["reports"]
 
