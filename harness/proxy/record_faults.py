@@ -43,7 +43,16 @@ def _batches(records: Any) -> list[RecordBatch]:
 
 
 @dataclass(eq=False)
-class DropRecords(Rule):
+class _FetchAnswerEdit(Rule):
+    """Base of the rules that edit Fetch answers v4+ (the record batch format v2 with its last
+    stable offset): each needs the decoded answer of every such Fetch."""
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == FETCH and version >= 4
+
+
+@dataclass(eq=False)
+class DropRecords(_FetchAnswerEdit):
     """Fetch answers (v4+) served without the records at `offsets`, as a log that lost them after
     acknowledging them: a batch keeps its other records, one left empty is left out. `answered`
     lists (FetchOffset, offsets left out) for each answer it edited."""
@@ -51,9 +60,6 @@ class DropRecords(Rule):
     offsets: frozenset[int] = frozenset()
     needs_request: bool = field(default=True, init=False, repr=False)
     answered: list[tuple[int, tuple[int, ...]]] = field(default_factory=list, init=False, repr=False)
-
-    def acts_on_response(self, api_key: int, version: int) -> bool:
-        return api_key == FETCH and version >= 4
 
     def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
         changed = False
@@ -84,15 +90,12 @@ class DropRecords(Rule):
 
 
 @dataclass(eq=False)
-class ReplaceValue(Rule):
+class ReplaceValue(_FetchAnswerEdit):
     """Fetch answers (v4+) serve the record at `offset` with `value`, as a replica whose log diverged
     there (a truncation nobody detected) would."""
 
     offset: int = 0
     value: bytes = b""
-
-    def acts_on_response(self, api_key: int, version: int) -> bool:
-        return api_key == FETCH and version >= 4
 
     def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
         changed = False
@@ -112,7 +115,7 @@ class ReplaceValue(Rule):
 
 
 @dataclass(eq=False)
-class OutOfRangeFrom(Rule):
+class OutOfRangeFrom(_FetchAnswerEdit):
     """The first `count` Fetch partitions (v4+) asked at FetchOffset `offset` or beyond are answered
     OFFSET_OUT_OF_RANGE with no records, as a broker that took a valid position for one outside its
     log: a consumer resets (auto.offset.reset) and, reset to the earliest offset, reads again what it
@@ -123,7 +126,7 @@ class OutOfRangeFrom(Rule):
     needs_request: bool = field(default=True, init=False, repr=False)
 
     def acts_on_response(self, api_key: int, version: int) -> bool:
-        return api_key == FETCH and version >= 4 and not self.spent
+        return super().acts_on_response(api_key, version) and not self.spent
 
     def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
         changed = False
@@ -141,7 +144,7 @@ class OutOfRangeFrom(Rule):
 
 
 @dataclass(eq=False)
-class ServeUncommitted(Rule):
+class ServeUncommitted(_FetchAnswerEdit):
     """A read_committed Fetch (v4+, IsolationLevel 1) is served as a read_uncommitted one: the broker
     sees IsolationLevel 0, so it answers records up to the high watermark, those of open
     transactions included, and the answer's LastStableOffset is set to the high watermark, so that a
@@ -156,9 +159,6 @@ class ServeUncommitted(Rule):
             return False
         body["IsolationLevel"] = READ_UNCOMMITTED
         return self.take()
-
-    def acts_on_response(self, api_key: int, version: int) -> bool:
-        return api_key == FETCH and version >= 4
 
     def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
         changed = False
@@ -176,15 +176,12 @@ class ServeUncommitted(Rule):
 
 
 @dataclass(eq=False)
-class RepeatBatch(Rule):
+class RepeatBatch(_FetchAnswerEdit):
     """Fetch answers (v4+) serve the batch holding `offset` twice in a row, as a broker whose read of
     its log returned one segment's batch again: a client that takes each record of an answer in
     order hands the record at `offset` out again, right after itself."""
 
     offset: int = 0
-
-    def acts_on_response(self, api_key: int, version: int) -> bool:
-        return api_key == FETCH and version >= 4
 
     def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
         changed = False
