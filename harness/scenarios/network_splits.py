@@ -55,11 +55,12 @@ def _log(cluster: Cluster, broker: int, topic: str, catch_up_to: int | None = No
     """The partition's records as `broker` serves them (a follower up to its high
     watermark, KIP-392), once that reaches `catch_up_to`."""
     with rr.RawConnector(cluster) as raw:
-        client = raw(broker)
-        tid = rr.topic_id(client, topic)
+        tid = rr.topic_id(raw(broker), topic)
 
         def read() -> list[LogRecord] | None:
-            batches, hw = rr.read_log(client, topic, tid)
+            # A connection per attempt: one that timed out under load is closed, and a retry on it
+            # would fail until the deadline (as ElectLeaders did in `_elect_unclean`).
+            batches, hw = rr.read_log(raw(broker), topic, tid)
             if catch_up_to is not None and hw < catch_up_to:
                 return None
             return _records(batches)
