@@ -10,7 +10,8 @@ transaction coordinator, and the wait for a coordinator to settle, live in
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from harness.clients import transactions
 from harness.clients.transactions import COORDINATOR_TRANSIENT, generation_field, settle
@@ -19,13 +20,17 @@ from harness.errors import SetupError
 from harness.protocol import errors
 from harness.protocol.auth import from_client_config
 from harness.protocol.client import Exchange, RawClient
+from harness.protocol.exceptions import RequestTimeout
 from harness.protocol.records import RecordBatch, parse_batches
 from harness.protocol.sentinels import CONSUMER_REPLICA_ID, NO_EPOCH
+
+T = TypeVar("T")
 
 
 class RawConnector:
     """`raw(broker_id=None, **RawClient.connect options)` -> a RawClient to that broker (default: the
-    first), kept open until `close()`.
+    first), kept open until `close()`. A wait that asks again and again takes `reconnect=True`: an
+    attempt that timed out closes its connection, and the next goes out on a new one.
 
     Without `user` it takes the cluster's probe address: a local SASL cluster's credential-free
     harness listener, or an external target's own listener with the run's credentials. With `user`
@@ -64,6 +69,18 @@ class RawConnector:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def again_on_timeout(read: Callable[[], T], tries: int = 3) -> T:
+    """`read()`, asked again while it times out, `tries` times in all; on a reconnecting client each
+    time on a new connection. For reads the harness takes a verdict's evidence from, under load: a
+    write that timed out may have landed, and a broker that hangs up has answered (both raise)."""
+    for _ in range(tries - 1):
+        try:
+            return read()
+        except RequestTimeout:
+            continue
+    return read()
 
 
 def versions(client: RawClient, api: str, lowest: int = 0) -> list[int]:

@@ -8,6 +8,11 @@ It does nothing behind the caller's back (no retries, no metadata, no routing): 
 need to see exactly what a broker answers to exactly what was sent. One request is in flight at a
 time; every call has a deadline, and a timeout closes the connection (a late answer would
 otherwise be taken for the next call's).
+
+`connect(..., reconnect=True)` is for the harness's own waits and reads, never for a check that
+watches a broker close a connection: a request after the connection was closed (a timeout, the
+broker hanging up, an answer that did not decode) goes out on a new one, made as the first was.
+The request that met the close still fails with what happened; only the next is on a new connection.
 """
 
 from __future__ import annotations
@@ -214,6 +219,9 @@ class RawClient:
         self.error_answer: tuple[int, int | None] | None = None
         self.api_versions_response: dict[str, Any] = {}
         self.last: Exchange | None = None
+        # Set by `connect(reconnect=True)`: makes a new connection like this one's (see the module's doc).
+        self._reopen: Callable[[], RawClient] | None = None
+        self.reconnects = 0
 
     # --- life cycle -------------------------------------------------------------------------
 
@@ -229,9 +237,11 @@ class RawClient:
         sasl_plain: tuple[str, str] | None = None,
         transport: Transport | None = None,
         negotiate: bool = True,
+        reconnect: bool = False,
     ) -> RawClient:
         """Open a connection (over TLS when `transport` has a context); by default ask ApiVersions
-        and, if given credentials (`transport.sasl`, or `sasl_plain` for PLAIN), authenticate."""
+        and, if given credentials (`transport.sasl`, or `sasl_plain` for PLAIN), authenticate.
+        `reconnect`: a request after the connection was closed opens a new one first (module doc)."""
         specs = load_specs(spec)
         transport = transport or Transport()
         try:
@@ -251,7 +261,22 @@ class RawClient:
         except BaseException:
             client.close()
             raise
+        if reconnect:
+            client._reopen = lambda: cls.connect(host, port, spec=specs, timeout=timeout, client_id=client_id,
+                                                 sasl_plain=sasl_plain, transport=transport, negotiate=negotiate)
         return client
+
+    def _reconnect(self) -> socket.socket | None:
+        """A new connection in place of a closed one, where `reconnect` was asked; what it negotiated
+        replaces what the old one had (a restarted broker may speak other versions)."""
+        if self._reopen is None:
+            return None
+        fresh = self._reopen()
+        self._sock, fresh._sock = fresh._sock, None
+        self.broker_versions, self.api_versions_response = fresh.broker_versions, fresh.api_versions_response
+        self.error_answer = fresh.error_answer
+        self.reconnects += 1
+        return self._sock
 
     def close(self) -> None:
         sock, self._sock = self._sock, None
@@ -496,7 +521,7 @@ class RawClient:
     def _roundtrip(
         self, frame: bytes, a: ApiSpec, version: int, cid: int, timeout: float | None, expect_response: bool
     ) -> bytes | None:
-        sock = self._sock
+        sock = self._sock or self._reconnect()
         what = f"{a.name} v{version} (correlation id {cid})"
         if sock is None:
             raise ConnectionFailed(f"{self.host}:{self.port}: connection is closed; cannot send {what}")

@@ -1,0 +1,139 @@
+"""A raw connection kept across a wait's attempts: one attempt timed out or hung up on must not doom
+the rest (the soak's ElectLeaders wait retried on its closed connection for 60 s, aa9abde).
+
+`RawClient.connect(reconnect=True)` sends a request that follows a close on a new connection; the
+request that met the close still fails as it did. No Kafka broker: a socket server on 127.0.0.1
+that stays silent on, or hangs up, the first connection's first Metadata.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from harness.clients.raw import again_on_timeout
+from harness.protocol.client import RawClient
+from harness.protocol.codec import decode_request, encode_response
+from harness.protocol.exceptions import ConnectionFailed, RequestTimeout
+from harness.protocol.spec import load_specs
+from harness.waiting import WaitTimeout, wait_until
+
+SPECS = load_specs("4.4.0")
+API_KEYS = [{"ApiKey": 18, "MinVersion": 0, "MaxVersion": 3}, {"ApiKey": 3, "MinVersion": 0, "MaxVersion": 12}]
+METADATA = {"Brokers": [{"NodeId": 1, "Host": "127.0.0.1", "Port": 1}], "ClusterId": "c", "Topics": []}
+
+
+class OnceBroken:
+    """Answers ApiVersions and Metadata; on the first connection only, its first Metadata is met with
+    `first` ("silent": read and never answered; "hang up": the connection closed)."""
+
+    def __init__(self, first: str) -> None:
+        self.first = first
+        self.connections = 0
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self._open: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:  # closed by close()
+                return
+            self._open.append(conn)
+            self.connections += 1
+            threading.Thread(target=self._connection, args=(conn, self.connections == 1), daemon=True).start()
+
+    def _connection(self, conn: socket.socket, first: bool) -> None:
+        with conn:
+            try:
+                while True:
+                    size = conn.recv(4, socket.MSG_WAITALL)
+                    if len(size) < 4:
+                        return
+                    req = decode_request(SPECS, conn.recv(struct.unpack(">i", size)[0], socket.MSG_WAITALL))
+                    if req.api.name == "Metadata" and first:
+                        if self.first == "hang up":
+                            return
+                        conn.recv(1)  # silent: until the client gives up and closes
+                        return
+                    body = {"ErrorCode": 0, "ApiKeys": API_KEYS} if req.api.name == "ApiVersions" else METADATA
+                    out = encode_response(req.api, req.version, {"CorrelationId": req.header["CorrelationId"]}, body)
+                    conn.sendall(struct.pack(">i", len(out)) + out)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.server.close()
+        for c in self._open:
+            c.close()
+
+
+@pytest.fixture
+def silent_once() -> Iterator[OnceBroken]:
+    b = OnceBroken("silent")
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def hangs_up_once() -> Iterator[OnceBroken]:
+    b = OnceBroken("hang up")
+    yield b
+    b.close()
+
+
+def _metadata(client: RawClient) -> dict[str, object]:
+    return client.send("Metadata", 12, {"Topics": [], "AllowAutoTopicCreation": False})
+
+
+def test_without_reconnect_a_wait_retries_on_the_closed_connection_until_its_deadline(silent_once: OnceBroken) -> None:
+    """The defect, as the default keeps it (a check sees every close): one timeout, then every attempt
+    fails on the closed connection."""
+    with RawClient.connect("127.0.0.1", silent_once.port, spec=SPECS, timeout=0.3) as client:
+        with pytest.raises(WaitTimeout, match="connection is closed"):
+            wait_until(lambda: _metadata(client), 1.5, lambda: "Metadata", interval=0.05)
+    assert silent_once.connections == 1
+
+
+def test_a_wait_on_a_reconnecting_client_gets_its_answer_after_a_timed_out_attempt(silent_once: OnceBroken) -> None:
+    with RawClient.connect("127.0.0.1", silent_once.port, spec=SPECS, timeout=0.3, reconnect=True) as client:
+        answer = wait_until(lambda: _metadata(client), 5, lambda: "Metadata", interval=0.05)
+        assert answer["ClusterId"] == "c"
+        assert client.reconnects == 1 and not client.closed
+    assert silent_once.connections == 2
+
+
+def test_the_request_that_met_the_close_still_fails_as_it_did(hangs_up_once: OnceBroken) -> None:
+    """The close stays visible to the request it ended; only the next goes out on a new connection."""
+    with RawClient.connect("127.0.0.1", hangs_up_once.port, spec=SPECS, timeout=2, reconnect=True) as client:
+        with pytest.raises(ConnectionFailed, match="closed the connection"):
+            _metadata(client)
+        assert client.closed and client.reconnects == 0
+        assert _metadata(client)["ClusterId"] == "c"
+        assert client.reconnects == 1
+        assert client.broker_versions[3] == (0, 12)  # negotiated again on the new connection
+
+
+def test_again_on_timeout_reads_again_on_a_new_connection(silent_once: OnceBroken) -> None:
+    with RawClient.connect("127.0.0.1", silent_once.port, spec=SPECS, timeout=0.3, reconnect=True) as client:
+        assert again_on_timeout(lambda: _metadata(client))["ClusterId"] == "c"
+        assert client.reconnects == 1
+
+
+def test_again_on_timeout_gives_up_after_its_tries(silent_once: OnceBroken) -> None:
+    with RawClient.connect("127.0.0.1", silent_once.port, spec=SPECS, timeout=0.3) as client:
+        with pytest.raises(RequestTimeout):
+            again_on_timeout(lambda: _metadata(client), tries=1)
+
+
+def test_again_on_timeout_passes_a_hang_up_through(hangs_up_once: OnceBroken) -> None:
+    """A broker closing the connection is its answer, never read again."""
+    with RawClient.connect("127.0.0.1", hangs_up_once.port, spec=SPECS, timeout=2, reconnect=True) as client:
+        with pytest.raises(ConnectionFailed):
+            again_on_timeout(lambda: _metadata(client))
