@@ -19,6 +19,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 
 from harness import confluent
+from harness.clients import txn_refusal
 from harness.histories.history import HistoryWriter, Operation, OpType, Outcome, Polled, Sent
 from harness.waiting import wait_until
 
@@ -179,7 +180,7 @@ def recording_producer(config: dict[str, object], folder: Path, process: str, to
     extra: dict[str, object] = {} if transactional_id is None else {"transactional.id": transactional_id}
     with HistoryWriter(folder, process) as history, confluent.producer({**config, **extra}) as producer:
         if transactional_id is not None:
-            producer.init_transactions(30)
+            txn_refusal.init_transactions(producer, transactional_id, 30)
         yield RecordingProducer(producer, history, topic)
 
 

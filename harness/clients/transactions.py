@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
+from harness.clients import txn_refusal
 from harness.errors import NotSupported, Unrecoverable
 from harness.protocol import errors
 from harness.protocol.client import Exchange, RawClient
@@ -210,7 +211,8 @@ class Transaction:
 
 
 def begin(connect: Connect, transactional_id: str, **connect_options: Any) -> Transaction:
-    """InitProducerId at the transaction coordinator of `transactional_id` (found through any broker)."""
+    """InitProducerId at the transaction coordinator of `transactional_id` (found through any broker);
+    an error answered is the target's refusal of the transaction (TargetRefused, harness.clients.txn_refusal)."""
     def find() -> RawClient:
         return connect(coordinator_id(connect(**connect_options), transactional_id, TRANSACTION_KEY), **connect_options)
 
@@ -218,7 +220,7 @@ def begin(connect: Connect, transactional_id: str, **connect_options: Any) -> Tr
     ex, c = _following(find, find(), lambda c: c.exchange("InitProducerId", c.max_version("InitProducerId"), body),
                        TRANSACTION_TRANSIENT, "InitProducerId")
     assert isinstance(ex, Exchange)
-    assert ex.response["ErrorCode"] == 0, f"InitProducerId failed:\n{ex.dump()}"
+    txn_refusal.check_answer(ex.response, transactional_id, ex.dump())
     return Transaction(transactional_id, ex.response["ProducerId"], ex.response["ProducerEpoch"], c, find)
 
 

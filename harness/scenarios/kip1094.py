@@ -24,6 +24,7 @@ from confluent_kafka import Consumer, TopicPartition
 from harness import confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
+from harness.clients import txn_refusal
 from harness.clients.driver import stop_driver
 from harness.clients.history import produce
 from harness.clients.jvm import JavaClient
@@ -98,7 +99,7 @@ def transactions(cluster: Cluster, topic: str, transactional_id: str) -> Log:
         tx.require_transactions(mover)
         with (confluent.producer({**cluster.client_config(), "transactional.id": transactional_id}) as txn,
               confluent.admin(cluster.client_config()) as admin):
-            txn.init_transactions(30)
+            txn_refusal.init_transactions(txn, transactional_id, 30)
             for i, move_before_commit in enumerate((False, False, True)):
                 txn.begin_transaction()
                 produce(txn, topic, [f"txn{i}-{n}".encode() for n in range(10)])
@@ -123,7 +124,7 @@ def aborted_last(cluster: Cluster, topic: str, transactional_id: str) -> Log:
         tx.require_transactions(mover)
         with (confluent.producer({**cluster.client_config(), "transactional.id": transactional_id}) as txn,
               confluent.admin(cluster.client_config()) as admin):
-            txn.init_transactions(30)
+            txn_refusal.init_transactions(txn, transactional_id, 30)
             txn.begin_transaction()
             produce(txn, topic, [f"committed-{n}".encode() for n in range(10)])
             txn.commit_transaction(30)

@@ -32,7 +32,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from packaging.version import Version
 
 from harness import confluent, session
-from harness.clients import stacks
+from harness.clients import stacks, txn_refusal
 from harness.clients import transactions as tx
 from harness.clients.driver import ClientDriver
 from harness.clients.jvm import JavaClient
@@ -215,6 +215,9 @@ def _run_driver(
         with make(proxy) as driver:
             code = driver.wait_exit(timeout)
     proxy.check()
+    refused = txn_refusal.from_recorded(proxy.recording.exchanges("InitProducerId"), client)
+    if refused is not None:
+        raise refused.error()
     commits = tuple(proxy_exchange(e, COORDINATOR) for e in proxy.recording.exchanges(TXN_OFFSET_COMMIT))
     used = tuple(sorted({(e.api, e.version) for e in proxy.recording.exchanges()}))
     with RawConnector(cluster) as raw:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
+from harness.clients import txn_refusal
 from harness.clients.history import produce_one, retry_retriable
 from harness.process import child
 from harness.process.child import CLIENT_LOGS
@@ -73,7 +74,9 @@ class Generator:
 
     def _new_producer(self) -> Producer:
         producer = Producer(self.config)
-        retry_retriable(lambda: producer.init_transactions(self.timeout), self.timeout * 2)
+        tid = str(self.config["transactional.id"])
+        retry_retriable(lambda: txn_refusal.init_transactions(producer, tid, self.timeout, "the generator"),
+                        self.timeout * 2)
         return producer
 
     def close(self) -> None:
@@ -180,7 +183,12 @@ def main() -> None:
     """Commands: write (n, rate), tail, halt (end the current write early, and every later one), stop."""
     spec = child.setup()
     out = child.Channel()
-    generator = Generator(out, GeneratorSpec(**spec))
+    try:
+        generator = Generator(out, GeneratorSpec(**spec))
+    except txn_refusal.TransactionRefused as exc:
+        # The parent raises the refusal from this event (generator_process.py); the exit says no more.
+        out.event(txn_refusal.EVENT, **exc.refusal.fields())
+        raise
     out.event("ready")
     commands: queue.Queue[child.Message] = queue.Queue()
 

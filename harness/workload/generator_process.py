@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from harness import session
+from harness.clients import txn_refusal
 from harness.errors import Unrecoverable
 from harness.process.events import EventLog, Message
 from harness.process.worker import WorkerProcess, describe_exit, python_command
@@ -59,6 +60,7 @@ class GeneratorProcess:
         self._ids = itertools.count()
         self._replies: dict[int, Message] = {}
         self._ready = False
+        self._refused: txn_refusal.InitRefused | None = None  # the target's answer to init_transactions
         self._lock = threading.Lock()  # one command at a time
         log = session.current().scratch("generator") / "generator.log"
         self.worker = WorkerProcess("generator", python_command("harness.workload.generator"), log, self._receive)
@@ -75,6 +77,8 @@ class GeneratorProcess:
             self.history.add_transaction(int(msg["first"]), int(msg["end"]), outcome, msg.get("writes", []))
         elif name == "ready":
             self._ready = True
+        elif (refused := txn_refusal.from_event(msg)) is not None:
+            self._refused = refused
         elif name == "done":
             self._replies[int(msg["id"])] = msg
         elif name == "stopped":
@@ -129,6 +133,9 @@ class GeneratorProcess:
         return wait_until(check, timeout, lambda: f"generator: {what}: {self.worker.describe()}", interval=0.02)
 
     def _died(self, what: str) -> None:
+        if self._refused is not None:
+            # It ended because the target would not start its transactions: the scene's premise.
+            raise self._refused.error()
         raise GeneratorDied(
             f"the generator's process ended during {what}: {self.worker.describe()}; its last output: "
             f"{self.worker.last_words()}"

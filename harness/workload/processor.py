@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
+from harness.clients import txn_refusal
 from harness.clients.history import produce_one, retry_retriable
 from harness.process import child
 from harness.process.child import CLIENT_LOGS
@@ -86,6 +87,10 @@ class TxnProcessor:
                     producer = self._process(consumer, producer, batch)
                     if self.pace:
                         self.halt.wait(self.pace)
+        except txn_refusal.TransactionRefused as exc:
+            # The target's answer, not the processor's failure: the parent ends the check as refused.
+            self.out.event(txn_refusal.EVENT, **exc.refusal.fields())
+            return 3
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the check
             self.out.event("crashed", error=repr(exc), traceback=traceback.format_exc()[-3000:])
             return 3
@@ -105,7 +110,8 @@ class TxnProcessor:
             "queue.buffering.max.messages": 1_000_000,
             "batch.num.messages": 10_000,
         })
-        retry_retriable(lambda: producer.init_transactions(self.timeout), self.timeout * 3)
+        retry_retriable(lambda: txn_refusal.init_transactions(producer, self.transactional_id, self.timeout,
+                                                              f"processor {self.name}"), self.timeout * 3)
         return producer
 
     def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:

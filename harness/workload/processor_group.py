@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import session
+from harness.clients import txn_refusal
 from harness.errors import KctsError
 from harness.process.events import EventLog, Message, event_fields
 from harness.process.worker import WorkerProcess, describe_exit, python_command
@@ -87,6 +88,7 @@ class ProcessorGroup:
         self._halt = threading.Event()
         self._supervisor: threading.Thread | None = None
         self.error: str | None = None
+        self.refused: txn_refusal.InitRefused | None = None  # the target's answer to a processor's init_transactions
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self, timeout: float = 60.0) -> ProcessorGroup:
@@ -100,6 +102,8 @@ class ProcessorGroup:
         return self
 
     def check(self) -> None:
+        if self.refused is not None:
+            raise self.refused.error()
         if self.error is not None:
             raise AssertionError(f"{self.error}; events: {self.history.events.events[-10:]}")
 
@@ -174,6 +178,9 @@ class ProcessorGroup:
             elif name == "crashed":
                 inst.error = f"{msg['error']}\n{msg.get('traceback', '')}"
                 self.history.events.add(inst.name, "crashed", error=msg["error"])
+            elif (refused := txn_refusal.from_event(msg)) is not None:
+                self.refused = refused
+                inst.error = str(refused)
             elif name == "stopped":
                 pass  # its exit code says the same, and _look_after judges that
             elif isinstance(name, str):
