@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from harness.clients import transactions
 from harness.clients.transactions import COORDINATOR_TRANSIENT, generation_field, settle
 from harness.cluster.base import Cluster
-from harness.errors import SetupError
+from harness.errors import SetupError, TargetRefused
 from harness.protocol import errors
 from harness.protocol.auth import from_client_config
 from harness.protocol.client import Exchange, RawClient
@@ -118,7 +118,12 @@ def fetch(
     current_epoch: int = NO_EPOCH,
     isolation: int = 0,
 ) -> dict[str, Any]:
-    """One consumer Fetch of one partition; returns its partition answer (Records as bytes)."""
+    """One consumer Fetch of one partition; returns its partition answer (Records as bytes).
+
+    MaxWaitMs 0 and MinBytes 0: the leader answers at once with what it holds. An answer without the
+    partition asked is the target's refusal to serve the read (TargetRefused, the answer as evidence;
+    Nisshi 0.8.1 answers a Fetch of MaxWaitMs 0 with no topics at all), not a verdict on what the
+    check judges of the partition's answer."""
     key = {"TopicId": tid} if version >= 13 else {"Topic": topic}
     part = {"Partition": partition, "FetchOffset": offset, "PartitionMaxBytes": 1 << 20}
     if version >= 9:
@@ -137,7 +142,18 @@ def fetch(
     }
     resp = client.send("Fetch", version, body)
     assert resp.get("ErrorCode", 0) == 0, f"Fetch v{version}: top-level {errors.describe(resp['ErrorCode'])}"
-    return resp["Responses"][0]["Partitions"][0]
+    return fetched_partition(resp, version, topic, partition, body)
+
+
+def fetched_partition(resp: dict[str, Any], version: int, topic: str, partition: int,
+                      asked: dict[str, Any]) -> dict[str, Any]:
+    """The answer for `partition` in a Fetch `resp` (the only partition `asked`); TargetRefused where
+    the target left it out."""
+    found = [p for t in resp.get("Responses") or [] for p in t.get("Partitions") or [] if p["Partition"] == partition]
+    if not found:
+        raise TargetRefused(f"the target answered a Fetch v{version} of {topic}-{partition} without that partition, "
+                            f"so no read of it could be judged: asked {asked}, answered {resp}")
+    return found[0]
 
 
 def read_log(
