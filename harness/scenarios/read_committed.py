@@ -85,8 +85,12 @@ def read_committed_log(cluster: Cluster, topic: str, transactional_id: Callable[
         aborted = _produce(client, topic, tid, "aborted", RECORDS, a)
         a.end(False, min(TV1_END_TXN, a.coordinator.max_version("EndTxn")))
 
+        # Its own connection, made again after an attempt that timed out under load (which closes it):
+        # retried on the closed one, the wait would fail until its deadline.
+        reader = raw(p["LeaderId"], reconnect=True)
+
         def abort_marker_written() -> bool:
-            got = rr.fetch(client, client.max_version("Fetch"), topic, tid, 0, aborted.last + 1)
+            got = rr.fetch(reader, reader.max_version("Fetch"), topic, tid, 0, aborted.last + 1)
             try:
                 batches = parse_batches(got["Records"])
             except CorruptRecordError as exc:
