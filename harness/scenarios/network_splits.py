@@ -55,12 +55,13 @@ def _log(cluster: Cluster, broker: int, topic: str, catch_up_to: int | None = No
     """The partition's records as `broker` serves them (a follower up to its high
     watermark, KIP-392), once that reaches `catch_up_to`."""
     with rr.RawConnector(cluster) as raw:
-        tid = rr.topic_id(raw(broker), topic)
+        # Made again for the attempt after one that timed out under load (which closes it): retried on
+        # the closed one, the read would fail until the deadline (as ElectLeaders did in `_elect_unclean`).
+        client = raw(broker, reconnect=True)
+        tid = rr.topic_id(client, topic)
 
         def read() -> list[LogRecord] | None:
-            # A connection per attempt: one that timed out under load is closed, and a retry on it
-            # would fail until the deadline (as ElectLeaders did in `_elect_unclean`).
-            batches, hw = rr.read_log(raw(broker), topic, tid)
+            batches, hw = rr.read_log(client, topic, tid)
             if catch_up_to is not None and hw < catch_up_to:
                 return None
             return _records(batches)
@@ -121,10 +122,12 @@ def _probe_zombie(cluster: Cluster, topic: str, zombie: int, zombie_epoch: int, 
     from offset 0 and past its log end."""
     probes = ZombieProbes(zombie)
     with rr.RawConnector(cluster) as raw:
-        client = raw(zombie)
-        probes.view = {k: v for k, v in rr.partition_metadata(client, topic).items()
+        # Its reads are asked again, on a new connection, when one times out under load; its writes are
+        # not (one that timed out may have landed), nor is a read the zombie hung up on (its answer).
+        client = raw(zombie, reconnect=True)
+        probes.view = {k: v for k, v in rr.again_on_timeout(lambda: rr.partition_metadata(client, topic)).items()
                        if k in ("LeaderId", "LeaderEpoch", "IsrNodes")}
-        tid = rr.topic_id(client, topic)
+        tid = rr.again_on_timeout(lambda: rr.topic_id(client, topic))
         version = client.max_version("Produce")
         for i in range(ZOMBIE_WRITES):
             value = f"{ZOMBIE_PREFIX}{i}"
@@ -140,16 +143,16 @@ def _probe_zombie(cluster: Cluster, topic: str, zombie: int, zombie_epoch: int, 
             part = ex.response["Responses"][0]["PartitionResponses"][0]
             probes.writes_at_new_epoch.append(ZombieWrite(v, new_epoch, value, errors.error_name(part["ErrorCode"]),
                                                           part.get("BaseOffset", -1)))
-        batches, log_end = rr.read_log(client, topic, tid)
+        batches, log_end = rr.again_on_timeout(lambda: rr.read_log(client, topic, tid))
         probes.log = _records(batches)
         top = client.max_version("Fetch")
-        own = rr.fetch(client, top, topic, tid, 0, 0, zombie_epoch)
+        own = rr.again_on_timeout(lambda: rr.fetch(client, top, topic, tid, 0, 0, zombie_epoch))
         probes.at_own_epoch = ZombieFetch(top, zombie_epoch, errors.error_name(own["ErrorCode"]),
                                           sum(len(b.records) for b in parse_batches(own["Records"])))
         probes.fetch_advertised = client.broker_versions[client.specs.api("Fetch").key]
         for v in rr.versions(client, "Fetch", lowest=9):
             for offset in (0, log_end + 10):
-                a = rr.fetch(client, v, topic, tid, 0, offset, new_epoch)
+                a = rr.again_on_timeout(lambda v=v, at=offset: rr.fetch(client, v, topic, tid, 0, at, new_epoch))
                 probes.at_new_epoch.append(ZombieFetchFrom(
                     v, new_epoch, errors.error_name(a["ErrorCode"]),
                     sum(len(b.records) for b in parse_batches(a["Records"] or b"")), offset))
