@@ -330,14 +330,16 @@ def replica_logs(cluster: Cluster, history: EpochHistory) -> ReplicaLogs:
         leader_log, log_end = rr.read_log(raw(leader), history.topic, history.topic_id)
         logs = {leader: leader_log}
 
-        def caught_up(broker: int) -> list[RecordBatch] | None:
-            batches, high_watermark = rr.read_log(raw(broker), history.topic, history.topic_id)
+        def caught_up(reader: RawClient) -> list[RecordBatch] | None:
+            batches, high_watermark = rr.read_log(reader, history.topic, history.topic_id)
             return batches if high_watermark >= log_end else None
 
         for follower in followers:
-            # A follower learns the high watermark on its next fetch; read it once it has caught up.
+            # A follower learns the high watermark on its next fetch; read it once it has caught up, on
+            # one connection made again after an attempt that timed out (rather than one per attempt).
+            reader = raw(follower, reconnect=True)
             logs[follower] = wait_until(
-                lambda f=follower: caught_up(f), 15,
+                lambda r=reader: caught_up(r), 15,
                 lambda f=follower: f"follower {f}'s high watermark reaching the leader's {log_end}",
             )
         return ReplicaLogs(history.name, leader, log_end, logs)
@@ -397,10 +399,12 @@ def _wait_for_follower_high_watermark(
     """A follower serves up to its own high watermark, which trails the leader's by a fetch round:
     the probes start once it has caught up, so that "served" means records came back."""
 
+    # One connection each, made again after an attempt that timed out (rather than one per attempt).
+    readers = [raw(b, reconnect=True) for b in (leader, follower)]
+
     def high_watermarks() -> tuple[int, int]:
         return tuple(  # type: ignore[return-value]
-            rr.fetch(raw(b), 11, h.topic, h.topic_id, 0, 0, current_epoch=epoch)["HighWatermark"]
-            for b in (leader, follower)
+            rr.fetch(c, 11, h.topic, h.topic_id, 0, 0, current_epoch=epoch)["HighWatermark"] for c in readers
         )
 
     wait_until(lambda: len(set(high_watermarks())) == 1 and high_watermarks()[0] > 0, 30,
