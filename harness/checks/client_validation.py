@@ -100,6 +100,19 @@ def _got(consumer: ConsumerRun) -> list[tuple[int, str]]:
     return [(r.offset, r.value.decode()) for r in consumer.reads]
 
 
+def _reads_from_sought(consumer: ConsumerRun, partition: WrittenPartition, sought: int, expected: str, scene: str,
+                       evidence: str) -> None:
+    """How both checks of a position kept end: the consumer's first Fetch asked for `sought` (`expected`
+    names it in the check's words), and it read every record from there, once each, reporting nothing."""
+    fetches = consumer.of(FETCH)
+    assert fetches and fetches[0].asked == sought, (
+        f"{scene}: its first Fetch asked for {fetches[0].asked if fetches else 'nothing (it sent none)'}, expected "
+        f"{expected}; {evidence}")
+    want = _values(partition, sought)
+    assert _got(consumer) == want and not consumer.errors, (
+        f"{scene}: it must read offsets {want[0][0]}..{want[-1][0]} once each and report nothing; {evidence}")
+
+
 def assert_undefined_epoch_resets_by_policy(run: UndefinedEpochRun) -> None:
     """See the module: earliest resumes at the log start and reads every record from there, latest
     fetches from the log end and reads nothing, no policy reports an error and reads nothing."""
@@ -162,13 +175,7 @@ def assert_validation_error_retried(run: EpochErrorRun) -> None:
     resets = [a for a in c.asks[first:] if a.api == LIST_OFFSETS]
     assert not resets, (
         f"{scene}: it reset the position (ListOffsets) instead of validating again: {_asks(resets)}; {evidence}")
-    fetches = c.of(FETCH)
-    assert fetches and fetches[0].asked == run.sought, (
-        f"{scene}: its first Fetch asked for {fetches[0].asked if fetches else 'nothing (it sent none)'}, expected "
-        f"the offset sought {run.sought}; {evidence}")
-    want = _values(p, run.sought)
-    assert _got(c) == want and not c.errors, (
-        f"{scene}: it must read offsets {want[0][0]}..{want[-1][0]} once each and report nothing; {evidence}")
+    _reads_from_sought(c, p, run.sought, f"the offset sought {run.sought}", scene, evidence)
 
 
 def assert_seek_without_epoch_skips_validation(run: UnvalidatedSeekRun) -> None:
@@ -193,10 +200,4 @@ def assert_seek_without_epoch_skips_validation(run: UnvalidatedSeekRun) -> None:
     evidence = (f"the plain consumer asked {_asks(plain.asks)}; read {_reads(plain.reads)}; reported "
                 f"{_errors(plain)}" + (f"; {run.incomplete}" if run.incomplete else ""))
     assert not early, f"{scene}: it validated the position without an epoch before fetching: {_asks(early)}; {evidence}"
-    fetches = plain.of(FETCH)
-    assert fetches and fetches[0].asked == run.sought, (
-        f"{scene}: its first Fetch asked for {fetches[0].asked if fetches else 'nothing (it sent none)'}, expected "
-        f"exactly the offset sought, {run.sought}; {evidence}")
-    want = _values(p, run.sought)
-    assert _got(plain) == want and not plain.errors, (
-        f"{scene}: it must read offsets {want[0][0]}..{want[-1][0]} once each and report nothing; {evidence}")
+    _reads_from_sought(plain, p, run.sought, f"exactly the offset sought, {run.sought}", scene, evidence)
