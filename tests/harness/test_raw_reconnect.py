@@ -12,10 +12,13 @@ import socket
 import struct
 import threading
 from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
-from harness.clients.raw import again_on_timeout
+from harness.clients.raw import RawConnector, again_on_timeout
+from harness.cluster.base import Cluster
 from harness.protocol.client import RawClient
 from harness.protocol.codec import decode_request, encode_response
 from harness.protocol.exceptions import ConnectionFailed, RequestTimeout
@@ -137,3 +140,16 @@ def test_again_on_timeout_passes_a_hang_up_through(hangs_up_once: OnceBroken) ->
     with RawClient.connect("127.0.0.1", hangs_up_once.port, spec=SPECS, timeout=2, reconnect=True) as client:
         with pytest.raises(ConnectionFailed):
             again_on_timeout(lambda: _metadata(client))
+
+
+def test_the_scenes_connector_hands_the_option_on(silent_once: OnceBroken) -> None:
+    """The scenes ask `raw(broker, reconnect=True)` of a RawConnector (network splits, read committed, KIP-320)."""
+    address = ("127.0.0.1", silent_once.port)
+    cluster: Any = SimpleNamespace(
+        broker_ids=[1], probe_address=lambda b: address, broker_address=lambda b: address,
+        client_config=lambda: {}, target=SimpleNamespace(protocol_specs=SPECS))
+    with RawConnector(cast(Cluster, cluster)) as raw:
+        client = raw(1, reconnect=True, timeout=0.3)
+        assert wait_until(lambda: _metadata(client), 5, lambda: "Metadata", interval=0.05)["ClusterId"] == "c"
+        assert client.reconnects == 1
+    assert client.closed
