@@ -1,6 +1,7 @@
 """Targets that lack a premise get verdicts, never errors: the suites against a one-broker kfake
-(no second broker to move a leader to, no follower) and against Tansu in memory (one broker, no
-replicas of its own, and whatever of transactions it lacks)."""
+(no second broker to move a leader to, no follower), against Tansu in memory (one broker, no
+replicas of its own, and whatever of transactions it lacks) and against Nisshi in memory (no
+transactions at all: InitProducerId refused; a Fetch of MaxWaitMs 0 answered with no topics)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 # Runs of the KIP suites against vendor targets: tox -e vendor runs them, not the gate.
 pytestmark = pytest.mark.heavy
 TANSU = build_root("tansu", "0.6.0") / "bin" / "tansu"
+NISSHI = build_root("nisshi", "0.8.1") / "bin" / "nisshi"
 KIPS = "kip320 or kip359 or kip1094 or kip1319"
 
 
@@ -57,3 +59,15 @@ def test_a_one_broker_target_gets_verdicts_and_no_error(tmp_path: Path) -> None:
 def test_tansu_in_memory_gets_verdicts_and_no_error(tmp_path: Path) -> None:
     results = _run(tmp_path, "--target", "tansu-memory")
     assert not _errors(results), "\n".join(_errors(results))
+
+
+@pytest.mark.live
+@pytest.mark.tansu
+@pytest.mark.skipif(not NISSHI.exists(), reason=f"Nisshi 0.8.1 is not built ({NISSHI} is missing): "
+                    "`kcts run --target nisshi-memory` builds it once with cargo")
+def test_nisshi_in_memory_gets_verdicts_and_no_error(tmp_path: Path) -> None:
+    results = _run(tmp_path, "--target", "nisshi-memory")
+    assert not _errors(results), "\n".join(_errors(results))
+    refused = [c["reason"] for c in results["checks"] if c["cell"] == "target-refused"]  # type: ignore[union-attr]
+    assert any("TRANSACTIONAL_ID_AUTHORIZATION_FAILED" in r for r in refused), (
+        f"Nisshi refuses every transactional id: some check's premise is refused with that answer; refused: {refused}")
