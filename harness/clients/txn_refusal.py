@@ -6,10 +6,13 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) whatever its settings, because it has
 (nisshi-storage 0.8.1, src/service/init_producer_id.rs, "Nisshi does not support transactions").
 That answer is the target's refusal of the premise (`TargetRefused`, the answer as evidence), never
 an ERROR nor a FAIL, for every client the harness starts a transaction with: the raw client
-(`check_answer`), librdkafka in the harness's process (`init_transactions`), and the driver and
-workload processes, which report an `init_refused` event (`event` / `from_event`) that their
-parent raises as the refusal. A client's own failure (a timeout, a lost connection: librdkafka's
-negative codes) is no answer of the target and stays what it was.
+(`check_answer`), librdkafka in the harness's process (`init_transactions`), the workload's
+generator and processor processes, which report an `init_refused` event (`from_event`) that their
+parent raises as the refusal, and the Java, librdkafka and franz-go drivers run through the
+protocol proxy, whose recording holds the answer (`from_recorded`). A client's own failure (a
+timeout, a lost connection: librdkafka's negative codes) and an error the client itself calls
+retriable (asked again by `retry_retriable` where the caller retries) are no refusal of the target
+and stay what they were.
 """
 
 from __future__ import annotations
@@ -105,10 +108,11 @@ def check_answer(response: dict[str, Any], transactional_id: str, dump: str, cli
 
 
 def broker_code(exc: KafkaException) -> int | None:
-    """The broker's error code of a librdkafka failure, or None where librdkafka failed on its own
-    (its local errors are negative: a timeout, a transport failure)."""
+    """The broker's error code of a librdkafka failure that asking again will not mend, or None
+    where librdkafka failed on its own (its local errors are negative: a timeout, a transport
+    failure) or calls the error retriable (a coordinator loading, a transaction still completing)."""
     err = exc.args[0] if exc.args else None
-    if isinstance(err, KafkaError) and err.code() > 0:
+    if isinstance(err, KafkaError) and err.code() > 0 and not err.retriable():
         return int(err.code())
     return None
 

@@ -102,10 +102,14 @@ def test_librdkafka_init_transactions_refused_by_the_target() -> None:
     assert "Transactional Id authorization failed" in str(refused.value)
 
 
-@pytest.mark.parametrize("code", [KafkaError._TIMED_OUT, KafkaError._TRANSPORT])
-def test_librdkafka_failing_on_its_own_is_no_refusal(code: int) -> None:
+@pytest.mark.parametrize("error", [
+    pytest.param(KafkaError(KafkaError._TIMED_OUT), id="timed-out"),
+    pytest.param(KafkaError(KafkaError._TRANSPORT), id="transport"),
+    pytest.param(KafkaError(KafkaError.COORDINATOR_LOAD_IN_PROGRESS, retriable=True), id="retriable"),
+])
+def test_librdkafka_failing_on_its_own_or_retriably_is_no_refusal(error: KafkaError) -> None:
     with pytest.raises(KafkaException) as raised:
-        txn_refusal.init_transactions(Producer(KafkaError(code)), TXN_ID, 30)  # type: ignore[arg-type]
+        txn_refusal.init_transactions(Producer(error), TXN_ID, 30)  # type: ignore[arg-type]
     assert not isinstance(raised.value, TargetRefused)
 
 
