@@ -88,13 +88,17 @@ class Recorded(Protocol):
 
 def from_recorded(exchanges: Iterable[Recorded], client: str) -> InitRefused | None:
     """The refusal in what a client driven through the proxy exchanged with the target: an
-    InitProducerId with a TransactionalId answered with an error (by the target: no proxy rule
-    altered it) where none was granted. Any client's (Java, librdkafka, franz-go): read on the wire."""
+    InitProducerId with a TransactionalId answered with an error that asking again does not mend
+    (by the target: no proxy rule altered it) where none was granted. Any client's (Java,
+    librdkafka, franz-go): read on the wire."""
     asked = [e for e in exchanges if e.api == "InitProducerId" and (e.request or {}).get("TransactionalId")
              and e.response is not None and not e.rules]
-    if not asked or any(e.response and e.response.get("ErrorCode") == 0 for e in asked):
+    if any(e.response and e.response.get("ErrorCode") == 0 for e in asked):
         return None
-    e = asked[-1]
+    refused = [e for e in asked if e.response and not errors.is_retriable(int(e.response.get("ErrorCode", 0)))]
+    if not refused:
+        return None
+    e = refused[-1]
     assert e.request is not None and e.response is not None
     return InitRefused(client, str(e.request["TransactionalId"]), int(e.response["ErrorCode"]),
                        f"InitProducerId v{e.version} {e.request} answered {e.response}")

@@ -183,6 +183,9 @@ def test_a_driver_refused_through_the_proxy() -> None:
     pytest.param([_through_proxy({**INIT, "request": {**INIT["request"], "TransactionalId": None}})],
                  id="idempotent-producer"),
     pytest.param([], id="never-asked"),
+    pytest.param([_through_proxy({**INIT, "response": {**INIT["response"],
+                                                       "ErrorCode": errors.COORDINATOR_LOAD_IN_PROGRESS}})],
+                 id="retriable"),
 ])
 def test_no_driver_refusal(exchanges: list[Recorded]) -> None:
     assert txn_refusal.from_recorded(exchanges, "a driver") is None
