@@ -4,7 +4,9 @@ Two pumps run per link: requests (client -> broker) and responses (broker -> cli
 costs a header parse; a response costs a 4-byte read of its correlation id, unless the address
 rewriter or a rule needs its body (see `Link._edit`). Kafka answers requests in order on a
 connection, so holding a response back (a Delay rule) holds back those behind it, as a slow
-broker would.
+broker would. A rule that holds requests back (`Rule.holds`) may send them on in another order;
+from then on the link answers the client in the order it asked (Kafka clients match answers to
+requests by that order), keeping an answer that came early until those before it went out.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -29,7 +32,7 @@ from harness.proxy.frames import (
 )
 from harness.proxy.recorder import ANSWERED, CLOSED_BY_PROXY, LOST, NO_RESPONSE, Exchange, Recording
 from harness.proxy.rewrite import address_fields, endpoints, is_real_endpoint, rewrite_addresses
-from harness.proxy.rules import Rule
+from harness.proxy.rules import HeldRequest, Rule
 
 SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
@@ -83,6 +86,12 @@ class Link:
     client_writer: asyncio.StreamWriter
     pending: dict[int, Exchange] = field(default_factory=dict)
     _raw_sasl_token: bool = False
+    # Requests a rule holds back (exchange, whether it expects an answer, the request); once a rule
+    # held one, the correlation ids of the answers owed, in the client's order, and answers that
+    # came before their turn. Untouched (and free) on a link where no rule holds anything.
+    _held: list[tuple[Exchange, bool, HeldRequest]] = field(default_factory=list)
+    _owed: deque[int] | None = None
+    _early: dict[int, bytes] = field(default_factory=dict)
 
     async def run(self) -> None:
         try:
@@ -170,15 +179,41 @@ class Link:
                 frame, size_bytes = edited, SIZE.pack(len(edited))
             if delay:
                 await asyncio.sleep(delay)
-            if produce_expects_response(frame, header):
-                self.pending[header.correlation_id] = ex
-            else:
-                ex.outcome = NO_RESPONSE
-                recording.trim(ex)
+            expects = produce_expects_response(frame, header)
             if header.api_key == SASL_HANDSHAKE and header.api_version == 0:
                 self._raw_sasl_token = True
-            broker.write(size_bytes + frame)
-            await broker.drain()
+            if self._owed is not None and expects:
+                self._owed.append(header.correlation_id)
+            holding = next((r for r in self.proxy.rules if r.holds(header.api_key, header.api_version)), None)
+            out = [(ex, expects, size_bytes + frame)] if holding is None else self._hold(holding, ex, expects, frame)
+            for sent, answered, data in out:
+                if answered:
+                    self.pending[sent.correlation_id] = sent
+                else:
+                    sent.outcome = NO_RESPONSE
+                    recording.trim(sent)
+                broker.write(data)
+            if out:
+                await broker.drain()
+
+    def _hold(self, rule: Rule, ex: Exchange, expects: bool, frame: bytes) -> list[tuple[Exchange, bool, bytes]]:
+        """`ex` joins the requests `rule` holds; those it releases, in the order it sends them on."""
+        if self._owed is None:
+            self._owed = deque([ex.correlation_id] if expects else [])
+        api = self.proxy.specs.api(ex.api_key)
+        start = header_length(frame, api.request_header_version(ex.version) >= 2)
+        self._held.append((ex, expects, HeldRequest(ex.version, ex.correlation_id, start, frame)))
+        try:
+            released = rule.release(api, [h for _, _, h in self._held])
+        except (ProtocolError, ValueError) as exc:
+            self.proxy.note_error(f"{self.label}: {rule.describe()} could not read what it held, sent on as is: {exc}")
+            released = [h for _, _, h in self._held]
+        if released is None:
+            ex.rules.append(rule.describe())
+            return []
+        held = {h.correlation_id: (e, x) for e, x, h in self._held}
+        self._held = []
+        return [(*held[h.correlation_id], SIZE.pack(len(h.frame)) + h.frame) for h in released]
 
     # -- broker -> client ------------------------------------------------------------------
     async def _responses(self, reader: asyncio.StreamReader) -> None:
@@ -204,7 +239,15 @@ class Link:
             ex.response_bytes = frame
             ex.outcome = ANSWERED
             recording.trim(ex)
+            owed = self._owed
+            if owed and ex.correlation_id in owed and ex.correlation_id != owed[0]:
+                self._early[ex.correlation_id] = size_bytes + frame  # its turn comes after an answer still owed
+                continue
             client.write(size_bytes + frame)
+            if owed and owed[0] == ex.correlation_id:
+                owed.popleft()
+                while owed and owed[0] in self._early:
+                    client.write(self._early.pop(owed.popleft()))
             await client.drain()
 
     def _edit_request(self, ex: Exchange, frame: bytes) -> bytes:

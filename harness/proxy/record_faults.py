@@ -13,9 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import crc32c
+
+from harness.protocol.codec import decode, encode
 from harness.protocol.records import COMPRESSION_NONE, RecordBatch, encode_batches, parse_batches
 from harness.protocol.spec import ApiSpec
-from harness.proxy.rules import FETCH, Rule
+from harness.proxy.rules import FETCH, HeldRequest, Rule
 
 PRODUCE = 0
 OFFSET_OUT_OF_RANGE = 1
@@ -233,3 +236,93 @@ class MisdirectProduce(Rule):
 
     def describe(self) -> str:
         return f"MisdirectProduce(Produce sent on for partition {MISDIRECTED}, {self.scope()})"
+
+
+
+# A v2 batch's base sequence, and its CRC-32C over the bytes from its attributes on.
+_SEQUENCE_AT, _CRC_AT, _CRC_FROM = 53, 17, 21
+
+
+@dataclass(frozen=True)
+class ProducedBatch:
+    """The batch a Produce request carries for one partition (Produce v3+ carries exactly one), as
+    far as ordering goes: where it goes, whose it is, and its sequence numbers."""
+
+    topic: str
+    partition: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    count: int
+
+
+def _produce_body(api: ApiSpec, request: HeldRequest) -> dict[str, Any]:
+    return decode(api.request, request.version, request.frame, offset=request.body_start)
+
+
+def produced_batches(api: ApiSpec, request: HeldRequest) -> list[ProducedBatch]:
+    """The batches of a Produce request, one per partition."""
+    out = []
+    for t in _produce_body(api, request).get("TopicData") or ():
+        for p in t.get("PartitionData") or ():
+            for b in parse_batches(bytes(p.get("Records") or b""), records=False):
+                out.append(ProducedBatch(str(t.get("Name") or t.get("TopicId")), p["Index"], b.producer_id,
+                                         b.producer_epoch, b.base_sequence, b.last_offset_delta + 1))
+    return out
+
+
+def with_base_sequence(api: ApiSpec, request: HeldRequest, sequence: int) -> HeldRequest:
+    """`request` (one partition, one batch) with its batch's base sequence set to `sequence` and the
+    batch's CRC-32C recomputed; every other byte of the batch as the client sent it."""
+    body = _produce_body(api, request)
+    (p,) = [p for t in body.get("TopicData") or () for p in t.get("PartitionData") or ()]
+    batch = bytearray(p["Records"])
+    batch[_SEQUENCE_AT:_SEQUENCE_AT + 4] = sequence.to_bytes(4, "big", signed=True)
+    batch[_CRC_AT:_CRC_AT + 4] = crc32c.crc32c(bytes(batch[_CRC_FROM:])).to_bytes(4, "big")
+    p["Records"] = bytes(batch)
+    frame = request.frame[:request.body_start] + encode(api.request, request.version, body)
+    return HeldRequest(request.version, request.correlation_id, request.body_start, frame)
+
+
+@dataclass(eq=False)
+class HoldProduce(Rule):
+    """The first Produce request is held back until the next one arrives on its connection (the
+    client sent it without waiting for the first's answer); then both go on to the broker.
+
+    - `swap` False: in the order sent. The first one's answer can then reach the client only after
+      the second request reached the broker: what a scene needs to be sure of, without a timer.
+    - `swap` True: the second first, as a broker that appends pipelined requests out of order. Where
+      both carry one idempotent batch of one producer for one partition, their base sequences are
+      exchanged (the second takes the first's, the first follows it), so that the broker, which
+      checks sequences, appends them in that order and acknowledges each at its true offset. Each
+      answer goes back to the client in the order it asked (harness.proxy.connection): the first
+      send is acknowledged above the second."""
+
+    count: int | None = 1
+    swap: bool = False
+    renumbered: bool = field(default=False, init=False)
+
+    def holds(self, api_key: int, version: int) -> bool:
+        return api_key == PRODUCE and version >= 3 and not self.spent
+
+    def release(self, api: ApiSpec, held: list[HeldRequest]) -> list[HeldRequest] | None:
+        if len(held) < 2:
+            return None
+        if not self.take():
+            return held
+        first, second, *rest = held
+        if not self.swap:
+            return held
+        a, b = produced_batches(api, first), produced_batches(api, second)
+        if (len(a) == len(b) == 1 and a[0].base_sequence >= 0 and b[0].base_sequence == a[0].base_sequence + a[0].count
+                and (a[0].topic, a[0].partition, a[0].producer_id, a[0].producer_epoch)
+                == (b[0].topic, b[0].partition, b[0].producer_id, b[0].producer_epoch)):
+            second = with_base_sequence(api, second, a[0].base_sequence)
+            first = with_base_sequence(api, first, a[0].base_sequence + b[0].count)
+            self.renumbered = True
+        return [second, first, *rest]
+
+    def describe(self) -> str:
+        how = "the second sent on first" + (", sequences exchanged" if self.renumbered else "") if self.swap \
+            else "both sent on in order"
+        return f"HoldProduce(a Produce held until the next, {how}, {self.scope()})"

@@ -31,6 +31,17 @@ _METADATA_TOPIC_ID_FROM = 10
 
 
 @dataclass(frozen=True)
+class HeldRequest:
+    """A request a rule holds back on its connection (`Rule.holds`): its frame without the size
+    prefix, where its body starts, and its version and correlation id (how the proxy knows it again)."""
+
+    version: int
+    correlation_id: int
+    body_start: int
+    frame: bytes
+
+
+@dataclass(frozen=True)
 class RequestAction:
     """What a rule asks of the proxy when a request arrives."""
 
@@ -104,6 +115,17 @@ class Rule:
 
     def response_delay(self, api_key: int, version: int) -> float:
         return 0.0
+
+    # A rule that holds requests back, to send them on later or in another order, says so here; the
+    # proxy then gives it every such request with those it holds on that connection (`release`), and
+    # answers the client in the order it asked, whatever order the broker answered in.
+    def holds(self, api_key: int, version: int) -> bool:
+        return False
+
+    def release(self, api: ApiSpec, held: list[HeldRequest]) -> list[HeldRequest] | None:
+        """Of the requests held on a connection (the newest last), those to send on now, all of them
+        (maybe edited), in the order to send them; None to hold them on."""
+        return held
 
     def scope(self) -> str:
         scope = self.api or "any API"
