@@ -24,8 +24,8 @@ fault of each scene, and what it must show:
 - int-nonmonotonic-poll: the batch of offset 4 served twice in one answer (RepeatBatch); one client
   call returns v4 twice in a row.
 - nonmonotonic-send: the producer's Produce of a is sent on for a partition that does not exist
-  (MisdirectProduce: refused, nothing appended) and its answer held back (Delay) while the request
-  of b leaves and is appended; a, sent again, lands after b.
+  (MisdirectProduce: refused, nothing appended) and held until the request of b arrived
+  (HoldProduce), then both sent on: b is appended, a, sent again after its refusal, lands after b.
 - precommitted-read: a read_committed reader is served an open transaction's record (ServeUncommitted)
   and polls it before the transaction commits.
 """
@@ -36,19 +36,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.clients.recorded import RecordingConsumer, recording_consumer, recording_producer
+from harness.clients.recorded import RecordingConsumer, RecordingProducer, recording_consumer, recording_producer
 from harness.cluster.base import Cluster
 from harness.histories.history import Polled
 from harness.protocol.errors import NOT_LEADER_OR_FOLLOWER
 from harness.proxy.record_faults import (
     DropRecords,
+    HoldProduce,
     MisdirectProduce,
     OutOfRangeFrom,
     RepeatBatch,
     ReplaceValue,
     ServeUncommitted,
 )
-from harness.proxy.rules import Delay, HideAbortedTransactions, RefusePartitions, Rule
+from harness.proxy.rules import HideAbortedTransactions, RefusePartitions, Rule
 from harness.proxy.server import Proxy
 from harness.waiting import wait_until
 
@@ -207,22 +208,30 @@ def int_nonmonotonic_poll(s: Stage) -> None:
     s.read(s.proxied(), "reader", 0, last, batch=RECORDS, timeout=20)
 
 
+def _send_pair(s: Stage, p: RecordingProducer) -> None:
+    """`p` sends a, then b as soon as a's request reached the proxy, without waiting for a's answer:
+    two Produce requests in flight on one connection."""
+    assert s.proxy is not None
+    proxy = s.proxy
+    asked = len(proxy.recording.exchanges("Produce"))
+
+    def a_left() -> None:
+        wait_until(lambda: len(proxy.recording.exchanges("Produce")) > asked, 30,
+                   lambda: f"the Produce of a never reached the proxy ({proxy.recording.summary('Produce')})")
+
+    p.send_many(["a", "b"], a_left)
+
+
 def nonmonotonic_send(s: Stage) -> None:
     with recording_producer({**s.proxied(), **PRODUCER}, s.folder, s.process("producer"), s.topic) as p:
         for v in values(3):
             p.send(v)
         s.add(MisdirectProduce())
-        # a's answer held back, so that b's request leaves (and is appended) before a is sent again.
-        s.add(Delay(api="Produce", seconds=2.0, count=1))
-        assert s.proxy is not None
-        proxy = s.proxy
-        asked = len(proxy.recording.exchanges("Produce"))
-
-        def a_left() -> None:
-            wait_until(lambda: len(proxy.recording.exchanges("Produce")) > asked, 30,
-                       lambda: f"the Produce of a never reached the proxy ({proxy.recording.summary('Produce')})")
-
-        p.send_many(["a", "b"], a_left)
+        # a's request held until b's arrives, then both sent on in order: a's refusal reaches the
+        # producer only after b's request reached the broker, so a, sent again, lands after b
+        # (a timer on a's answer, as before, was a sleep standing for that order).
+        s.add(HoldProduce())
+        _send_pair(s, p)
         last = p.send("v3").sent
     assert last is not None and last.offset is not None
     s.read(s.direct(), "reader", 0, last.offset)
