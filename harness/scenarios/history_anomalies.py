@@ -26,6 +26,8 @@ fault of each scene, and what it must show:
 - nonmonotonic-send: the producer's Produce of a is sent on for a partition that does not exist
   (MisdirectProduce: refused, nothing appended) and held until the request of b arrived
   (HoldProduce), then both sent on: b is appended, a, sent again after its refusal, lands after b.
+- int-nonmonotonic-send: in one transaction, the requests of a and b sent on in the other order,
+  their sequences exchanged (HoldProduce swap): b acknowledged below a, both truly, in one transaction.
 - precommitted-read: a read_committed reader is served an open transaction's record (ServeUncommitted)
   and polls it before the transaction commits.
 """
@@ -237,6 +239,23 @@ def nonmonotonic_send(s: Stage) -> None:
     s.read(s.direct(), "reader", 0, last.offset)
 
 
+def int_nonmonotonic_send(s: Stage) -> None:
+    """One transaction sends v0-v2, then a and b pipelined, then v3. Ruled, the broker takes b's
+    request before a's, their sequences exchanged (HoldProduce swap): b is appended and
+    acknowledged at 3, a at 4, each answer given in the order the producer asked. Read committed."""
+    with recording_producer({**s.proxied(), **TXN_PRODUCER}, s.folder, s.process("producer"), s.topic,
+                            s.transactional_id) as p:
+        p.begin()
+        for v in values(3):
+            p.send(v)
+        s.add(HoldProduce(swap=True))
+        _send_pair(s, p)
+        last = p.send("v3").sent
+        p.commit()
+    assert last is not None and last.offset is not None
+    s.read({**s.direct(), "isolation.level": "read_committed"}, "reader", 0, last.offset)
+
+
 def nonmonotonic_poll(s: Stage) -> None:
     with recording_consumer(s.proxied(), s.folder, s.process("reader"), s.topic, 0) as c:
         first = s.send_all({**s.direct(), **PRODUCER}, values(5))
@@ -350,6 +369,7 @@ SCENES: dict[str, Callable[[Stage], None]] = {
     "nonmonotonic-poll": nonmonotonic_poll,
     "int-nonmonotonic-poll": int_nonmonotonic_poll,
     "nonmonotonic-send": nonmonotonic_send,
+    "int-nonmonotonic-send": int_nonmonotonic_send,
     "precommitted-read": precommitted_read,
 }
 # Cycles over transactions, which a correct Kafka makes (its writes are not isolated): the ruled run
