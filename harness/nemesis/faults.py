@@ -1,7 +1,8 @@
-"""Faults as objects: aim at a target, inject, heal; a final heal undoes whatever is left.
+"""Faults as objects: aim at a victim, inject, heal; a final heal undoes whatever is left.
 
-Targets are resolved when the fault is injected, against the partition's state at that moment:
-`"leader"`, `"follower"` (one in-sync follower), or a broker id.
+A victim is chosen when the fault is injected, against the partition's state at that moment:
+`"leader"`, `"follower"` (one in-sync follower), or a broker id. (Not "target": that is the
+cluster under test, `harness.cluster.target.TargetSpec`.)
 """
 
 from __future__ import annotations
@@ -14,27 +15,27 @@ from harness.errors import FaultControlUnavailable, KctsError, TargetRefused
 from harness.network.links import LinkFault
 from harness.waiting import wait_until
 
-Target = str | int
+Victim = str | int
 
 
-def resolve_target(cluster: Cluster, target: Target, topic: str | None, partition: int = 0) -> int:
-    if isinstance(target, int):
-        return target
+def resolve_victim(cluster: Cluster, victim: Victim, topic: str | None, partition: int = 0) -> int:
+    if isinstance(victim, int):
+        return victim
     if topic is None:
-        raise KctsError(f"target {target!r} needs a topic to be resolved against")
+        raise KctsError(f"victim {victim!r} needs a topic to be resolved against")
     state = cluster.partition_state(topic, partition)
-    if target == "leader":
+    if victim == "leader":
         if state.leader not in cluster.broker_ids:
             raise TargetRefused(
                 f"{topic}-{partition}'s leader, as Metadata names it, is broker {state.leader}, which is no one "
                 f"process the harness can stop (its nodes: {cluster.broker_ids}); a failover needs one")
         return state.leader
-    if target == "follower":
+    if victim == "follower":
         followers = [b for b in state.isr if b != state.leader]
         if not followers:
             raise KctsError(f"{topic}-{partition} has no in-sync follower: {state}")
         return followers[0]
-    raise KctsError(f"unknown fault target {target!r}; use 'leader', 'follower' or a broker id")
+    raise KctsError(f"unknown fault victim {victim!r}; use 'leader', 'follower' or a broker id")
 
 
 @dataclass
@@ -42,7 +43,7 @@ class Fault(abc.ABC):
     """One fault on one broker. `inject` returns the broker hit; `heal` undoes it."""
 
     cluster: Cluster
-    target: Target
+    victim: Victim
     topic: str | None = None
     partition: int = 0
     hit: list[int] = field(default_factory=list)
@@ -50,7 +51,7 @@ class Fault(abc.ABC):
     name: str = "fault"
 
     def inject(self) -> int:
-        broker = resolve_target(self.cluster, self.target, self.topic, self.partition)
+        broker = resolve_victim(self.cluster, self.victim, self.topic, self.partition)
         self._inject(broker)
         self.hit.append(broker)
         return broker

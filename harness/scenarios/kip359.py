@@ -36,7 +36,7 @@ from harness.histories.kip359 import OldVersionAppend, OldVersionProduce
 from harness.histories.observations import Read
 from harness.histories.records import Ack, LogRecord
 from harness.kafka.dist import resolve
-from harness.nemesis.faults import Fault, node_faults, resolve_target
+from harness.nemesis.faults import Fault, node_faults, resolve_victim
 from harness.nemesis.leadership import move_leader, move_leader_away
 from harness.protocol.exceptions import DecodeError
 from harness.protocol.produce_schema import EPOCH_FIELD, partition_fields
@@ -275,7 +275,7 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
     require_target(producers, f"no stack's producer reaches the target: {refused}")
     replicas = set(cluster.partition_state(topic).replicas)
     if cluster.capabilities.fault_control:
-        resolve_target(cluster, "leader", topic)  # a leader no one process holds refuses the premise before any write
+        resolve_victim(cluster, "leader", topic)  # a leader no one process holds refuses the premise before any write
     applied: list[str] = []
     with ExitStack() as running:
 
