@@ -32,7 +32,7 @@ from harness.kafka.dist import DEFAULT_VERSION
 from harness.protocol import kio_bridge
 from harness.protocol.client import RawClient
 from harness.protocol.codec import compile_decoder, decode, encode, split_response
-from harness.protocol.records import Record, encode_batch, parse_batches
+from harness.protocol.records import WireRecord, encode_batch, parse_batches
 from harness.protocol.spec import SpecSet, load_specs
 
 METADATA_VERSION = 13
@@ -96,7 +96,7 @@ def capture(host: str, port: int, specs: SpecSet) -> dict[str, tuple[int, bytes]
         # A v2 produce request may carry exactly one batch per partition (INVALID_RECORD otherwise),
         # so each request adds one batch to every partition.
         for b in range(BATCHES_PER_PARTITION):
-            records = [Record(value, f"k{b}-{i}".encode()) for i in range(RECORDS_PER_BATCH)]
+            records = [WireRecord(value, f"k{b}-{i}".encode()) for i in range(RECORDS_PER_BATCH)]
             data = [{"Index": p, "Records": encode_batch(records)} for p in range(FETCH_PARTITIONS)]
             body = {"Acks": -1, "TimeoutMs": 30000, "TopicData": [{**tkey, "PartitionData": data}]}
             resp = client.send("Produce", pv, body)
@@ -170,7 +170,7 @@ def synthesize(specs: SpecSet) -> dict[str, tuple[int, bytes]]:
     for p in range(FETCH_PARTITIONS):
         blob = b"".join(
             encode_batch(
-                [Record(value, f"k{b}-{i}".encode()) for i in range(RECORDS_PER_BATCH)],
+                [WireRecord(value, f"k{b}-{i}".encode()) for i in range(RECORDS_PER_BATCH)],
                 base_offset=b * RECORDS_PER_BATCH,
                 partition_leader_epoch=0,
             )

@@ -15,10 +15,10 @@ from harness.errors import ClientLacks, SceneUnmet, TargetRefused
 from harness.histories.client_reactions import (
     LEADER_HINT,
     METADATA,
+    ClientRecord,
     EpochLearned,
     FetchEpochRun,
     FetchSent,
-    Record,
     ResetAheadRun,
     Sent,
 )
@@ -68,7 +68,7 @@ def _require_sent(sent: Sequence[Sent], client: str, api: str, lowest: int, fiel
     raise TargetRefused(f"the target answered none of {client}'s {api} requests from v{lowest} usefully; {seen}")
 
 
-def _reads(reads: Sequence[Record]) -> str:
+def _reads(reads: Sequence[ClientRecord]) -> str:
     if not reads:
         return "nothing"
     return f"{len(reads)} records, offsets {reads[0].offset}..{reads[-1].offset}"

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 from harness.errors import ClientLacks, SceneUnmet, TargetRefused
 from harness.histories.client_reactions import (
+    ClientRecord,
     CommittedAhead,
     EpochErrorRun,
     FetchEpochRun,
-    Record,
     ResetAheadRun,
     ResetFetch,
     Sent,
@@ -20,7 +20,7 @@ FETCH_WITH_EPOCH = 9  # the first Fetch version with CurrentLeaderEpoch (KIP-320
 METADATA_WITH_EPOCH = 7  # the first Metadata version whose answer carries the leader epoch (KIP-320)
 
 
-def _reads(reads: Sequence[Record]) -> str:
+def _reads(reads: Sequence[ClientRecord]) -> str:
     if not reads:
         return "nothing"
     return f"{len(reads)} records, offsets {reads[0].offset}..{reads[-1].offset}"

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from harness.errors import require_scene
 from harness.histories import codec
-from harness.histories.client_reactions import Record
+from harness.histories.client_reactions import ClientRecord
 from harness.histories.records import LogRecord
 from harness.histories.truncation import ConsumerError, RepeatedUncleanConsumer
 
@@ -42,7 +42,7 @@ def informational(client: str, errors: Sequence[ConsumerError], reset_to: int) -
     return [e for e in errors if e not in notices]
 
 
-def _reads(reads: Sequence[Record], n: int = 4) -> str:
+def _reads(reads: Sequence[ClientRecord], n: int = 4) -> str:
     if not reads:
         return "nothing"
     head = ", ".join(f"{r.offset}@{r.epoch}={r.value}" for r in reads[:n])
@@ -56,7 +56,7 @@ def _errors(errors: Sequence[ConsumerError]) -> str:
 
 def assert_resumed_at_divergence(
     client: str,
-    reads: Sequence[Record],
+    reads: Sequence[ClientRecord],
     errors: Sequence[ConsumerError],
     divergence: int,
     position_before: int,
@@ -112,7 +112,7 @@ class ReadOnAfterSurfacing(AssertionError):
 
 
 def assert_truncation_surfaced(
-    client: str, reads: Sequence[Record], errors: Sequence[ConsumerError], divergence: int
+    client: str, reads: Sequence[ClientRecord], errors: Sequence[ConsumerError], divergence: int
 ) -> None:
     """With no reset policy the client reports the truncation, and reads nothing past it.
 

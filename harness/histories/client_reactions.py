@@ -9,7 +9,7 @@
 - `ResetAheadRun`: a consumer resetting while its Metadata is held behind the epoch ListOffsets
   returns (harness.scenarios.client_fetch_epochs).
 
-Made of: `Record` (a record written or read), `Sent` (one exchange as the premise guards read it),
+Made of: `ClientRecord` (a record written or read), `Sent` (one exchange as the premise guards read it),
 `harness.histories.observations.ClientEvent` (what the client reported), and `ClientRelease` (the
 client that ran, with the first release of its stack that fences Fetch: harness.clients.kip320_releases).
 Recordings (tests/suites/data/kip320-client-*, -committed-ahead-*, -reset-*, -fetch-epochs-*) load
@@ -26,7 +26,7 @@ CONNECT = "connect"  # the `api` of a Sent that stands for a client connection t
 
 
 @dataclass(frozen=True)
-class Record:
+class ClientRecord:
     """A record a client wrote (acknowledged) or read: offset, value as text, and the leader epoch of
     its batch where the client exposed it (None: not recorded)."""
 
@@ -92,8 +92,8 @@ class EpochErrorRun:
 
     client: str
     error: str
-    written: tuple[Record, ...]
-    reads: tuple[Record, ...]
+    written: tuple[ClientRecord, ...]
+    reads: tuple[ClientRecord, ...]
     errors: tuple[ClientEvent, ...]
     refused: int
     after: tuple[str, ...]
@@ -171,8 +171,8 @@ class CommittedAhead:
     committed: Committed
     stale: int
     validations: tuple[Validation, ...]
-    written: tuple[Record, ...]
-    reads: tuple[Record, ...]
+    written: tuple[ClientRecord, ...]
+    reads: tuple[ClientRecord, ...]
     errors: tuple[ClientEvent, ...]
     incomplete: str | None = None
     metadata_versions: tuple[int, ...] = ()  # of every Metadata request the client sent
@@ -234,8 +234,8 @@ class FetchEpochRun:
     move: LeaderMove | None  # None: the harness's move did not happen
     learned: tuple[EpochLearned, ...]
     fetches: tuple[FetchSent, ...]
-    written: tuple[Record, ...]
-    reads: tuple[Record, ...]
+    written: tuple[ClientRecord, ...]
+    reads: tuple[ClientRecord, ...]
     errors: tuple[ClientEvent, ...]
     incomplete: str | None = None
     exchanges: tuple[Sent, ...] = ()
@@ -272,8 +272,8 @@ class ResetAheadRun:
     learned: tuple[EpochLearned, ...]
     fetches: tuple[FetchSent, ...]
     validations: tuple[Validated, ...]
-    written: tuple[Record, ...]
-    reads: tuple[Record, ...]
+    written: tuple[ClientRecord, ...]
+    reads: tuple[ClientRecord, ...]
     errors: tuple[ClientEvent, ...]
     list_offsets_at: tuple[float, ...] = ()  # when each ListOffsets answer was passed on, in order
     incomplete: str | None = None

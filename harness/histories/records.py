@@ -8,7 +8,7 @@
 Scenarios that compare what was written with what a log holds (network splits, unclean elections
 watched by consumers, idempotent producers through failovers) pass these; the values are the scenes' own
 tags, so text is what the checks compare. A record a consumer read, with the epoch it reported, is
-harness.histories.client_reactions.Record; these carry no epoch, and their recordings have no such key.
+harness.histories.client_reactions.ClientRecord; these carry no epoch, and their recordings have no such key.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
   a leader that never saw the epoch the consumer read (harness.scenarios.repeated_unclean).
 - `GroupCommit` (or `CommitFailed`): what a group committed before the election, read back.
 
-Made of: `Record` (a record the consumer read, with the epoch it exposed: harness.histories.
+Made of: `ClientRecord` (a record the consumer read, with the epoch it exposed: harness.histories.
 client_reactions), `LogRecord` (a record the new leader was acknowledged for), `ConsumerError` (an
 error event of the KIP-320 consumers driver, with the `Divergence`s it names) and `Refusal` (a
 command the driver could not do). Recordings (tests/suites/data/kip320-truncation-*,
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.histories.client_reactions import Record
+from harness.histories.client_reactions import ClientRecord
 from harness.histories.codec import OMITTED_AT_DEFAULT
 from harness.histories.records import LogRecord
 
@@ -63,7 +63,7 @@ class Refusal:
 class ConsumerSeen:
     """What one watched consumer read and reported after the election, and what it could not be set up for."""
 
-    reads: tuple[Record, ...] = ()
+    reads: tuple[ClientRecord, ...] = ()
     errors: tuple[ConsumerError, ...] = ()
     refused: tuple[Refusal, ...] = ()
 
@@ -90,7 +90,7 @@ class TruncatedConsumer:
     `position_before`; `new_leader_writes` what the new leader was acknowledged for from there;
     `client` the client and version its driver named (None: unknown)."""
 
-    reads: tuple[Record, ...]
+    reads: tuple[ClientRecord, ...]
     errors: tuple[ConsumerError, ...]
     divergence: int
     position_before: int
@@ -105,7 +105,7 @@ class RepeatedUncleanConsumer:
     to `position_before`; the last leader never saw that epoch, and its epoch `epochs[2]` starts at
     `e2_start`, where `leader_writes` begin."""
 
-    reads: tuple[Record, ...]
+    reads: tuple[ClientRecord, ...]
     errors: tuple[ConsumerError, ...]
     e1_start: int
     e2_start: int

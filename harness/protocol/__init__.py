@@ -29,7 +29,7 @@ from harness.protocol.exceptions import (
     RequestTimeout,
     UnsupportedVersionError,
 )
-from harness.protocol.records import Record, RecordBatch, encode_batch, parse_batches
+from harness.protocol.records import RecordBatch, WireRecord, encode_batch, parse_batches
 from harness.protocol.spec import ApiSpec, MessageSpec, SpecSet, load_specs
 
 __all__ = [
@@ -40,11 +40,11 @@ __all__ = [
     "MessageSpec",
     "ProtocolError",
     "RawClient",
-    "Record",
     "RecordBatch",
     "RequestTimeout",
     "SpecSet",
     "UnsupportedVersionError",
+    "WireRecord",
     "decode",
     "decode_request",
     "decode_response",

@@ -65,7 +65,7 @@ _END_TXN_MARKER = struct.Struct(">hi")
 
 
 @dataclass
-class Record:
+class WireRecord:
     """One record. `offset` and `timestamp` are absolute; None on encode means "next in batch"."""
 
     value: bytes | None
@@ -96,7 +96,7 @@ class RecordBatch:
     producer_id: int
     producer_epoch: int
     base_sequence: int
-    records: list[Record]
+    records: list[WireRecord]
     batch_length: int = 0
     crc_valid: bool = True
 
@@ -267,8 +267,8 @@ def available_compressions() -> list[str]:
 # --- decoding --------------------------------------------------------------------------------
 
 
-def _records(buf: bytes, pos: int, count: int, base_offset: int, base_ts: int) -> list[Record]:
-    out: list[Record] = []
+def _records(buf: bytes, pos: int, count: int, base_offset: int, base_ts: int) -> list[WireRecord]:
+    out: list[WireRecord] = []
     append = out.append
     for _ in range(count):
         # Each varint below is read inline for the one-byte case, the common one.
@@ -323,7 +323,7 @@ def _records(buf: bytes, pos: int, count: int, base_offset: int, base_ts: int) -
             headers.append((k.decode("utf-8"), v))
         if pos != end:
             raise DecodeError(f"record length says it ends at {end}, its fields end at {pos}")
-        append(Record(value, key, headers, base_ts + ts_delta, base_offset + offset_delta, attributes))
+        append(WireRecord(value, key, headers, base_ts + ts_delta, base_offset + offset_delta, attributes))
     if pos > len(buf):
         raise DecodeError("records run past the end of the batch")
     return out
@@ -387,7 +387,7 @@ def parse_batch(data: bytes, offset: int = 0, *, verify_crc: bool = True, record
         raise CorruptRecordError(
             f"record batch at offset {base_offset}: CRC32C {actual:#010x} does not match the stored {crc:#010x}"
         )
-    parsed: list[Record] = []
+    parsed: list[WireRecord] = []
     if records and count > 0:
         code = attributes & ATTR_COMPRESSION_MASK
         if code == COMPRESSION_NONE:
@@ -471,7 +471,7 @@ def count_entries(data: bytes | memoryview | None) -> int:
     return count
 
 
-def iter_records(data: bytes | None, *, verify_crc: bool = True) -> Iterable[tuple[RecordBatch, Record]]:
+def iter_records(data: bytes | None, *, verify_crc: bool = True) -> Iterable[tuple[RecordBatch, WireRecord]]:
     for batch in parse_batches(data, verify_crc=verify_crc):
         for record in batch.records:
             yield batch, record
@@ -480,7 +480,7 @@ def iter_records(data: bytes | None, *, verify_crc: bool = True) -> Iterable[tup
 # --- encoding --------------------------------------------------------------------------------
 
 
-def _encode_record(r: Record, offset_delta: int, ts_delta: int) -> bytes:
+def _encode_record(r: WireRecord, offset_delta: int, ts_delta: int) -> bytes:
     parts = [bytes([r.attributes & 0xFF]), encode_varlong(ts_delta), encode_varint(offset_delta)]
     for blob in (r.key, r.value):
         if blob is None:
@@ -503,7 +503,7 @@ def _encode_record(r: Record, offset_delta: int, ts_delta: int) -> bytes:
 
 
 def encode_batch(
-    records: Sequence[Record | bytes | tuple[bytes | None, bytes | None]],
+    records: Sequence[WireRecord | bytes | tuple[bytes | None, bytes | None]],
     *,
     base_offset: int = 0,
     partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
@@ -519,9 +519,9 @@ def encode_batch(
     producer_epoch: int = NO_PRODUCER_EPOCH,
     base_sequence: int = NO_SEQUENCE,
 ) -> bytes:
-    """One RecordBatch v2. Records may be Record objects, bare values, or (key, value) pairs.
+    """One RecordBatch v2. Records may be WireRecord objects, bare values, or (key, value) pairs.
 
-    Offsets and timestamps not set on a Record follow on from base_offset and base_timestamp
+    Offsets and timestamps not set on a WireRecord follow on from base_offset and base_timestamp
     (default: now). `attributes`, when given, overrides the flags built from the keywords.
     """
     recs = [_as_record(r) for r in records]
@@ -590,7 +590,7 @@ def control_batch(
     key = _CONTROL_KEY.pack(0, code)
     value = _END_TXN_MARKER.pack(0, coordinator_epoch)
     return encode_batch(
-        [Record(value, key, timestamp=timestamp)],
+        [WireRecord(value, key, timestamp=timestamp)],
         base_offset=base_offset,
         partition_leader_epoch=partition_leader_epoch,
         transactional=True,
@@ -600,14 +600,14 @@ def control_batch(
     )
 
 
-def _as_record(r: Record | bytes | tuple[bytes | None, bytes | None]) -> Record:
-    if isinstance(r, Record):
+def _as_record(r: WireRecord | bytes | tuple[bytes | None, bytes | None]) -> WireRecord:
+    if isinstance(r, WireRecord):
         return r
     if isinstance(r, bytes | bytearray):
-        return Record(bytes(r))
+        return WireRecord(bytes(r))
     if isinstance(r, tuple) and len(r) == 2:
-        return Record(r[1], r[0])
-    raise EncodeError(f"not a record: {r!r} (give Record, bytes, or (key, value))")
+        return WireRecord(r[1], r[0])
+    raise EncodeError(f"not a record: {r!r} (give WireRecord, bytes, or (key, value))")
 
 
 def set_partition_leader_epoch(batch: bytes, epoch: int) -> bytes:

@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from harness.protocol.codec import VersionCtx, default_value, present_fields
-from harness.protocol.records import Record, encode_batch
+from harness.protocol.records import WireRecord, encode_batch
 from harness.protocol.spec import FieldSpec, MessageSpec, StructSpec
 from harness.protocol.types import INT_RANGES, ZERO_UUID
 
@@ -28,7 +28,7 @@ _UUIDS = st.one_of(st.just(ZERO_UUID), st.uuids().map(lambda u: uuid.UUID(int=u.
 
 def _records_blob() -> st.SearchStrategy[bytes]:
     batch = st.lists(st.tuples(st.one_of(st.none(), st.binary(max_size=8)), st.binary(max_size=8)), max_size=3).map(
-        lambda rs: encode_batch([Record(v, k, timestamp=1_700_000_000_000) for k, v in rs])
+        lambda rs: encode_batch([WireRecord(v, k, timestamp=1_700_000_000_000) for k, v in rs])
     )
     return st.one_of(st.binary(max_size=24), batch)
 

@@ -31,7 +31,7 @@ from harness.protocol.client import Exchange, RawClient, set_recorder
 from harness.protocol.codec import UNKNOWN_TAGS
 from harness.protocol.errors import error_name
 from harness.protocol.exceptions import ProtocolError
-from harness.protocol.records import Record, RecordBatch, parse_batches
+from harness.protocol.records import RecordBatch, WireRecord, parse_batches
 from harness.protocol.spec import FieldSpec, StructSpec
 from harness.protocol.types import kafka_uuid_str
 
@@ -313,7 +313,7 @@ def plain(v: Any) -> Any:
         return f"{kafka_uuid_str(v)} ({v})"
     if isinstance(v, RecordBatch):
         return _batch(v)
-    if isinstance(v, Record):
+    if isinstance(v, WireRecord):
         return _record(v)
     if isinstance(v, Mapping):
         return {str(k): plain(x) for k, x in v.items()}
@@ -376,7 +376,7 @@ def _batch(b: RecordBatch) -> dict[str, Any]:
     }
 
 
-def _record(r: Record) -> dict[str, Any]:
+def _record(r: WireRecord) -> dict[str, Any]:
     return {
         "offset": r.offset,
         "timestamp": r.timestamp,

@@ -28,12 +28,12 @@ from harness.cluster.base import Cluster
 from harness.histories.client_reactions import (
     LEADER_HINT,
     METADATA,
+    ClientRecord,
     EpochLearned,
     FetchEpochRun,
     FetchSent,
     LeaderMove,
     ListOffsetsAnswer,
-    Record,
     ResetAheadRun,
     Validated,
 )
@@ -129,7 +129,7 @@ def fetch_epochs_through_leader_move(cluster: Cluster, topic: str, client: str) 
     module docstring); returns what it got, sent, read and reported."""
     with confluent.producer({**cluster.client_config(), "acks": "all"}) as producer, \
             confluent.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
-        written = [Record(w.offset, w.value.decode())
+        written = [ClientRecord(w.offset, w.value.decode())
                    for w in produce(producer, topic, [f"before-{i}".encode() for i in range(RECORDS)]).acked]
         tid = str(rr.topic_id(raw(cluster.running_brokers()[0]), topic))
         before = cluster.partition_state(topic, 0)
@@ -147,7 +147,7 @@ def fetch_epochs_through_leader_move(cluster: Cluster, topic: str, client: str) 
                     after = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
                     moves.append(LeaderMove(before.leader, before.leader_epoch, after.leader, after.leader_epoch,
                                             _at(time.monotonic(), t0)))
-                    written.extend(Record(w.offset, w.value.decode()) for w in produce(
+                    written.extend(ClientRecord(w.offset, w.value.decode()) for w in produce(
                         producer, topic, [f"after-{i}".encode() for i in range(RECORDS)]).acked)
                 except Exception as exc:  # noqa: BLE001 - raised once the driver is stopped
                     failed.append(exc)
@@ -169,7 +169,7 @@ class _Hold:
     """The proxy's hold of Metadata in the second scene: when it ended, and what the harness wrote then."""
 
     released: float | None = None
-    later: list[Record] = field(default_factory=list)
+    later: list[ClientRecord] = field(default_factory=list)
 
 
 def reset_ahead_of_metadata(cluster: Cluster, topic: str, client: str, reset: str, group: str) -> ResetAheadRun:
@@ -179,7 +179,7 @@ def reset_ahead_of_metadata(cluster: Cluster, topic: str, client: str, reset: st
     with confluent.producer({**cluster.client_config(), "acks": "all"}) as producer, \
             confluent.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
         moved = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
-        written = [Record(w.offset, w.value.decode())
+        written = [ClientRecord(w.offset, w.value.decode())
                    for w in produce(producer, topic, [f"r-{i}".encode() for i in range(RECORDS)]).acked]
         tid = str(rr.topic_id(raw(moved.leader), topic))
         with Proxy.for_cluster(cluster) as proxy:
@@ -217,7 +217,7 @@ def reset_ahead_of_metadata(cluster: Cluster, topic: str, client: str, reset: st
                 try:
                     proxy.remove(rule)
                     hold.released = now
-                    hold.later.extend(Record(w.offset, w.value.decode()) for w in produce(
+                    hold.later.extend(ClientRecord(w.offset, w.value.decode()) for w in produce(
                         producer, topic, [f"later-{i}".encode() for i in range(LATER)]).acked)
                 except Exception as exc:  # noqa: BLE001 - raised once the driver is stopped
                     failed.append(exc)

@@ -23,12 +23,12 @@ from harness.cluster.base import Cluster
 from harness.errors import require_target
 from harness.histories.client_reactions import (
     CONNECT,
+    ClientRecord,
     Committed,
     CommittedAhead,
     EpochErrorRun,
     FetchAsk,
     ListOffsetsAnswer,
-    Record,
     ResetFetch,
     Sent,
     Validation,
@@ -50,7 +50,7 @@ __all__ = ["CommittedAhead", "EpochErrorRun", "ResetFetch"]  # the suites' names
 class Consumed:
     """What a consumer driver returned while a scene ran: its records and what it reported, in order."""
 
-    reads: list[Record] = field(default_factory=list)
+    reads: list[ClientRecord] = field(default_factory=list)
     errors: list[ClientEvent] = field(default_factory=list)
 
 
@@ -59,7 +59,7 @@ def consumer_through_epoch_errors(cluster: Cluster, topic: str, client: str, err
     reset policy: a reset would be reported) through a proxy that refuses its first REFUSED
     Fetch answers (v9+, the versions with CurrentLeaderEpoch) with `error`."""
     with confluent.producer({**cluster.client_config(), "acks": "all"}) as producer:
-        written = tuple(Record(w.offset, w.value.decode())
+        written = tuple(ClientRecord(w.offset, w.value.decode())
                         for w in produce(producer, topic, [f"r-{i}".encode() for i in range(RECORDS)]).acked)
     with Proxy.for_cluster(cluster) as proxy:
         rule = proxy.add(RefusePartitions("Fetch", versions=(9, 99), error=errors.error_code(error), count=REFUSED))
@@ -126,7 +126,7 @@ def read_through(
                 for e in driver.events[seen[0]:]:
                     seen[0] += 1
                     if e.get("event") == "record":
-                        got.reads.append(Record(e["offset"], e["value"], e.get("epoch")))
+                        got.reads.append(ClientRecord(e["offset"], e["value"], e.get("epoch")))
                     elif e.get("event") in ("error", "command_failed"):
                         got.errors.append(ClientEvent.of(e))
                 return settled()
@@ -222,8 +222,8 @@ def producer_through_epoch_errors(cluster: Cluster, topic: str, error: str) -> E
     with confluent.consumer({**cluster.client_config(), "group.id": f"{topic}-reader", "enable.auto.commit": False,
                          "auto.offset.reset": "earliest"}) as consumer:
         got = read_partition(consumer, topic, 0, 0, _end(cluster, topic))
-    reads = tuple(Record(r.offset, r.value.decode()) for r in got)
-    written = tuple(Record(i, v) for i, v in enumerate(values))
+    reads = tuple(ClientRecord(r.offset, r.value.decode()) for r in got)
+    written = tuple(ClientRecord(i, v) for i, v in enumerate(values))
     return EpochErrorRun("librdkafka producer", error, written, reads, reported, refused, after, None, sent_epochs,
                          exchanges=exchanges)
 
@@ -249,7 +249,7 @@ def committed_epoch_ahead_of_metadata(cluster: Cluster, topic: str, client: str,
         code = rr.offset_commit(gcoord, version, group, topic, tid, 0, 25, moved.leader_epoch)
         require_target(code == 0, f"the group's commit of {committed} (OffsetCommit v{version}, sent by the harness "
                                   f"to coordinator {gcoord.host}:{gcoord.port}) was refused: {errors.describe(code)}")
-    written = tuple(Record(w.offset, w.value.decode()) for w in after if w.offset >= 25)
+    written = tuple(ClientRecord(w.offset, w.value.decode()) for w in after if w.offset >= 25)
     with Proxy.for_cluster(cluster) as proxy:
         rule = proxy.add(StaleLeaderEpoch(topic=topic, behind=1, count=3))
         got, incomplete, version = read_through(cluster, proxy, topic, client, written[-1].offset,

@@ -29,7 +29,7 @@ from harness.clients import raw as rr
 from harness.clients.history import produce
 from harness.cluster.base import Cluster, PartitionState
 from harness.errors import TargetRefused, require_target
-from harness.histories.client_reactions import Record
+from harness.histories.client_reactions import ClientRecord
 from harness.histories.network_splits import IsrSample, ZombieFetch, ZombieFetchFrom, ZombieWrite
 from harness.histories.observations import Body
 from harness.histories.records import DeliveryReport, LogRecord
@@ -95,7 +95,7 @@ class ZombieProbes:
 class ZombieLeader:
     truncation: TruncationHistory  # the consumers' reads, without the zombie's own writes
     probes: ZombieProbes
-    zombie_reads: dict[str, list[Record]]  # per consumer: the zombie's writes it was served
+    zombie_reads: dict[str, list[ClientRecord]]  # per consumer: the zombie's writes it was served
     old_leader_log: list[LogRecord]  # after the heal, once caught up
     new_leader_log: list[LogRecord]
     timeline: list[dict[str, object]]

@@ -38,7 +38,7 @@ from harness.clients.stacks import NO_RESET, RESETS, STACKS, client_version, con
 from harness.cluster.base import Cluster
 from harness.errors import ClusterError
 from harness.histories import codec
-from harness.histories.client_reactions import Record
+from harness.histories.client_reactions import ClientRecord
 from harness.histories.records import LogRecord
 from harness.histories.truncation import (
     CommitFailed,
@@ -67,7 +67,7 @@ def judged_stacks() -> tuple[str, ...]:
 class Watched:
     """What one consumer read and reported so far while it is watched (frozen by `seen`)."""
 
-    reads: list[Record] = field(default_factory=list)
+    reads: list[ClientRecord] = field(default_factory=list)
     errors: list[ConsumerError] = field(default_factory=list)
     refused: list[Refusal] = field(default_factory=list)
 
@@ -223,7 +223,7 @@ def watch_until_settled(
                 if o is None:
                     continue
                 if e["event"] == "record":
-                    o.reads.append(Record(e["offset"], e["value"], e["epoch"]))
+                    o.reads.append(ClientRecord(e["offset"], e["value"], e["epoch"]))
                 elif e["event"] == "error":
                     o.errors.append(_as(ConsumerError, e))
                     errored_at.setdefault(e["consumer"], time.monotonic())

@@ -27,7 +27,7 @@ FIELDS = ("id", "key", "seq", "crc", "flag", "stage", "payload")
 
 
 @dataclass(frozen=True)
-class Record:
+class PipelineRecord:
     id: int
     key: str
     seq: int
@@ -41,9 +41,9 @@ class Record:
             (str(self.id), self.key, str(self.seq), str(self.crc), self.flag, self.stage, self.payload)
         ).encode()
 
-    def restage(self, stage: str, flag: str) -> Record:
+    def restage(self, stage: str, flag: str) -> PipelineRecord:
         """The copy a processor writes: same id, key, seq, checksum and payload; its own stage and flag."""
-        return Record(self.id, self.key, self.seq, self.crc, flag, stage, self.payload)
+        return PipelineRecord(self.id, self.key, self.seq, self.crc, flag, stage, self.payload)
 
 
 def payload_for(record_id: int) -> str:
@@ -55,18 +55,18 @@ def crc(payload: str) -> int:
     return zlib.crc32(payload.encode())
 
 
-def make(record_id: int, key: str, seq: int, flag: str = COMMIT, stage: str = "gen") -> Record:
+def make(record_id: int, key: str, seq: int, flag: str = COMMIT, stage: str = "gen") -> PipelineRecord:
     payload = payload_for(record_id)
-    return Record(record_id, key, seq, crc(payload), flag, stage, payload)
+    return PipelineRecord(record_id, key, seq, crc(payload), flag, stage, payload)
 
 
-def decode(value: bytes) -> Record:
+def decode(value: bytes) -> PipelineRecord:
     """Parse a value; raises ValueError on anything that is not a well-formed record."""
     parts = value.decode().split(SEP, len(FIELDS) - 1)
     if len(parts) != len(FIELDS):
         raise ValueError(f"{len(parts)} fields in {value[:80]!r}")
     rid, key, seq, checksum, flag, stage, payload = parts
-    return Record(int(rid), key, int(seq), int(checksum), flag, stage, payload)
+    return PipelineRecord(int(rid), key, int(seq), int(checksum), flag, stage, payload)
 
 
 def rewrite_stage(value: bytes, stage: str, flag: str) -> bytes:

@@ -12,7 +12,7 @@ from harness.checks.truncation import (
     assert_resumed_at_divergence,
     assert_truncation_surfaced,
 )
-from harness.histories.client_reactions import Record
+from harness.histories.client_reactions import ClientRecord
 from harness.histories.truncation import CommitFailed, ConsumerError, GroupCommit
 from harness.scenarios.truncation import NO_RESET, STACKS, TruncationHistory, gap_version
 from harness.verdicts import ClientGap, known_gap, not_supported_by_client, require_target
@@ -26,7 +26,7 @@ GAPS = {
 }
 
 
-def _judged(truncation: TruncationHistory, name: str) -> tuple[tuple[Record, ...], tuple[ConsumerError, ...]]:
+def _judged(truncation: TruncationHistory, name: str) -> tuple[tuple[ClientRecord, ...], tuple[ConsumerError, ...]]:
     """The consumer's reads and errors after the election (saved as evidence); a consumer the client
     version could not set up ends as "not supported by this client", with the driver's answer."""
     o = truncation.consumer(name)
@@ -80,7 +80,7 @@ def test_consumer_without_reset_policy_surfaces_the_truncation(truncation: Trunc
     _assert_surfaced(truncation, client, reads, errors, "")
 
 
-def _assert_surfaced(truncation: TruncationHistory, client: str, reads: tuple[Record, ...],
+def _assert_surfaced(truncation: TruncationHistory, client: str, reads: tuple[ClientRecord, ...],
                      errors: tuple[ConsumerError, ...], scene: str, gap_on_silence: str | None = None) -> None:
     """assert_truncation_surfaced, with the client's known gaps: reading on after surfacing it
     (franz-go), and `gap_on_silence`, the failure name of a gap for not surfacing it at all."""

@@ -18,7 +18,7 @@ from harness.cluster.base import Cluster
 from harness.kafka.dist import DEFAULT_VERSION
 from harness.protocol.client import Exchange, RawClient, current_recorder, set_recorder
 from harness.protocol.exceptions import ConnectionFailed
-from harness.protocol.records import Record, encode_batch, encode_batches
+from harness.protocol.records import WireRecord, encode_batch, encode_batches
 from harness.protocol.spec import load_specs
 from harness.reports.wire import MAX_ARRAY, WireRecorder
 
@@ -79,8 +79,8 @@ def fake_exchange(api: str, version: int, request: dict[str, Any], response: dic
 def test_the_json_is_readable_names_errors_and_cuts_what_is_huge() -> None:
     recorder = WireRecorder(first=1, last=2)
     broker = SimpleNamespace(host="b1", port=9092)
-    blob = encode_batches([encode_batch([Record(b"v" * 1000, key=b"k%d" % i) for i in range(50)], base_offset=i * 50,
-                                        partition_leader_epoch=4) for i in range(30)])
+    blob = encode_batches([encode_batch([WireRecord(b"v" * 1000, key=b"k%d" % i) for i in range(50)],
+                                        base_offset=i * 50, partition_leader_epoch=4) for i in range(30)])
     produce = fake_exchange("Produce", 9, {"TransactionalId": None, "Acks": -1, "TimeoutMs": 1000, "TopicData": [
         {"Name": "t", "PartitionData": [{"Index": 0, "Records": blob}]}]}, {"Responses": [
             {"Name": "t", "PartitionResponses": [{"Index": 0, "ErrorCode": 74, "BaseOffset": -1}]}]})

@@ -25,7 +25,7 @@ class Log:
         self.rows.append((topic, partition, offset, raw))
         return offset
 
-    def write(self, topic: str, partition: int, rec: records.Record, logged: bool = True) -> int:
+    def write(self, topic: str, partition: int, rec: records.PipelineRecord, logged: bool = True) -> int:
         """Append and, like a processor's delivery report, log the acknowledged offset."""
         offset = self.append(topic, partition, rec.encode())
         if logged:

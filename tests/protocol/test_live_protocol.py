@@ -14,7 +14,7 @@ from harness.clients.raw import list_offsets
 from harness.protocol import errors
 from harness.protocol.client import RawClient
 from harness.protocol.coordinator import decode_coordinator_record
-from harness.protocol.records import Record, encode_batch, parse_batches
+from harness.protocol.records import WireRecord, encode_batch, parse_batches
 from harness.protocol.types import ZERO_UUID
 from harness.waiting import wait_until
 
@@ -232,7 +232,7 @@ def test_metadata_v13_topic_ids_and_leader_epochs(
 def test_produce_then_fetch_same_records(
     cluster: Any, raw_client: RawClientFactory, topic_factory: Callable[..., str]
 ) -> None:
-    sent = [Record(f"value-{i}".encode(), f"key-{i}".encode(), [("h", bytes([i]))]) for i in range(5)]
+    sent = [WireRecord(f"value-{i}".encode(), f"key-{i}".encode(), [("h", bytes([i]))]) for i in range(5)]
     w = _written_topic(raw_client, cluster, topic_factory, [encode_batch(sent, producer_id=-1)])
     (p,) = w.answers
     assert p["ErrorCode"] == 0, errors.describe(p["ErrorCode"])

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from harness.protocol.exceptions import CompressionUnavailable, CorruptRecordError, DecodeError
 from harness.protocol.records import (
-    Record,
+    WireRecord,
     available_compressions,
     control_batch,
     encode_batch,
@@ -21,7 +21,7 @@ from harness.protocol.records import (
 
 _BLOB = st.none() | st.binary(max_size=300)  # > 63 bytes exercises multi-byte varints
 _RECORD = st.builds(
-    Record,
+    WireRecord,
     value=_BLOB,
     key=_BLOB,
     headers=st.lists(st.tuples(st.text(max_size=5), _BLOB), max_size=3),
@@ -38,7 +38,7 @@ _RECORD = st.builds(
     transactional=st.booleans(),
 )
 def test_batch_round_trip(
-    records: list[Record], base_offset: int, epoch: int, compression: str, transactional: bool
+    records: list[WireRecord], base_offset: int, epoch: int, compression: str, transactional: bool
 ) -> None:
     raw = encode_batch(
         records,
@@ -121,7 +121,7 @@ def test_missing_compression_module_is_named() -> None:
 
 
 def test_records_given_as_values_or_pairs() -> None:
-    (batch,) = parse_batches(encode_batch([b"v", (b"k", b"w"), Record(None, b"tombstone")]))
+    (batch,) = parse_batches(encode_batch([b"v", (b"k", b"w"), WireRecord(None, b"tombstone")]))
     assert [(r.key, r.value) for r in batch.records] == [(None, b"v"), (b"k", b"w"), (b"tombstone", None)]
 
 

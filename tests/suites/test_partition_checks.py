@@ -18,7 +18,7 @@ from harness.checks.network_splits import (
 )
 from harness.checks.truncation import assert_resumed_at_divergence
 from harness.errors import SceneUnmet, TargetRefused
-from harness.histories.client_reactions import Record
+from harness.histories.client_reactions import ClientRecord
 from harness.histories.network_splits import IsrSample, ZombieFetchFrom, ZombieWrite
 from harness.histories.records import DeliveryReport, LogRecord
 from harness.histories.truncation import ConsumerError
@@ -121,7 +121,7 @@ def test_a_former_leader_that_did_not_catch_up_fails(recording: Recording) -> No
 
 def _reset(r: dict[str, Any], name: str) -> None:
     client = "java" if "-java-" in name else "librdkafka"
-    assert_resumed_at_divergence(client, typed(list[Record], r["reads"]), typed(list[ConsumerError], r["errors"]),
+    assert_resumed_at_divergence(client, typed(list[ClientRecord], r["reads"]), typed(list[ConsumerError], r["errors"]),
                                  r["divergence"], r["position_before"], _log(r["new_leader_writes"]))
 
 

@@ -41,7 +41,7 @@ from harness.errors import (
     require_target,
 )
 from harness.histories.authorization import OffsetsForEpochAuthorization
-from harness.histories.client_reactions import CommittedAhead, EpochErrorRun, Record, ResetFetch
+from harness.histories.client_reactions import ClientRecord, CommittedAhead, EpochErrorRun, ResetFetch
 from harness.histories.kip1319 import ClientRun
 from harness.histories.records import DeliveryReport, LogRecord
 from harness.histories.truncation import ConsumerError, RepeatedUncleanConsumer
@@ -164,8 +164,9 @@ def test_an_isr_never_watched_is_the_harness_s_error() -> None:
 def test_a_consumer_that_never_passed_the_divergence_is_the_harness_s_error(recording: Recording) -> None:
     r = recording("partition-zombie-java-earliest")
     with pytest.raises(SceneUnmet, match=r"the consumer beyond it: .* the consumer was at"):
-        assert_resumed_at_divergence("java", typed(list[Record], r["reads"]), typed(list[ConsumerError], r["errors"]),
-                                     r["divergence"], r["divergence"], typed(list[LogRecord], r["new_leader_writes"]))
+        assert_resumed_at_divergence("java", typed(list[ClientRecord], r["reads"]),
+                                     typed(list[ConsumerError], r["errors"]), r["divergence"], r["divergence"],
+                                     typed(list[LogRecord], r["new_leader_writes"]))
 
 
 def test_two_elections_out_of_order_are_the_harness_s_error(recording: Recording) -> None:
