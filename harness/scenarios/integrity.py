@@ -32,8 +32,8 @@ from harness.nemesis.unclean import UncleanElection, force_unclean_election
 from harness.process.events import EventLog
 from harness.scenarios.premises import require_transactions
 from harness.waiting import wait_until
+from harness.workload.drive import drive
 from harness.workload.pipeline import Pipeline, PipelineSpec, ProcessorKind
-from harness.workload.scenario import drive
 from harness.workload.schedule import Step
 
 __all__ = [
