@@ -23,8 +23,8 @@ from harness.workload.copier import CopierGroup
 from harness.workload.generator import GeneratorSpec
 from harness.workload.generator_process import GeneratorProcess
 from harness.workload.history import merge_ranges
+from harness.workload.pipeline_probe import ProgressProbe
 from harness.workload.processor_group import ProcessorGroup, ProcessorHistory
-from harness.workload.progress import ProgressProbe
 
 
 class ProcessorKind(StrEnum):
