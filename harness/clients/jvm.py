@@ -27,7 +27,7 @@ from harness.clients.driver import ClientDriver
 from harness.clients.java_security import properties_file
 from harness.errors import ClientLacks, SetupError, TargetRefused
 from harness.kafka.dist import DEFAULT_VERSION, KafkaDistribution, cache_root
-from harness.process import jvm
+from harness.process import jvm_launch
 from harness.process.cds import cds_archive_path
 
 DRIVER_SOURCES = Path(__file__).resolve().parent / "java"
@@ -146,13 +146,13 @@ def first_error(javac_errors: str) -> str:
 def client_command(
     dist: KafkaDistribution, main_class: str, args: list[str], extra_classpath: Path | None = None
 ) -> list[str]:
-    """The client JVM (harness.process.jvm) on `dist`'s classpath, with the Exit forwarder when
+    """The client JVM (harness.process.jvm_launch) on `dist`'s classpath, with the Exit forwarder when
     needed and `extra_classpath` first; it maps the brokers' class-data archive when there is one."""
     cp = tools_classpath(dist)
     if extra_classpath is not None:
         cp = os.pathsep.join([str(extra_classpath), cp])
     archive = cds_archive_path(cache_root(), dist.version, dist.jars)
-    return jvm.java_command(jvm.Role.CLIENT, cp, main_class, args, archive=archive)
+    return jvm_launch.java_command(jvm_launch.Role.CLIENT, cp, main_class, args, archive=archive)
 
 
 class JavaClient(ClientDriver):

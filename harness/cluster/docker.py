@@ -30,7 +30,7 @@ from harness.docker import images
 from harness.docker.container import ContainerNode
 from harness.docker.network import ClusterNetwork
 from harness.errors import ClusterError, NodeExited, SetupError
-from harness.process.jvm import OPTIONS, Role
+from harness.process.jvm_launch import OPTIONS, Role
 from harness.process.ports import LOOPBACK, free_port
 from harness.waiting import WaitTimeout
 
@@ -53,7 +53,7 @@ def to_env(props: dict[str, object]) -> dict[str, str]:
 
 
 def jvm_env() -> dict[str, str]:
-    """The JVM options a local node runs with (harness.process.jvm), split as the image reads them."""
+    """The JVM options a local node runs with (harness.process.jvm_launch), split as the image reads them."""
     opts = OPTIONS[Role.BROKER]
     heap = [o for o in opts if o.startswith(("-Xms", "-Xmx"))]
     rest = [o for o in opts if o not in heap and not o.startswith("-D")]

@@ -14,7 +14,7 @@ from harness.cluster.base import NodeState
 from harness.errors import ClusterError, NodeExited
 from harness.kafka.dist import KafkaDistribution
 from harness.kafka.log4j import LOG4J1_PROPERTIES, LOG4J2_PROPERTIES
-from harness.process import jvm
+from harness.process import jvm_launch
 from harness.process.service import SignalledProcess
 from harness.process.spawn import spawn
 
@@ -69,8 +69,8 @@ class KafkaNode(SignalledProcess):
 
     def java_command(self, main_class: str, *args: str, archive: bool = True) -> list[str]:
         """This node's JVM; `archive=False` neither maps nor dumps the class-data archive."""
-        return jvm.java_command(
-            jvm.Role.BROKER, self.dist.classpath, main_class, args,
+        return jvm_launch.java_command(
+            jvm_launch.Role.BROKER, self.dist.classpath, main_class, args,
             archive=self.cds_archive if archive else None,
             dump_archive=self.archive_out if archive else None,
             properties=(
