@@ -10,7 +10,7 @@
   and a Fetch with that CurrentLeaderEpoch is served.
 
 Each probe is a history (harness.histories.epoch_truth, persisted_epochs) that a live run records, so
-the recorded answers of tests/suites/data, read back into it, feed the same functions.
+the recorded answers of tests/checks/data, read back into it, feed the same functions.
 """
 
 from __future__ import annotations

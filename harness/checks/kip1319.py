@@ -21,7 +21,7 @@ The rules (KIP-1319, "TxnOffsetCommit v6"; Apache Kafka 4.4.0 is the first relea
 
 What is judged are the histories of harness.histories.kip1319 (`Advertised`, `Features`,
 `TxnCommit`, `GroupErrorAnswers`, `StaleEpochAnswers`, `PersistedCommit`, `ClientRun`), live or as
-recorded in tests/suites/data. Every function raises `AssertionError` whose message carries the
+recorded in tests/checks/data. Every function raises `AssertionError` whose message carries the
 evidence (error names with codes, the exchanges).
 """
 

@@ -2,7 +2,7 @@
 
 The file I/O is harness.histories.store (checks do none), the JSON form harness.histories.codec.
 This name stays for the suites that save through it and the check tests that load a recording as
-JSON, alter it, then read it into its history type (tests/suites/alterations.py `typed`); the JSON
+JSON, alter it, then read it into its history type (tests/checks/alterations.py `typed`); the JSON
 is the codec's either way. A typed history may be saved and loaded with harness.histories.store directly.
 """
 

@@ -12,7 +12,7 @@
 Made of: `ClientRecord` (a record written or read), `Sent` (one exchange as the premise guards read it),
 `harness.histories.observations.ClientEvent` (what the client reported), and `ClientRelease` (the
 client that ran, with the first release of its stack that fences Fetch: harness.clients.kip320_releases).
-Recordings (tests/suites/data/kip320-client-*, -committed-ahead-*, -reset-*, -fetch-epochs-*) load
+Recordings (tests/checks/data/kip320-client-*, -committed-ahead-*, -reset-*, -fetch-epochs-*) load
 into them through the codec.
 """
 

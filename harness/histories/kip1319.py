@@ -1,7 +1,7 @@
 """The histories of the KIP-1319 situations: what a TxnOffsetCommit left, on the broker and in a client.
 
 The scenarios (harness.scenarios.kip1319, kip1319_clients) return these; the checks
-(harness.checks.kip1319) judge them; recordings (tests/suites/data/kip1319-*.json) load into them
+(harness.checks.kip1319) judge them; recordings (tests/checks/data/kip1319-*.json) load into them
 through the codec.
 """
 

@@ -1,7 +1,7 @@
 """The histories of the KIP-359 situations: what a leader did with Produce versions that carry no epoch.
 
 The scenarios (harness.scenarios.kip359) return these; the checks (harness.checks.produce_fencing)
-judge them; recordings (tests/suites/data/kip359-*.json) load into them through the codec.
+judge them; recordings (tests/checks/data/kip359-*.json) load into them through the codec.
 """
 
 from __future__ import annotations

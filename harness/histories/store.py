@@ -1,4 +1,4 @@
-"""Recordings on disk: what a check judged, saved during a live run and read back by tests/suites.
+"""Recordings on disk: what a check judged, saved during a live run and read back by tests/checks.
 
 With KCTS_RECORD_CHECKS=<dir> set, `save` writes `<dir>/<name>.json` (the history through the
 codec), so one live run refreshes the recordings the check tests alter; without it `save` does

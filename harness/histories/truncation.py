@@ -10,7 +10,7 @@
 Made of: `ClientRecord` (a record the consumer read, with the epoch it exposed: harness.histories.
 client_reactions), `LogRecord` (a record the new leader was acknowledged for), `ConsumerError` (an
 error event of the KIP-320 consumers driver, with the `Divergence`s it names) and `Refusal` (a
-command the driver could not do). Recordings (tests/suites/data/kip320-truncation-*,
+command the driver could not do). Recordings (tests/checks/data/kip320-truncation-*,
 kip320-repeated-unclean-*, partition-zombie-*) load into them through the codec, as the driver's
 events were printed: fields a client does not report are left out.
 """

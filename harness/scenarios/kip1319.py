@@ -4,7 +4,7 @@ Each scenario opens its own raw connections to the cluster it is given, sends ex
 requests of its situation (one transaction per commit: InitProducerId, TxnOffsetCommit, EndTxn),
 reads back what the check needs (OffsetFetch, the OffsetCommitValue records the group coordinator
 wrote to `__consumer_offsets`, ApiVersions) and returns it as a history (harness.histories.kip1319),
-which a check reads live or as recorded (tests/suites/data) the same way.
+which a check reads live or as recorded (tests/checks/data) the same way.
 
 The facts of the KIP are named once here: TxnOffsetCommit v6 is KIP-1319, Apache Kafka
 `PRE_KIP_RELEASE` (4.3.1) is a release without it, and `FIRST_KIP1319_CLIENT` (4.4.0) is the first

@@ -1,8 +1,8 @@
-"""The check tests' recorded answers: real answers from a live 4.4.0 run, in tests/suites/data/.
+"""The check tests' recorded answers: real answers from a live 4.4.0 run, in tests/checks/data/.
 
 Refresh them with one recording run of the suites (it rewrites every file):
 
-    KCTS_RECORD_CHECKS=$PWD/tests/suites/data python -m pytest suites/kip320 suites/kip359 suites/kip1094 \
+    KCTS_RECORD_CHECKS=$PWD/tests/checks/data python -m pytest suites/kip320 suites/kip359 suites/kip1094 \
         suites/kip1319 suites/partition
 """
 
@@ -19,12 +19,12 @@ from harness.checks.recorded import load
 
 @pytest.fixture
 def recording() -> Recording:
-    """`recording(name)` -> a fresh copy of tests/suites/data/<name>.json, free to alter."""
+    """`recording(name)` -> a fresh copy of tests/checks/data/<name>.json, free to alter."""
 
     def read(name: str) -> dict[str, Any]:
         path = DATA / f"{name}.json"
         if not path.exists():
-            pytest.fail(f"no recorded answer {path.name}; refresh tests/suites/data (see tests/suites/conftest.py)")
+            pytest.fail(f"no recorded answer {path.name}; refresh tests/checks/data (see tests/checks/conftest.py)")
         return copy.deepcopy(load(path))
 
     return read

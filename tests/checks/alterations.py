@@ -47,8 +47,8 @@ def raw(name: str) -> Any:
     """The recording `name` as JSON with bytes and UUIDs restored, free to alter."""
     path = DATA / f"{name}.json"
     if not path.exists():
-        raise FileNotFoundError(f"no recorded answer {path.name}; refresh tests/suites/data "
-                                "(see tests/suites/conftest.py)")
+        raise FileNotFoundError(f"no recorded answer {path.name}; refresh tests/checks/data "
+                                "(see tests/checks/conftest.py)")
     return copy.deepcopy(store.load_untyped(path))
 
 

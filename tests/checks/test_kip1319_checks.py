@@ -65,7 +65,7 @@ from harness.protocol.types import ZERO_UUID
 PRE_KIP = "4.3.1"
 OTHER_ID = uuid.UUID(int=0x0C75)  # a TopicId no recording holds
 
-# The history type of each recording (tests/suites/data/kip1319-<name>.json); the rest are ClientRuns.
+# The history type of each recording (tests/checks/data/kip1319-<name>.json); the rest are ClientRuns.
 KINDS: dict[str, type] = {
     "advertised-v6": Advertised, "pre-kip-advertised": Advertised, "tv1-features": Features,
     "v6-commit": TxnCommit, "unknown-topic-id": TxnCommit, "missing-partition": TxnCommit,
