@@ -149,7 +149,9 @@ def fetched_partition(resp: dict[str, Any], version: int, topic: str, partition:
                       asked: dict[str, Any]) -> dict[str, Any]:
     """The answer for `partition` in a Fetch `resp` (the only partition `asked`); TargetRefused where
     the target left it out."""
-    found = [p for t in resp.get("Responses") or [] for p in t.get("Partitions") or [] if p["Partition"] == partition]
+    # The request names a partition "Partition", the answer "PartitionIndex" (FetchResponse.json)
+    found = [p for t in resp.get("Responses") or [] for p in t.get("Partitions") or []
+             if p["PartitionIndex"] == partition]
     if not found:
         raise TargetRefused(f"the target answered a Fetch v{version} of {topic}-{partition} without that partition, "
                             f"so no read of it could be judged: asked {asked}, answered {resp}")
