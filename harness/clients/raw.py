@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from harness.clients import transactions
 from harness.clients.transactions import COORDINATOR_TRANSIENT, generation_field, settle
@@ -26,11 +26,22 @@ from harness.protocol.sentinels import CONSUMER_REPLICA_ID, NO_EPOCH
 
 T = TypeVar("T")
 
+FETCH_MAX_WAIT_MS = 0  # the MaxWaitMs of `fetch` unless the target's profile sets one: answer at once
+
+
+class TargetClient(RawClient):
+    """A RawClient that a RawConnector made to a broker of the target under test. It also carries what
+    the target's profile asks of the harness's own requests: the MaxWaitMs of `fetch`
+    (`TargetSpec.fetch_max_wait_ms`)."""
+
+    fetch_max_wait_ms: int = FETCH_MAX_WAIT_MS
+
 
 class RawConnector:
     """`raw(broker_id=None, **RawClient.connect options)` -> a RawClient to that broker (default: the
-    first), kept open until `close()`. A wait that asks again and again takes `reconnect=True`: an
-    attempt that timed out closes its connection, and the next goes out on a new one.
+    first), kept open until `close()`: a TargetClient, with what the target's profile asks of `fetch`.
+    A wait that asks again and again takes `reconnect=True`: an attempt that timed out closes its
+    connection, and the next goes out on a new one.
 
     Without `user` it takes the cluster's probe address: a local SASL cluster's credential-free
     harness listener, or an external target's own listener with the run's credentials. With `user`
@@ -42,7 +53,7 @@ class RawConnector:
         self.user = user
         self._made: list[RawClient] = []
 
-    def __call__(self, broker_id: int | None = None, **options: Any) -> RawClient:
+    def __call__(self, broker_id: int | None = None, **options: Any) -> TargetClient:
         broker = self.cluster.broker_ids[0] if broker_id is None else broker_id
         options.setdefault("timeout", 20.0)
         if self.user is not None:
@@ -55,7 +66,10 @@ class RawConnector:
             config = self.cluster.client_config()
         if (host, port) == self.cluster.broker_address(broker):
             options.setdefault("transport", from_client_config(config))
-        client = RawClient.connect(host, port, spec=self.cluster.target.protocol_specs, **options)
+        target = self.cluster.target
+        # connect makes an instance of the class it is called on
+        client = cast(TargetClient, TargetClient.connect(host, port, spec=target.protocol_specs, **options))
+        client.fetch_max_wait_ms = target.fetch_max_wait_ms
         self._made.append(client)
         return client
 
@@ -120,17 +134,18 @@ def fetch(
 ) -> dict[str, Any]:
     """One consumer Fetch of one partition; returns its partition answer (Records as bytes).
 
-    MaxWaitMs 0 and MinBytes 0: the leader answers at once with what it holds. An answer without the
-    partition asked is the target's refusal to serve the read (TargetRefused, the answer as evidence;
-    Nisshi 0.8.1 answers a Fetch of MaxWaitMs 0 with no topics at all), not a verdict on what the
-    check judges of the partition's answer."""
+    MinBytes 0 and MaxWaitMs 0: the leader answers at once with what it holds. A client made by a
+    RawConnector asks the wait its target's profile sets instead (`fetch_max_wait_ms`; Nisshi 0.8.1
+    answers a wait of 0 with no topics at all). An answer without the partition asked is the
+    target's refusal to serve the read (TargetRefused, the answer as evidence), not a verdict on what
+    the check judges of the partition's answer."""
     key = {"TopicId": tid} if version >= 13 else {"Topic": topic}
     part = {"Partition": partition, "FetchOffset": offset, "PartitionMaxBytes": 1 << 20}
     if version >= 9:
         part["CurrentLeaderEpoch"] = current_epoch
     body = {
         "ReplicaId": CONSUMER_REPLICA_ID,
-        "MaxWaitMs": 0,
+        "MaxWaitMs": client.fetch_max_wait_ms if isinstance(client, TargetClient) else FETCH_MAX_WAIT_MS,
         "MinBytes": 0,
         "MaxBytes": 4 << 20,
         "IsolationLevel": isolation,

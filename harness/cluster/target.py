@@ -41,6 +41,10 @@ PROFILES = Path(__file__).resolve().parent.parent / "profiles"
 # and a target that does not apply it refuses the premise.
 REASSIGNMENT, API, HOOK = "reassignment", "api", "hook"
 
+# A profile's fetch_max_wait_ms stays well inside the raw client's 20 s wait for an answer
+# (harness.clients.raw.RawConnector), with room for a read the broker finishes after the wait.
+FETCH_MAX_WAIT_LIMIT_MS = 5000
+
 
 @dataclass(frozen=True)
 class Capabilities:
@@ -179,9 +183,17 @@ class TargetSpec:
     tables: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     image: str | None = None  # docker: the image to run; None: kcts builds Apache Kafka `version`
     publish_from: int | None = None  # docker: brokers' client ports on 127.0.0.1 from here on; None: free ones
+    # The MaxWaitMs of the harness's own Fetch requests (harness.clients.raw.fetch, MinBytes 0). 0 asks
+    # for the answer at once, and Apache Kafka reads every partition asked before it answers; a profile
+    # sets a wait for a target that reads nothing within a wait of 0 (Nisshi 0.8.1: no topics at all).
+    fetch_max_wait_ms: int = 0
 
     def __post_init__(self) -> None:
         kind_of(self.kind).validate(self)
+        wait = self.fetch_max_wait_ms
+        if isinstance(wait, bool) or not isinstance(wait, int) or not 0 <= wait <= FETCH_MAX_WAIT_LIMIT_MS:
+            raise KctsError(f"fetch_max_wait_ms {wait!r}: give a whole number of milliseconds from 0 to "
+                            f"{FETCH_MAX_WAIT_LIMIT_MS}")
         if self.publish_from is not None and not 1024 <= self.publish_from <= 65535 - self.brokers:
             raise KctsError(f"--publish-from {self.publish_from}: give a port from 1024 to {65535 - self.brokers}")
         if self.brokers < 1:
@@ -230,6 +242,8 @@ class TargetSpec:
             env["sasl_mechanism"] = self.security.mechanism
         if self.security.ssl_certificate_location:
             env["tls_client_certificate"] = "yes"
+        if self.fetch_max_wait_ms:  # the harness's Fetches differ from the default: the report says so
+            env["fetch_max_wait_ms"] = str(self.fetch_max_wait_ms)
         return env
 
 
@@ -283,7 +297,7 @@ def profile_path(name: str) -> Path:
 
 
 PROFILE_FIELDS = ("kind", "version", "brokers", "bootstrap", "java_clients", "name", "replication",
-                  "replication_why", "security", "image", "publish_from")
+                  "replication_why", "security", "image", "publish_from", "fetch_max_wait_ms")
 
 
 def from_profile(path: Path) -> TargetSpec:

@@ -147,7 +147,7 @@ def test_the_scenes_connector_hands_the_option_on(silent_once: OnceBroken) -> No
     address = ("127.0.0.1", silent_once.port)
     cluster: Any = SimpleNamespace(
         broker_ids=[1], probe_address=lambda b: address, broker_address=lambda b: address,
-        client_config=lambda: {}, target=SimpleNamespace(protocol_specs=SPECS))
+        client_config=lambda: {}, target=SimpleNamespace(protocol_specs=SPECS, fetch_max_wait_ms=0))
     with RawConnector(cast(Cluster, cluster)) as raw:
         client = raw(1, reconnect=True, timeout=0.3)
         assert wait_until(lambda: _metadata(client), 5, lambda: "Metadata", interval=0.05)["ClusterId"] == "c"
