@@ -1,7 +1,8 @@
 """Targets that lack a premise get verdicts, never errors: the suites against a one-broker kfake
 (no second broker to move a leader to, no follower), against Tansu in memory (one broker, no
 replicas of its own, and whatever of transactions it lacks) and against Nisshi in memory (no
-transactions at all: InitProducerId refused; a Fetch of MaxWaitMs 0 answered with no topics)."""
+transactions at all: InitProducerId refused; a Fetch of MaxWaitMs 0 answered with no topics, so its
+profile has the harness's Fetches wait 500 ms)."""
 
 from __future__ import annotations
 
@@ -71,3 +72,6 @@ def test_nisshi_in_memory_gets_verdicts_and_no_error(tmp_path: Path) -> None:
     refused = [c["reason"] for c in results["checks"] if c["cell"] == "target-refused"]  # type: ignore[union-attr]
     assert any("TRANSACTIONAL_ID_AUTHORIZATION_FAILED" in r for r in refused), (
         f"Nisshi refuses every transactional id: some check's premise is refused with that answer; refused: {refused}")
+    cells = {c["nodeid"].split("::")[-1]: c for c in results["checks"]}  # type: ignore[union-attr]
+    fetched = cells["test_fetch_on_the_leader_serves_the_current_epoch_and_refuses_a_newer_one"]
+    assert fetched["cell"] in ("pass", "fail"), f"the harness's Fetches wait 500 ms on Nisshi and are judged: {fetched}"
