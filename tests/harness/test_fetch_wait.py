@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import socket
-import struct
-import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -28,8 +26,9 @@ from harness.cluster.base import Cluster
 from harness.cluster.target import FETCH_MAX_WAIT_LIMIT_MS, TargetSpec, parse
 from harness.errors import KctsError, TargetRefused
 from harness.protocol.client import RawClient
-from harness.protocol.codec import decode, decode_request, encode_request_header, encode_response
+from harness.protocol.codec import decode, decode_request, encode_request_header
 from harness.protocol.spec import load_specs
+from tests.proxy.fake_broker import FakeBroker
 
 DATA = Path(__file__).parent / "data"
 BEFORE = json.loads((DATA / "fetch-requests-max-wait-0.json").read_text())
@@ -43,74 +42,46 @@ DEFAULT_TARGETS = ("4.4.0", "kfake", "tansu", "tansu-memory", "tansu-docker")
 NISSHI = ("nisshi", "nisshi-memory", "nisshi-docker")
 
 
-class StandIn:
-    """Answers ApiVersions (Fetch v4-v18) and every Fetch with `answer(version, request)`; keeps the
-    Fetch frames it read (header and body, no size prefix)."""
+class StandIn(FakeBroker):
+    """Answers ApiVersions (Fetch v4-v18) and every Fetch (one partition, nothing in it; or, `empty`, no
+    topics at all); keeps the Fetch frames it read (header and body, no size prefix)."""
 
     def __init__(self, empty: bool = False) -> None:
+        super().__init__(SPECS, 1)
         self.empty = empty
         self.fetches: list[bytes] = []
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
-        self._open: list[socket.socket] = []
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.port = self.address[1]
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:  # closed by close()
-                return
-            self._open.append(conn)
-            threading.Thread(target=self._connection, args=(conn,), daemon=True).start()
+    def respond(self, sock: socket.socket, frame: bytes) -> bool:
+        if decode_request(SPECS, frame).api.key == FETCH.key:
+            self.fetches.append(frame)
+        return super().respond(sock, frame)
 
-    def _answer(self, version: int, request: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        if key == 18:
+            return {"ErrorCode": 0, "ApiKeys": [
+                {"ApiKey": 18, "MinVersion": 0, "MaxVersion": 3},
+                {"ApiKey": FETCH.key, "MinVersion": VERSIONS[0], "MaxVersion": VERSIONS[-1]}]}
+        if key != FETCH.key:
+            return super().answer(key, version, body)
         if self.empty:  # Nisshi 0.8.1's answer to MaxWaitMs 0, recorded
             return {**NISSHI_EMPTY, "Responses": []}
-        (topic,) = request["Topics"]
-        key = {"TopicId": topic["TopicId"]} if version >= 13 else {"Topic": topic["Topic"]}
+        (topic,) = body["Topics"]
+        name = {"TopicId": topic["TopicId"]} if version >= 13 else {"Topic": topic["Topic"]}
         part = {"PartitionIndex": 0, "ErrorCode": 0, "HighWatermark": 0, "LastStableOffset": 0, "Records": b""}
-        return {"ThrottleTimeMs": 0, "ErrorCode": 0, "SessionId": 0, "Responses": [{**key, "Partitions": [part]}]}
-
-    def _connection(self, conn: socket.socket) -> None:
-        with conn:
-            try:
-                while True:
-                    size = conn.recv(4, socket.MSG_WAITALL)
-                    if len(size) < 4:
-                        return
-                    frame = conn.recv(struct.unpack(">i", size)[0], socket.MSG_WAITALL)
-                    req = decode_request(SPECS, frame)
-                    if req.api.name == "ApiVersions":
-                        body: dict[str, Any] = {"ErrorCode": 0, "ApiKeys": [
-                            {"ApiKey": 18, "MinVersion": 0, "MaxVersion": 3},
-                            {"ApiKey": FETCH.key, "MinVersion": VERSIONS[0], "MaxVersion": VERSIONS[-1]}]}
-                    else:
-                        self.fetches.append(frame)
-                        body = self._answer(req.version, req.body)
-                    out = encode_response(req.api, req.version, {"CorrelationId": req.header["CorrelationId"]}, body)
-                    conn.sendall(struct.pack(">i", len(out)) + out)
-            except OSError:
-                return
-
-    def close(self) -> None:
-        self.server.close()
-        for c in self._open:
-            c.close()
+        return {"ThrottleTimeMs": 0, "ErrorCode": 0, "SessionId": 0, "Responses": [{**name, "Partitions": [part]}]}
 
 
 @pytest.fixture
 def stand_in() -> Iterator[StandIn]:
-    s = StandIn()
-    yield s
-    s.close()
+    with StandIn() as s:
+        yield s
 
 
 @pytest.fixture
 def empty_answers() -> Iterator[StandIn]:
-    s = StandIn(empty=True)
-    yield s
-    s.close()
+    with StandIn(empty=True) as s:
+        yield s
 
 
 def connector(target: TargetSpec, port: int) -> rr.RawConnector:

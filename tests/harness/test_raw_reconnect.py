@@ -9,7 +9,6 @@ that stays silent on, or hangs up, the first connection's first Metadata.
 from __future__ import annotations
 
 import socket
-import struct
 import threading
 from collections.abc import Iterator
 from types import SimpleNamespace
@@ -20,75 +19,57 @@ import pytest
 from harness.clients.raw import RawConnector, again_on_timeout
 from harness.cluster.base import Cluster
 from harness.protocol.client import RawClient
-from harness.protocol.codec import decode_request, encode_response
+from harness.protocol.codec import decode_request
 from harness.protocol.exceptions import ConnectionFailed, RequestTimeout
 from harness.protocol.spec import load_specs
 from harness.waiting import WaitTimeout, wait_until
+from tests.proxy.fake_broker import FakeBroker
 
 SPECS = load_specs("4.4.0")
 API_KEYS = [{"ApiKey": 18, "MinVersion": 0, "MaxVersion": 3}, {"ApiKey": 3, "MinVersion": 0, "MaxVersion": 12}]
 METADATA = {"Brokers": [{"NodeId": 1, "Host": "127.0.0.1", "Port": 1}], "ClusterId": "c", "Topics": []}
 
 
-class OnceBroken:
+class OnceBroken(FakeBroker):
     """Answers ApiVersions and Metadata; on the first connection only, its first Metadata is met with
     `first` ("silent": read and never answered; "hang up": the connection closed)."""
 
     def __init__(self, first: str) -> None:
+        super().__init__(SPECS, 1)
         self.first = first
         self.connections = 0
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
-        self._open: list[socket.socket] = []
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.port = self.address[1]
+        self._first_connection: socket.socket | None = None
+        self._lock = threading.Lock()  # each connection is served on a thread of its own
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:  # closed by close()
-                return
-            self._open.append(conn)
+    def serve(self, sock: socket.socket) -> None:
+        with self._lock:
             self.connections += 1
-            threading.Thread(target=self._connection, args=(conn, self.connections == 1), daemon=True).start()
+            if self.connections == 1:
+                self._first_connection = sock
+        super().serve(sock)
 
-    def _connection(self, conn: socket.socket, first: bool) -> None:
-        with conn:
-            try:
-                while True:
-                    size = conn.recv(4, socket.MSG_WAITALL)
-                    if len(size) < 4:
-                        return
-                    req = decode_request(SPECS, conn.recv(struct.unpack(">i", size)[0], socket.MSG_WAITALL))
-                    if req.api.name == "Metadata" and first:
-                        if self.first == "hang up":
-                            return
-                        conn.recv(1)  # silent: until the client gives up and closes
-                        return
-                    body = {"ErrorCode": 0, "ApiKeys": API_KEYS} if req.api.name == "ApiVersions" else METADATA
-                    out = encode_response(req.api, req.version, {"CorrelationId": req.header["CorrelationId"]}, body)
-                    conn.sendall(struct.pack(">i", len(out)) + out)
-            except OSError:
-                return
+    def respond(self, sock: socket.socket, frame: bytes) -> bool:
+        if sock is self._first_connection and decode_request(SPECS, frame).api.name == "Metadata":
+            if self.first == "silent":
+                sock.recv(1)  # until the client gives up and closes
+            return False  # hang up (or, silent, the client has)
+        return super().respond(sock, frame)
 
-    def close(self) -> None:
-        self.server.close()
-        for c in self._open:
-            c.close()
+    def answer(self, key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+        return {"ErrorCode": 0, "ApiKeys": API_KEYS} if key == 18 else METADATA
 
 
 @pytest.fixture
 def silent_once() -> Iterator[OnceBroken]:
-    b = OnceBroken("silent")
-    yield b
-    b.close()
+    with OnceBroken("silent") as b:
+        yield b
 
 
 @pytest.fixture
 def hangs_up_once() -> Iterator[OnceBroken]:
-    b = OnceBroken("hang up")
-    yield b
-    b.close()
+    with OnceBroken("hang up") as b:
+        yield b
 
 
 def _metadata(client: RawClient) -> dict[str, object]:

@@ -1,4 +1,7 @@
-"""A stand-in broker for the proxy's tests: answers ApiVersions, Metadata and TxnOffsetCommit from the codec.
+"""A stand-in broker on 127.0.0.1: answers ApiVersions, Metadata and TxnOffsetCommit from the codec.
+
+The proxy's tests use it; the hostile targets' (tests/hostile/broker.py) and the raw client's
+(tests/harness/test_fetch_wait.py, test_raw_reconnect.py) subclass it to answer more or to misbehave.
 
 It knows of `peers` (node id -> address) and names them all in Metadata, like a real cluster; its
 ClusterId is its own node id, so a test can tell which fake answered.
