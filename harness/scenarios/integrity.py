@@ -191,9 +191,14 @@ class FinishedPipeline:
 
 
 def finished_pipeline(cluster: Cluster, input_topic: str, outputs: list[str], group: str) -> FinishedPipeline:
-    """One confluent-kafka processor copies 500 generated records from `input_topic` into `outputs`."""
+    """One confluent-kafka processor copies 500 generated records from `input_topic` into `outputs`.
+
+    The generator writes them in transactions of 50 and aborts its sixth: with the default 100,
+    500 records are five transactions and the tail the sixth, which is never aborted, so the input
+    held no aborted record and "no aborted record visible" would have been vacuous."""
     require_transactions(cluster)
-    pipeline = Pipeline(cluster, input_topic, outputs, group, PipelineSpec(instances=1)).start()
+    spec = PipelineSpec(instances=1, generator_txn=50, generator_aborts_every=6)
+    pipeline = Pipeline(cluster, input_topic, outputs, group, spec).start()
     try:
         pipeline.generator.write(500)
         pipeline.finish()
