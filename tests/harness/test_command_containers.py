@@ -17,6 +17,7 @@ from harness.cluster.target import from_profile, parse
 from harness.docker.network import ClusterNetwork
 from harness.errors import ClusterError, SetupError
 from tests.harness.test_command_backend import write_profile
+from tests.harness.test_tansu_docker import client  # noqa: F401 - the fixture that skips when no Docker engine answers
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -79,8 +80,12 @@ def test_image_nodes_can_be_cut_off_the_network_and_processes_cannot() -> None:
     assert not parse("tansu").capabilities.partitions
 
 
+@pytest.mark.docker
+@pytest.mark.usefixtures("client")
 def test_a_container_node_listens_on_every_address_of_its_own_and_reaches_postgresql_at_the_gateway(
         tmp_path: Path) -> None:
+    """Skipped when no Docker engine answers: the cluster's close asks the engine to remove whatever
+    carries its network's label, and an engine that is not there is a clean-up error."""
     cluster = CommandCluster(from_profile(image_profile(tmp_path, env={"DB": "{postgres_host}"})), tmp_path / "logs")
     # What `start` would have set: the image, the network, and a PostgreSQL serving both sides.
     service = cluster.services[0]
