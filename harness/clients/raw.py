@@ -232,9 +232,13 @@ def produce(
 
 def offset_commit(
     client: RawClient, version: int, group: str, topic: str, tid: uuid.UUID, partition: int, offset: int, epoch: int,
-    metadata: str | None = None,
+    metadata: str | None = None, resend: bool = False,
 ) -> int:
-    """A commit outside any generation (a standalone group, as admin tools do); the partition's error code."""
+    """A commit outside any generation (a standalone group, as admin tools do); the partition's error code.
+
+    `resend`: the commit prepares a scene (its answer is a premise, no check's verdict) and is sent
+    again after a timeout where `client` reconnects (`transactions.settle`'s `resend_on`): the same
+    offset, epoch and metadata committed twice leave the group as one commit does."""
     key = {"TopicId": tid} if version >= 10 else {"Name": topic}
     part = {"PartitionIndex": partition, "CommittedOffset": offset, "CommittedLeaderEpoch": epoch,
             "CommittedMetadata": metadata}
@@ -242,7 +246,7 @@ def offset_commit(
             "Topics": [{**key, "Partitions": [part]}]}
 
     ex = settle(lambda: client.exchange("OffsetCommit", version, body), COORDINATOR_TRANSIENT,
-                f"OffsetCommit v{version}")
+                f"OffsetCommit v{version}", resend_on=(lambda: client) if resend else None)
     assert isinstance(ex, Exchange)
     return ex.response["Topics"][0]["Partitions"][0]["ErrorCode"]
 

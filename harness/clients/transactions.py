@@ -9,6 +9,10 @@ Coordinator start-up answers (loading, not available, not the coordinator yet; a
 transactional requests a previous transaction still completing) are waited out with `settle`,
 built on `harness.waiting.wait_until`; any other answer is returned for the caller to judge. An
 exchange that cannot be encoded, sent or decoded is `Unrecoverable`: waiting would not help.
+The one exception is a setup request that timed out under load on a reconnecting client (see
+`settle`'s `resend_on`): FindCoordinator, and a `Transaction`'s own steps when `begin` was given
+`reconnect=True`. A request whose answer a check judges (TxnOffsetCommit, OffsetFetch read back)
+is never sent again here.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from harness.clients import txn_refusal
 from harness.errors import NotSupported, Unrecoverable
 from harness.protocol import errors
 from harness.protocol.client import Exchange, RawClient
-from harness.protocol.exceptions import ProtocolError
+from harness.protocol.exceptions import ProtocolError, RequestTimeout
 from harness.waiting import wait_until
 
 Connect = Callable[..., RawClient]  # a RawConnector: `connect(broker_id=None, **options)`
@@ -38,6 +42,8 @@ TRANSACTION_TRANSIENT = COORDINATOR_TRANSIENT | {errors.CONCURRENT_TRANSACTIONS}
 COORDINATOR_MOVED = frozenset({errors.NOT_COORDINATOR, errors.COORDINATOR_NOT_AVAILABLE})
 
 Answer = Exchange | dict[str, Any]
+# `settle`'s opt-in to send a timed-out setup request again: the client its next attempt goes out on.
+ResendOn = Callable[[], RawClient]
 
 
 # What a transaction needs of a broker: a producer id, its partitions and offsets added, its end.
@@ -59,30 +65,47 @@ def require_transactions(client: RawClient) -> None:
 
 
 def settle(
-    call: Callable[[], Answer], transient: Collection[int], what: str, timeout: float = 30.0
+    call: Callable[[], Answer], transient: Collection[int], what: str, timeout: float = 30.0, *,
+    resend_on: ResendOn | None = None,
 ) -> Answer:
     """Repeat `call` while any ErrorCode it answers is in `transient`; return its first other answer.
 
     `call` returns an `Exchange` (its response is read) or a decoded body. An answer that cannot
     be had at all (a request the codec cannot write, a lost connection, bytes it cannot read) ends
     the wait at once as `Unrecoverable`; the timeout's message shows the last answer.
+
+    `resend_on` opts a setup request in (one preparing a scene, whose answer no check judges): it
+    names the client the next attempt goes out on, and where that client reconnects
+    (`RawClient.connect(reconnect=True)`) a `RequestTimeout` is waited out like a transient answer,
+    the next attempt on a new connection. Without it, or on a client that does not reconnect (every
+    later attempt would fail on the closed connection), a timeout is `Unrecoverable` at once. A
+    request whose answer a check judges is never opted in: a write that timed out may have landed,
+    and sent again it may be answered otherwise.
     """
     last: list[Answer] = []
+    timed_out: list[RequestTimeout] = []  # a timeout after the last answer, if any
 
     def attempt() -> Answer | None:
         try:
             answer = call()
+        except RequestTimeout as exc:
+            if resend_on is None or not resend_on().reconnecting:
+                raise Unrecoverable(f"{what}: {exc}") from exc
+            timed_out[:] = [exc]
+            return None
         except ProtocolError as exc:
             raise Unrecoverable(f"{what}: {exc}") from exc
         last[:] = [answer]
+        timed_out.clear()
         body = answer.response if isinstance(answer, Exchange) else answer
         return None if set(transient) & set(error_codes(body)) else answer
 
     def describe() -> str:
+        then = f"\nthen: {timed_out[0]}" if timed_out else ""
         if not last:
-            return f"{what}: no answer"
+            return f"{what}: no answer{then}"
         answer = last[0]
-        return f"{what}: last answer\n{answer.dump() if isinstance(answer, Exchange) else answer}"
+        return f"{what}: last answer\n{answer.dump() if isinstance(answer, Exchange) else answer}{then}"
 
     return wait_until(attempt, timeout, describe, interval=0.2)
 
@@ -106,7 +129,9 @@ def coordinator_id(client: RawClient, key: str, key_type: int) -> int:
     """The node id coordinating a group (`GROUP_KEY`) or a transactional id (`TRANSACTION_KEY`)."""
     v = client.max_version("FindCoordinator")
     body = {"KeyType": key_type, "CoordinatorKeys": [key]} if v >= 4 else {"KeyType": key_type, "Key": key}
-    ex = settle(lambda: client.exchange("FindCoordinator", v, body), COORDINATOR_TRANSIENT, f"coordinator of {key}")
+    # A read: asked again after a timeout (on a reconnecting client) it changes nothing.
+    ex = settle(lambda: client.exchange("FindCoordinator", v, body), COORDINATOR_TRANSIENT, f"coordinator of {key}",
+                resend_on=lambda: client)
     assert isinstance(ex, Exchange)
     found = ex.response["Coordinators"][0] if v >= 4 else ex.response
     assert found["ErrorCode"] == 0, f"FindCoordinator {key!r} failed:\n{ex.dump()}"
@@ -130,9 +155,10 @@ def _exchange(call: Callable[[], Exchange], transient: Collection[int], what: st
 
 
 def _following(find: Callable[[], RawClient], first: RawClient, call: Callable[[RawClient], Answer],
-               transient: Collection[int], what: str) -> tuple[Answer, RawClient]:
+               transient: Collection[int], what: str, resend: bool = False) -> tuple[Answer, RawClient]:
     """`settle` of `call` at a coordinator, found again (`find`) whenever an answer says it moved;
-    the settled answer and the coordinator that gave it."""
+    the settled answer and the coordinator that gave it. `resend`: a setup request, sent again after
+    a timeout where the coordinator's client reconnects (`settle`'s `resend_on`)."""
     at = [first]
 
     def attempt() -> Answer:
@@ -145,13 +171,17 @@ def _following(find: Callable[[], RawClient], first: RawClient, call: Callable[[
                 pass  # no coordinator to be found yet: the next attempt asks again
         return answer
 
-    return settle(attempt, transient, what), at[0]
+    return settle(attempt, transient, what, resend_on=(lambda: at[0]) if resend else None), at[0]
 
 
 @dataclass
 class Transaction:
     """A producer id and epoch granted by the transaction coordinator of `transactional_id`; `find`
-    finds that coordinator again when it moves."""
+    finds that coordinator again when it moves.
+
+    Its steps (InitProducerId in `begin`, AddOffsetsToTxn, AddPartitionsToTxn, EndTxn) prepare a
+    scene, and no check judges their answers: each is sent again after a timeout where `begin` was
+    given `reconnect=True` (`settle`'s `resend_on`); each step says why sending it twice is safe."""
 
     transactional_id: str
     producer_id: int
@@ -161,8 +191,8 @@ class Transaction:
 
     def _settle(self, call: Callable[[RawClient], Answer], transient: Collection[int], what: str) -> Answer:
         if self.find is None:
-            return settle(lambda: call(self.coordinator), transient, what)
-        answer, self.coordinator = _following(self.find, self.coordinator, call, transient, what)
+            return settle(lambda: call(self.coordinator), transient, what, resend_on=lambda: self.coordinator)
+        answer, self.coordinator = _following(self.find, self.coordinator, call, transient, what, resend=True)
         return answer
 
     @property
@@ -173,7 +203,8 @@ class Transaction:
 
     def add_group(self, group: str) -> None:
         """AddOffsetsToTxn (v3 at most): before KIP-890's Transaction V2 (TxnOffsetCommit v5) the producer
-        adds the group to its transaction itself; fails unless the coordinator accepts it."""
+        adds the group to its transaction itself; fails unless the coordinator accepts it.
+        Sent again after a timeout: it adds the group's offsets partition as AddPartitionsToTxn does."""
         added = self._settle(lambda c: c.send("AddOffsetsToTxn", min(3, c.max_version("AddOffsetsToTxn")),
                                               {**self.producer, "GroupId": group}),
                              TRANSACTION_TRANSIENT, "AddOffsetsToTxn")
@@ -183,7 +214,11 @@ class Transaction:
     def add_partitions(self, topic: str, partitions: list[int]) -> None:
         """AddPartitionsToTxn (v3 at most, the last version a producer sends: v4+ batch transactions for
         brokers): before KIP-890's Transaction V2 the producer adds each partition it writes to
-        itself; fails unless the coordinator accepts every one."""
+        itself; fails unless the coordinator accepts every one.
+
+        Sent again after a timeout: a first one that landed left the transaction Ongoing with these
+        partitions, and Kafka's coordinator answers a request adding no new partition NONE at once
+        (while the first is still being written, CONCURRENT_TRANSACTIONS, waited out)."""
         v = min(3, self.coordinator.max_version("AddPartitionsToTxn"))
         body = {"V3AndBelowTransactionalId": self.transactional_id, "V3AndBelowProducerId": self.producer_id,
                 "V3AndBelowProducerEpoch": self.producer_epoch,
@@ -201,10 +236,17 @@ class Transaction:
         assert added["ErrorCode"] == 0, f"AddPartitionsToTxn v{v} {topic} {partitions}: {added['response']}"
 
     def end(self, commit: bool, version: int | None = None) -> Exchange:
-        """EndTxn at `version` (default the coordinator's highest); fails unless the coordinator accepts it."""
+        """EndTxn at `version` (default the coordinator's highest); fails unless the coordinator accepts it.
+
+        Sent again after a timeout, since it ends the same transaction the same way and nothing
+        else: a first EndTxn that landed left the transaction in PrepareCommit/Abort (Kafka's
+        coordinator answers the same request CONCURRENT_TRANSACTIONS, waited out here) or
+        CompleteCommit/Abort (answered NONE). Before Transaction V2 the request's epoch is still the
+        transaction's; from v5 (KIP-890) the first EndTxn bumped it by one, and the coordinator takes
+        the epoch before the bump as a retry of that EndTxn. No check judges EndTxn's answer."""
         v = self.coordinator.max_version("EndTxn") if version is None else version
         body = {**self.producer, "Committed": commit}
-        ex = self._settle(lambda c: c.exchange("EndTxn", v, body), COORDINATOR_TRANSIENT, "EndTxn")
+        ex = self._settle(lambda c: c.exchange("EndTxn", v, body), TRANSACTION_TRANSIENT, "EndTxn")
         assert isinstance(ex, Exchange)
         assert ex.response["ErrorCode"] == 0, f"EndTxn v{v} (commit={commit}) failed:\n{ex.dump()}"
         return ex
@@ -212,13 +254,19 @@ class Transaction:
 
 def begin(connect: Connect, transactional_id: str, **connect_options: Any) -> Transaction:
     """InitProducerId at the transaction coordinator of `transactional_id` (found through any broker);
-    an error answered is the target's refusal of the transaction (TargetRefused, harness.clients.txn_refusal)."""
+    an error answered is the target's refusal of the transaction (TargetRefused, harness.clients.txn_refusal).
+
+    `connect_options` go to every client it makes: with `reconnect=True` the coordinator lookups and
+    the transaction's steps are sent again after a timeout under load (see `Transaction`). So is
+    InitProducerId: a first one that landed bumped the epoch to one the harness never learned, the
+    one sent again bumps it once more, and the transaction uses only the grant it was answered; the
+    lost epoch fenced nothing (the transactional id is the scene's, nothing was written under it)."""
     def find() -> RawClient:
         return connect(coordinator_id(connect(**connect_options), transactional_id, TRANSACTION_KEY), **connect_options)
 
     body = {"TransactionalId": transactional_id, "TransactionTimeoutMs": 60000}
     ex, c = _following(find, find(), lambda c: c.exchange("InitProducerId", c.max_version("InitProducerId"), body),
-                       TRANSACTION_TRANSIENT, "InitProducerId")
+                       TRANSACTION_TRANSIENT, "InitProducerId", resend=True)
     assert isinstance(ex, Exchange)
     txn_refusal.check_answer(ex.response, transactional_id, ex.dump())
     return Transaction(transactional_id, ex.response["ProducerId"], ex.response["ProducerEpoch"], c, find)

@@ -290,6 +290,11 @@ class RawClient:
     def closed(self) -> bool:
         return self._sock is None
 
+    @property
+    def reconnecting(self) -> bool:
+        """A request after a close goes out on a new connection (`connect(reconnect=True)`)."""
+        return self._reopen is not None
+
     def __enter__(self) -> RawClient:
         return self
 
