@@ -241,12 +241,13 @@ def committed_epoch_ahead_of_metadata(cluster: Cluster, topic: str, client: str,
         produce(producer, topic, [f"before-{i}".encode() for i in range(20)])
         moved = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
         after = produce(producer, topic, [f"after-{i}".encode() for i in range(10)]).acked
-        any_broker = raw(cluster.running_brokers()[0])
+        # Reconnecting: the coordinator lookup (FindCoordinator) is asked again after a timeout.
+        any_broker = raw(cluster.running_brokers()[0], reconnect=True)
         tid = rr.topic_id(any_broker, topic)
-        gcoord = raw(tx.coordinator_id(any_broker, group, 0))
+        gcoord = raw(tx.coordinator_id(any_broker, group, 0), reconnect=True)  # for the premise commit below
         committed = Committed(25, moved.leader_epoch)
         version = gcoord.max_version("OffsetCommit")
-        code = rr.offset_commit(gcoord, version, group, topic, tid, 0, 25, moved.leader_epoch)
+        code = rr.offset_commit(gcoord, version, group, topic, tid, 0, 25, moved.leader_epoch, resend=True)
         require_target(code == 0, f"the group's commit of {committed} (OffsetCommit v{version}, sent by the harness "
                                   f"to coordinator {gcoord.host}:{gcoord.port}) was refused: {errors.describe(code)}")
     written = tuple(ClientRecord(w.offset, w.value.decode()) for w in after if w.offset >= 25)

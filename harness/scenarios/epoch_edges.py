@@ -166,17 +166,20 @@ def probe_commits(raw: rr.RawConnector, topic: str, tid: uuid.UUID, group: str) 
     """For each OffsetCommit version: commit (offset, the leader's epoch) with the newest version, then a
     new offset with this version, without an epoch (none below v6, -1 from v6); read it back with every
     OffsetFetch version, newest first."""
-    any_broker = raw(raw.cluster.running_brokers()[0])
+    # Reconnecting: the coordinator lookup (FindCoordinator) is asked again after a timeout.
+    any_broker = raw(raw.cluster.running_brokers()[0], reconnect=True)
     # The epoch of the last record a consumer read (KIP-320 "Protocol Changes / OffsetCommit"): the
     # leader's own, which every broker takes (librdkafka's mock refuses any other).
     committed_epoch = rr.partition_metadata(any_broker, topic)["LeaderEpoch"]
-    gcoord = raw(tx.coordinator_id(any_broker, group, 0))
+    # Reconnecting for the commit before each round, a premise sent again after a timeout; the
+    # judged commits and reads on it are not.
+    gcoord = raw(tx.coordinator_id(any_broker, group, 0), reconnect=True)
     top = gcoord.max_version("OffsetCommit")
     reads = sorted(rr.versions(gcoord, "OffsetFetch", 1), reverse=True)
     rounds = []
     for v in rr.versions(gcoord, "OffsetCommit", 2):
         before = OffsetAndEpoch(1000 + v, committed_epoch)
-        code = rr.offset_commit(gcoord, top, group, topic, tid, 0, before.offset, committed_epoch)
+        code = rr.offset_commit(gcoord, top, group, topic, tid, 0, before.offset, committed_epoch, resend=True)
         if code:
             raise TargetRefused(f"the scene commits {before} to {group} with OffsetCommit v{top} before each round; "
                                 f"the target answered {errors.describe(code)}")

@@ -77,7 +77,10 @@ COORDINATOR = "group coordinator"  # the role of the broker that answers a TxnOf
 
 
 def group_coordinator(raw: RawConnector, group: str) -> RawClient:
-    return raw(tx.coordinator_id(raw(), group, tx.GROUP_KEY))
+    # The lookup is the harness's own: on a reconnecting client, a FindCoordinator that timed out
+    # under load is asked again (transactions.settle). The coordinator's client carries judged
+    # requests only, which are never sent again.
+    return raw(tx.coordinator_id(raw(reconnect=True), group, tx.GROUP_KEY))
 
 
 # -- what the broker advertises ----------------------------------------------------------------
@@ -143,7 +146,7 @@ def _commit(
 ) -> TxnCommit:
     """One transaction: InitProducerId, TxnOffsetCommit `version` of `topics` (no group membership),
     EndTxn(commit or abort), then OffsetFetch of what it carried if `read_back`."""
-    txn = tx.begin(raw, unique("txn"))
+    txn = tx.begin(raw, unique("txn"), reconnect=True)  # its steps are setup: sent again after a timeout
     coordinator = group_coordinator(raw, group)
     ex = tx.txn_offset_commit(coordinator, version, txn, group, topics)
     txn.end(commit=commit)
@@ -229,7 +232,7 @@ def _commit_at(
     """One membership commit at `version` in a transaction of its own, then aborted. Below v5 (before
     KIP-890's Transaction V2) the producer adds the group to its transaction itself, and ends it at
     EndTxn v4 at most."""
-    txn = tx.begin(raw, unique("txn"))
+    txn = tx.begin(raw, unique("txn"), reconnect=True)  # its steps are setup: sent again after a timeout
     if version < 5:
         txn.add_group(group)
     answer = exchange_record(tx.txn_offset_commit(

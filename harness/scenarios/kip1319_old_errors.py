@@ -39,7 +39,7 @@ PROTOCOL = "kcts"  # a classic group of a protocol type of its own: no coordinat
 def _commit_names(
     raw: RawConnector, unique: Unique, coordinator: RawClient, version: int, group: str, names: list[str],
 ) -> Exchange:
-    txn = tx.begin(raw, unique("txn"))
+    txn = tx.begin(raw, unique("txn"), reconnect=True)  # its steps are setup: sent again after a timeout
     if version < FIRST_TXN_V2:
         txn.add_group(group)
     topics = [{"Name": n, "Partitions": [tx.partition(0, 10)]} for n in names]

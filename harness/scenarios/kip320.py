@@ -472,7 +472,7 @@ def _txn_commit(
 ) -> int:
     """Commit (offset, epoch, metadata) in a transaction with TxnOffsetCommit `version`, then commit
     the transaction; the TxnOffsetCommit partition error code."""
-    txn = tx.begin(raw, txn_id)
+    txn = tx.begin(raw, txn_id, reconnect=True)  # its steps are setup: sent again after a timeout
     # Before KIP-890's v5 the producer adds the group to its transaction itself, and ends it at v4.
     legacy = version < TV2_TXN_OFFSET_COMMIT
     if legacy:
@@ -500,7 +500,8 @@ def committed_epochs(
     whose answer is that refusal."""
     raw = rr.RawConnector(cluster)
     try:
-        any_broker = raw(cluster.running_brokers()[0])
+        # Reconnecting: the coordinator lookup (FindCoordinator) is asked again after a timeout.
+        any_broker = raw(cluster.running_brokers()[0], reconnect=True)
         tid = rr.topic_id(any_broker, topic)
         gcoord = raw(tx.coordinator_id(any_broker, group, 0))
         # Newest first: RequireStable (v7+) waits out a transaction's markers, which land after EndTxn

@@ -80,7 +80,8 @@ def read_committed_log(cluster: Cluster, topic: str, transactional_id: Callable[
         tid = rr.topic_id(client, topic)
         before = _produce(client, topic, tid, "before", 2)
 
-        a = tx.begin(raw, transactional_id("read-committed-aborted"))
+        # The transactions' steps are setup, sent again after a timeout under load (transactions.begin).
+        a = tx.begin(raw, transactional_id("read-committed-aborted"), reconnect=True)
         a.add_partitions(topic, [0])
         aborted = _produce(client, topic, tid, "aborted", RECORDS, a)
         a.end(False, min(TV1_END_TXN, a.coordinator.max_version("EndTxn")))
@@ -102,7 +103,7 @@ def read_committed_log(cluster: Cluster, topic: str, transactional_id: Callable[
         # The coordinator writes the marker after EndTxn returns; B must start after it.
         wait_until(abort_marker_written, 30, lambda: f"no ABORT marker of producer {a.producer_id} in {topic}-0 "
                                                       f"after offset {aborted.last}")
-        b = tx.begin(raw, transactional_id("read-committed-open"))
+        b = tx.begin(raw, transactional_id("read-committed-open"), reconnect=True)
         b.add_partitions(topic, [0])
         opened = _produce(client, topic, tid, "open", RECORDS, b)
         after = _produce(client, topic, tid, "after", 2)
@@ -130,7 +131,7 @@ def read_commit(client: RawClient, version: int, group: str, topic: str, tid: uu
 
 def _txn_round(raw: rr.RawConnector, gcoord: RawClient, version: int, txn_id: str, group: str, topic: str,
                tid: uuid.UUID, sent: SentCommit, commit: bool, reads: list[int]) -> TxnCommitRound:
-    txn = tx.begin(raw, txn_id)
+    txn = tx.begin(raw, txn_id, reconnect=True)  # its steps are setup: sent again after a timeout
     # Before KIP-890's v5 the producer adds the group to its transaction itself, and ends it at v4.
     legacy = version < TV2_TXN_OFFSET_COMMIT
     if legacy:
@@ -148,9 +149,12 @@ def aborted_offset_commits(cluster: Cluster, topic: str, group: str,
                            transactional_id: Callable[[str], str]) -> AbortedCommits:
     require_transactions(cluster)
     with rr.RawConnector(cluster) as raw:
-        any_broker = raw(cluster.running_brokers()[0])
+        # Reconnecting: the coordinator lookup (FindCoordinator) is asked again after a timeout.
+        any_broker = raw(cluster.running_brokers()[0], reconnect=True)
         tid = rr.topic_id(any_broker, topic)
-        gcoord = raw(tx.coordinator_id(any_broker, group, tx.GROUP_KEY))
+        # Reconnecting for the baseline commit, a premise sent again after a timeout; the judged
+        # TxnOffsetCommits and reads on it are not.
+        gcoord = raw(tx.coordinator_id(any_broker, group, tx.GROUP_KEY), reconnect=True)
         # Newest first: RequireStable (v7+) waits out an ended transaction's markers.
         reads = sorted(rr.versions(gcoord, "OffsetFetch", 1), reverse=True)
         # The baseline at the leader's own epoch, the one a consumer's last record carries: every broker
@@ -158,7 +162,7 @@ def aborted_offset_commits(cluster: Cluster, topic: str, group: str,
         epoch = rr.partition_metadata(any_broker, topic)["LeaderEpoch"]
         sent = SentCommit(10, epoch, "kcts baseline")
         code = rr.offset_commit(gcoord, gcoord.max_version("OffsetCommit"), group, topic, tid, 0, sent.offset,
-                                sent.epoch, sent.metadata)
+                                sent.epoch, sent.metadata, resend=True)
         baseline = BaselineCommit(sent, code, read_commit(gcoord, reads[0], group, topic, tid))
         rounds = []
         for v in rr.versions(gcoord, "TxnOffsetCommit", 0):
