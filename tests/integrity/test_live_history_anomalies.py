@@ -84,6 +84,14 @@ def _scenes(names: list[str]) -> list[object]:
 Outcome = SceneRun | BaseException
 
 
+def _selected(request: pytest.FixtureRequest, names: list[str]) -> list[str]:
+    """The scenes of `names` this session runs a test of (every one in a full run), so that a narrow
+    selection (-k) drives only its own scenes' clients, not the other scenes' too."""
+    chosen = {item.callspec.params.get("scene") for item in request.session.items
+              if item.path == request.path and hasattr(item, "callspec")}
+    return [n for n in names if n in chosen and n not in NOT_YET_LIVE]
+
+
 @pytest.fixture(scope="module")
 def history_folder(pytestconfig: pytest.Config) -> Path:
     """`<run dir>/history-anomalies/`: every scene's client histories, kept as the run's evidence."""
@@ -110,7 +118,7 @@ def _run_all(request: pytest.FixtureRequest, cluster: Cluster, run_names: RunNam
 @pytest.fixture(scope="module")
 def runs(request: pytest.FixtureRequest, cluster: Cluster, run_names: RunNames,
          history_folder: Path) -> dict[tuple[str, bool], Outcome]:
-    return _run_all(request, cluster, run_names, [s for s in SCENES if s not in NOT_YET_LIVE], history_folder)
+    return _run_all(request, cluster, run_names, _selected(request, list(SCENES)), history_folder)
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +192,7 @@ def cycle_runs(request: pytest.FixtureRequest, cluster: Cluster, run_names: RunN
     """The cycle scenes, in a folder of their own: the cycle search costs rounds of Spark jobs, so it
     runs over these histories only."""
     folder = history_folder.parent / "history-cycles"
-    return folder, _run_all(request, cluster, run_names, [s for s in CYCLE_SCENES if s not in NOT_YET_LIVE], folder)
+    return folder, _run_all(request, cluster, run_names, _selected(request, list(CYCLE_SCENES)), folder)
 
 
 @pytest.fixture(scope="module")
