@@ -72,14 +72,6 @@ EXPECTED: dict[str, Expected] = {
                                   "polled before transaction", ("send", "poll")),
 }
 assert set(EXPECTED) == set(SCENES)
-# Scenes written and unit-tested but not yet seen passing live (no free slot for a live run before
-# the deadline of 2026-11-26): skipped, not run, so that a broken scene cannot pass for a FAIL.
-NOT_YET_LIVE = {"int-nonmonotonic-poll", "nonmonotonic-send", "int-nonmonotonic-send", "G0", "G1c"}
-
-
-def _scenes(names: list[str]) -> list[object]:
-    return [pytest.param(n, marks=pytest.mark.skip(reason="not yet seen passing live")) if n in NOT_YET_LIVE
-            else n for n in names]
 
 Outcome = SceneRun | BaseException
 
@@ -89,7 +81,7 @@ def _selected(request: pytest.FixtureRequest, names: list[str]) -> list[str]:
     selection (-k) drives only its own scenes' clients, not the other scenes' too."""
     chosen = {item.callspec.params.get("scene") for item in request.session.items
               if item.path == request.path and hasattr(item, "callspec")}
-    return [n for n in names if n in chosen and n not in NOT_YET_LIVE]
+    return [n for n in names if n in chosen]
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +138,7 @@ def _explain(run: SceneRun, findings: HistoryFindings) -> str:
     return f"{run.scene} on {run.topic} (rule {run.rule}; client errors {errors}):\n{findings.describe()}"
 
 
-@pytest.mark.parametrize("scene", _scenes(list(EXPECTED)))
+@pytest.mark.parametrize("scene", list(EXPECTED))
 def test_a_broker_made_to_show_the_class_shows_it_to_the_checker(
     runs: dict[tuple[str, bool], Outcome], judged: dict[str, HistoryFindings], scene: str,
 ) -> None:
@@ -172,7 +164,7 @@ def _holds(case: Case, want: Expected, run: SceneRun) -> None:
     assert all(o.process.startswith(f"{run.topic}.") and o.start_ns <= o.end_ns for o in case.ops), case
 
 
-@pytest.mark.parametrize("scene", _scenes(list(EXPECTED)))
+@pytest.mark.parametrize("scene", list(EXPECTED))
 def test_the_same_scene_without_its_rule_shows_nothing(
     runs: dict[tuple[str, bool], Outcome], judged: dict[str, HistoryFindings], history_folder: Path, scene: str,
 ) -> None:
@@ -204,7 +196,7 @@ def cycles_judged(spark: SparkSession,
     return summarize_by_topic(all_cases(load_jsonl(spark, folder), with_cycles=True))
 
 
-@pytest.mark.parametrize("scene", _scenes(list(CYCLE_SCENES)))
+@pytest.mark.parametrize("scene", list(CYCLE_SCENES))
 def test_interleaved_transactions_on_a_correct_broker_make_the_cycle(
     cycle_runs: tuple[Path, dict[tuple[str, bool], Outcome]], cycles_judged: dict[str, HistoryFindings], scene: str,
 ) -> None:
