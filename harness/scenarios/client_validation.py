@@ -35,7 +35,7 @@ from harness.clients.driver import stop_driver
 from harness.clients.history import produce
 from harness.clients.stacks import NO_RESET, RESETS, client_version, consumers_driver
 from harness.cluster.base import Cluster
-from harness.errors import require_target
+from harness.errors import NotSupported, require_target
 from harness.histories.kip320_clients import (
     FETCH,
     LIST_OFFSETS,
@@ -62,6 +62,7 @@ ERRORED = 2  # how many OffsetsForLeaderEpoch answers `validation_error_answered
 AFTER_ERROR_S = 1.0  # how long a consumer that reported an error is watched for reading on
 WATCH_S = 30.0
 EARLIEST, LATEST = -2, -1  # ListOffsets timestamps
+VALIDATION_VERSION = 2  # the first OffsetForLeaderEpoch version with CurrentLeaderEpoch (KIP-320)
 
 
 def written_partition(cluster: Cluster, topic: str) -> WrittenPartition:
@@ -120,6 +121,19 @@ def validation_error_answered(cluster: Cluster, partition: WrittenPartition, cli
                          watched.exchanges, watched.incomplete, watched.version)
 
 
+def require_validation_api(leader: rr.TargetClient) -> None:
+    """KIP-320 "Consumer Handling": a consumer validates a position with OffsetsForLeaderEpoch v2+,
+    the version that carries CurrentLeaderEpoch (Java's client only from v3, where it needs Describe
+    on the topic). Against a leader that advertises no such version a client skips validation, and
+    which of its requests happen to get through before it gives up depends on its connections. So
+    the verdict is decided here, from the leader's ApiVersions, before any client runs: the same
+    "not supported by this target", with the versions advertised as evidence, for every client."""
+    top = leader.max_version("OffsetForLeaderEpoch")  # ApiNotOffered: not supported, the APIs offered as evidence
+    if top < VALIDATION_VERSION:
+        raise NotSupported(f"OffsetForLeaderEpoch v{VALIDATION_VERSION}+ (KIP-320 position validation)",
+                           f"{leader.host}:{leader.port} advertises OffsetForLeaderEpoch up to v{top}")
+
+
 @dataclass
 class _Consumer:
     reads: list[Read] = field(default_factory=list)
@@ -142,7 +156,9 @@ def _watch(cluster: Cluster, partition: WrittenPartition, client: str, rules: li
     named by `names`) and is watched until every consumer settled (see the module)."""
     topic, last = partition.topic, partition.log_end - 1
     with rr.RawConnector(cluster) as raw:
-        tid = rr.topic_id(raw(cluster.leader(topic)), topic)
+        leader = raw(cluster.leader(topic))
+        require_validation_api(leader)
+        tid = rr.topic_id(leader, topic)
     seen: dict[str, _Consumer] = {n: _Consumer() for n in names}
     with Proxy.for_cluster(cluster) as proxy:
         for rule in rules:
