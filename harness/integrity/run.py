@@ -14,7 +14,7 @@ from harness.integrity import report
 from harness.integrity.checker import check
 from harness.integrity.connector import connector_client_version
 from harness.integrity.model import Expectation, Findings, TruncationWindow
-from harness.integrity.read import READ_UNCOMMITTED, offset_ranges, read_topics
+from harness.integrity.read import READ_COMMITTED, READ_UNCOMMITTED, offset_ranges, read_topics
 from harness.workload.history import WriteLog, merge_ranges
 from harness.workload.pipeline import Pipeline
 
@@ -33,8 +33,14 @@ def check_topics(
     out_dir: Path | None = None,
     meta: dict[str, object] | None = None,
     uncommitted_cap: int = UNCOMMITTED_CAP,
+    read_to: dict[str, dict[int, int]] | None = None,
 ) -> Findings:
     """Read every topic of `expect` under read_committed, check, and write the report to `out_dir`.
+
+    Each partition is read from its log start to ListOffsets LATEST, and with `read_to` (topic ->
+    partition -> offset) at least to that offset: the offset after the last acknowledged write, on
+    a target whose LATEST answers less than its log end (Tansu 0.6.0 in memory answers the last
+    batch's base offset + 1), where the records past it would otherwise be reported lost.
 
     With `read_uncommitted`, the first `uncommitted_cap` offsets of each partition are also read
     under read_uncommitted: evidence that records of aborted transactions really are in the log
@@ -46,7 +52,7 @@ def check_topics(
     meta = dict(meta or {})
     try:
         findings, anomalies, capped = _read_and_check(
-            spark, client_config, expect, writes, read_uncommitted, uncommitted_cap
+            spark, client_config, expect, writes, read_uncommitted, uncommitted_cap, read_to
         )
     except Exception as exc:
         gap = reader_gap_summary(exc)
@@ -59,7 +65,7 @@ def check_topics(
         with consumer_offset_fetching(spark):
             try:
                 return _finish(*_read_and_check(spark, client_config, expect, writes, read_uncommitted,
-                                                uncommitted_cap), spark, out_dir, meta, t0)
+                                                uncommitted_cap, read_to), spark, out_dir, meta, t0)
             except Exception as again:
                 reader_gap(again)
                 raise
@@ -69,9 +75,17 @@ def check_topics(
 def _read_and_check(
     spark: SparkSession, client_config: dict[str, str], expect: Expectation,
     writes: DataFrame | Callable[[], DataFrame] | None, read_uncommitted: bool, uncommitted_cap: int,
+    read_to: dict[str, dict[int, int]] | None = None,
 ) -> tuple[Findings, DataFrame, set[str]]:
     topics = list(expect.topics)
-    records = read_topics(spark, client_config, topics)
+    whole = None
+    if read_to:
+        whole = offset_ranges(client_config, topics, 1 << 62)
+        for topic, ends in read_to.items():
+            for partition, end in ends.items():
+                bounds = whole[topic][str(partition)]
+                bounds[1] = max(bounds[1], end)
+    records = read_topics(spark, client_config, topics, READ_COMMITTED, whole)
     uncommitted = None
     capped: set[str] = set()
     if read_uncommitted:

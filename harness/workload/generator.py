@@ -5,6 +5,11 @@ Every `abort_every`-th transaction is written with flag `A` and aborted, so the 
 that read_committed must hide. A transaction that fails is aborted (its per-key sequence numbers
 are reused) or, when the client cannot tell how it ended, recorded as `unknown`.
 
+Without transactions (`transactional=False`: a target with none, or the idempotent pipeline), one
+idempotent producer (enable.idempotence, acks=all) writes batches of `txn_size` records and flushes
+each: a record acknowledged is `committed`, one whose delivery failed or never reported is
+`unknown` (the write may be in the log or not); every record takes its key's next sequence number.
+
 The generator runs as a child process (`python -m harness.workload.generator`, driven by
 generator_process.py) and reports each transaction as it ends, as a `txn` event: its id range, its
 outcome and, when committed, the offset of every write.
@@ -26,7 +31,7 @@ from harness.clients.history import produce_one, retry_retriable
 from harness.process import child
 from harness.process.child import CLIENT_LOGS
 from harness.workload import records
-from harness.workload.history import TxnOutcome
+from harness.workload.history import TxnOutcome, outcome_ranges
 
 TXN_TIMEOUT_MS = 20000
 
@@ -42,22 +47,30 @@ class GeneratorSpec:
     transactional_id: str | None = None
     log_writes: bool = True  # False: ids are not logged (a million-record benchmark)
     timeout: float = 60.0
+    transactional: bool = True  # False: an idempotent producer, no transactions (see the module's docstring)
 
 
 class Generator:
     """Writes `n` more records per `write(n)` call; one instance owns its id space."""
 
     def __init__(self, out: child.Channel, spec: GeneratorSpec) -> None:
-        self.config = {
+        self.config: dict[str, str | int | bool] = {
             **spec.client_config, **CLIENT_LOGS,
-            "transactional.id": spec.transactional_id or f"{spec.topic}-generator",
             "acks": "all",
             "linger.ms": 5,
-            "transaction.timeout.ms": TXN_TIMEOUT_MS,
             "queue.buffering.max.messages": 1_000_000,
             "queue.buffering.max.kbytes": 1_048_576,
             "batch.num.messages": 10_000,
         }
+        self.transactional = spec.transactional
+        if spec.transactional:
+            self.config["transactional.id"] = spec.transactional_id or f"{spec.topic}-generator"
+            self.config["transaction.timeout.ms"] = TXN_TIMEOUT_MS
+        else:
+            # Its idempotence state changes go to its log: an epoch bump for skipped sequence
+            # numbers is the signature of a duplicate librdkafka is known to write
+            # (harness/client_gaps.toml), which the check must tell from the target's.
+            self.config.update({"enable.idempotence": True, "debug": "eos"})
         self.topic = spec.topic
         self.partitions = spec.partitions
         self.keys = spec.keys
@@ -74,6 +87,8 @@ class Generator:
 
     def _new_producer(self) -> Producer:
         producer = Producer(self.config)
+        if not self.transactional:
+            return producer
         tid = str(self.config["transactional.id"])
         retry_retriable(lambda: txn_refusal.init_transactions(producer, tid, self.timeout, "the generator"),
                         self.timeout * 2)
@@ -83,12 +98,16 @@ class Generator:
         self._producer.close()
 
     def write(self, n: int, rate: float | None = None) -> None:
-        """Write `n` records in transactions; `rate` (records/s) spreads them over time, stop() ends early."""
+        """Write `n` records in transactions (or idempotent batches); `rate` (records/s) spreads them over
+        time, stop() ends early."""
         t0 = time.monotonic()
         written = 0
         while written < n and not self.stop.is_set():
             size = min(self.txn_size, n - written)
-            self._transaction(size)
+            if self.transactional:
+                self._transaction(size)
+            else:
+                self._batch(size)
             written += size
             if rate:
                 self.stop.wait(max(0.0, t0 + written / rate - time.monotonic()))
@@ -97,7 +116,50 @@ class Generator:
         """One committed record per partition, written last, so that "processed past the last
         committed offset of every partition" is an exact end-of-input condition."""
         keys = [next(k for k in range(self.keys) if k % self.partitions == p) for p in range(self.partitions)]
-        self._transaction(len(keys), key_indexes=keys, deliberate_abort=False)
+        if self.transactional:
+            self._transaction(len(keys), key_indexes=keys, deliberate_abort=False)
+        else:
+            self._batch(len(keys), key_indexes=keys)
+
+    def _batch(self, size: int, key_indexes: list[int] | None = None) -> None:
+        """`size` records through the idempotent producer, flushed; reported as `txn` events, one per
+        run of ids with one outcome: acknowledged (`committed`, with offsets) or not (`unknown`)."""
+        first = self.next_id
+        self.next_id += size
+        self.out.event("begin", first=first, size=size)
+        acked: dict[int, tuple[int, str, int, int]] = {}
+        failures: list[str] = []
+        fatal: list[str] = []
+
+        def report(err: KafkaError | None, msg: Message) -> None:
+            rid = records.record_id(msg.value())
+            if err is not None:
+                failures.append(f"{rid}: {err}")
+                if err.fatal():
+                    fatal.append(str(err))
+            else:
+                acked[rid] = (rid if self.log_writes else 0, msg.topic(), msg.partition(), msg.offset())
+
+        for j in range(size):
+            rid = first + j
+            k = key_indexes[j] if key_indexes is not None else rid % self.keys
+            seq = self.next_seq[k]
+            self.next_seq[k] += 1
+            key = f"k{k:04d}"
+            produce_one(self._producer, self.topic, records.make(rid, key, seq).encode(), k % self.partitions,
+                        report, key.encode())
+        unreported = self._producer.flush(self.timeout)
+        for r in outcome_ranges(first, [first + j in acked for j in range(size)]):
+            writes = [acked[i] for i in range(r.first, r.end) if i in acked]
+            self.out.event("txn", first=r.first, end=r.end, outcome=r.outcome.value, writes=writes)
+        if failures or unreported:
+            self.out.event("send-failed", first=first, size=size, errors=failures[:5], unreported=unreported)
+        if fatal:
+            # A fatal idempotence error leaves the producer refusing every send: a new one (a new
+            # producer id) goes on; the records it could not place stay `unknown`.
+            self.out.event("producer-restart", error=fatal[0])
+            self._producer.close()
+            self._producer = self._new_producer()
 
     def _transaction(
         self, size: int, key_indexes: list[int] | None = None, deliberate_abort: bool | None = None

@@ -65,7 +65,8 @@ class GeneratorProcess:
         log = session.current().scratch("generator") / "generator.log"
         self.worker = WorkerProcess("generator", python_command("harness.workload.generator"), log, self._receive)
         self.worker.start(asdict(spec))
-        self._await(lambda: self._ready, spec.timeout * 2 + 10, "init_transactions")
+        self._await(lambda: self._ready, spec.timeout * 2 + 10,
+                    "init_transactions" if spec.transactional else "the idempotent producer's start")
 
     def _receive(self, msg: Message) -> None:
         """The child's events: those that drive this side here, any other into the event log."""
@@ -88,7 +89,8 @@ class GeneratorProcess:
 
     # -- commands --------------------------------------------------------------------------
     def write(self, n: int, rate: float | None = None) -> None:
-        """Write `n` records in transactions; `rate` (records/s) spreads them over time; halt() ends early."""
+        """Write `n` records in transactions (or idempotent batches); `rate` (records/s) spreads them
+        over time; halt() ends early."""
         # Every client call in the child has its own deadline; this one only bounds a child that
         # stopped answering without dying.
         budget = 120.0 + (n / rate if rate else n / 500.0)

@@ -1,6 +1,7 @@
 """What the workload did, written down as it happened; the checker reads this, never client internals.
 
-- `IdRange`: a run of ids the generator wrote in one transaction, and how that transaction ended.
+- `IdRange`: a run of ids the generator wrote in one transaction, and how that transaction ended;
+  without transactions, a run of ids acknowledged (`committed`) or not (`unknown`).
 - `WriteLog`: every write of a committed transaction with the offset its delivery report gave;
   a lost record is attributed to a truncation window through this log. Columnar arrays, because
   a million-record run logs millions of writes.
@@ -42,6 +43,19 @@ def merge_ranges(ranges: list[IdRange]) -> list[IdRange]:
         else:
             merged.append(r)
     return merged
+
+
+def outcome_ranges(first: int, acknowledged: list[bool]) -> list[IdRange]:
+    """Ids `first`, `first + 1`, ... of one idempotent batch as runs: acknowledged ones `committed`,
+    the others `unknown` (a write whose delivery failed or never reported may still be in the log)."""
+    runs: list[IdRange] = []
+    for i, acked in enumerate(acknowledged):
+        outcome = TxnOutcome.COMMITTED if acked else TxnOutcome.UNKNOWN
+        if runs and runs[-1].outcome is outcome:
+            runs[-1] = IdRange(runs[-1].first, first + i + 1, outcome)
+        else:
+            runs.append(IdRange(first + i, first + i + 1, outcome))
+    return runs
 
 
 @dataclass
