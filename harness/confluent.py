@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, Producer, libversion
+from confluent_kafka import Consumer, KafkaException, Producer, libversion
 from confluent_kafka.admin import AdminClient
 
 LIBRDKAFKA_VERSION: str = libversion()[0]  # of the librdkafka this interpreter loaded
@@ -85,24 +85,36 @@ def _tracked(kind: str, lasting: bool) -> Iterator[None]:
 
 def close_producer(producer: Producer, timeout: float = 10.0) -> int:
     """Flush for up to `timeout`, purge what is still queued (close() would wait for it as long as
-    message.timeout.ms), and destroy the client now. Returns how many messages were purged."""
-    left = producer.flush(timeout)
-    if left:
-        producer.purge()
-        producer.flush(1)
-    producer.close()
+    message.timeout.ms), and destroy the client now, even where flushing raised. Returns how many
+    messages were purged. A producer in a fatal state (librdkafka's fatal error, such as a
+    transactional id the target refused) raises that error again from flush."""
+    try:
+        left = producer.flush(timeout)
+        if left:
+            producer.purge()
+            producer.flush(1)
+    finally:
+        producer.close()
     return left
 
 
 @contextmanager
 def producer(config: dict[str, object], flush_timeout: float = 10.0, lasting: bool = False) -> Iterator[Producer]:
-    """A producer, flushed (up to `flush_timeout`), purged and destroyed on exit."""
+    """A producer, flushed (up to `flush_timeout`), purged and destroyed on exit. Where the block
+    raised, that exception is what leaves: closing a producer that the block's failure left in a
+    fatal state raises the fatal error again, and it must not stand for the block's (a target's
+    refusal of the transactional id would read as an ERROR); it becomes a note of the block's."""
     p = Producer({**QUIET, **config})
     with _tracked("Producer", lasting):
         try:
             yield p
-        finally:
-            close_producer(p, flush_timeout)
+        except BaseException as exc:
+            try:
+                close_producer(p, flush_timeout)
+            except KafkaException as closing:
+                exc.add_note(f"closing the producer then raised too: {closing}")
+            raise
+        close_producer(p, flush_timeout)
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from harness import verdicts
+from harness import confluent, verdicts
 from harness.clients import transactions as tx
 from harness.clients import txn_refusal
 from harness.errors import TargetRefused
@@ -111,6 +111,42 @@ def test_librdkafka_failing_on_its_own_or_retriably_is_no_refusal(error: KafkaEr
     with pytest.raises(KafkaException) as raised:
         txn_refusal.init_transactions(Producer(error), TXN_ID, 30)  # type: ignore[arg-type]
     assert not isinstance(raised.value, TargetRefused)
+
+
+class FatalProducer:
+    """A stand-in for the producer that librdkafka leaves fatal after the refusal: flush raises the
+    fatal error again (as it did on Nisshi 0.8.1, masking the refusal as an ERROR), close works."""
+
+    def __init__(self, config: dict[str, object]) -> None:
+        self.closed = False
+
+    def init_transactions(self, timeout: float) -> None:
+        raise KafkaException(_librdkafka_error())
+
+    def flush(self, timeout: float) -> int:
+        raise KafkaException(_librdkafka_error())
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_the_refusal_outlives_closing_the_fatal_producer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(confluent, "Producer", FatalProducer)
+    with pytest.raises(txn_refusal.TransactionRefused) as refused, \
+            confluent.producer({"transactional.id": TXN_ID}) as p:
+        txn_refusal.init_transactions(p, TXN_ID, 30)
+    assert refused.value.refusal.code == 53
+    assert p.closed
+    assert any("closing the producer then raised too" in n for n in refused.value.__notes__)
+    assert not confluent.open_clients()
+
+
+def test_closing_a_fatal_producer_after_a_clean_block_still_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(confluent, "Producer", FatalProducer)
+    with pytest.raises(KafkaException) as raised, confluent.producer({}) as p:
+        pass
+    assert not isinstance(raised.value, TargetRefused)
+    assert p.closed
 
 
 def test_librdkafka_init_transactions_granted() -> None:
