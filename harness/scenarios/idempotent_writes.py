@@ -4,8 +4,9 @@ The generator (harness.workload.generator, `transactional=False`) writes records
 topic at a steady rate through one idempotent producer (enable.idempotence, acks=all), no
 transaction. Meanwhile the leader of each partition in turn is moved to another broker (the
 target's own way, or reassignment and a preferred election: harness.nemesis.leadership), at 25 %,
-50 % and 75 % of the records. Where the target cannot move a leader (one broker, or one log per
-partition and no way of its own to move it) the scene runs fault-free and says why.
+50 % and 75 % of the records, and the writes go on until the last move is done. Where the target
+cannot move a leader (one broker, or one log per partition and no way of its own to move it) the
+scene runs fault-free and says why.
 
 It returns what the checker is told (the topic as the only input, the acknowledged ids as the
 committed ones, the others as unknown; the write log) and what the scene did (the moves, the
@@ -37,6 +38,7 @@ PARTITIONS = 3
 RECORDS = 3000
 RATE = 300.0  # records/s: about 10 s of writes, so that every move lands mid-stream
 MOVES_AT = (0.25, 0.5, 0.75)  # fraction of the records handed to the producer when each move starts
+CHUNK = 100  # records per write command: the writer checks between two whether the moves are done
 
 
 @dataclass(frozen=True)
@@ -122,30 +124,33 @@ def why_no_leader_moves(cluster: Cluster) -> str | None:
 
 
 def idempotent_writes(cluster: Cluster, topic: str, records: int = RECORDS, rate: float = RATE) -> IdempotentWrites:
-    """Write `records` keyed records into `topic` (PARTITIONS partitions) through one idempotent
-    producer at `rate`, moving the leader of partition 0, 1, 2 at MOVES_AT of the records where the
-    target allows it; return once every record has an outcome and every move is done."""
+    """Write at least `records` keyed records into `topic` (PARTITIONS partitions) through one
+    idempotent producer at `rate`, moving the leader of partition 0, 1, 2 at MOVES_AT of the records
+    where the target allows it, and writing on until the last move is done (so every move lands on
+    a moving stream); return once every record has an outcome."""
     no_moves = why_no_leader_moves(cluster)
     generator = GeneratorProcess(GeneratorSpec(
         cluster.client_config(), topic, PARTITIONS, keys=30, txn_size=50, abort_every=0, transactional=False,
     ))
     moves: list[LeaderMove] = []
+    moved = threading.Event()
+    failure: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            while not generator.halted and not (moved.is_set() and generator.next_id >= records):
+                generator.write(CHUNK, rate)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the scene's thread below
+            failure.append(exc)
+
     try:
-        failure: list[BaseException] = []
-
-        def write() -> None:
-            try:
-                generator.write(records, rate)
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the scene's thread below
-                failure.append(exc)
-
         writer = threading.Thread(target=write, name="idempotent-generator", daemon=True)
         writer.start()
         try:
             for partition, at in enumerate(MOVES_AT if no_moves is None else ()):
-                wait_until(lambda at=at: failure or not writer.is_alive() or generator.next_id >= at * records,
-                           records / rate * 4 + 60, lambda: f"{generator.next_id} of {records} records handed over")
-                if failure or not writer.is_alive():
+                wait_until(lambda at=at: failure or generator.next_id >= at * records, records / rate * 4 + 60,
+                           lambda: f"{generator.next_id} of {records} records handed over")
+                if failure:
                     break
                 at_id = generator.next_id
                 before, after = move_leader_away(cluster, topic, partition)
@@ -156,6 +161,7 @@ def idempotent_writes(cluster: Cluster, topic: str, records: int = RECORDS, rate
             generator.halt()  # a move failed: the writes end at their next batch, and its failure is raised
             raise
         finally:
+            moved.set()
             writer.join(records / rate * 4 + 180)
         if failure:
             raise failure[0]

@@ -24,12 +24,13 @@ def test_idempotent_producer_keeps_every_acknowledged_record_once_in_key_order(
     cluster: Cluster, topic_factory: TopicFactory, integrity_checker: IntegrityChecker, integrity_dir: Path,
 ) -> None:
     """Scenario: one idempotent producer (confluent-kafka, enable.idempotence, acks=all, no
-    transaction) writes 3,000 keyed, checksummed records (30 keys over 3 partitions, each record
-    numbered in its key's sequence) at 300 records/s into a topic replicated on up to 3 brokers;
-    meanwhile the leader of partition 0, then 1, then 2 is moved to another broker (the target's own
-    way, or reassignment and a preferred election). A target whose leaders cannot move (one broker,
-    or one log per partition and no way to move it) is written fault-free. The checker (Spark) then
-    reads the whole topic.
+    transaction) writes at least 3,000 keyed, checksummed records (30 keys over 3 partitions, each
+    record numbered in its key's sequence) at 300 records/s into a topic replicated on up to 3
+    brokers; meanwhile the leader of partition 0, then 1, then 2 is moved to another broker (the
+    target's own way, or reassignment and a preferred election), and the writes go on until the last
+    move is done. A target whose leaders cannot move (one broker, or one log per partition and no way
+    to move it) is written fault-free. The checker (Spark) then reads the whole topic, at least to
+    the last acknowledged write.
 
     Promise (KIP-98, "Idempotent Producer Guarantees": the broker accepts a producer's batch only at
     the next sequence number of its partition, so retries write nothing twice and nothing out of
