@@ -78,13 +78,7 @@ def _read_and_check(
     read_to: dict[str, dict[int, int]] | None = None,
 ) -> tuple[Findings, DataFrame, set[str]]:
     topics = list(expect.topics)
-    whole = None
-    if read_to:
-        whole = offset_ranges(client_config, topics, 1 << 62)
-        for topic, ends in read_to.items():
-            for partition, end in ends.items():
-                bounds = whole[topic][str(partition)]
-                bounds[1] = max(bounds[1], end)
+    whole = reaching(offset_ranges(client_config, topics, 1 << 62), read_to) if read_to else None
     records = read_topics(spark, client_config, topics, READ_COMMITTED, whole)
     uncommitted = None
     capped: set[str] = set()
@@ -94,6 +88,17 @@ def _read_and_check(
         capped = {t for t, ps in ranges.items() for r in ps.values() if r[1] - r[0] >= uncommitted_cap}
     findings, anomalies = check(records, expect, writes, uncommitted)
     return findings, anomalies, capped
+
+
+def reaching(
+    ranges: dict[str, dict[str, list[int]]], read_to: dict[str, dict[int, int]]
+) -> dict[str, dict[str, list[int]]]:
+    """`ranges` (topic -> partition -> [start, end], as `offset_ranges` gives them) with each end
+    raised to the offset `read_to` names for its partition, where that is higher."""
+    return {
+        topic: {p: [start, max(end, read_to.get(topic, {}).get(int(p), end))] for p, (start, end) in parts.items()}
+        for topic, parts in ranges.items()
+    }
 
 
 def _finish(

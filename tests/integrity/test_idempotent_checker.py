@@ -14,6 +14,7 @@ from integrity_build import IN, Log
 from harness.integrity.checker import check
 from harness.integrity.model import Expectation, Findings
 from harness.integrity.read import parse
+from harness.integrity.run import reaching
 from harness.workload import records
 from harness.workload.history import IdRange, TxnOutcome, outcome_ranges
 
@@ -127,3 +128,11 @@ def test_each_damage_is_found_and_named(spark: SparkSession, damage: Damage) -> 
     findings = judge(spark, log, ranges)
     assert counts(findings) == damage.expected, findings.describe_failures()
     assert not findings.ok
+
+
+def test_the_read_reaches_the_last_acknowledged_write_past_a_short_log_end() -> None:
+    """Tansu 0.6.0 in memory answers ListOffsets LATEST 11 for a partition whose acknowledged writes
+    end at 15: the read goes to 15; where LATEST is already past the acknowledged end, it stays."""
+    ranges = {"t": {"0": [0, 11], "1": [3, 20]}}
+    assert reaching(ranges, {"t": {0: 15, 1: 12}}) == {"t": {"0": [0, 15], "1": [3, 20]}}
+    assert reaching(ranges, {"other": {0: 99}}) == ranges
