@@ -364,6 +364,20 @@ def topic_ids(client: RawClient, names: list[str]) -> dict[str, uuid.UUID]:
     return {t["Name"]: t["TopicId"] for t in md["Topics"]}
 
 
+def consumer_protocol_probe(client: RawClient, group: str) -> Exchange:
+    """One ConsumerGroupHeartbeat (KIP-848) leaving `group` (epoch -1) as a member it never had, to any
+    broker: it joins nothing and creates nothing. Apache Kafka 3.8 and 3.9 list the API in ApiVersions
+    yet answer it UNSUPPORTED_VERSION while the new group coordinator is off, their default
+    (`KafkaApis.handleConsumerGroupHeartbeat`); a broker that serves the protocol answers
+    GROUP_ID_NOT_FOUND, UNKNOWN_MEMBER_ID or NOT_COORDINATOR."""
+    body = {
+        "GroupId": group, "MemberId": uuid.uuid4().hex[:22], "MemberEpoch": -1, "InstanceId": None, "RackId": None,
+        "RebalanceTimeoutMs": -1, "SubscribedTopicNames": None, "SubscribedTopicRegex": None,
+        "ServerAssignor": None, "TopicPartitions": None,
+    }
+    return client.exchange("ConsumerGroupHeartbeat", client.max_version("ConsumerGroupHeartbeat"), body)
+
+
 def consumer_group_heartbeat(
     group_coordinator: RawClient, group: str, member_id: str, member_epoch: int, topics: list[str]
 ) -> Exchange:

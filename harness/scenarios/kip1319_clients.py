@@ -24,8 +24,9 @@ check says so.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from confluent_kafka import IsolationLevel, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
@@ -184,14 +185,32 @@ CONSUMER_GROUP_HEARTBEAT = 68  # KIP-848's API key: a broker without it has no c
 
 
 def _require_consumer_protocol(cluster: Cluster, driver: str) -> None:
-    """The Java group member of `driver` speaks KIP-848's consumer protocol: a target that advertises no
-    ConsumerGroupHeartbeat lacks it (Apache Kafka before 4.0), instead of a copy that never starts."""
+    """The Java group member of `driver` speaks KIP-848's consumer protocol: a target that does not serve
+    it (Apache Kafka before 4.0) lacks it, instead of a copy that never starts."""
     with RawConnector(cluster) as raw:
         client = raw()
-        if CONSUMER_GROUP_HEARTBEAT not in client.broker_versions:
-            raise NotSupported(f"the consumer group protocol (KIP-848 ConsumerGroupHeartbeat), which the {driver} "
-                               "group member speaks", f"{client.host}:{client.port} advertises no "
-                               "ConsumerGroupHeartbeat", capability="consumer-group-protocol")
+        versions = client.broker_versions.get(CONSUMER_GROUP_HEARTBEAT)
+        probe = (None if versions is None
+                 else tx.consumer_protocol_probe(client, f"kcts-probe-{uuid.uuid4().hex[:10]}").response)
+        lacking = consumer_protocol_lacking(f"{client.host}:{client.port}", versions, probe)
+    if lacking is not None:
+        raise NotSupported(f"the consumer group protocol (KIP-848 ConsumerGroupHeartbeat), which the {driver} "
+                           "group member speaks", lacking, capability="consumer-group-protocol")
+
+
+def consumer_protocol_lacking(where: str, versions: tuple[int, int] | None,
+                              probe: Mapping[str, Any] | None) -> str | None:
+    """Why the broker at `where` does not serve the consumer protocol, from the ConsumerGroupHeartbeat
+    versions it advertises and its answer to `tx.consumer_protocol_probe`; None when it serves it.
+    Listing the API is not enough: 3.8 and 3.9 list it and answer UNSUPPORTED_VERSION while their new
+    group coordinator is off (KIP-848 early access, off by default)."""
+    if versions is None:
+        return f"{where} advertises no ConsumerGroupHeartbeat"
+    if probe is not None and probe["ErrorCode"] == errors.UNSUPPORTED_VERSION:
+        return (f"{where} advertises ConsumerGroupHeartbeat v{versions[0]}-{versions[1]} but answers a leave of a "
+                f"member it never had {errors.describe(probe['ErrorCode'])} ({probe.get('ErrorMessage')!r}): its "
+                "group coordinator does not serve the consumer protocol")
+    return None
 
 
 def java_release(cluster: Cluster) -> str:
