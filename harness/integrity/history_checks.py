@@ -135,55 +135,90 @@ class Prepared:
     sends: DataFrame  # with `committed` (must-have-committed?) and `op`
     reads: DataFrame  # with `op`
     ok_reads: DataFrame
+    read_values: DataFrame  # topic, partition, value: what some ok poll read
     log: DataFrame  # topic, partition, offset, value, op: every observation of the version order
     spans: DataFrame  # topic, partition, value, first, last: the offsets a value was seen at
-    index: DataFrame  # topic, partition, offset, idx: dense position of each offset that holds anything
+    # topic, partition, offset, idx, lo, hi: dense position of each offset that holds anything, and
+    # the least and greatest value seen there
+    index: DataFrame
+
+    def unpersist(self) -> None:
+        for df in (self.sends, self.reads, self.read_values, self.spans, self.index):
+            df.unpersist()
 
 
-def prepare(history: HistoryFrames) -> Prepared:
+def prepare(history: HistoryFrames, cache: bool = False) -> Prepared:
+    """Sends and reads each shuffled once, by (topic, partition): every check groups, joins or orders
+    within one partition of a topic (a value, an offset, a process's polls of it), so on that
+    partitioning no check shuffles them again (the session's spark.sql.requireAllClusterKeysForCoPartition
+    is off: a join on (topic, partition, value) accepts two sides hashed on (topic, partition)).
+
+    With `cache`, what several checks read (sends, reads, read values, spans, index) is persisted as
+    it is first computed, on that partitioning: without a shuffle between them, Spark has no shuffle
+    output to reuse, and would compute each again for every check that reads it. The caller
+    unpersists (`Prepared.unpersist`)."""
     F = _F()
     from pyspark.sql import Window
 
     ok = Outcome.OK.value
-    reads = history.reads.withColumn("op", op_ref("poll"))
+    by_partition = ("topic", "partition")
+    all_sends = history.sends.repartition(*by_partition)
+    reads = _kept(history.reads.repartition(*by_partition).withColumn("op", op_ref("poll")), cache)
     ok_reads = reads.filter(F.col("outcome") == ok)
-    read_values = ok_reads.select("topic", "partition", "value").distinct()
-    # must-have-committed?: a writer is proven when an ok poll read any value it sent.
-    proven = (history.sends.join(read_values, ["topic", "partition", "value"], "left_semi")
+    read_values = _kept(ok_reads.select("topic", "partition", "value").distinct(), cache)
+    # must-have-committed?: a writer is proven when an ok poll read any value it sent. Only a writer
+    # whose sends are not ok can need the proof (an ok send is committed as it stands; a writer's
+    # sends are all of its transaction's status, or fail), and those are few: the proven ones are
+    # broadcast to the sends instead of shuffling every send by its writer.
+    proven = (history.sends.filter(F.col("status") != ok)
+              .join(read_values, ["topic", "partition", "value"], "left_semi")
               .select("writer").distinct().withColumn("proven", F.lit(True)))
-    sends = (history.sends.join(proven, "writer", "left")
+    sends = (all_sends.join(F.broadcast(proven), "writer", "left")
              .withColumn("committed", (F.col("status") == ok) | (
                  (F.col("status") == Outcome.INFO.value) & F.coalesce(F.col("proven"), F.lit(False))))
              .drop("proven").withColumn("op", op_ref("send")))
+    sends = _kept(sends, cache)
     # version-orders: sends only when proven visible, polls always.
     log = (sends.filter(F.col("committed") & F.col("offset").isNotNull())
            .select("topic", "partition", "offset", "value", "op")
            .unionByName(reads.select("topic", "partition", "offset", "value", "op")))
-    spans = log.groupBy("topic", "partition", "value").agg(
-        F.min("offset").alias("first"), F.max("offset").alias("last"))
-    index = (log.select("topic", "partition", "offset").distinct()
-             .withColumn("idx", F.dense_rank().over(Window.partitionBy("topic", "partition").orderBy("offset"))))
-    return Prepared(sends, reads, ok_reads, log, spans, index)
+    spans = _kept(log.groupBy("topic", "partition", "value").agg(
+        F.min("offset").alias("first"), F.max("offset").alias("last")), cache)
+    index = _kept(log.groupBy("topic", "partition", "offset")
+                  .agg(F.min("value").alias("lo"), F.max("value").alias("hi"))
+                  .withColumn("idx", F.dense_rank().over(Window.partitionBy("topic", "partition").orderBy("offset"))),
+                  cache)
+    return Prepared(sends, reads, ok_reads, read_values, log, spans, index)
+
+
+def _kept(df: DataFrame, cache: bool) -> DataFrame:
+    return df.persist() if cache else df
 
 
 def inconsistent_offsets(p: Prepared) -> DataFrame:
     """`version-orders` :errors: one (topic, partition, offset) observed with two or more values, by
-    sends' acknowledgements or polls. The signature of a truncation a client did not detect."""
+    sends' acknowledgements or polls. The signature of a truncation a client did not detect.
+
+    The offsets are found on their least and greatest value (`index`) first; only theirs collect values
+    and operations (collecting them for every offset cost more than every other class together)."""
     F = _F()
-    g = p.log.groupBy("topic", "partition", "offset").agg(
+    where = ["topic", "partition", "offset"]
+    bad = p.index.filter(F.col("lo") != F.col("hi"))
+    g = p.log.join(bad.select(*where), where, "left_semi").groupBy(*where).agg(
         F.array_sort(F.collect_set("value")).alias("values"), F.collect_list("op").alias("ops"))
-    g = g.filter(F.size("values") > 1)
     return case(HistoryAnomaly.INCONSISTENT_OFFSETS, g,
                 F.concat(F.lit("offset holds "), F.array_join("values", ", ")), F.slice("ops", 1, EXAMPLES),
                 value=F.array_join("values", ","))
 
 
 def duplicates(p: Prepared) -> DataFrame:
-    """`duplicate-cases`: one value at more than one offset of its partition."""
+    """`duplicate-cases`: one value at more than one offset of its partition (its span's first and last
+    offsets differ; only those values collect their offsets and operations)."""
     F = _F()
-    g = p.log.groupBy("topic", "partition", "value").agg(
+    where = ["topic", "partition", "value"]
+    bad = p.spans.filter(F.col("first") != F.col("last")).select(*where)
+    g = p.log.join(bad, where, "left_semi").groupBy(*where).agg(
         F.array_sort(F.collect_set("offset")).alias("offsets"), F.collect_list("op").alias("ops"))
-    g = g.filter(F.size("offsets") > 1)
     return case(HistoryAnomaly.DUPLICATE, g,
                 F.concat(F.lit("value at offsets "), F.array_join("offsets", ", ")), F.slice("ops", 1, EXAMPLES),
                 offset=F.element_at("offsets", 1))
@@ -206,7 +241,7 @@ def lost_writes(p: Prepared) -> DataFrame:
     read; a committed value (must-have-committed?) whose last offset is at or below it, and that no ok
     poll read, was lost. Named with its writer and a poll that read at the bound (Jepsen's max-read)."""
     F = _F()
-    read_values = p.ok_reads.select("topic", "partition", "value").distinct()
+    read_values = p.read_values
     bound = (p.spans.join(read_values, ["topic", "partition", "value"], "left_semi")
              .groupBy("topic", "partition").agg(F.max("first").alias("bound")))
     max_read = (p.ok_reads.join(bound, ["topic", "partition"]).filter(F.col("offset") == F.col("bound"))
@@ -225,7 +260,7 @@ def unseen(p: Prepared) -> DataFrame:
     """`unseen`: an ok send (ok transaction) whose value no ok poll read. Jepsen reports it as what is
     still unseen at the end: it includes every lost write, and the tail a consumer never reached."""
     F = _F()
-    read_values = p.ok_reads.select("topic", "partition", "value").distinct()
+    read_values = p.read_values
     s = p.sends.filter(F.col("status") == Outcome.OK.value).join(
         read_values, ["topic", "partition", "value"], "left_anti")
     return case(HistoryAnomaly.UNSEEN, s, F.lit("acknowledged, never polled"), F.array("op"))
@@ -313,7 +348,11 @@ def all_cases(history: HistoryFrames, read_committed: bool = True, with_cycles: 
     """Every case of every class, one DataFrame of CASE_COLUMNS; G0 and G1c only `with_cycles`
     (see `cycles` for its cost). The cycle search runs Spark jobs as it is built (its fixed point
     counts each round); the rest is one lazy plan."""
-    p = prepare(history)
+    return cases_of(prepare(history), read_committed, with_cycles)
+
+
+def cases_of(p: Prepared, read_committed: bool = True, with_cycles: bool = False) -> DataFrame:
+    """`all_cases` on a prepared history."""
     parts = [inconsistent_offsets(p), duplicates(p), aborted_reads(p), lost_writes(p), unseen(p),
              precommitted_reads(p, read_committed), poll_skips(p), nonmonotonic_sends(p)]
     if with_cycles:
@@ -366,8 +405,13 @@ def summarize_by_topic(cases: DataFrame, examples: int = EXAMPLES) -> dict[str, 
 def check_history(history: HistoryFrames, read_committed: bool = True, examples: int = EXAMPLES,
                   with_cycles: bool = False) -> HistoryFindings:
     """Every class over a history; `read_committed` False when its consumers read uncommitted records
-    (then only Jepsen's own-transaction precommitted read applies)."""
-    return summarize(all_cases(history, read_committed, with_cycles), examples)
+    (then only Jepsen's own-transaction precommitted read applies). What the checks share is cached
+    for the one query, then dropped."""
+    p = prepare(history, cache=True)
+    try:
+        return summarize(cases_of(p, read_committed, with_cycles), examples)
+    finally:
+        p.unpersist()
 
 
 CYCLE_ROUNDS = 32  # path doubling: 2**32 edges long is past any history

@@ -63,6 +63,14 @@ def read_topics(
 ) -> DataFrame:
     """Every record of `topics` from the earliest to the latest offset (or within `ranges`, see
     `offset_ranges`), parsed (see `parse`)."""
+    return parse(read_values(spark, client_config, topics, isolation, ranges))
+
+
+def read_values(
+    spark: SparkSession, client_config: dict[str, str], topics: list[str], isolation: str = READ_COMMITTED,
+    ranges: dict[str, dict[str, list[int]]] | None = None,
+) -> DataFrame:
+    """(topic, partition, offset, raw) of every record `read_topics` reads, before parsing."""
     bounds = {"startingOffsets": "earliest", "endingOffsets": "latest"}
     if ranges is not None:
         bounds = {
@@ -85,8 +93,8 @@ def read_topics(
         "kafka.fetch.max.wait.ms": "10",
     }.items():
         reader = reader.option(key, value)
-    raw = reader.load().selectExpr("topic", "partition", "offset", "CAST(value AS STRING) AS raw")
-    return parse(raw)
+    return reader.load().selectExpr("topic", "CAST(partition AS INT) AS partition", "offset",
+                                    "CAST(value AS STRING) AS raw")
 
 
 def parse(raw: DataFrame) -> DataFrame:
