@@ -366,7 +366,7 @@ def topic_ids(client: RawClient, names: list[str]) -> dict[str, uuid.UUID]:
 
 def consumer_protocol_probe(client: RawClient, group: str) -> Exchange:
     """One ConsumerGroupHeartbeat (KIP-848) leaving `group` (epoch -1) as a member it never had, to any
-    broker: it joins nothing and creates nothing. Apache Kafka 3.8 and 3.9 list the API in ApiVersions
+    broker: it joins nothing and creates nothing. Apache Kafka 3.7 to 3.9 list the API in ApiVersions
     yet answer it UNSUPPORTED_VERSION while the new group coordinator is off, their default
     (`KafkaApis.handleConsumerGroupHeartbeat`); a broker that serves the protocol answers
     GROUP_ID_NOT_FOUND, UNKNOWN_MEMBER_ID or NOT_COORDINATOR."""

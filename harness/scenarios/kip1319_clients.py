@@ -202,7 +202,7 @@ def consumer_protocol_lacking(where: str, versions: tuple[int, int] | None,
                               probe: Mapping[str, Any] | None) -> str | None:
     """Why the broker at `where` does not serve the consumer protocol, from the ConsumerGroupHeartbeat
     versions it advertises and its answer to `tx.consumer_protocol_probe`; None when it serves it.
-    Listing the API is not enough: 3.8 and 3.9 list it and answer UNSUPPORTED_VERSION while their new
+    Listing the API is not enough: 3.7 to 3.9 list it and answer UNSUPPORTED_VERSION while their new
     group coordinator is off (KIP-848 early access, off by default)."""
     if versions is None:
         return f"{where} advertises no ConsumerGroupHeartbeat"

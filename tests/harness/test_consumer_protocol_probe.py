@@ -1,5 +1,5 @@
 """The consumer group protocol (KIP-848) is served only where a ConsumerGroupHeartbeat is answered, not
-where ApiVersions merely lists it: Apache Kafka 3.8 and 3.9 list it and answer UNSUPPORTED_VERSION
+where ApiVersions merely lists it: Apache Kafka 3.7 to 3.9 list it and answer UNSUPPORTED_VERSION
 (seen on 3.9.2: the KIP-1094 Java copier never started and its check ended an ERROR after 30 s)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from harness.scenarios.kip1319_clients import consumer_protocol_lacking
 
 RESPONSE = load_specs("4.4.0").response("ConsumerGroupHeartbeat")
 
-# ConsumerGroupHeartbeatResponse v0 as 3.8/3.9's KafkaApis answers it with the new group coordinator
+# ConsumerGroupHeartbeatResponse v0 as 3.7-3.9's KafkaApis answers it with the new group coordinator
 # off (`getErrorResponse(Errors.UNSUPPORTED_VERSION.exception)`): ThrottleTimeMs 0, ErrorCode 35, null
 # ErrorMessage and MemberId, MemberEpoch 0, HeartbeatIntervalMs 0, null Assignment, no tags.
 OFF_3_9 = bytes.fromhex("00000000" "0023" "00" "00" "00000000" "00000000" "ff" "00")
