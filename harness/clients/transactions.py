@@ -370,12 +370,15 @@ def consumer_protocol_probe(client: RawClient, group: str) -> Exchange:
     yet answer it UNSUPPORTED_VERSION while the new group coordinator is off, their default
     (`KafkaApis.handleConsumerGroupHeartbeat`); a broker that serves the protocol answers
     GROUP_ID_NOT_FOUND, UNKNOWN_MEMBER_ID or NOT_COORDINATOR."""
-    body = {
-        "GroupId": group, "MemberId": uuid.uuid4().hex[:22], "MemberEpoch": -1, "InstanceId": None, "RackId": None,
-        "RebalanceTimeoutMs": -1, "SubscribedTopicNames": None, "SubscribedTopicRegex": None,
-        "ServerAssignor": None, "TopicPartitions": None,
-    }
-    return client.exchange("ConsumerGroupHeartbeat", client.max_version("ConsumerGroupHeartbeat"), body)
+    return client.exchange("ConsumerGroupHeartbeat", client.max_version("ConsumerGroupHeartbeat"),
+                           consumer_protocol_probe_body(group, uuid.uuid4().hex[:22]))
+
+
+def consumer_protocol_probe_body(group: str, member_id: str) -> dict[str, Any]:
+    """The probe's fields, those of every version (v0 has no SubscribedTopicRegex; the codec refuses a
+    field its version lacks, and every field left out is null or -1 by default)."""
+    return {"GroupId": group, "MemberId": member_id, "MemberEpoch": -1, "InstanceId": None, "RackId": None,
+            "RebalanceTimeoutMs": -1, "SubscribedTopicNames": None, "ServerAssignor": None, "TopicPartitions": None}
 
 
 def consumer_group_heartbeat(

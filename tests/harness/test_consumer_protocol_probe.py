@@ -4,11 +4,15 @@ where ApiVersions merely lists it: Apache Kafka 3.7 to 3.9 list it and answer UN
 
 from __future__ import annotations
 
-from harness.protocol.codec import decode
+import pytest
+
+from harness.clients.transactions import consumer_protocol_probe_body
+from harness.protocol.codec import decode, encode
 from harness.protocol.spec import load_specs
 from harness.scenarios.kip1319_clients import consumer_protocol_lacking
 
-RESPONSE = load_specs("4.4.0").response("ConsumerGroupHeartbeat")
+SPECS = load_specs("4.4.0")
+RESPONSE = SPECS.response("ConsumerGroupHeartbeat")
 
 # ConsumerGroupHeartbeatResponse v0 as 3.7-3.9's KafkaApis answers it with the new group coordinator
 # off (`getErrorResponse(Errors.UNSUPPORTED_VERSION.exception)`): ThrottleTimeMs 0, ErrorCode 35, null
@@ -32,3 +36,12 @@ def test_a_heartbeat_answered_with_a_group_error_is_the_protocol_served() -> Non
 def test_an_unlisted_heartbeat_is_no_consumer_protocol_without_asking() -> None:
     lacking = consumer_protocol_lacking("127.0.0.1:9092", None, None)
     assert lacking == "127.0.0.1:9092 advertises no ConsumerGroupHeartbeat"
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_the_probe_is_a_leave_every_version_encodes(version: int) -> None:
+    """v0 (3.7 to 4.0) has no SubscribedTopicRegex: the probe sent to 3.9.2 was refused by the codec."""
+    request = SPECS.request("ConsumerGroupHeartbeat")
+    sent = decode(request, version, encode(request, version, consumer_protocol_probe_body("g", "m" * 22)))
+    assert (sent["GroupId"], sent["MemberId"], sent["MemberEpoch"]) == ("g", "m" * 22, -1)
+    assert sent["SubscribedTopicNames"] is None and sent["TopicPartitions"] is None
