@@ -142,30 +142,17 @@ class Prepared:
     # the least and greatest value seen there
     index: DataFrame
 
-    def unpersist(self) -> None:
-        for df in (self.sends, self.reads, self.read_values, self.spans, self.index):
-            df.unpersist()
 
-
-def prepare(history: HistoryFrames, cache: bool = False) -> Prepared:
-    """Sends and reads each shuffled once, by (topic, partition): every check groups, joins or orders
-    within one partition of a topic (a value, an offset, a process's polls of it), so on that
-    partitioning no check shuffles them again (the session's spark.sql.requireAllClusterKeysForCoPartition
-    is off: a join on (topic, partition, value) accepts two sides hashed on (topic, partition)).
-
-    With `cache`, what several checks read (sends, reads, read values, spans, index) is persisted as
-    it is first computed, on that partitioning: without a shuffle between them, Spark has no shuffle
-    output to reuse, and would compute each again for every check that reads it. The caller
-    unpersists (`Prepared.unpersist`)."""
+def prepare(history: HistoryFrames) -> Prepared:
+    """One lazy plan: each shared frame is one shuffle, which Spark computes once and reuses for every
+    check that reads it (exchange reuse within the one query that judges every class)."""
     F = _F()
     from pyspark.sql import Window
 
     ok = Outcome.OK.value
-    by_partition = ("topic", "partition")
-    all_sends = history.sends.repartition(*by_partition)
-    reads = _kept(history.reads.repartition(*by_partition).withColumn("op", op_ref("poll")), cache)
+    reads = history.reads.withColumn("op", op_ref("poll"))
     ok_reads = reads.filter(F.col("outcome") == ok)
-    read_values = _kept(ok_reads.select("topic", "partition", "value").distinct(), cache)
+    read_values = ok_reads.select("topic", "partition", "value").distinct()
     # must-have-committed?: a writer is proven when an ok poll read any value it sent. Only a writer
     # whose sends are not ok can need the proof (an ok send is committed as it stands; a writer's
     # sends are all of its transaction's status, or fail), and those are few: the proven ones are
@@ -173,26 +160,19 @@ def prepare(history: HistoryFrames, cache: bool = False) -> Prepared:
     proven = (history.sends.filter(F.col("status") != ok)
               .join(read_values, ["topic", "partition", "value"], "left_semi")
               .select("writer").distinct().withColumn("proven", F.lit(True)))
-    sends = (all_sends.join(F.broadcast(proven), "writer", "left")
+    sends = (history.sends.join(F.broadcast(proven), "writer", "left")
              .withColumn("committed", (F.col("status") == ok) | (
                  (F.col("status") == Outcome.INFO.value) & F.coalesce(F.col("proven"), F.lit(False))))
              .drop("proven").withColumn("op", op_ref("send")))
-    sends = _kept(sends, cache)
     # version-orders: sends only when proven visible, polls always.
     log = (sends.filter(F.col("committed") & F.col("offset").isNotNull())
            .select("topic", "partition", "offset", "value", "op")
            .unionByName(reads.select("topic", "partition", "offset", "value", "op")))
-    spans = _kept(log.groupBy("topic", "partition", "value").agg(
-        F.min("offset").alias("first"), F.max("offset").alias("last")), cache)
-    index = _kept(log.groupBy("topic", "partition", "offset")
-                  .agg(F.min("value").alias("lo"), F.max("value").alias("hi"))
-                  .withColumn("idx", F.dense_rank().over(Window.partitionBy("topic", "partition").orderBy("offset"))),
-                  cache)
+    spans = log.groupBy("topic", "partition", "value").agg(
+        F.min("offset").alias("first"), F.max("offset").alias("last"))
+    index = (log.groupBy("topic", "partition", "offset").agg(F.min("value").alias("lo"), F.max("value").alias("hi"))
+             .withColumn("idx", F.dense_rank().over(Window.partitionBy("topic", "partition").orderBy("offset"))))
     return Prepared(sends, reads, ok_reads, read_values, log, spans, index)
-
-
-def _kept(df: DataFrame, cache: bool) -> DataFrame:
-    return df.persist() if cache else df
 
 
 def inconsistent_offsets(p: Prepared) -> DataFrame:
@@ -348,11 +328,7 @@ def all_cases(history: HistoryFrames, read_committed: bool = True, with_cycles: 
     """Every case of every class, one DataFrame of CASE_COLUMNS; G0 and G1c only `with_cycles`
     (see `cycles` for its cost). The cycle search runs Spark jobs as it is built (its fixed point
     counts each round); the rest is one lazy plan."""
-    return cases_of(prepare(history), read_committed, with_cycles)
-
-
-def cases_of(p: Prepared, read_committed: bool = True, with_cycles: bool = False) -> DataFrame:
-    """`all_cases` on a prepared history."""
+    p = prepare(history)
     parts = [inconsistent_offsets(p), duplicates(p), aborted_reads(p), lost_writes(p), unseen(p),
              precommitted_reads(p, read_committed), poll_skips(p), nonmonotonic_sends(p)]
     if with_cycles:
@@ -405,13 +381,8 @@ def summarize_by_topic(cases: DataFrame, examples: int = EXAMPLES) -> dict[str, 
 def check_history(history: HistoryFrames, read_committed: bool = True, examples: int = EXAMPLES,
                   with_cycles: bool = False) -> HistoryFindings:
     """Every class over a history; `read_committed` False when its consumers read uncommitted records
-    (then only Jepsen's own-transaction precommitted read applies). What the checks share is cached
-    for the one query, then dropped."""
-    p = prepare(history, cache=True)
-    try:
-        return summarize(cases_of(p, read_committed, with_cycles), examples)
-    finally:
-        p.unpersist()
+    (then only Jepsen's own-transaction precommitted read applies)."""
+    return summarize(all_cases(history, read_committed, with_cycles), examples)
 
 
 CYCLE_ROUNDS = 32  # path doubling: 2**32 edges long is past any history

@@ -48,11 +48,6 @@ def session_config(master: str) -> dict[str, str]:
         # A few thousand to a few million rows: 200 shuffle partitions would be mostly scheduling.
         "spark.sql.shuffle.partitions": os.environ.get("KCTS_SPARK_SHUFFLE_PARTITIONS", "4"),
         "spark.sql.adaptive.enabled": "true",
-        # The history checks shuffle sends and reads once, by (topic, partition), and join and group
-        # them on keys that start with those (history_checks.prepare): a join may then keep that
-        # partitioning rather than shuffle both sides again on all its keys, and so may a union.
-        "spark.sql.requireAllClusterKeysForCoPartition": "false",
-        "spark.sql.unionOutputPartitioning": "true",
         # The checker caches one narrow row per record for a few seconds: compressing it costs
         # more CPU than the memory it saves.
         "spark.sql.inMemoryColumnarStorage.compressed": "false",
