@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaException, Producer, libversion
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition, libversion
 from confluent_kafka.admin import AdminClient
 
 LIBRDKAFKA_VERSION: str = libversion()[0]  # of the librdkafka this interpreter loaded
@@ -133,3 +133,20 @@ def admin(config: dict[str, object], lasting: bool = False) -> Iterator[AdminCli
     """An admin client, destroyed on exit. `lasting`: a session's client, shared by many checks."""
     with AdminClient({**QUIET, **config}) as a, _tracked("AdminClient", lasting):
         yield a
+
+
+def delete_records(admin: AdminClient, head: TopicPartition, timeout: float = 20.0, tries: int = 3) -> None:
+    """DeleteRecords of `head`'s partition before `head.offset`, asked again while it times out:
+    under load one request can outlast its timeout, and asking again is safe (the log start offset
+    only rises; a partition already past it answers at once). Any other error, and the last
+    timeout, raise (KafkaException, or TimeoutError where no answer came at all)."""
+    for attempt in range(1, tries + 1):
+        try:
+            admin.delete_records([head], request_timeout=timeout)[head].result(timeout * 2)
+            return
+        except KafkaException as exc:
+            if attempt == tries or exc.args[0].code() != KafkaError._TIMED_OUT:
+                raise
+        except TimeoutError:
+            if attempt == tries:
+                raise

@@ -229,8 +229,8 @@ def gapped_epochs(cluster: Cluster, topic: str, group: str) -> GappedEpochs:
                                 f"DeleteRecords (API 21) is not among the APIs the target advertises: "
                                 f"{sorted(mover.broker_versions)}", commits_refused, lacks_delete_records=True)
         try:
-            admin.delete_records([tp])[tp].result(30)
-        except KafkaException as exc:
+            confluent.delete_records(admin, tp)
+        except (KafkaException, TimeoutError) as exc:
             return GappedEpochs(topic, epochs, gap, None, list_offsets, metadata, commits, cut,
                                 f"DeleteRecords to offset {cut}: {exc}", commits_refused)
         head_deleted = probe_end_offsets(raw, topic, tid, f"records before offset {cut} deleted")

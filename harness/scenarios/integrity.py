@@ -308,9 +308,9 @@ def delete_output_head(cluster: Cluster, finished: FinishedPipeline, output_inde
     head = TopicPartition(out, 0, cut)
     with confluent.admin(cluster.client_config()) as admin:
         try:
-            admin.delete_records([head], request_timeout=20)[head].result(40)
+            confluent.delete_records(admin, head)
         except (KafkaException, TimeoutError) as exc:
-            # Tansu's memory engine panics on DeleteRecords (a todo!()): no answer within the timeout.
+            # Tansu's memory engine panics on DeleteRecords (a todo!()): no answer to any attempt.
             raise TargetRefused(
                 f"the damage the check needs is a DeleteRecords of {out}-0 before offset {cut} (KIP-107), "
                 f"and the target did not do it: {type(exc).__name__}: {exc}"
