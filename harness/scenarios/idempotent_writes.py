@@ -15,6 +15,7 @@ producer's epoch bumps). It needs no transaction, so it judges targets that have
 
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -168,7 +169,15 @@ def idempotent_writes(cluster: Cluster, topic: str, records: int = RECORDS, rate
         if writer.is_alive():
             raise AssertionError(f"the idempotent generator did not finish: {generator.worker.describe()}")
     finally:
-        generator.close()
+        # A close that fails while the scene's own exception is in flight must not replace it: the
+        # generator of a scene that already timed out is stopped hard, and that is not the finding.
+        in_flight = sys.exc_info()[1]
+        try:
+            generator.close()
+        except Exception as exc:
+            if in_flight is None:
+                raise
+            in_flight.add_note(f"and closing the generator failed: {exc}")
     history = generator.history
     expect = Expectation((topic,), (), tuple(merge_ranges(history.ranges)))
     log = generator.worker.log_path
