@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness import progress
+from harness.clients.jvm import java_reaches
 from harness.errors import KnownClientGap
 from harness.integrity import report
 from harness.integrity.checker import check
@@ -47,9 +48,19 @@ def check_topics(
     (so that finding none under read_committed means something). A scenario's topics fit under
     the cap whole; on a million-record benchmark the evidence comes from a prefix, at a sixth of
     the cost of reading everything twice, and the totals say so (`uncommitted_capped`).
+
+    A target that Spark's Java kafka-clients cannot talk to (`harness.clients.jvm.java_reaches`)
+    raises `TargetRefused` before anything is read.
     """
     t0 = time.monotonic()
     meta = dict(meta or {})
+    if client_config.get("bootstrap.servers"):
+        # Spark's Kafka source is a Java kafka-clients: where that client cannot talk to the target
+        # (librdkafka's mock cluster), the read is refused at once with the target's answer, instead
+        # of an ERROR after Spark's admin times out ("Timed out waiting for a node assignment").
+        java_reaches(client_config["bootstrap.servers"],
+                     f"{connector_client_version()} (Spark's Kafka source, which the checker reads with)",
+                     client_config)
     try:
         findings, anomalies, capped = _read_and_check(
             spark, client_config, expect, writes, read_uncommitted, uncommitted_cap, read_to
