@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition, libversion
 from confluent_kafka.admin import AdminClient
 
+from harness.closing import closed_on_exit
+
 LIBRDKAFKA_VERSION: str = libversion()[0]  # of the librdkafka this interpreter loaded
 
 QUIET = {"log_level": 3}  # librdkafka logs only errors; checks read state, not log lines
@@ -105,16 +107,9 @@ def producer(config: dict[str, object], flush_timeout: float = 10.0, lasting: bo
     fatal state raises the fatal error again, and it must not stand for the block's (a target's
     refusal of the transactional id would read as an ERROR); it becomes a note of the block's."""
     p = Producer({**QUIET, **config})
-    with _tracked("Producer", lasting):
-        try:
-            yield p
-        except BaseException as exc:
-            try:
-                close_producer(p, flush_timeout)
-            except KafkaException as closing:
-                exc.add_note(f"closing the producer then raised too: {closing}")
-            raise
-        close_producer(p, flush_timeout)
+    with _tracked("Producer", lasting), closed_on_exit(lambda: close_producer(p, flush_timeout), "the producer",
+                                                       noted=(KafkaException,)):
+        yield p
 
 
 @contextmanager

@@ -32,6 +32,13 @@ class SceneUnmet(KctsError):
     message is the evidence of what happened instead."""
 
 
+class WorkerHung(KctsError):
+    """One of the harness's own client processes (a generator, a processor) did not finish or stop
+    within its deadline: the harness's trouble, an ERROR, never the target's FAIL (every client call
+    in it has a deadline of its own, and a target that refused one is raised as that refusal). The
+    message shows the process's state and its last output; its threads are dumped into its log."""
+
+
 class VerdictError(Unrecoverable):
     """A refusal that is a verdict of its own, raised where it is found (any layer); the pytest
     plugin ends the check with that verdict (harness.verdicts.from_exception)."""

@@ -98,12 +98,9 @@ def run(records: int = 1_000_000, version: str = DEFAULT_VERSION, master: str = 
         inp = create_topic(cluster, admin, "bench-integrity-in", PARTITIONS, 3, safe)
         outs = [create_topic(cluster, admin, f"bench-integrity-out{i}", PARTITIONS, 3, safe) for i in range(2)]
         t0 = time.monotonic()
-        pipeline = Pipeline(cluster, inp, outs, "bench-integrity", SPEC).start()
-        try:
+        with Pipeline(cluster, inp, outs, "bench-integrity", SPEC) as pipeline:
             pipeline.generator.write(records)
             pipeline.finish(timeout=3600)
-        finally:
-            pipeline.stop()
         pipeline_s = time.monotonic() - t0
         topics = [inp, *outs]
         expect = expectation(pipeline)

@@ -11,9 +11,11 @@ from __future__ import annotations
 import signal
 import subprocess
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from harness.closing import closed_on_exit
 from harness.errors import ClusterError
 from harness.process.events import as_event
 from harness.process.worker import WorkerProcess
@@ -120,3 +122,11 @@ def stop_driver(driver: ClientDriver) -> None:
             driver.wait_exit(60)  # a JVM that said "exited" may take long to go on a loaded 2-core machine
         finally:
             driver.stop()
+
+
+def stopped_on_exit(
+    driver: ClientDriver, stop: Callable[[ClientDriver], None] = stop_driver
+) -> AbstractContextManager[None]:
+    """`stop(driver)` on the way out of the block; where the block raised, a stop that fails too is a
+    note of the block's exception, not its replacement (harness.closing)."""
+    return closed_on_exit(lambda: stop(driver), f"the {driver.main_class} driver")

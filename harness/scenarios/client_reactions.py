@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from harness import confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
+from harness.clients.driver import stopped_on_exit
 from harness.clients.history import produce, read_partition
 from harness.clients.kip320_releases import client_release
 from harness.clients.stacks import NO_RESET, client_version, consumers_driver
@@ -38,7 +39,6 @@ from harness.nemesis.leadership import move_leader
 from harness.protocol import errors
 from harness.proxy.rules import RefusePartitions, StaleLeaderEpoch
 from harness.proxy.server import Proxy
-from harness.scenarios.truncation import stop_driver
 from harness.waiting import WaitTimeout, wait_until
 
 RECORDS = 30
@@ -131,10 +131,8 @@ def read_through(
                         got.errors.append(ClientEvent.of(e))
                 return settled()
 
-            try:
+            with stopped_on_exit(driver):
                 wait_until(driver_settled, timeout, describe, interval=0.02)
-            finally:
-                stop_driver(driver)
     except WaitTimeout as exc:
         return got, str(exc), client_version(driver)
     return got, None, client_version(driver)

@@ -31,7 +31,7 @@ from typing import Any
 
 from harness import confluent
 from harness.clients import raw as rr
-from harness.clients.driver import stop_driver
+from harness.clients.driver import stopped_on_exit
 from harness.clients.history import produce
 from harness.clients.stacks import NO_RESET, RESETS, client_version, consumers_driver
 from harness.cluster.base import Cluster
@@ -183,28 +183,25 @@ def _watch(cluster: Cluster, partition: WrittenPartition, client: str, rules: li
 
         driver = consumers_driver(client, cluster.java_clients, proxy.client_config(), topic)
         incomplete = None
-        with driver:
+        with driver, stopped_on_exit(driver):
+            driver.wait_ready()
+            for line in lines:
+                driver.send_line(line)
+            mark = [0]
+
+            def everyone_settled() -> bool:
+                for e in driver.events[mark[0]:]:
+                    mark[0] += 1
+                    _take(e, seen, topic)
+                return all(settled(n) for n in names)
+
             try:
-                driver.wait_ready()
-                for line in lines:
-                    driver.send_line(line)
-                mark = [0]
-
-                def everyone_settled() -> bool:
-                    for e in driver.events[mark[0]:]:
-                        mark[0] += 1
-                        _take(e, seen, topic)
-                    return all(settled(n) for n in names)
-
-                try:
-                    wait_until(everyone_settled, WATCH_S, lambda: "; ".join(
-                        f"{n}: {len(c.reads)} reads, errors {[str(x) for x in c.errors[:1]]}, asks "
-                        f"{[str(a) for a in asks(n)][-4:]}" for n, c in seen.items() if not settled(n)),
-                        interval=0.05)
-                except WaitTimeout as exc:
-                    incomplete = str(exc)
-            finally:
-                stop_driver(driver)
+                wait_until(everyone_settled, WATCH_S, lambda: "; ".join(
+                    f"{n}: {len(c.reads)} reads, errors {[str(x) for x in c.errors[:1]]}, asks "
+                    f"{[str(a) for a in asks(n)][-4:]}" for n, c in seen.items() if not settled(n)),
+                    interval=0.05)
+            except WaitTimeout as exc:
+                incomplete = str(exc)
         every = partition_asks(proxy, topic, tid)
         exchanges = tuple(f"{e.client_id} {e.api} v{e.version}: {e.outcome}"
                           for e in sorted(proxy.recording.exchanges(), key=lambda e: e.started))

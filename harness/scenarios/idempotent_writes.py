@@ -15,7 +15,6 @@ producer's epoch bumps). It needs no transaction, so it judges targets that have
 
 from __future__ import annotations
 
-import sys
 import threading
 from dataclasses import dataclass
 
@@ -24,6 +23,7 @@ from confluent_kafka import TopicPartition
 from harness import confluent, progress
 from harness.cluster.base import Cluster
 from harness.confluent import LIBRDKAFKA_VERSION
+from harness.errors import WorkerHung
 from harness.integrity.model import Expectation
 from harness.nemesis.leadership import move_leader_away
 from harness.scenarios.kip359 import EPOCH_BUMP
@@ -144,7 +144,9 @@ def idempotent_writes(cluster: Cluster, topic: str, records: int = RECORDS, rate
         except BaseException as exc:  # noqa: BLE001 - re-raised in the scene's thread below
             failure.append(exc)
 
-    try:
+    # Closed on the way out; a close that fails there is a note of the scene's own exception, which
+    # is the finding (the generator of a scene that already timed out is stopped hard).
+    with generator:
         writer = threading.Thread(target=write, name="idempotent-generator", daemon=True)
         writer.start()
         try:
@@ -167,17 +169,7 @@ def idempotent_writes(cluster: Cluster, topic: str, records: int = RECORDS, rate
         if failure:
             raise failure[0]
         if writer.is_alive():
-            raise AssertionError(f"the idempotent generator did not finish: {generator.worker.describe()}")
-    finally:
-        # A close that fails while the scene's own exception is in flight must not replace it: the
-        # generator of a scene that already timed out is stopped hard, and that is not the finding.
-        in_flight = sys.exc_info()[1]
-        try:
-            generator.close()
-        except Exception as exc:
-            if in_flight is None:
-                raise
-            in_flight.add_note(f"and closing the generator failed: {exc}")
+            raise WorkerHung(f"the idempotent generator did not finish: {generator.worker.describe()}")
     history = generator.history
     expect = Expectation((topic,), (), tuple(merge_ranges(history.ranges)))
     log = generator.worker.log_path

@@ -97,13 +97,10 @@ def _scheduled_pipeline(
     if caps.leader_moves is None and caps.replication is False:
         raise NotSupported("a broker fault that moves a partition's leader to another broker", caps.no_replication)
     require_transactions(cluster)
-    pipeline = Pipeline(cluster, input_topic, outputs, group, PipelineSpec(processor=processor)).start()
     steps = [Step(0.15, faults[0], outputs[0], 0), Step(0.4, faults[1], input_topic, 1),
              Step(0.65, faults[2], outputs[1], 2)]
-    try:
+    with Pipeline(cluster, input_topic, outputs, group, PipelineSpec(processor=processor)) as pipeline:
         schedule = drive(pipeline, RECORDS, RATE, steps)
-    finally:
-        pipeline.stop()
     return CleanFaults(
         pipeline, input_topic, list(outputs), list(schedule.done), schedule.injected(),
         pipeline.history.events.of("done"),
@@ -145,31 +142,30 @@ def unclean_pipeline(cluster: Cluster, victim: str, input_topic: str, other: str
         )])[victim].result(30)
     for p in range(3):
         cluster.wait_for_partition(victim, p, lambda s: len(s.isr) == 2, "both replicas in sync")
-    pipeline = Pipeline(cluster, input_topic, [victim, other], group, PipelineSpec()).start()
     # What the nemesis did and when, for the report: the election is this pipeline's only fault.
     timeline = EventLog()
-    try:
-        pipeline.generator.write(600)
-        wait_until(pipeline.caught_up, 60, pipeline.describe)
-        timeline.add("pipeline", "first batch processed", records=600)
-
-        def second_batch() -> None:
-            timeline.add("nemesis", "old leader alone in the ISR; second batch written to it", records=400)
-            pipeline.generator.write(400)
+    with Pipeline(cluster, input_topic, [victim, other], group, PipelineSpec()) as pipeline:
+        try:
+            pipeline.generator.write(600)
             wait_until(pipeline.caught_up, 60, pipeline.describe)
+            timeline.add("pipeline", "first batch processed", records=600)
 
-        timeline.add("nemesis", "unclean election begins", topic=victim, partition=0)
-        election = force_unclean_election(cluster, victim, 0, write_divergent=second_batch)
-        timeline.add("nemesis", "unclean election done", old_leader=election.old_leader,
-                     new_leader=election.new_leader, epoch=f"{election.epoch_before}->{election.epoch_after}",
-                     truncated=f"[{election.truncated.start},{election.truncated.stop})")
-        before_third = len(pipeline.history.writes)
-        pipeline.generator.write(400)
-        pipeline.finish()
-        timeline.add("pipeline", "third batch processed; pipeline finished", records=400)
-    finally:
-        pipeline.stop()
-        attach.timeline("nemesis timeline (seconds since the pipeline started)", timeline.events)
+            def second_batch() -> None:
+                timeline.add("nemesis", "old leader alone in the ISR; second batch written to it", records=400)
+                pipeline.generator.write(400)
+                wait_until(pipeline.caught_up, 60, pipeline.describe)
+
+            timeline.add("nemesis", "unclean election begins", topic=victim, partition=0)
+            election = force_unclean_election(cluster, victim, 0, write_divergent=second_batch)
+            timeline.add("nemesis", "unclean election done", old_leader=election.old_leader,
+                         new_leader=election.new_leader, epoch=f"{election.epoch_before}->{election.epoch_after}",
+                         truncated=f"[{election.truncated.start},{election.truncated.stop})")
+            before_third = len(pipeline.history.writes)
+            pipeline.generator.write(400)
+            pipeline.finish()
+            timeline.add("pipeline", "third batch processed; pipeline finished", records=400)
+        finally:
+            attach.timeline("nemesis timeline (seconds since the pipeline started)", timeline.events)
     window = TruncationWindow(victim, 0, election.truncated.start, election.truncated.stop)
     # The third batch reuses the truncated offsets on the new leader: only earlier writes were lost.
     truncated = sorted(
@@ -198,12 +194,9 @@ def finished_pipeline(cluster: Cluster, input_topic: str, outputs: list[str], gr
     held no aborted record and "no aborted record visible" would have been vacuous."""
     require_transactions(cluster)
     spec = PipelineSpec(instances=1, generator_txn=50, generator_aborts_every=6)
-    pipeline = Pipeline(cluster, input_topic, outputs, group, spec).start()
-    try:
+    with Pipeline(cluster, input_topic, outputs, group, spec) as pipeline:
         pipeline.generator.write(500)
         pipeline.finish()
-    finally:
-        pipeline.stop()
     return FinishedPipeline(pipeline)
 
 

@@ -25,7 +25,7 @@ from harness import confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients import txn_refusal
-from harness.clients.driver import stop_driver
+from harness.clients.driver import stopped_on_exit
 from harness.clients.history import produce
 from harness.clients.jvm import JavaClient
 from harness.clients.stacks import client_version, consumers_driver
@@ -234,22 +234,19 @@ def _commits_after(
     name = f"{client}/commit"
     commits: list[CommitAfterRead] = []
     driver = consumers_driver(client, cluster.java_clients, cluster.client_config(), log.topic)
-    with driver:
-        try:
-            driver.wait_ready()
-            for i, last in enumerate(lasts):
-                driver.send_line(f"until {name} {last}")
-                if i == 0:
-                    driver.send_line(f"subscribe {name} earliest {group}")
-                held = driver.wait_for(lambda e, last=last: e.get("event") == "held" and e["consumer"] == name
-                                       and e["offset"] >= last, 60, f"{name} reads through {last}")
-                record = next(e for e in reversed(driver.events) if e.get("event") == "record"
-                              and e["consumer"] == name and e["offset"] == held["offset"])
-                answer = driver.ask(f"commit {name}", "committed")
-                assert answer["event"] == "committed", f"{client} could not commit: {answer}"
-                commits.append(CommitAfterRead(answer["offset"], answer["epoch"], record["offset"], record["epoch"]))
-        finally:
-            stop_driver(driver)
+    with driver, stopped_on_exit(driver):
+        driver.wait_ready()
+        for i, last in enumerate(lasts):
+            driver.send_line(f"until {name} {last}")
+            if i == 0:
+                driver.send_line(f"subscribe {name} earliest {group}")
+            held = driver.wait_for(lambda e, last=last: e.get("event") == "held" and e["consumer"] == name
+                                   and e["offset"] >= last, 60, f"{name} reads through {last}")
+            record = next(e for e in reversed(driver.events) if e.get("event") == "record"
+                          and e["consumer"] == name and e["offset"] == held["offset"])
+            answer = driver.ask(f"commit {name}", "committed")
+            assert answer["event"] == "committed", f"{client} could not commit: {answer}"
+            commits.append(CommitAfterRead(answer["offset"], answer["epoch"], record["offset"], record["epoch"]))
     return commits, client_version(driver)
 
 
@@ -296,33 +293,30 @@ def _marker_commit_driver(
     it read, its last position (and what it reports it from), the commit read back, its version."""
     name = f"{client}/markers"
     driver = consumers_driver(client, cluster.java_clients, cluster.client_config(), log.topic)
-    with driver:
+    with driver, stopped_on_exit(driver):
+        driver.wait_ready()
+        driver.send_line(f"subscribe {name} earliest {group} read_committed")
+        driver.wait_for(lambda e: e.get("event") == "record" and e["consumer"] == name
+                        and e["offset"] >= last_data, 60, f"{name} reads through {last_data}")
+        last: list[ClientEvent] = []  # the driver's last position answer
+
+        def position_at_end() -> bool:
+            answer = driver.ask(f"position {name}", "position", 10)
+            assert answer["event"] == "position", f"{client} reports no position: {answer}"
+            last[:] = [ClientEvent.of(answer)]
+            return answer["offset"] >= log.end
+
+        # Where it never gets there, the check reports the position it stayed at.
         try:
-            driver.wait_ready()
-            driver.send_line(f"subscribe {name} earliest {group} read_committed")
-            driver.wait_for(lambda e: e.get("event") == "record" and e["consumer"] == name
-                            and e["offset"] >= last_data, 60, f"{name} reads through {last_data}")
-            last: list[ClientEvent] = []  # the driver's last position answer
-
-            def position_at_end() -> bool:
-                answer = driver.ask(f"position {name}", "position", 10)
-                assert answer["event"] == "position", f"{client} reports no position: {answer}"
-                last[:] = [ClientEvent.of(answer)]
-                return answer["offset"] >= log.end
-
-            # Where it never gets there, the check reports the position it stayed at.
-            try:
-                wait_until(position_at_end, PAST_MARKERS_S,
-                           lambda: f"{name}'s position {last[0].get('offset') if last else None} reaching the log "
-                                   f"end {log.end}")
-            except WaitTimeout:
-                pass
-            answer = driver.ask(f"commit {name}", "committed")
-            assert answer["event"] == "committed", f"{client} could not commit: {answer}"
-            committed = CommittedOffset(answer["offset"], answer["epoch"])
-            read = [e["offset"] for e in driver.events if e.get("event") == "record" and e["consumer"] == name]
-        finally:
-            stop_driver(driver)
+            wait_until(position_at_end, PAST_MARKERS_S,
+                       lambda: f"{name}'s position {last[0].get('offset') if last else None} reaching the log "
+                               f"end {log.end}")
+        except WaitTimeout:
+            pass
+        answer = driver.ask(f"commit {name}", "committed")
+        assert answer["event"] == "committed", f"{client} could not commit: {answer}"
+        committed = CommittedOffset(answer["offset"], answer["epoch"])
+        read = [e["offset"] for e in driver.events if e.get("event") == "record" and e["consumer"] == name]
     return read, _int(last[0].get("offset")), str(last[0].get("of", "position()")), committed, client_version(driver)
 
 

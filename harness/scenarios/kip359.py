@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from harness import confluent, session
 from harness.clients import raw as rr
 from harness.clients import stacks
-from harness.clients.driver import ClientDriver
+from harness.clients.driver import ClientDriver, stopped_on_exit
 from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster, PartitionState
 from harness.errors import TargetRefused, require_target
@@ -290,7 +290,7 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
                            f"{stack} {d.describe()}" for stack, d in producers.items()))
 
         for d in producers.values():
-            running.callback(stop_producer, d)
+            running.enter_context(stopped_on_exit(d, stop_producer))
             d.start()
         progress()
         if cluster.capabilities.fault_control:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from harness import confluent
 from harness.clients import raw as rr
-from harness.clients.driver import stop_driver
+from harness.clients.driver import stopped_on_exit
 from harness.clients.history import produce
 from harness.clients.stacks import client_version, consumers_driver
 from harness.cluster.base import Cluster
@@ -89,12 +89,9 @@ def lookup_by_time(cluster: Cluster, partition: TwoEpochPartition, client: str) 
     name = "lookup"
     with Proxy.for_cluster(cluster) as proxy:
         driver = consumers_driver(client, cluster.java_clients, proxy.client_config(), partition.topic)
-        with driver:
-            try:
-                driver.wait_ready()
-                answer = driver.ask(f"offsetsfortimes {name} {partition.looked_up}", "offset_for_time", 45)
-            finally:
-                stop_driver(driver)
+        with driver, stopped_on_exit(driver):
+            driver.wait_ready()
+            answer = driver.ask(f"offsetsfortimes {name} {partition.looked_up}", "offset_for_time", 45)
         asks = tuple(a for a in partition_asks(proxy, partition.topic, partition.topic_id)
                      if a.api == LIST_OFFSETS and a.client_id == name)
     if answer.get("event") == "command_failed":

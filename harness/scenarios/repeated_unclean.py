@@ -24,13 +24,13 @@ from dataclasses import dataclass
 
 from harness import confluent, progress
 from harness.clients import stacks
-from harness.clients.driver import ClientDriver
+from harness.clients.driver import ClientDriver, stopped_on_exit
 from harness.clients.history import produce
 from harness.cluster.base import Cluster
 from harness.histories.records import LogRecord
 from harness.histories.truncation import ConsumerSeen, RepeatedUncleanConsumer
 from harness.nemesis.unclean import elect_unclean
-from harness.scenarios.truncation import Watched, stop_driver, watch_until_settled
+from harness.scenarios.truncation import Watched, watch_until_settled
 from harness.waiting import wait_until
 
 BOTH, FIRST_ALONE, SECOND_ALONE, LAST_LEADER = 10, 10, 20, 20
@@ -82,7 +82,7 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
     with ExitStack() as clients:
         for stack in stacks.current().judged():
             drivers[stack] = stacks.consumers_driver(stack, cluster.java_clients, cluster.client_config(), topic)
-            clients.callback(stop_driver, drivers[stack])
+            clients.enter_context(stopped_on_exit(drivers[stack]))
         with confluent.producer({**cluster.client_config(), "acks": "all"}) as both:
             produce(both, topic, [f"both-{i}".encode() for i in range(BOTH)])
         wait_until(lambda: cluster.log_end_offset(topic, 0, b) == cluster.log_end_offset(topic, 0, a) == BOTH,

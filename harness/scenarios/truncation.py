@@ -32,7 +32,7 @@ from typing import TypeVar
 
 from harness import confluent
 from harness.clients import stacks
-from harness.clients.driver import ClientDriver, stop_driver
+from harness.clients.driver import ClientDriver, stop_driver, stopped_on_exit
 from harness.clients.history import produce
 from harness.clients.stacks import NO_RESET, RESETS, STACKS, client_version, consumers_driver, gap_version
 from harness.cluster.base import Cluster
@@ -123,7 +123,7 @@ def unclean_election_watched(
         drivers: dict[str, ClientDriver] = {}
         for stack in groups:
             drivers[stack] = consumers_driver(stack, cluster.java_clients, config, topic)
-            clients.callback(stop_driver, drivers[stack])
+            clients.enter_context(stopped_on_exit(drivers[stack]))
             drivers[stack].start()
         writer = clients.enter_context(confluent.producer({**config, "acks": "all"}))
         produce(writer, topic, [f"replicated-{i}".encode() for i in range(REPLICATED)])

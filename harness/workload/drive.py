@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 
 from harness import progress
+from harness.errors import WorkerHung
 from harness.workload.pipeline import Pipeline
 from harness.workload.schedule import FaultSchedule, Step
 
@@ -56,10 +57,11 @@ def drive(
             pipeline.generator.halt()
             writer.join(30)
     if failure:
-        raise AssertionError(
-            f"the workload failed: {failure[0]!r}; nemesis did {schedule.done}; {pipeline.describe()}"
-        ) from failure[0]
+        # Raised as it is, so that its type keeps its verdict: a refusal stays a refusal, and the
+        # harness's own trouble (a write that timed out, a generator that died) an ERROR, not a FAIL.
+        failure[0].add_note(f"the workload failed with it; nemesis did {schedule.done}; {pipeline.describe()}")
+        raise failure[0]
     if writer.is_alive():
-        raise AssertionError(f"the generator did not finish within {deadline}s; {pipeline.describe()}")
+        raise WorkerHung(f"the generator did not finish within {deadline}s; {pipeline.describe()}")
     pipeline.finish()
     return schedule

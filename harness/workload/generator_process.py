@@ -4,6 +4,9 @@ Its history is built here from what the child reports as each transaction ends. 
 owns the id space, so a generator whose client dies cannot be replaced mid-run: the transaction
 it was in has an unknown fate and unknown ids. Its death fails the write in progress, naming the
 signal and showing the child's last output.
+
+Use it as a context manager: it is closed on the way out, and a close that fails on the way out of
+a block that raised is a note of the block's exception, never its replacement (harness.closing).
 """
 
 from __future__ import annotations
@@ -12,16 +15,20 @@ import itertools
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from types import TracebackType
 from typing import Any
 
 from harness import session
 from harness.clients import txn_refusal
-from harness.errors import Unrecoverable
+from harness.closing import close_after
+from harness.errors import Unrecoverable, WorkerHung
 from harness.process.events import EventLog, Message
 from harness.process.worker import WorkerProcess, describe_exit, python_command
 from harness.waiting import wait_until
 from harness.workload.generator import GeneratorSpec
 from harness.workload.history import IdRange, TxnOutcome, WriteLog
+
+STOP_TIMEOUT_S = 60.0  # for the child to end once asked, before its threads are dumped and it is killed
 
 
 class GeneratorDied(Unrecoverable):
@@ -51,7 +58,8 @@ class GeneratorHistory:
 
 
 class GeneratorProcess:
-    """Same calls as an in-process generator; each blocks until the child has done it."""
+    """Same calls as an in-process generator; each blocks until the child has done it. A context
+    manager that closes it on exit; where its start fails, the constructor stops the child itself."""
 
     def __init__(self, spec: GeneratorSpec) -> None:
         self.history = GeneratorHistory(spec.topic)
@@ -65,8 +73,18 @@ class GeneratorProcess:
         log = session.current().scratch("generator") / "generator.log"
         self.worker = WorkerProcess("generator", python_command("harness.workload.generator"), log, self._receive)
         self.worker.start(asdict(spec))
-        self._await(lambda: self._ready, spec.timeout * 2 + 10,
-                    "init_transactions" if spec.transactional else "the idempotent producer's start")
+        try:
+            self._await(lambda: self._ready, spec.timeout * 2 + 10,
+                        "init_transactions" if spec.transactional else "the idempotent producer's start")
+        except BaseException as exc:
+            close_after(exc, self.close, "the generator")  # no one else holds it to close
+            raise
+
+    def __enter__(self) -> GeneratorProcess:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        close_after(exc, self.close, "the generator")
 
     def _receive(self, msg: Message) -> None:
         """The child's events: those that drive this side here, any other into the event log."""
@@ -106,9 +124,11 @@ class GeneratorProcess:
         self.worker.send({"cmd": "halt"})
 
     def close(self) -> None:
-        code = self.worker.stop(60.0)
+        """Stop the child (asked, then its threads dumped and killed after STOP_TIMEOUT_S); `WorkerHung`
+        where it had to be killed."""
+        code = self.worker.stop(STOP_TIMEOUT_S)
         if self.worker.hung:
-            raise AssertionError(f"the generator did not stop: {self.worker.describe()}: {self.worker.tail(30)}")
+            raise WorkerHung(f"the generator did not stop: {self.worker.describe()}: {self.worker.tail(30)}")
         if code not in (0, None):
             tail = self.worker.last_words()
             self.history.events.add("generator", "crashed-on-stop", exit=describe_exit(code), stderr=tail)

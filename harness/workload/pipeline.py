@@ -4,17 +4,23 @@ Every client runs in a process of its own (the generator, each processor instanc
 crashes ends its process, not the test run. `Pipeline` wires the pieces and waits on broker state:
 done means every group has committed past the generator's last committed record on every input
 partition, and no output partition has an open transaction (last stable offset == high watermark).
+
+`with Pipeline(...) as pipeline:` starts the processors and stops every client on the way out; a stop
+that fails there is a note of the block's exception, never its replacement (harness.closing).
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from types import TracebackType
 
 from harness import progress
 from harness.clients.jvm import java_reaches
+from harness.closing import close_after, close_all
 from harness.cluster.base import Cluster
 from harness.errors import TargetRefused
 from harness.kafka.dist import resolve
@@ -70,7 +76,20 @@ class Pipeline:
     def groups(self) -> list[str]:
         return self.copiers.groups if self.copiers is not None else [self.group]
 
+    def __enter__(self) -> Pipeline:
+        """Start the processors; where they do not start, stop every client before raising."""
+        try:
+            return self.start()
+        except BaseException as exc:
+            close_after(exc, self.stop, "the pipeline")
+            raise
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        close_after(exc, self.stop, "the pipeline")
+
     def start(self) -> Pipeline:
+        """Start the processors (or the Java copiers). Kept before they start, so that `stop()` stops
+        those that did start where the others did not."""
         if self.spec.processor is ProcessorKind.JAVA:
             # Refused at once where the Java client cannot talk to the target (harness.clients.jvm).
             java_reaches(self.cluster.bootstrap_servers, self.cluster.java_clients)
@@ -78,13 +97,15 @@ class Pipeline:
                 resolve(self.cluster.java_clients), self.cluster.bootstrap_servers, self.group, self.input_topic,
                 self.outputs, instances=self.spec.instances, transaction_size=self.spec.processor_batch,
                 work_left=self._work_left,
-            ).start()
+            )
+            self.copiers.start()
             return self
         self.processors = ProcessorGroup(
             self.cluster.client_config(), self.group, self.input_topic, self.outputs, self.history,
             instances=self.spec.instances, abort_every=self.spec.processor_aborts_every,
             max_batch=self.spec.processor_batch, pace=self.spec.processor_pace,
-        ).start()
+        )
+        self.processors.start()
         return self
 
     def check_processors(self) -> None:
@@ -94,19 +115,14 @@ class Pipeline:
             self.copiers.check()
 
     def stop(self) -> None:
-        """Stop every client; all are stopped even when one of them fails to."""
-        try:
-            if self.processors is not None:
-                self.processors.stop()
-        finally:
-            try:
-                if self.copiers is not None:
-                    self.copiers.stop()
-            finally:
-                try:
-                    self.generator.close()
-                finally:
-                    self.probe.close()
+        """Stop every client; all are stopped even when one of them fails to, and the first failure is
+        raised with the later ones as its notes."""
+        closes: list[tuple[str, Callable[[], object]]] = []
+        if self.processors is not None:
+            closes.append(("the processors", self.processors.stop))
+        if self.copiers is not None:
+            closes.append(("the copiers", self.copiers.stop))
+        close_all(*closes, ("the generator", self.generator.close), ("the progress probe", self.probe.close))
 
     # -- progress --------------------------------------------------------------------------
     def committed_progress(self) -> dict[str, dict[int, int]]:

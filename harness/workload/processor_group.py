@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness import session
 from harness.clients import txn_refusal
-from harness.errors import KctsError
+from harness.errors import KctsError, WorkerHung
 from harness.process.events import EventLog, Message, event_fields
 from harness.process.worker import WorkerProcess, describe_exit, python_command
 from harness.waiting import wait_until
@@ -115,7 +115,7 @@ class ProcessorGroup:
                 raise KctsError(f"the processor supervisor did not end: {self.describe()}")
         hung = [i for i in self.instances if i.worker.hung]
         if hung:
-            raise AssertionError(
+            raise WorkerHung(
                 f"processors did not stop within {STOP_TIMEOUT_S}s (their threads are dumped at the end of "
                 f"their logs): " + "; ".join(f"{i.worker.describe()}: {i.worker.tail(30)}" for i in hung)
             )

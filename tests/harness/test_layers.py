@@ -3,7 +3,7 @@ package sits on one layer, and `suites/` holds tests and thin fixtures only.
 
 The layers, lowest first (a module may import its own layer and those below):
 
-    0  errors, waiting, areas, layout (where the suites, fixtures and docker/ are: a checkout or the wheel)
+    0  errors, waiting, closing, areas, layout (where the suites, fixtures and docker/ are: a checkout or the wheel)
     1  session, reaper, network,   the run's link rules, node cgroups and Docker labels (the reaper
        docker_engine               removes what carries them)
     2  process                     spawning, the child protocol, ports, the JVM command, the CDS archive
@@ -36,7 +36,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 LAYERS: dict[str, int] = {
     "harness.errors": 0, "harness.waiting": 0, "harness.areas": 0, "harness.attach": 0, "harness.progress": 0,
-    "harness.promises": 0, "harness.layout": 0,
+    "harness.promises": 0, "harness.layout": 0, "harness.closing": 0,
     "harness.session": 1, "harness.reaper": 1, "harness.network": 1, "harness.docker_engine": 1,
     "harness.process": 2,
     "harness.kafka": 3, "harness.protocol": 3, "harness.confluent": 3, "harness.histories": 3,

@@ -68,8 +68,7 @@ def test_a_processor_whose_client_crashes_is_replaced_and_the_pipeline_finishes(
     again with its transactional id, and the group processes every input record."""
     inp = topic_factory(partitions=3, replication_factor=3)
     outs = [topic_factory(partitions=3, replication_factor=3)]
-    pipeline = Pipeline(cluster, inp, outs, f"kcts-crash-{uuid.uuid4().hex[:6]}", PipelineSpec(instances=2)).start()
-    try:
+    with Pipeline(cluster, inp, outs, f"kcts-crash-{uuid.uuid4().hex[:6]}", PipelineSpec(instances=2)) as pipeline:
         pipeline.generator.write(300)
         wait_until(lambda: pipeline.history.committed_txns > 0, 60, pipeline.describe)
         assert pipeline.processors is not None
@@ -78,8 +77,6 @@ def test_a_processor_whose_client_crashes_is_replaced_and_the_pipeline_finishes(
         wait_until(lambda: pipeline.history.events.of("restarted"), 30, pipeline.describe)
         pipeline.generator.write(300)
         pipeline.finish()
-    finally:
-        pipeline.stop()
     (crash,) = pipeline.history.events.of("client-crashed")
     assert crash["who"] == victim.name and crash["exit"] == "killed by SIGSEGV", crash
     assert any("Segmentation fault" in line for line in crash["stderr"]), crash  # type: ignore[union-attr]
@@ -89,12 +86,9 @@ def test_a_processor_whose_client_crashes_is_replaced_and_the_pipeline_finishes(
 @pytest.mark.live
 def test_a_generator_crash_fails_its_write_naming_the_signal(cluster: Cluster, topic_factory: TopicFactory) -> None:
     topic = topic_factory(partitions=1, replication_factor=3)
-    generator = GeneratorProcess(GeneratorSpec(cluster.client_config(), topic, 1, keys=4, txn_size=10))
-    try:
+    with GeneratorProcess(GeneratorSpec(cluster.client_config(), topic, 1, keys=4, txn_size=10)) as generator:
         generator.write(20)
         assert [r.outcome.value for r in generator.history.ranges] == ["committed", "committed"]
         os.kill(generator.worker.proc.pid, signal.SIGSEGV)  # type: ignore[union-attr]
         with pytest.raises(GeneratorDied, match="killed by SIGSEGV"):
             generator.write(20)
-    finally:
-        generator.close()
