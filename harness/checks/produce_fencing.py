@@ -82,7 +82,10 @@ def assert_old_versions_append(h: OldVersionProduce) -> None:
     wrong = []
     for a in h.appends:
         where = f"Produce v{a.version} (no CurrentLeaderEpoch) to leader {h.leader} at epoch {h.leader_epoch}"
-        if a.error in (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH):
+        if a.unreadable is not None:
+            # No client reads an acknowledgement out of it: the version's behaviour is not retained.
+            wrong.append(f"{where}: an answer that is not a Produce v{a.version} response ({a.unreadable})")
+        elif a.error in (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH):
             wrong.append(f"{where}: {describe(a.error)}, an epoch check on a version without the epoch")
         elif a.error != 0 or a.base_offset < 0:
             wrong.append(f"{where}: {describe(a.error)} base offset {a.base_offset}, not appended")

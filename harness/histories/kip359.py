@@ -14,12 +14,14 @@ from harness.histories.observations import Read
 @dataclass(frozen=True)
 class OldVersionAppend:
     """One acks=all Produce to the leader at a version without CurrentLeaderEpoch: the version, the one
-    record's value, and the partition's answer (error code, base offset)."""
+    record's value, and the partition's answer (error code, base offset); or `unreadable`: why the
+    answer was not a Produce response of that version (error and base offset then -1)."""
 
     version: int
     value: bytes
     error: int
     base_offset: int
+    unreadable: str | None = None
 
 
 @dataclass(frozen=True)

@@ -173,6 +173,10 @@ OLD_VERSION_ALTERATIONS: list[Alteration] = [
                assert_old_versions_append, "where the log holds"),
     alteration("nothing-sent", "kip359.produce.old-versions-skip-validation", OLD, "appends", [],
                assert_old_versions_append, "no Produce without CurrentLeaderEpoch was sent"),
+    # librdkafka's mock (run h30mock-1): its Produce v5 answer has no LogStartOffset (written from v6).
+    alteration("an-answer-that-is-not-of-the-version-asked", "kip359.produce.old-versions-skip-validation", OLD,
+               "appends[0].unreadable", "the 119-byte answer to Produce v5 is not a valid Produce v5 response",
+               assert_old_versions_append, "an answer that is not a Produce v"),
 ]
 
 
