@@ -25,7 +25,7 @@ from harness import session
 from harness.clients import java_security
 from harness.clients.driver import ClientDriver
 from harness.clients.java_security import properties_file
-from harness.errors import ClientLacks, SetupError, TargetRefused
+from harness.errors import ClientLacks, NotSupported, SetupError
 from harness.kafka.dist import DEFAULT_VERSION, KafkaDistribution, cache_root
 from harness.process import jvm_launch
 from harness.process.cds import cds_archive_path
@@ -186,34 +186,42 @@ class JavaClient(ClientDriver):
 
 # A throttle longer than any driver waits: the Java client would sit out the whole check.
 THROTTLE_REFUSED_MS = 30_000
-_reaches: dict[str, str | None] = {}
+_reaches: dict[str, str | None] = {}  # bootstrap -> why the Java client cannot use it (the evidence), or None
 
 
 def java_reaches(bootstrap: str, version: str, config: dict[str, Any] | None = None) -> None:
-    """`TargetRefused` at once where the Java client cannot talk to the target's first broker: its
+    """`NotSupported` at once where the Java client cannot talk to the target's first broker: its
     answer to a too-new ApiVersions, read at that version as the Java client reads it, tells the
-    client to throttle for longer than a check waits (librdkafka's mock cluster: 1,179,648 ms, read
-    from a layout of its own, src/rdkafka_mock_handlers.c rd_kafka_mock_handle_ApiVersion). Asked once
-    per bootstrap, over the clients' TLS and SASL (`config`, librdkafka's settings); a target that answers
-    in KIP-511's layout, or not at all, is let through."""
+    client to throttle for longer than a check waits (librdkafka's mock cluster advertises ApiVersions
+    v0-2 and answers v5 with a compact array whose count is the entries' number, not one more, so that
+    ThrottleTimeMs reads 1,179,648 ms: src/rdkafka_mock_handlers.c rd_kafka_mock_handle_ApiVersion,
+    "FIXME: uvarint"). Decided from the ApiVersions exchange alone, before any scene, as a version a
+    target does not advertise is: "not supported" (the Java client on this target), with the
+    advertised ApiVersions range and the throttle read as the evidence. Asked once per bootstrap,
+    over the clients' TLS and SASL (`config`, librdkafka's settings); a target that answers in
+    KIP-511's layout, or not at all, is let through."""
     if bootstrap not in _reaches:
         from harness.protocol.auth import from_client_config
         from harness.protocol.client import RawClient
 
         host, _, port = bootstrap.split(",")[0].strip().rpartition(":")
         why = None
+        advertised = None
         try:
             transport = from_client_config({str(k): str(v) for k, v in (config or {}).items()})
             with RawClient.connect(host.strip("[]"), int(port), timeout=10, client_id="kcts-java-preflight",
                                    transport=transport) as c:
                 asked, throttle = c.error_answer or (0, None)
+                advertised = c.broker_versions.get(18)  # ApiVersions' own range, from the retried answer
         except Exception:  # noqa: BLE001 - the client itself will say what is wrong with this listener
             asked, throttle = 0, None
         if throttle is not None and throttle > THROTTLE_REFUSED_MS:
-            why = (f"Java kafka-clients {{version}} cannot use the target at {bootstrap}: its answer to ApiVersions "
-                   f"v{asked} is an error whose bytes, read at v{asked} as the Java client reads them, carry "
-                   f"ThrottleTimeMs {throttle} ({throttle / 60000:.1f} min); the client then sends that broker "
-                   "nothing more for so long (\"Give up sending metadata request since no node is available\")")
+            listed = f"advertises ApiVersions v{advertised[0]}-{advertised[1]}; " if advertised else ""
+            why = (f"{host}:{port} {listed}its answer to ApiVersions v{asked}, the Java client's first request, is an "
+                   f"error whose bytes, read at v{asked} as the Java client reads them, carry ThrottleTimeMs "
+                   f"{throttle} ({throttle / 60000:.1f} min); the client then sends that broker nothing more for "
+                   "so long (\"Give up sending metadata request since no node is available\")")
         _reaches[bootstrap] = why
-    if _reaches[bootstrap] is not None:
-        raise TargetRefused(str(_reaches[bootstrap]).format(version=version))
+    why = _reaches[bootstrap]
+    if why is not None:
+        raise NotSupported(f"Java kafka-clients {version}", why)

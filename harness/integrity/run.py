@@ -50,14 +50,15 @@ def check_topics(
     the cost of reading everything twice, and the totals say so (`uncommitted_capped`).
 
     A target that Spark's Java kafka-clients cannot talk to (`harness.clients.jvm.java_reaches`)
-    raises `TargetRefused` before anything is read.
+    raises `NotSupported` before anything is read.
     """
     t0 = time.monotonic()
     meta = dict(meta or {})
     if client_config.get("bootstrap.servers"):
         # Spark's Kafka source is a Java kafka-clients: where that client cannot talk to the target
-        # (librdkafka's mock cluster), the read is refused at once with the target's answer, instead
-        # of an ERROR after Spark's admin times out ("Timed out waiting for a node assignment").
+        # (librdkafka's mock cluster), the check ends at once, "not supported" with the target's
+        # ApiVersions answer, instead of an ERROR after Spark's admin times out ("Timed out waiting
+        # for a node assignment").
         java_reaches(client_config["bootstrap.servers"],
                      f"{connector_client_version()} (Spark's Kafka source, which the checker reads with)",
                      client_config)

@@ -29,7 +29,7 @@ from harness.clients import stacks
 from harness.clients.driver import ClientDriver, stopped_on_exit
 from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster, PartitionState
-from harness.errors import TargetRefused, require_target
+from harness.errors import NotSupported, TargetRefused, require_target
 from harness.histories.epoch_validation import EpochProbe
 from harness.histories.former_leader import FormerLeaderAnswer
 from harness.histories.kip359 import OldVersionAppend, OldVersionProduce
@@ -209,9 +209,14 @@ class FailoverWrites:
     writes: dict[str, Writes]
     log: list[LogRecord]
     refused: dict[str, str] = field(default_factory=dict)  # stack -> why its client could not reach the target
+    # stack -> (what, evidence): a client the target does not support (the Java client on librdkafka's mock)
+    unsupported: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def writes_of(self, stack: str) -> Writes:
-        """`stack`'s history; `TargetRefused` where its client could not reach the target."""
+        """`stack`'s history; `TargetRefused` where its client could not reach the target, `NotSupported`
+        where the target does not support that client."""
+        if stack in self.unsupported:
+            raise NotSupported(*self.unsupported[stack])
         if stack in self.refused:
             raise TargetRefused(self.refused[stack])
         return self.writes[stack]
@@ -273,13 +278,15 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
     a pause of its leader; each fault healed and the ISR full again before the next. On a target
     whose nodes the harness cannot stop, through three leader moves instead (clean failovers)."""
     # A stack whose client cannot reach the target (Java on librdkafka's mock) leaves the others judged.
-    producers, refused = {}, {}
+    producers, refused, unsupported = {}, {}, {}
     for stack in stacks.current().judged():
         try:
             producers[stack] = producer_driver(cluster, stack, topic)
         except TargetRefused as exc:
             refused[stack] = str(exc)
-    require_target(producers, f"no stack's producer reaches the target: {refused}")
+        except NotSupported as exc:
+            unsupported[stack] = (exc.what, exc.evidence)
+    require_target(producers, f"no stack's producer reaches the target: {refused or unsupported}")
     replicas = set(cluster.partition_state(topic).replicas)
     if cluster.capabilities.fault_control:
         resolve_victim(cluster, "leader", topic)  # a leader no one process holds refuses the premise before any write
@@ -329,7 +336,7 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
         raw.close()
     log = [LogRecord(r.offset, (r.value or b"").decode()) for b in batches if not b.is_control for r in b.records]
     return FailoverWrites(topic, applied, {stack: writes_of(d, PREFIXES[stack]) for stack, d in producers.items()}, log,
-                          refused)
+                          refused, unsupported)
 
 
 def stop_producer(driver: ClientDriver) -> None:

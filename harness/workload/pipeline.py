@@ -91,7 +91,7 @@ class Pipeline:
         """Start the processors (or the Java copiers). Kept before they start, so that `stop()` stops
         those that did start where the others did not."""
         if self.spec.processor is ProcessorKind.JAVA:
-            # Refused at once where the Java client cannot talk to the target (harness.clients.jvm).
+            # 'Not supported' at once where the Java client cannot talk to the target (harness.clients.jvm).
             java_reaches(self.cluster.bootstrap_servers, self.cluster.java_clients)
             self.copiers = CopierGroup(
                 resolve(self.cluster.java_clients), self.cluster.bootstrap_servers, self.group, self.input_topic,

@@ -1,19 +1,23 @@
 """The checker's reader on a target that Spark's Java kafka-clients cannot talk to (librdkafka's mock
 cluster answers an ApiVersions above its v2 in a layout the Java client reads as a 19.7-minute throttle):
-the check is refused at once with that answer, before Spark is asked to read anything, instead of an
-ERROR after Spark's admin times out ("Timed out waiting for a node assignment", run h30mock-1)."""
+the check ends at once, "not supported" with that answer, before Spark is asked to read anything,
+instead of an ERROR after Spark's admin times out ("Timed out waiting for a node assignment", run
+h30mock-1)."""
 
 from __future__ import annotations
 
 import pytest
 
 from harness.clients import jvm
-from harness.errors import TargetRefused
+from harness.errors import NotSupported
 from harness.integrity import run
 from harness.integrity.model import Expectation, Findings
 
 BOOTSTRAP = "127.0.0.1:39735"
 EXPECT = Expectation(("in",), ("out",), ())
+# The preflight's evidence on this bootstrap, as java_reaches records it for librdkafka's mock.
+MOCK = (f"{BOOTSTRAP} advertises ApiVersions v0-2; its answer to ApiVersions v5, the Java client's first request, "
+        "is an error whose bytes, read at v5 as the Java client reads them, carry ThrottleTimeMs 1179648 (19.7 min)")
 
 
 @pytest.fixture
@@ -33,20 +37,18 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-def test_a_target_the_java_client_cannot_use_is_refused_before_spark_reads(
+def test_a_target_the_java_client_cannot_use_is_not_supported_before_spark_reads(
     reads: list[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # The preflight's verdict on this bootstrap, as java_reaches records it for librdkafka's mock.
-    monkeypatch.setitem(jvm._reaches, BOOTSTRAP, (
-        "Java kafka-clients {version} cannot use the target at " + BOOTSTRAP + ": its answer to ApiVersions v5 "
-        "is an error whose bytes, read at v5 as the Java client reads them, carry ThrottleTimeMs 1179648 (19.7 min)"))
+    monkeypatch.setitem(jvm._reaches, BOOTSTRAP, MOCK)
 
-    with pytest.raises(TargetRefused) as refused:
+    with pytest.raises(NotSupported) as ended:
         run.check_topics(None, {"bootstrap.servers": BOOTSTRAP}, EXPECT)  # type: ignore[arg-type]
 
     assert reads == [], "Spark was asked to read a target its client cannot use"
-    assert "Java kafka-clients 3.9.2 (Spark's Kafka source" in str(refused.value)
-    assert "ThrottleTimeMs 1179648" in str(refused.value)
+    assert ended.value.what.startswith("Java kafka-clients 3.9.2 (Spark's Kafka source")
+    assert "advertises ApiVersions v0-2" in ended.value.evidence
+    assert "ThrottleTimeMs 1179648" in ended.value.evidence
 
 
 def test_a_target_the_java_client_can_use_is_read(reads: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
