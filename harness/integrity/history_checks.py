@@ -1,21 +1,24 @@
-"""Jepsen's Kafka anomaly classes over client histories, in Spark: joins, aggregates and windows only.
+"""Jepsen's Kafka anomaly classes over client histories, in Spark.
 
 The definitions are those of Jepsen's Kafka workload (jepsen/src/jepsen/tests/kafka.clj in
 jepsen-io/jepsen), named after its functions; a key of Jepsen's is a (topic, partition) here, and an
 operation of Jepsen's (a transaction of micro-ops) is a transaction id here, or a lone send or poll.
-Each check is a DataFrame of cases with one schema (CASE_SCHEMA): the class, where (topic, partition,
-offset, value), what (detail), and the operations behind it (`ops`: role, process, times, txn,
-offset, value). No Python function touches a row and no graph is built on the driver; the driver
-collects only the counts and the first examples of each class (one Spark job).
+Each check gives cases of one schema (CASE_COLUMNS): the class, where (topic, partition, offset,
+value), what (detail), and the operations behind it (`ops`: role, process, times, txn, offset,
+value). The driver collects only the counts and the first examples of each class (one Spark job).
 
-Shared notions (kafka.clj):
-- committed (`must-have-committed?`): a send whose status is ok, or info and some send of the same
-  writer (transaction, else the send itself) was read by an ok poll. An indeterminate send counts only
-  when a read proves it.
-- the log (`version-orders`): every (topic, partition, offset, value) seen by a committed send's
-  acknowledgement or by any poll, whatever the poll's outcome (Jepsen: pollers must only ever see
-  safe data). Positions are dense ranks of the offsets that hold anything (Jepsen's indices: offsets
-  with gaps for transaction markers, made contiguous).
+How it runs, and why:
+- must-have-committed? (a send whose status is ok, or info and some send of the same writer was
+  read by an ok poll: an indeterminate send counts only when a read proves it) is the one notion that
+  crosses partitions, since a transaction writes several. The writers it can concern are the sends
+  that are not ok, few in any history; they are broadcast to one scan of the reads.
+- Every other class but the cycles is local to one partition (`history_partition` has their
+  definitions): Spark gathers each partition's sends and reads once (one cogroup) and judges them
+  together there, with sorted arrays. One shuffle of each side in all, where a plan of joins and
+  windows per class took a shuffle or a sort per class and per shared frame (57x a plain read of the
+  same records at a million, `kcts bench integrity`).
+- G0 and G1c cross partitions and transactions: a Spark SQL fixed point over the dependency graph
+  (`cycles`), on request.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.histories.history import Outcome
 from harness.integrity.history_frames import HistoryFrames
+from harness.integrity.history_partition import CASE_WIRE_SCHEMA, OPS_SCHEMA, READ_INPUT, SEND_INPUT, judge
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -116,227 +120,68 @@ def op_ref(role: str, prefix: str = "") -> Column:
     return F.struct(F.lit(role).alias("role"), *(F.col(f"{prefix}{f}").alias(f) for f in OP_FIELDS[1:]))
 
 
-def case(kind: HistoryAnomaly, df: DataFrame, detail: Column, ops: Column,
-         offset: str | Column = "offset", value: str | Column = "value") -> DataFrame:
+def committed_sends(history: HistoryFrames) -> DataFrame:
+    """The sends with `committed` (must-have-committed?): status ok, or info and some send of the
+    same writer was read by an ok poll. Only a writer whose sends are not ok can need that proof (a
+    writer's sends all have its transaction's status, or fail), and those are few in any history:
+    they are broadcast to one scan of the reads, and the proven writers to the sends, so neither side
+    is shuffled by value or writer."""
     F = _F()
+    ok = Outcome.OK.value
+    keys = ["topic", "partition", "value"]
+    unsure = history.sends.filter(F.col("status") != ok).select(*keys, "writer")
+    proven = (history.reads.filter(F.col("outcome") == ok).select(*keys).join(F.broadcast(unsure), keys)
+              .select("writer").distinct().withColumn("proven", F.lit(True)))
+    return (history.sends.join(F.broadcast(proven), "writer", "left")
+            .withColumn("committed", (F.col("status") == ok) | (
+                (F.col("status") == Outcome.INFO.value) & F.coalesce(F.col("proven"), F.lit(False))))
+            .drop("proven"))
 
-    def as_col(c: str | Column) -> Column:
-        return F.col(c) if isinstance(c, str) else c
 
-    return df.select(F.lit(kind.value).alias("kind"), F.col("topic"), F.col("partition"),
-                     as_col(offset).cast("bigint").alias("offset"), as_col(value).cast("string").alias("value"),
-                     detail.alias("detail"), ops.alias("ops"))
+def partition_cases(history: HistoryFrames, read_committed: bool = True) -> DataFrame:
+    """Every per-partition class (`history_partition`): one cogroup of each partition's sends and reads."""
+    F = _F()
+    # Fresh column identities on each side: both may come from one frame of operations
+    # (`history_frames.frames`), and a cogroup of a frame with itself is ambiguous to Spark.
+    sends = committed_sends(history).select(*(F.col(c).alias(c) for c in ("topic", "partition", *SEND_INPUT)))
+    reads = history.reads.select(*(F.col(c).alias(c) for c in ("topic", "partition", *READ_INPUT)))
+
+    def judged(key: tuple[Any, ...], s: Any, r: Any) -> Any:
+        return judge(key, s, r, read_committed)
+
+    wire = (sends.groupBy("topic", "partition").cogroup(reads.groupBy("topic", "partition"))
+            .applyInArrow(judged, CASE_WIRE_SCHEMA))
+    return wire.withColumn("ops", F.from_json("ops", OPS_SCHEMA)).select(*CASE_COLUMNS)
 
 
 @dataclass(frozen=True)
 class Prepared:
-    """What several checks share, each built once (Spark reuses a cached plan's result)."""
+    """What the cycle search reads."""
 
     sends: DataFrame  # with `committed` (must-have-committed?) and `op`
     reads: DataFrame  # with `op`
-    ok_reads: DataFrame
-    read_values: DataFrame  # topic, partition, value: what some ok poll read
-    log: DataFrame  # topic, partition, offset, value, op: every observation of the version order
     spans: DataFrame  # topic, partition, value, first, last: the offsets a value was seen at
-    # topic, partition, offset, idx, lo, hi: dense position of each offset that holds anything, and
-    # the least and greatest value seen there
-    index: DataFrame
 
 
 def prepare(history: HistoryFrames) -> Prepared:
-    """One lazy plan: each shared frame is one shuffle, which Spark computes once and reuses for every
-    check that reads it (exchange reuse within the one query that judges every class)."""
     F = _F()
-    from pyspark.sql import Window
-
-    ok = Outcome.OK.value
     reads = history.reads.withColumn("op", op_ref("poll"))
-    ok_reads = reads.filter(F.col("outcome") == ok)
-    read_values = ok_reads.select("topic", "partition", "value").distinct()
-    # must-have-committed?: a writer is proven when an ok poll read any value it sent. Only a writer
-    # whose sends are not ok can need the proof (an ok send is committed as it stands; a writer's
-    # sends are all of its transaction's status, or fail), and those are few: the proven ones are
-    # broadcast to the sends instead of shuffling every send by its writer.
-    proven = (history.sends.filter(F.col("status") != ok)
-              .join(read_values, ["topic", "partition", "value"], "left_semi")
-              .select("writer").distinct().withColumn("proven", F.lit(True)))
-    sends = (history.sends.join(F.broadcast(proven), "writer", "left")
-             .withColumn("committed", (F.col("status") == ok) | (
-                 (F.col("status") == Outcome.INFO.value) & F.coalesce(F.col("proven"), F.lit(False))))
-             .drop("proven").withColumn("op", op_ref("send")))
+    sends = committed_sends(history).withColumn("op", op_ref("send"))
     # version-orders: sends only when proven visible, polls always.
     log = (sends.filter(F.col("committed") & F.col("offset").isNotNull())
-           .select("topic", "partition", "offset", "value", "op")
-           .unionByName(reads.select("topic", "partition", "offset", "value", "op")))
+           .select("topic", "partition", "offset", "value")
+           .unionByName(reads.select("topic", "partition", "offset", "value")))
     spans = log.groupBy("topic", "partition", "value").agg(
         F.min("offset").alias("first"), F.max("offset").alias("last"))
-    index = (log.groupBy("topic", "partition", "offset").agg(F.min("value").alias("lo"), F.max("value").alias("hi"))
-             .withColumn("idx", F.dense_rank().over(Window.partitionBy("topic", "partition").orderBy("offset"))))
-    return Prepared(sends, reads, ok_reads, read_values, log, spans, index)
-
-
-def inconsistent_offsets(p: Prepared) -> DataFrame:
-    """`version-orders` :errors: one (topic, partition, offset) observed with two or more values, by
-    sends' acknowledgements or polls. The signature of a truncation a client did not detect.
-
-    The offsets are found on their least and greatest value (`index`) first; only theirs collect values
-    and operations (collecting them for every offset cost more than every other class together)."""
-    F = _F()
-    where = ["topic", "partition", "offset"]
-    bad = p.index.filter(F.col("lo") != F.col("hi"))
-    g = p.log.join(bad.select(*where), where, "left_semi").groupBy(*where).agg(
-        F.array_sort(F.collect_set("value")).alias("values"), F.collect_list("op").alias("ops"))
-    return case(HistoryAnomaly.INCONSISTENT_OFFSETS, g,
-                F.concat(F.lit("offset holds "), F.array_join("values", ", ")), F.slice("ops", 1, EXAMPLES),
-                value=F.array_join("values", ","))
-
-
-def duplicates(p: Prepared) -> DataFrame:
-    """`duplicate-cases`: one value at more than one offset of its partition (its span's first and last
-    offsets differ; only those values collect their offsets and operations)."""
-    F = _F()
-    where = ["topic", "partition", "value"]
-    bad = p.spans.filter(F.col("first") != F.col("last")).select(*where)
-    g = p.log.join(bad, where, "left_semi").groupBy(*where).agg(
-        F.array_sort(F.collect_set("offset")).alias("offsets"), F.collect_list("op").alias("ops"))
-    return case(HistoryAnomaly.DUPLICATE, g,
-                F.concat(F.lit("value at offsets "), F.array_join("offsets", ", ")), F.slice("ops", 1, EXAMPLES),
-                offset=F.element_at("offsets", 1))
-
-
-def aborted_reads(p: Prepared) -> DataFrame:
-    """`g1a-cases` (G1a, aborted read): an ok poll saw a value whose send failed, or whose transaction
-    aborted (its commit failed, or its abort succeeded)."""
-    F = _F()
-    failed = p.sends.filter(F.col("status") == Outcome.FAIL.value).select(
-        "topic", "partition", "value", F.col("op").alias("w"), F.col("txn").alias("wtxn"))
-    j = p.ok_reads.join(failed, ["topic", "partition", "value"])
-    return case(HistoryAnomaly.G1A, j,
-                F.concat(F.lit("read a value of aborted or failed writer "), F.coalesce("wtxn", F.lit("(no txn)"))),
-                F.array("w", "op"))
-
-
-def lost_writes(p: Prepared) -> DataFrame:
-    """`lost-write-cases`: per partition, the bound is the highest first-offset of any value an ok poll
-    read; a committed value (must-have-committed?) whose last offset is at or below it, and that no ok
-    poll read, was lost. Named with its writer and a poll that read at the bound (Jepsen's max-read)."""
-    F = _F()
-    read_values = p.read_values
-    bound = (p.spans.join(read_values, ["topic", "partition", "value"], "left_semi")
-             .groupBy("topic", "partition").agg(F.max("first").alias("bound")))
-    max_read = (p.ok_reads.join(bound, ["topic", "partition"]).filter(F.col("offset") == F.col("bound"))
-                .groupBy("topic", "partition").agg(F.min_by("op", F.col("start_ns")).alias("max_read")))
-    owed = (p.spans.join(bound, ["topic", "partition"]).filter(F.col("last") <= F.col("bound"))
-            .join(read_values, ["topic", "partition", "value"], "left_anti"))
-    writers = p.sends.filter("committed").select("topic", "partition", "value", F.col("op").alias("w"))
-    lost = owed.join(writers, ["topic", "partition", "value"]).join(max_read, ["topic", "partition"], "left")
-    return case(HistoryAnomaly.LOST_WRITE, lost,
-                F.format_string("committed at offset %d, at or below offset %d that a poll read; never read",
-                                F.col("first"), F.col("bound")),
-                F.filter(F.array("w", "max_read"), lambda x: x.isNotNull()), offset="first")
-
-
-def unseen(p: Prepared) -> DataFrame:
-    """`unseen`: an ok send (ok transaction) whose value no ok poll read. Jepsen reports it as what is
-    still unseen at the end: it includes every lost write, and the tail a consumer never reached."""
-    F = _F()
-    read_values = p.read_values
-    s = p.sends.filter(F.col("status") == Outcome.OK.value).join(
-        read_values, ["topic", "partition", "value"], "left_anti")
-    return case(HistoryAnomaly.UNSEEN, s, F.lit("acknowledged, never polled"), F.array("op"))
-
-
-def precommitted_reads(p: Prepared, read_committed: bool = True) -> DataFrame:
-    """`precommitted-read-cases`: a transaction polled a value it sent itself (Kafka's pollers must
-    never see uncommitted records). With `read_committed` also by time: a poll that ended before the
-    writer's transaction began to commit saw the value before any commit could have made it visible
-    (monotonic times of one host). Aborted writers are left to G1a."""
-    F = _F()
-    w = p.sends.filter(F.col("txn").isNotNull() & (F.col("status") != Outcome.FAIL.value)).select(
-        "topic", "partition", "value", F.col("op").alias("w"), F.col("txn").alias("wtxn"), "commit_ns")
-    j = p.reads.join(w, ["topic", "partition", "value"])
-    own = F.col("txn") == F.col("wtxn")
-    # Only against a recorded commit: a commit still in progress when its driver died left no line,
-    # and its records may well have committed.
-    early = F.coalesce(F.col("end_ns") < F.col("commit_ns"), F.lit(False)) if read_committed else F.lit(False)
-    j = j.filter(own | early)
-    return case(HistoryAnomaly.PRECOMMITTED_READ, j,
-                F.when(own, F.concat(F.lit("transaction "), F.col("wtxn"), F.lit(" polled its own write")))
-                .otherwise(F.concat(F.lit("polled before transaction "), F.col("wtxn"), F.lit(" began to commit"))),
-                F.array("w", "op"))
-
-
-def poll_skips(p: Prepared) -> DataFrame:
-    """`poll-skip+nonmonotonic-cases-per-process` and `int-poll-skip+nonmonotonic-cases`: along one
-    process's ok polls of a partition, each record against the one read before it (in the previous
-    poll, or earlier in the same poll: Jepsen's int- classes). A step of more than one position
-    skipped records it should have seen; a step of less than one went backwards or repeated.
-
-    Positions are of the offsets the polls themselves report, where Jepsen looks the value up in the
-    version order: they differ only for values at two offsets, which `duplicate` reports. Jepsen
-    forgives these across a rebalance (:rebalance-log, assign and subscribe); a history of a consumer
-    whose assignment changed should give each assignment its own process name."""
-    F = _F()
-    from pyspark.sql import Window
-
-    r = p.ok_reads.join(p.index, ["topic", "partition", "offset"])
-    w = Window.partitionBy("process", "topic", "partition").orderBy("start_ns", "pos")
-    r = (r.withColumn("prev_idx", F.lag("idx").over(w)).withColumn("prev_offset", F.lag("offset").over(w))
-         .withColumn("prev_start", F.lag("start_ns").over(w)).withColumn("prev_op", F.lag("op").over(w))
-         .filter(F.col("prev_idx").isNotNull()).withColumn("delta", F.col("idx") - F.col("prev_idx")))
-    same = F.col("prev_start") == F.col("start_ns")
-    detail = F.format_string("offset %d after offset %d: %d position(s) on", F.col("offset"),
-                             F.col("prev_offset"), F.col("delta"))
-    out = None
-    for kind, cond in ((HistoryAnomaly.INT_POLL_SKIP, same & (F.col("delta") > 1)),
-                       (HistoryAnomaly.POLL_SKIP, ~same & (F.col("delta") > 1)),
-                       (HistoryAnomaly.INT_NONMONOTONIC_POLL, same & (F.col("delta") < 1)),
-                       (HistoryAnomaly.NONMONOTONIC_POLL, ~same & (F.col("delta") < 1))):
-        df = case(kind, r.filter(cond), detail, F.array("prev_op", "op"))
-        out = df if out is None else out.unionByName(df)
-    assert out is not None
-    return out
-
-
-def nonmonotonic_sends(p: Prepared) -> DataFrame:
-    """`nonmonotonic-send-cases` and `int-send-skip+nonmonotonic-cases` (its :nonmonotonic half): along
-    one process's ok and info sends to a partition, a value placed at or before the previous one's
-    position in the version order (each value at its first offset). Within one transaction it is
-    int-nonmonotonic-send. Send skips are not reported: Jepsen allows them (`allowed-error-types`),
-    other producers' writes interleave."""
-    F = _F()
-    from pyspark.sql import Window
-
-    s = (p.sends.filter(F.col("status") != Outcome.FAIL.value)
-         .join(p.spans.select("topic", "partition", "value", "first"), ["topic", "partition", "value"])
-         .join(p.index.withColumnRenamed("offset", "first"), ["topic", "partition", "first"]))
-    w = Window.partitionBy("process", "topic", "partition").orderBy("start_ns")
-    s = (s.withColumn("prev_idx", F.lag("idx").over(w)).withColumn("prev_first", F.lag("first").over(w))
-         .withColumn("prev_txn", F.lag("txn").over(w)).withColumn("prev_op", F.lag("op").over(w))
-         .filter(F.col("prev_idx").isNotNull() & (F.col("idx") <= F.col("prev_idx"))))
-    same = F.col("txn").isNotNull() & (F.col("txn") == F.coalesce(F.col("prev_txn"), F.lit("")))
-    detail = F.format_string("sent after a value at offset %d, placed at offset %d", F.col("prev_first"),
-                             F.col("first"))
-    inner = case(HistoryAnomaly.INT_NONMONOTONIC_SEND, s.filter(same), detail, F.array("prev_op", "op"),
-                 offset="first")
-    outer = case(HistoryAnomaly.NONMONOTONIC_SEND, s.filter(~same), detail, F.array("prev_op", "op"),
-                 offset="first")
-    return inner.unionByName(outer)
+    return Prepared(sends, reads, spans)
 
 
 def all_cases(history: HistoryFrames, read_committed: bool = True, with_cycles: bool = False) -> DataFrame:
     """Every case of every class, one DataFrame of CASE_COLUMNS; G0 and G1c only `with_cycles`
     (see `cycles` for its cost). The cycle search runs Spark jobs as it is built (its fixed point
     counts each round); the rest is one lazy plan."""
-    p = prepare(history)
-    parts = [inconsistent_offsets(p), duplicates(p), aborted_reads(p), lost_writes(p), unseen(p),
-             precommitted_reads(p, read_committed), poll_skips(p), nonmonotonic_sends(p)]
-    if with_cycles:
-        parts.append(cycles(p))
-    out = parts[0]
-    for df in parts[1:]:
-        out = out.unionByName(df)
-    return out
+    out = partition_cases(history, read_committed)
+    return out.unionByName(cycles(prepare(history))) if with_cycles else out
 
 
 def _ranked(cases: DataFrame, examples: int, by: tuple[str, ...]) -> list[Any]:

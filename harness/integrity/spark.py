@@ -8,6 +8,7 @@ its own when its stdin (a pipe held by this process) closes.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -67,6 +68,10 @@ def start(master: str = DEFAULT_MASTER) -> SparkSession:
 
     if on_loopback(master):
         os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
+    # The history checks judge each partition in a Python worker (pandas over Arrow): the workers
+    # run this interpreter, which has them, not whatever python3 is first on PATH. pyspark reads the
+    # environment, not the session's settings, for this.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder
     for key, value in session_config(master).items():
         builder = builder.config(key, value)
