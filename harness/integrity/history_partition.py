@@ -45,7 +45,6 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import pandas as pd
     import pyarrow as pa
 
 OK, FAIL = "ok", "fail"
@@ -61,24 +60,23 @@ OPS_SCHEMA = ("array<struct<role: string, process: string, start_ns: bigint, end
 
 
 class _Cases:
-    """Case rows as columns, ops as JSON (Spark parses them back against OPS_SCHEMA)."""
+    """Case rows as columns, ops as JSON (Spark parses them back against OPS_SCHEMA). Operations are
+    read from the Arrow tables only for the rows a case names."""
 
-    def __init__(self, topic: str, partition: int, sends: pd.DataFrame, reads: pd.DataFrame) -> None:
+    def __init__(self, topic: str, partition: int, sends: pa.Table, reads: pa.Table) -> None:
         self.topic, self.partition = topic, partition
         self.frames = {"send": sends, "poll": reads}
         self.cols: dict[str, list[Any]] = {k: [] for k in ("kind", "offset", "value", "detail", "ops")}
 
     def op(self, role: str, row: int) -> dict[str, Any]:
-        df = self.frames[role]
-        return {"role": role, "process": _opt(df["process"].iat[row]), "start_ns": _opt_int(df["start_ns"].iat[row]),
-                "end_ns": _opt_int(df["end_ns"].iat[row]), "txn": _opt(df["txn"].iat[row]), "topic": self.topic,
-                "partition": self.partition, "offset": _opt_int(df["offset"].iat[row]),
-                "value": _opt(df["value"].iat[row])}
+        t = self.frames[role]
+        fields = {f: t.column(f)[row].as_py() for f in ("process", "start_ns", "end_ns", "txn", "offset", "value")}
+        return {"role": role, **fields, "topic": self.topic, "partition": self.partition}
 
     def add(self, kind: str, offset: Any, value: Any, detail: str, ops: list[tuple[str, int]]) -> None:
         self.cols["kind"].append(kind)
-        self.cols["offset"].append(_opt_int(offset))
-        self.cols["value"].append(_opt(value))
+        self.cols["offset"].append(None if offset is None else int(offset))
+        self.cols["value"].append(value)
         self.cols["detail"].append(detail)
         self.cols["ops"].append(json.dumps([self.op(role, int(row)) for role, row in ops]))
 
@@ -95,155 +93,218 @@ class _Cases:
         })
 
 
-def _opt(v: Any) -> str | None:
-    import pandas as pd
+class _Side:
+    """One side's columns as numpy arrays: nulls filled, and their places kept where they matter."""
 
-    return None if v is None or pd.isna(v) else str(v)
+    def __init__(self, table: pa.Table) -> None:
+        import pyarrow.compute as pc
+
+        self.n = table.num_rows
+        self.rows = _np().arange(self.n)
+        self.table = table
+
+        def ints(col: str, fill: int = -1) -> Any:
+            return pc.fill_null(table.column(col), fill).to_numpy().astype("int64")
+
+        def flags(mask: Any) -> Any:
+            return pc.fill_null(mask, False).to_numpy(zero_copy_only=False).astype(bool)
+
+        self.ints, self.flags = ints, flags
+        self.start, self.end = ints("start_ns"), ints("end_ns")
+        self.offset = ints("offset")
+        self.has_offset = flags(pc.is_valid(table.column("offset")))
+        self.process = _codes(table.column("process"))
 
 
-def _opt_int(v: Any) -> int | None:
-    import pandas as pd
+def _np() -> Any:
+    import numpy as np
 
-    return None if v is None or pd.isna(v) else int(v)
+    return np
 
 
-def _frame(table: pa.Table, columns: tuple[str, ...]) -> pd.DataFrame:
-    """Arrow to pandas with nullable integers (nanosecond times stay exact; a float would not)."""
-    import pandas as pd
-    import pyarrow as pa
+def _codes(column: Any) -> Any:
+    """Integer codes of a column's values (equal values, equal codes); null is -1."""
+    import pyarrow.compute as pc
 
-    mapper = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype()}.get
-    return table.select(list(columns)).to_pandas(types_mapper=mapper).reset_index(drop=True)
+    enc = pc.dictionary_encode(column).combine_chunks()
+    return pc.fill_null(enc.indices, -1).to_numpy().astype("int64")
+
+
+def _matches(left_codes: Any, left: Any, right_codes: Any, right: Any) -> tuple[Any, Any]:
+    """Every pair (i, j) of rows i in `left` and j in `right` (index arrays) with one code, not -1."""
+    np = _np()
+    left = left[left_codes[left] >= 0]
+    right = right[right_codes[right] >= 0]
+    order = np.argsort(right_codes[right], kind="stable")
+    ranked = right_codes[right][order]
+    lo = np.searchsorted(ranked, left_codes[left], "left")
+    hi = np.searchsorted(ranked, left_codes[left], "right")
+    count = hi - lo
+    total = int(count.sum())
+    starts = np.repeat(lo, count)
+    within = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
+    return np.repeat(left, count), right[order[starts + within]]
+
+
+def _unique(keys: Any) -> tuple[Any, Any]:
+    """The distinct keys, sorted, and how often each occurs (a sort: numpy's hashing unique was
+    several times slower on these arrays)."""
+    np = _np()
+    ranked = np.sort(keys)
+    starts = np.flatnonzero(np.concatenate(([True], ranked[1:] != ranked[:-1]))) if len(ranked) else np.zeros(0, int)
+    return ranked[starts], np.diff(np.append(starts, len(ranked)))
+
+
+def _ranges(keys: Any) -> tuple[Any, Any]:
+    """A stable order of `keys` and the keys in that order (rows of one key: a searchsorted slice)."""
+    np = _np()
+    order = np.argsort(keys, kind="stable")
+    return order, keys[order]
+
+
+def _slice(order: Any, ranked: Any, key: int) -> Any:
+    np = _np()
+    return order[np.searchsorted(ranked, key, "left"):np.searchsorted(ranked, key, "right")]
 
 
 def judge(key: tuple[Any, ...], sends_table: pa.Table, reads_table: pa.Table, read_committed: bool = True) -> pa.Table:
-    """Every per-partition case of one (topic, partition): the cogroup's function."""
+    """Every per-partition case of one (topic, partition): the cogroup's function. Values,
+    transactions and processes become integer codes, so every class is a sort, a scatter or a
+    searchsorted over arrays; Python touches only the rows of a case."""
     import numpy as np
-    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     topic, partition = key[0].as_py(), key[1].as_py()
-    s = _frame(sends_table, SEND_INPUT)
-    r = _frame(reads_table, READ_INPUT)
-    out = _Cases(topic, partition, s, r)
-    s_rows, r_rows = np.arange(len(s)), np.arange(len(r))
-    ok_read = (r["outcome"] == OK).to_numpy(dtype=bool, na_value=False)
-    committed = s["committed"].to_numpy(dtype=bool, na_value=False)
-    status = s["status"]
+    s, r = _Side(sends_table), _Side(reads_table)
+    out = _Cases(topic, partition, sends_table, reads_table)
+
+    values = pa.chunked_array([*sends_table.column("value").cast(pa.string()).chunks,
+                               *reads_table.column("value").cast(pa.string()).chunks], pa.string())
+    encoded = pc.dictionary_encode(values).combine_chunks()
+    dictionary = encoded.dictionary
+    null = len(dictionary)  # a null value groups with itself (as Spark's groupBy) and matches nothing
+    codes = pc.fill_null(encoded.indices, null).to_numpy().astype("int64")
+    sv, rv = codes[:s.n], codes[s.n:]
+    ncode = null + 1
+
+    def value_of(code: int) -> str | None:
+        return None if code == null else dictionary[int(code)].as_py()
+
+    txns = _codes(pa.chunked_array([*sends_table.column("txn").cast(pa.string()).chunks,
+                                    *reads_table.column("txn").cast(pa.string()).chunks], pa.string()))
+    s_txn, r_txn = txns[:s.n], txns[s.n:]
+    status = sends_table.column("status")
+    s_ok, s_fail = s.flags(pc.equal(status, OK)), s.flags(pc.equal(status, FAIL))
+    committed = s.flags(sends_table.column("committed"))
+    commit_ns, has_commit = s.ints("commit_ns"), s.flags(pc.is_valid(sends_table.column("commit_ns")))
+    r_ok = r.flags(pc.equal(reads_table.column("outcome"), OK))
+    r_pos = r.ints("pos")
 
     # The log: committed sends with an offset, then every poll's record.
-    logged = committed & s["offset"].notna().to_numpy()
-    log = pd.DataFrame({
-        "offset": pd.concat([s["offset"][logged], r["offset"]], ignore_index=True).astype("int64"),
-        "value": pd.concat([s["value"][logged], r["value"]], ignore_index=True),
-        "role": np.concatenate([np.full(int(logged.sum()), "send"), np.full(len(r), "poll")]),
-        "row": np.concatenate([s_rows[logged], r_rows]),
-    })
-    offsets = np.unique(log["offset"].to_numpy())  # position of an offset = its index here + 1
+    logged = committed & s.has_offset
+    log_off = np.concatenate([s.offset[logged], r.offset])
+    log_code = np.concatenate([sv[logged], rv])
+    log_role = np.concatenate([np.zeros(int(logged.sum()), dtype=bool), np.ones(r.n, dtype=bool)])
+    log_row = np.concatenate([s.rows[logged], r.rows])
+    offsets, _ = _unique(log_off)  # position of an offset = its index here + 1
 
-    def position(o: np.ndarray) -> np.ndarray:
-        return np.searchsorted(offsets, o.astype("int64")) + 1
-
-    def log_ops(rows: pd.DataFrame) -> list[tuple[str, int]]:
-        return list(zip(rows["role"].iloc[:EXAMPLES], rows["row"].iloc[:EXAMPLES], strict=True))
+    def log_ops(rows: Any) -> list[tuple[str, int]]:
+        return [("poll" if log_role[i] else "send", log_row[i]) for i in rows[:EXAMPLES]]
 
     # inconsistent-offsets: an offset held by two values
-    held = log[log["value"].notna().to_numpy()]
-    distinct = held.drop_duplicates(["offset", "value"])
-    torn = distinct["offset"][distinct["offset"].duplicated()].unique()
-    if len(torn):
-        for o, rows in log[log["offset"].isin(torn).to_numpy()].groupby("offset", sort=True):
-            values = sorted(set(rows["value"].dropna()))
-            out.add("inconsistent-offsets", o, ",".join(values), "offset holds " + ", ".join(values), log_ops(rows))
+    held = log_code != null
+    pairs, _ = _unique(log_off[held] * ncode + log_code[held])
+    pair_off = pairs // ncode
+    at, count = _unique(pair_off)
+    if (count > 1).any():
+        order, ranked = _ranges(log_off)
+        for o in at[count > 1]:
+            held_values = sorted(value_of(c) for c in pairs[pair_off == o] % ncode)
+            out.add("inconsistent-offsets", int(o), ",".join(held_values), "offset holds " + ", ".join(held_values),
+                    log_ops(_slice(order, ranked, int(o))))
 
-    # duplicate: one value at two offsets (spans: the first and last offset each value was seen at)
-    spans = log.groupby("value", dropna=False, sort=False)["offset"].agg(["min", "max"])
-    twice = spans.index[(spans["min"] != spans["max"]).to_numpy()]
+    # duplicate: one value at two offsets (its span: the first and last offset it was seen at)
+    first = np.full(ncode, np.iinfo(np.int64).max)
+    last = np.full(ncode, np.iinfo(np.int64).min)
+    np.minimum.at(first, log_code, log_off)
+    np.maximum.at(last, log_code, log_off)
+    present = np.zeros(ncode, dtype=bool)
+    present[log_code] = True
+    twice = np.flatnonzero(present & (first != last))
     if len(twice):
-        rows_of = log[log["value"].isin(twice).to_numpy(dtype=bool, na_value=False)
-                      | (log["value"].isna().to_numpy() & bool(twice.isna().any()))]
-        for v, rows in rows_of.groupby("value", dropna=False, sort=True):
-            offs = sorted(set(rows["offset"].tolist()))
-            out.add("duplicate", offs[0], v, "value at offsets " + ", ".join(map(str, offs)), log_ops(rows))
+        order, ranked = _ranges(log_code)
+        for c in twice:
+            rows = _slice(order, ranked, int(c))
+            offs = sorted({int(o) for o in log_off[rows]})
+            out.add("duplicate", offs[0], value_of(c), "value at offsets " + ", ".join(map(str, offs)), log_ops(rows))
 
-    ok_r = r[ok_read]
-    read_values = set(ok_r["value"].dropna())
+    read_ok = np.zeros(ncode, dtype=bool)
+    read_ok[rv[r_ok]] = True
+    read_ok[null] = False
+    sv_m = np.where(sv == null, -1, sv)  # for joins: a null value matches nothing
+    rv_m = np.where(rv == null, -1, rv)
 
     # G1a: an ok poll read a failed writer's value
-    failed = s[(status == FAIL).to_numpy(dtype=bool, na_value=False) & s["value"].notna().to_numpy()]
-    if len(failed):
-        pairs = ok_r.reset_index().merge(failed.reset_index(), on="value", suffixes=("_r", "_s"))
-        for _, p in pairs.iterrows():
-            wtxn = _opt(p["txn_s"]) or "(no txn)"
-            out.add("G1a", p["offset_r"], p["value"], f"read a value of aborted or failed writer {wtxn}",
-                    [("send", p["index_s"]), ("poll", p["index_r"])])
+    for i, j in zip(*_matches(rv_m, r.rows[r_ok], sv_m, s.rows[s_fail]), strict=True):
+        wtxn = sends_table.column("txn")[int(j)].as_py() or "(no txn)"
+        out.add("G1a", r.offset[i], value_of(rv[i]), f"read a value of aborted or failed writer {wtxn}",
+                [("send", j), ("poll", i)])
 
     # lost-write, below the bound of the highest first offset of a value an ok poll read
-    seen_spans = spans[spans.index.isin(read_values)]
-    if len(seen_spans):
-        bound = int(seen_spans["min"].max())
-        at_bound = ok_r[(ok_r["offset"] == bound).to_numpy(dtype=bool, na_value=False)]
-        max_read = [("poll", int(at_bound["start_ns"].astype("int64").idxmin()))] if len(at_bound) else []
-        owed = spans[(spans["max"] <= bound) & ~spans.index.isin(read_values) & spans.index.notna()]
-        if len(owed):
-            writers = s[committed & s["value"].isin(owed.index).to_numpy(dtype=bool, na_value=False)]
-            for i, w in writers.iterrows():
-                first = int(owed.loc[w["value"], "min"])
-                out.add("lost-write", first, w["value"],
-                        f"committed at offset {first}, at or below offset {bound} that a poll read; never read",
-                        [("send", i), *max_read])
+    if read_ok.any():
+        bound = int(first[read_ok].max())
+        at_bound = r.rows[r_ok & (r.offset == bound)]
+        max_read = [("poll", at_bound[np.argmin(r.start[at_bound])])] if len(at_bound) else []
+        owed = present & (last <= bound) & ~read_ok
+        owed[null] = False
+        for j in np.flatnonzero(committed & owed[sv]):
+            f = int(first[sv[j]])
+            out.add("lost-write", f, value_of(sv[j]),
+                    f"committed at offset {f}, at or below offset {bound} that a poll read; never read",
+                    [("send", j), *max_read])
 
     # unseen: acknowledged (ok), never polled by an ok poll
-    acked = (status == OK).to_numpy(dtype=bool, na_value=False)
-    never = ~s["value"].isin(read_values).to_numpy(dtype=bool, na_value=False)
-    for i in s_rows[acked & never]:
-        out.add("unseen", s["offset"].iat[i], s["value"].iat[i], "acknowledged, never polled", [("send", i)])
+    for j in np.flatnonzero(s_ok & ~read_ok[sv]):
+        out.add("unseen", s.offset[j] if s.has_offset[j] else None, value_of(sv[j]), "acknowledged, never polled",
+                [("send", j)])
 
     # precommitted-read: a transaction read its own write, or a poll ended before the commit began
-    in_txn = s["txn"].notna().to_numpy() & ~(status == FAIL).to_numpy(dtype=bool, na_value=False)
-    w = s[in_txn & s["value"].notna().to_numpy()]
-    if len(w) and len(r):
-        j = r[r["value"].notna()].reset_index().merge(w.reset_index(), on="value", suffixes=("_r", "_s"))
-        own = (j["txn_r"].notna() & (j["txn_r"] == j["txn_s"])).to_numpy(dtype=bool, na_value=False)
-        early = np.zeros(len(j), dtype=bool)
-        if read_committed:
-            early = (j["commit_ns"].notna() & (j["end_ns_r"] < j["commit_ns"])).to_numpy(dtype=bool, na_value=False)
-        for k in np.flatnonzero(own | early):
-            p = j.iloc[k]
-            detail = (f"transaction {p['txn_s']} polled its own write" if own[k]
-                      else f"polled before transaction {p['txn_s']} began to commit")
-            out.add("precommitted-read", p["offset_r"], p["value"], detail,
-                    [("send", p["index_s"]), ("poll", p["index_r"])])
+    i, j = _matches(rv_m, r.rows, sv_m, s.rows[(s_txn >= 0) & ~s_fail])
+    own = (r_txn[i] >= 0) & (r_txn[i] == s_txn[j])
+    early = (has_commit[j] & (r.end[i] < commit_ns[j])) if read_committed else np.zeros(len(i), dtype=bool)
+    for k in np.flatnonzero(own | early):
+        wtxn = sends_table.column("txn")[int(j[k])].as_py()
+        detail = (f"transaction {wtxn} polled its own write" if own[k]
+                  else f"polled before transaction {wtxn} began to commit")
+        out.add("precommitted-read", r.offset[i[k]], value_of(rv[i[k]]), detail, [("send", j[k]), ("poll", i[k])])
 
     # poll order, per process: each ok-read record against the one read before it
-    if len(ok_r):
-        o = ok_r.assign(idx=position(ok_r["offset"].to_numpy()), row=r_rows[ok_read]).sort_values(
-            ["process", "start_ns", "pos"], kind="stable")
-        prev = o.groupby("process", sort=False).shift(1)
-        has = prev["idx"].notna().to_numpy()
-        delta = (o["idx"].to_numpy() - prev["idx"].to_numpy(dtype="float64", na_value=np.nan))
-        same = (prev["start_ns"] == o["start_ns"]).to_numpy(dtype=bool, na_value=False)
-        for k in np.flatnonzero(has & (delta != 1)):
-            kind = ("int-" if same[k] else "") + ("poll-skip" if delta[k] > 1 else "nonmonotonic-poll")
-            cur, before = o.iloc[k], prev.iloc[k]
-            out.add(kind, cur["offset"], cur["value"],
-                    f"offset {int(cur['offset'])} after offset {int(before['offset'])}: {int(delta[k])} position(s) on",
-                    [("poll", int(before["row"])), ("poll", int(cur["row"]))])
+    ok_rows = r.rows[r_ok]
+    o = ok_rows[np.lexsort((r_pos[ok_rows], r.start[ok_rows], r.process[ok_rows]))]
+    if len(o) > 1:
+        idx = np.searchsorted(offsets, r.offset[o]) + 1
+        cur, prev = o[1:], o[:-1]
+        delta = idx[1:] - idx[:-1]
+        same_process = r.process[cur] == r.process[prev]
+        same_poll = r.start[cur] == r.start[prev]
+        for k in np.flatnonzero(same_process & (delta != 1)):
+            kind = ("int-" if same_poll[k] else "") + ("poll-skip" if delta[k] > 1 else "nonmonotonic-poll")
+            out.add(kind, r.offset[cur[k]], value_of(rv[cur[k]]),
+                    f"offset {r.offset[cur[k]]} after offset {r.offset[prev[k]]}: {delta[k]} position(s) on",
+                    [("poll", prev[k]), ("poll", cur[k])])
 
     # send order, per process: each send that did not fail, its value at its first offset
-    known = spans[spans.index.notna()]["min"]
-    sent = s[~(status == FAIL).to_numpy(dtype=bool, na_value=False) & s["value"].isin(known.index).to_numpy(
-        dtype=bool, na_value=False)]
-    if len(sent):
-        first = known.reindex(sent["value"]).to_numpy(dtype="int64")
-        q = sent.assign(first=first, idx=position(first), row=sent.index.to_numpy()).sort_values(
-            ["process", "start_ns"], kind="stable")
-        prev = q.groupby("process", sort=False).shift(1)
-        has = prev["idx"].notna().to_numpy()
-        back = has & (q["idx"].to_numpy() <= prev["idx"].to_numpy(dtype="float64", na_value=np.nan))
-        same = (q["txn"].notna() & (q["txn"] == prev["txn"].fillna(""))).to_numpy(dtype=bool, na_value=False)
+    sent = s.rows[~s_fail & (sv != null) & present[sv]]
+    q = sent[np.lexsort((s.start[sent], s.process[sent]))]
+    if len(q) > 1:
+        placed = first[sv[q]]
+        idx = np.searchsorted(offsets, placed) + 1
+        cur, prev = q[1:], q[:-1]
+        back = (s.process[cur] == s.process[prev]) & (idx[1:] <= idx[:-1])
+        same_txn = (s_txn[cur] >= 0) & (s_txn[cur] == s_txn[prev])
         for k in np.flatnonzero(back):
-            cur, before = q.iloc[k], prev.iloc[k]
-            out.add(("int-" if same[k] else "") + "nonmonotonic-send", cur["first"], cur["value"],
-                    f"sent after a value at offset {int(before['first'])}, placed at offset {int(cur['first'])}",
-                    [("send", int(before["row"])), ("send", int(cur["row"]))])
+            out.add(("int-" if same_txn[k] else "") + "nonmonotonic-send", placed[k + 1], value_of(sv[cur[k]]),
+                    f"sent after a value at offset {placed[k]}, placed at offset {placed[k + 1]}",
+                    [("send", prev[k]), ("send", cur[k])])
     return out.table()

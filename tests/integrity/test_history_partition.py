@@ -1,0 +1,60 @@
+"""The per-partition judge on Arrow tables, without Spark: the edges a cogroup can hand it."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+
+from harness.integrity.history_partition import judge
+
+SENDS = pa.schema([("process", pa.string()), ("start_ns", pa.int64()), ("end_ns", pa.int64()), ("txn", pa.string()),
+                   ("offset", pa.int64()), ("value", pa.string()), ("status", pa.string()),
+                   ("commit_ns", pa.int64()), ("committed", pa.bool_())])
+READS = pa.schema([("process", pa.string()), ("start_ns", pa.int64()), ("end_ns", pa.int64()), ("txn", pa.string()),
+                   ("outcome", pa.string()), ("pos", pa.int32()), ("offset", pa.int64()), ("value", pa.string())])
+KEY = (pa.scalar("t"), pa.scalar(0, pa.int32()))
+
+
+def sends(*rows: tuple[str, int | None, str]) -> pa.Table:
+    """(value, offset, status) sends of one process, a tick apart, outside transactions."""
+    return pa.Table.from_pylist([
+        {"process": "p0", "start_ns": 10 * i, "end_ns": 10 * i + 5, "txn": None, "offset": o, "value": v,
+         "status": st, "commit_ns": None, "committed": st == "ok"} for i, (v, o, st) in enumerate(rows)], SENDS)
+
+
+def reads(*rows: tuple[int, str | None]) -> pa.Table:
+    """(offset, value) records of one ok poll of p1."""
+    return pa.Table.from_pylist([
+        {"process": "p1", "start_ns": 1000, "end_ns": 1005, "txn": None, "outcome": "ok", "pos": i, "offset": o,
+         "value": v} for i, (o, v) in enumerate(rows)], READS)
+
+
+def found(table: pa.Table) -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for k in table.column("kind").to_pylist():
+        kinds[k] = kinds.get(k, 0) + 1
+    return kinds
+
+
+def test_a_partition_nobody_polled_has_every_acknowledged_send_unseen() -> None:
+    out = judge(KEY, sends(("a", 0, "ok"), ("b", None, "info")), READS.empty_table())
+    assert found(out) == {"unseen": 1}
+    (ops,) = [json.loads(o) for o in out.column("ops").to_pylist()]
+    assert ops == [{"role": "send", "process": "p0", "start_ns": 0, "end_ns": 5, "txn": None, "offset": 0,
+                    "value": "a", "topic": "t", "partition": 0}]
+
+
+def test_a_partition_only_polled_is_judged_on_its_polls() -> None:
+    assert found(judge(KEY, SENDS.empty_table(), reads((0, "a"), (2, "b")))) == {}
+    # One poll that saw offset 0 twice, with two values: the offset is torn, and the poll went nowhere.
+    assert found(judge(KEY, SENDS.empty_table(), reads((0, "a"), (0, "b")))) == {
+        "inconsistent-offsets": 1, "int-nonmonotonic-poll": 1}
+
+
+def test_a_null_value_is_one_value_that_matches_no_read() -> None:
+    """As Spark's groupBy and joins: nulls group together (a null at two offsets is a duplicate), and a
+    null read proves or sees nothing (the null send stays unseen)."""
+    out = judge(KEY, sends((None, 0, "ok")), reads((0, None), (1, None)))
+    assert found(out) == {"duplicate": 1, "unseen": 1}, out.to_pylist()
+    assert [c["value"] for c in out.to_pylist() if c["kind"] == "duplicate"] == [None]
