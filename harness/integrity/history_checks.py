@@ -23,14 +23,24 @@ How it runs, and why:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from harness.histories.history import Outcome
 from harness.integrity.history_frames import HistoryFrames
-from harness.integrity.history_partition import CASE_WIRE_SCHEMA, OPS_SCHEMA, READ_INPUT, SEND_INPUT, judge
+from harness.integrity.history_partition import (
+    CASE_WIRE_SCHEMA,
+    OPS_SCHEMA,
+    READ_INPUT,
+    SEND_INPUT,
+    judge,
+    judge_in_place,
+    prove_writers,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -139,8 +149,11 @@ def committed_sends(history: HistoryFrames) -> DataFrame:
 
 
 def partition_cases(history: HistoryFrames, read_committed: bool = True) -> DataFrame:
-    """Every per-partition class (`history_partition`): one cogroup of each partition's sends and reads."""
+    """Every per-partition class (`history_partition`): one cogroup of each partition's sends and
+    reads, or, for a history in `write_parquet`'s layout, each partition's directory read in place."""
     F = _F()
+    if history.folder is not None:
+        return in_place_cases(history, read_committed)
     # Fresh column identities on each side: both may come from one frame of operations
     # (`history_frames.frames`), and a cogroup of a frame with itself is ambiguous to Spark.
     sends = committed_sends(history).select(*(F.col(c).alias(c) for c in ("topic", "partition", *SEND_INPUT)))
@@ -151,6 +164,31 @@ def partition_cases(history: HistoryFrames, read_committed: bool = True) -> Data
 
     wire = (sends.groupBy("topic", "partition").cogroup(reads.groupBy("topic", "partition"))
             .applyInArrow(judged, CASE_WIRE_SCHEMA))
+    return wire.withColumn("ops", F.from_json("ops", OPS_SCHEMA)).select(*CASE_COLUMNS)
+
+
+def in_place_cases(history: HistoryFrames, read_committed: bool = True) -> DataFrame:
+    """`partition_cases` over a history already laid out by partition (`write_parquet`: one directory
+    per topic and partition): one Spark task per partition reads its two directories with Arrow and
+    judges them, so nothing is shuffled. Two passes: the writers that reads prove (the one notion
+    that crosses partitions: see `committed_sends`), gathered on the driver, then the judge."""
+    from pyspark.sql import functions as F
+
+    assert history.folder is not None
+    spark = history.sends.sparkSession
+    folder = Path(history.folder)
+    where = sorted({(d.parent.name, d.name) for side in ("sends", "reads")
+                    for d in (folder / side).glob("topic=*/partition=*") if d.is_dir()})
+    rows = [(unquote(t.split("=", 1)[1]), int(p.split("=", 1)[1]), str(folder / "sends" / t / p),
+             str(folder / "reads" / t / p)) for t, p in where]
+    tasks = spark.createDataFrame(rows, "topic string, partition int, sends string, reads string").repartition(
+        max(1, min(len(rows), spark.sparkContext.defaultParallelism)))
+    proven = {r["writer"] for r in tasks.mapInArrow(prove_writers, "writer string").distinct().collect()}
+
+    def judged(batches: Iterator[Any]) -> Iterator[Any]:
+        return judge_in_place(batches, proven, read_committed)
+
+    wire = tasks.mapInArrow(judged, CASE_WIRE_SCHEMA)
     return wire.withColumn("ops", F.from_json("ops", OPS_SCHEMA)).select(*CASE_COLUMNS)
 
 

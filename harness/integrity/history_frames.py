@@ -50,6 +50,9 @@ READ_SCHEMA = (
 class HistoryFrames:
     sends: DataFrame
     reads: DataFrame
+    # Set when both come from `write_parquet`'s layout: the history checks then read each
+    # partition's directory in place instead of gathering it by a shuffle (history_checks).
+    folder: str | None = None
 
 
 def op_id(prefix: str = "") -> Column:
@@ -132,4 +135,4 @@ def load_parquet(spark: SparkSession, folder: str | os.PathLike[str]) -> History
     inferred from directory names (a topic named "007" stays text), and come back in their place."""
     sends = spark.read.schema(SEND_SCHEMA).parquet(str(Path(folder) / "sends")).select(*SEND_COLUMNS)
     reads = spark.read.schema(READ_SCHEMA).parquet(str(Path(folder) / "reads")).select(*READ_COLUMNS)
-    return HistoryFrames(sends, reads)
+    return HistoryFrames(sends, reads, str(folder))

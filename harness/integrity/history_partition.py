@@ -308,3 +308,68 @@ def judge(key: tuple[Any, ...], sends_table: pa.Table, reads_table: pa.Table, re
                     f"sent after a value at offset {placed[k]}, placed at offset {placed[k + 1]}",
                     [("send", prev[k]), ("send", cur[k])])
     return out.table()
+
+
+def _directory(path: str, columns: list[str], schema: pa.Schema) -> pa.Table:
+    """One partition's directory of `write_parquet` (its part files), or no rows when it has none."""
+    import pyarrow.parquet as pq
+
+    if not _has_parts(path):
+        return schema.empty_table()
+    return pq.read_table(path, columns=columns, schema=schema, partitioning=None)
+
+
+def _has_parts(path: str) -> bool:
+    from pathlib import Path
+
+    return any(Path(path).glob("*.parquet"))
+
+
+def _schema(columns: tuple[str, ...]) -> pa.Schema:
+    import pyarrow as pa
+
+    types = {"process": pa.string(), "start_ns": pa.int64(), "end_ns": pa.int64(), "txn": pa.string(),
+             "outcome": pa.string(), "value": pa.string(), "offset": pa.int64(), "error": pa.string(),
+             "status": pa.string(), "commit_ns": pa.int64(), "writer": pa.string(), "pos": pa.int32(),
+             "leader_epoch": pa.int32(), "reader": pa.string()}
+    return pa.schema([(c, types[c]) for c in columns])
+
+
+def prove_writers(batches: Any) -> Any:
+    """mapInArrow over (topic, partition, sends, reads) rows: the writers of sends that are not ok
+    whose value an ok poll of the same partition read (must-have-committed?'s proof)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for batch in batches:
+        for row in batch.to_pylist():
+            s_cols, r_cols = ["value", "status", "writer"], ["value", "outcome"]
+            s = _directory(row["sends"], s_cols, _schema(tuple(s_cols)))
+            unsure = s.filter(pc.fill_null(pc.not_equal(s.column("status"), OK), False))
+            if not unsure.num_rows:
+                continue
+            r = _directory(row["reads"], r_cols, _schema(tuple(r_cols)))
+            seen = r.filter(pc.fill_null(pc.equal(r.column("outcome"), OK), False)).column("value")
+            hit = unsure.filter(pc.fill_null(pc.is_in(unsure.column("value"), value_set=seen.combine_chunks()), False))
+            yield pa.RecordBatch.from_pydict({"writer": pc.unique(hit.column("writer").combine_chunks())})
+
+
+def judge_in_place(batches: Any, proven: set[str], read_committed: bool) -> Any:
+    """mapInArrow over (topic, partition, sends, reads) rows: `judge` of each partition's directories,
+    its sends `committed` as `committed_sends` defines it, with the writers `prove_writers` found."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    proven_set = pa.array(sorted(proven), pa.string())
+    s_cols = [c for c in SEND_INPUT if c != "committed"] + ["writer"]
+    for batch in batches:
+        for row in batch.to_pylist():
+            s = _directory(row["sends"], s_cols, _schema(tuple(s_cols)))
+            r = _directory(row["reads"], list(READ_INPUT), _schema(READ_INPUT))
+            status = s.column("status")
+            proven_here = pc.fill_null(pc.is_in(s.column("writer"), value_set=proven_set), False)
+            committed = pc.or_(pc.fill_null(pc.equal(status, OK), False),
+                               pc.and_(pc.fill_null(pc.equal(status, "info"), False), proven_here))
+            s = s.append_column("committed", committed).select(list(SEND_INPUT))
+            key = (pa.scalar(row["topic"], pa.string()), pa.scalar(row["partition"], pa.int32()))
+            yield from judge(key, s, r, read_committed).to_batches()

@@ -247,6 +247,26 @@ def test_the_named_operations_are_the_ones_behind_the_anomaly(judged: dict[str, 
     ]
 
 
+def test_every_class_is_found_alike_in_place_on_the_parquet_layout(
+    spark: SparkSession, judged: dict[str, HistoryFindings], tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The history checks read a history in `write_parquet`'s layout in place, partition by partition,
+    and gather one from JSON lines by a cogroup: every case history, judged both ways, finds the same."""
+    folder = tmp_path_factory.mktemp("histories-parquet")
+    for name, case in CASES.items():
+        case.build(Builder(name)).write(folder / "jsonl")
+    clean(Builder("clean")).write(folder / "jsonl")
+    write_parquet(load_jsonl(spark, folder / "jsonl"), folder / "parquet")
+    frames = load_parquet(spark, folder / "parquet")
+    assert frames.folder is not None
+    in_place = summarize_by_topic(all_cases(frames, with_cycles=True))
+    assert {t: f.found for t, f in in_place.items()} == {t: f.found for t, f in judged.items()}
+    for topic, findings in judged.items():
+        for kind, cases in findings.examples.items():
+            assert [sorted(c.ops, key=str) for c in in_place[topic].examples[kind]] == [
+                sorted(c.ops, key=str) for c in cases], (topic, kind)
+
+
 def test_parquet_layout_round_trips_and_finds_the_same(spark: SparkSession, tmp_path: Path) -> None:
     """Written partitioned by topic and partition, read back: the same findings as from the JSON lines."""
     b = abc(Builder()).poll("p1", (0, "a")).poll("p2", (2, "c"))
