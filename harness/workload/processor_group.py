@@ -88,6 +88,7 @@ class ProcessorGroup:
         self._halt = threading.Event()
         self._supervisor: threading.Thread | None = None
         self.error: str | None = None
+        self.harness_fault = False  # the supervisor itself failed: the harness's trouble, never a FAIL
         self.refused: txn_refusal.InitRefused | None = None  # the target's answer to a processor's init_transactions
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -105,7 +106,8 @@ class ProcessorGroup:
         if self.refused is not None:
             raise self.refused.error()
         if self.error is not None:
-            raise AssertionError(f"{self.error}; events: {self.history.events.events[-10:]}")
+            kind = KctsError if self.harness_fault else AssertionError
+            raise kind(f"{self.error}; events: {self.history.events.events[-10:]}")
 
     def stop(self) -> None:
         self._halt.set()
@@ -130,6 +132,7 @@ class ProcessorGroup:
                     self._look_after(inst)
         except Exception as exc:  # noqa: BLE001 - surfaced by check()
             self.error = f"the processor supervisor failed: {exc!r}"
+            self.harness_fault = True
         finally:
             for inst in self.instances:
                 inst.worker.stop(STOP_TIMEOUT_S)

@@ -263,3 +263,30 @@ def _cell(exc: BaseException) -> str:
     if isinstance(exc, TargetRefused):
         return "target-refused"
     return verdicts.classify("failed", None, type(exc))
+
+
+
+class BrokenInstances:
+    """A supervisor's instance list that fails as it is walked: a bug of the supervisor itself."""
+
+    def __iter__(self) -> BrokenInstances:
+        raise RuntimeError("supervisor bug")
+
+
+def test_a_processor_supervisor_that_failed_is_the_harness_error() -> None:
+    """The supervisor thread itself failing (not a processor or its client) is the harness's trouble:
+    an ERROR of the check, never its FAIL."""
+    from harness.errors import KctsError
+    from harness.workload.processor_group import ProcessorGroup, ProcessorHistory
+
+    group = ProcessorGroup.__new__(ProcessorGroup)
+    group.instances = BrokenInstances()  # type: ignore[assignment]
+    group._halt = threading.Event()
+    group.error, group.harness_fault, group.refused = None, False, None
+    group.history = ProcessorHistory()
+    with pytest.raises(RuntimeError):
+        group._supervise()  # its finally walks the instances again, and that raises out of it
+    assert group.error is not None and group.harness_fault
+    with pytest.raises(KctsError, match="the processor supervisor failed") as info:
+        group.check()
+    assert _cell(info.value) == "error"
