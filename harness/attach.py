@@ -26,12 +26,13 @@ def text(name: str, body: str) -> None:
 
 
 def file(path: Path, name: str, kind: str = "text") -> None:
-    """A file as an attachment; `kind` is text, json or anything else (attached as its extension)."""
+    """A file as an attachment; `kind` is text, json, png or anything else (attached as its extension)."""
     try:
         import allure
     except ImportError:
         return
-    types = {"text": allure.attachment_type.TEXT, "json": allure.attachment_type.JSON}
+    types = {"text": allure.attachment_type.TEXT, "json": allure.attachment_type.JSON,
+             "png": allure.attachment_type.PNG}
     if kind in types:
         allure.attach.file(str(path), name=name, attachment_type=types[kind])
     else:

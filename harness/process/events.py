@@ -43,6 +43,11 @@ class EventLog:
         detail = dict(event)
         self.add(who, str(detail.pop("event")), **detail)
 
+    def at_ns(self, event: dict[str, object]) -> int:
+        """An event's moment on time.monotonic_ns()'s clock, the one client histories are written on
+        (harness.histories.history), so that faults and operations share one time axis."""
+        return round((self._t0 + float(str(event["t"]))) * 1e9)
+
     def count(self, what: str) -> int:
         with self._lock:
             return sum(1 for e in self.events if e["what"] == what)

@@ -3,7 +3,9 @@
 Built from each target's `results.json`; written as matrix.json, matrix.md and a self-contained
 matrix.html (no script or style from anywhere else, so it works offline and from a CI artifact).
 Each target's column shows its depth (how many checks reached a verdict, "judged N/M (P%)") and
-its counts; a FAIL or ERROR cell links to the check's text evidence and its decoded wire exchanges.
+its counts; a FAIL or ERROR cell links to the check's text evidence and its decoded wire exchanges; a
+check that judged client histories shows, per history, the count of each anomaly class it found,
+linked to the history's timeline.
 """
 
 from __future__ import annotations
@@ -67,6 +69,10 @@ def build(
             row["cells"][target.name] = {
                 "cell": check["cell"], "outcome": check["outcome"], "reason": check["reason"], "evidence": evidence,
                 "wire": f"{target.folder}/{wire}" if wire and check["cell"] in WIRE_CELLS else None,
+                "history": [{"name": h["name"], "counts": h["counts"],
+                             "report": f"{target.folder}/{h['report']}",
+                             "plot": f"{target.folder}/{h['plot']}" if h.get("plot") else None}
+                            for h in check.get("history") or ()],
             }
     names = [t.name for t, _ in targets]
     absent = {"cell": "absent", "outcome": "absent", "reason": "not run", "evidence": None, "wire": None}
@@ -193,6 +199,13 @@ def counts(summary: dict[str, Any]) -> str:
     return ", ".join(f"{COUNT_LABELS[c]} {summary['counts'].get(c, 0)}" for c in CELLS)
 
 
+def history_line(history: dict[str, Any]) -> str:
+    """What the history checks found in one history: "history: lost-write 1, unseen 1", or "history:
+    nothing found"."""
+    found = ", ".join(f"{k} {n}" for k, n in history["counts"].items())
+    return f"history: {found or 'nothing found'}"
+
+
 def summary_line(name: str, summary: dict[str, Any]) -> str:
     """One line per target, as `kcts matrix` prints it at the end."""
     absent = f", not run {summary['absent']}" if summary.get("absent") else ""
@@ -230,6 +243,9 @@ def to_markdown(matrix: dict[str, Any]) -> str:
             text = f"[{label}]({c['evidence']})" if c["evidence"] else label
             if c.get("wire"):
                 text += f" [wire]({c['wire']})"
+            for h in c.get("history") or ():
+                line = history_line(h)
+                text += f"<br>[{line}]({h['plot'] or h['report']})"
             cells.append(text)
         cells += [soak_cell((row.get("soak") or {}).get(n)) for n in soaks]
         promise = row["promise"].replace("|", "\\|")
@@ -291,6 +307,7 @@ td.absent{color:#aaa}
   font-weight:bold;color:#234}
 .depth{font-weight:normal;font-size:12px} .counts{font-weight:normal;font-size:11px;color:#555}
 a.wire{font-weight:normal;font-size:11px;margin-left:.4em}
+.history{font-weight:normal;font-size:11px} .history.found a{color:#a00;font-weight:bold}
 details{font-weight:normal;font-size:11px;color:#555;text-align:left}
 details summary{cursor:pointer}
 details .full{white-space:pre-wrap;margin-top:2px}
@@ -381,6 +398,10 @@ def to_html(matrix: dict[str, Any]) -> str:
                 body += f"<a class='wire' href='{esc(c['wire'])}'>wire</a>"
             if c["cell"] not in ("pass", "absent") and c["reason"]:
                 body += _reason(c["reason"])
+            for h in c.get("history") or ():
+                css = "history found" if h["counts"] else "history"
+                body += (f"<div class='{css}'><a href='{esc(h['plot'] or h['report'])}' title='{esc(h['name'])}'>"
+                         f"{esc(history_line(h))}</a></div>")
             out.append(f"<td class='cell {c['cell']}' data-target='{esc(name)}' data-cell='{c['cell']}'>{body}</td>")
         for n in soaks:
             k = (row.get("soak") or {}).get(n)

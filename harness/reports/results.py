@@ -3,8 +3,9 @@ and, for each check that did not pass, its text evidence and its wire evidence (
 
 `results.json` is a published format: `harness/reports/results.schema.json` describes it (and
 `python -m harness.reports.schema FILE...` validates files against it). A change to its shape
-bumps `SCHEMA_VERSION` and the schema with it. Besides the checks it carries the kcts version and
-commit that wrote it, and the target's fingerprint (harness.reports.fingerprint)."""
+bumps `SCHEMA_VERSION` and the schema with it (3 adds each check's history findings, `history`).
+Besides the checks it carries the kcts version and commit that wrote it, and the target's fingerprint
+(harness.reports.fingerprint)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -25,12 +26,29 @@ from harness.areas import AREAS, OTHER
 from harness.reports import wire
 from harness.verdicts import CELLS, JUDGED, classify
 
-SCHEMA_VERSION = 2
+if TYPE_CHECKING:  # the type only: every run's plugin imports this module
+    from harness.integrity.history_report import HistoryReport
+
+SCHEMA_VERSION = 3
 
 # The type of the exception a check's call raised (set by the pytest plugin's pytest_pyfunc_call):
 # a failed assertion is a FAIL, anything else an ERROR. Only the type: the exception itself would
 # keep the check's frames, and the clients in them, alive past its teardown.
 RAISED_KEY = pytest.StashKey[type[BaseException]]()
+# The histories a check judged (fixtures.integrity's history_reporter adds each as it is written).
+HISTORY_KEY = pytest.StashKey["list[HistoryReport]"]()
+
+
+@dataclass(frozen=True)
+class HistoryResult:
+    """One history a check judged, as results.json keeps it: its name, the count of each anomaly
+    class found (none: a clean history), and its report and timeline, relative to the run folder."""
+
+    name: str
+    operations: int
+    counts: dict[str, int]
+    report: str
+    plot: str | None
 
 
 @dataclass
@@ -46,6 +64,7 @@ class CheckResult:
     wire_evidence: str | None = None  # the decoded raw-protocol exchanges (.wire.json), relative to the run folder
     promises: list[str] = field(default_factory=list)  # ids in harness/promises.toml
     apis: list[str] = field(default_factory=list)  # what the check's raw client exchanged: "Fetch v12"
+    history: list[HistoryResult] = field(default_factory=list)  # the client histories it judged
 
 
 @dataclass
@@ -67,7 +86,8 @@ class RunResults:
             raised = item.stash.get(RAISED_KEY, None) if report.when == "call" else None
             cell = classify(outcome, reason, raised)
             result = CheckResult(item.nodeid, area_of(item), promise_of(item), outcome, cell, reason,
-                                 round(report.duration, 3), promises=promises_of(item), apis=_apis(item))
+                                 round(report.duration, 3), promises=promises_of(item), apis=_apis(item),
+                                 history=[history_result(h, run_dir) for h in item.stash.get(HISTORY_KEY, [])])
             if cell != "pass":
                 result.evidence = _write_evidence(run_dir, item.nodeid, report)
                 result.wire_evidence = _write_wire_evidence(run_dir, item)
@@ -81,6 +101,18 @@ class RunResults:
                 "environment": self.environment, "fingerprint": self.fingerprint, "summary": self.summary(),
                 "checks": [asdict(c) for c in self.checks.values()]}
         path.write_text(json.dumps(data, indent=1))
+
+
+def _relative(path: Path, run_dir: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(run_dir.resolve()))
+    except ValueError:  # written outside the run folder (a test's tmp_path): named as it is
+        return str(path)
+
+
+def history_result(h: HistoryReport, run_dir: Path) -> HistoryResult:
+    return HistoryResult(h.name, h.operations, h.counts, _relative(h.report, run_dir),
+                         None if h.plot is None else _relative(h.plot, run_dir))
 
 
 def promises_of(item: pytest.Item) -> list[str]:

@@ -34,6 +34,7 @@ fault of each scene, and what it must show:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ from pathlib import Path
 from harness.clients.recorded import RecordingConsumer, RecordingProducer, recording_consumer, recording_producer
 from harness.cluster.base import Cluster
 from harness.histories.history import Polled
+from harness.integrity.timeline_plot import NemesisEvent
 from harness.protocol.errors import NOT_LEADER_OR_FOLLOWER
 from harness.proxy.record_faults import (
     DropRecords,
@@ -74,6 +76,9 @@ class SceneRun:
     rule: str
     fired: int  # of the rule that acted least
     client_errors: tuple[str, ...] = ()
+    # Each rule in force, from when it was put on the proxy to when the proxy closed (ruled runs only),
+    # on the histories' clock: the nemesis of the scene's timeline.
+    faults: tuple[NemesisEvent, ...] = ()
 
 
 @dataclass
@@ -89,6 +94,7 @@ class Stage:
     proxy: Proxy | None = None
     rules: list[Rule] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    in_force: list[tuple[Rule, int]] = field(default_factory=list)  # each rule put on the proxy, and when
 
     def process(self, role: str) -> str:
         return f"{self.topic}.{role}"
@@ -98,6 +104,7 @@ class Stage:
         assert self.proxy is not None
         self.rules.append(rule)
         if self.ruled:
+            self.in_force.append((rule, time.monotonic_ns()))
             self.proxy.add(rule)
         return rule
 
@@ -386,9 +393,11 @@ def run_scene(cluster: Cluster, scene: str, topic: str, folder: Path, ruled: boo
         {**SCENES, **CYCLE_SCENES}[scene](stage)
         proxy.check()
         rules = stage.rules
+        lifted = time.monotonic_ns()
+        faults = tuple(NemesisEvent(at, f"proxy: {r.describe()}", lifted) for r, at in stage.in_force)
         # `fired`: how often the least used rule acted (a scene's rules must all have).
         return SceneRun(scene, topic, ruled, "; ".join(r.describe() for r in rules) or "none",
-                        min((r.fired for r in rules), default=0), tuple(stage.errors))
+                        min((r.fired for r in rules), default=0), tuple(stage.errors), faults)
 
 
 def _fetch_answered_beyond(proxy: Proxy, offset: int) -> bool:

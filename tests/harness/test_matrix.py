@@ -127,6 +127,22 @@ def test_an_older_results_file_without_wire_evidence_still_builds() -> None:
     assert "[FAIL](targets/a/evidence/test_fenced.txt) |" in to_markdown(m)
 
 
+def test_a_check_that_judged_histories_shows_each_ones_counts_linked_to_its_timeline() -> None:
+    results = results_for("a")
+    results["checks"][0]["history"] = [
+        {"name": "lost-write-ruled", "operations": 20, "counts": {"lost-write": 1, "unseen": 1},
+         "report": "h/lost.history.json", "plot": "h/lost.timeline.png"},
+        {"name": "lost-write-clean", "operations": 20, "counts": {}, "report": "h/clean.history.json", "plot": None}]
+    m = build([(Target("a", "targets/a"), results)])
+    md, page = to_markdown(m), to_html(m)
+    assert ("[pass](targets/a/results.json)<br>[history: lost-write 1, unseen 1](targets/a/h/lost.timeline.png)"
+            "<br>[history: nothing found](targets/a/h/clean.history.json)") in md
+    assert ("<div class='history found'><a href='targets/a/h/lost.timeline.png' title='lost-write-ruled'>"
+            "history: lost-write 1, unseen 1</a></div>") in page
+    assert "<a href='targets/a/h/clean.history.json' title='lost-write-clean'>history: nothing found</a>" in page
+    assert [r["nodeid"] for r in m["rows"] if r["cells"]["a"]["history"]] == [results["checks"][0]["nodeid"]]
+
+
 @pytest.mark.parametrize(("spec", "args"), [
     ("4.4.0", ["--kafka-version", "4.4.0", "--brokers", "3", "--java-clients", "4.4.0"]),
     ("4.0.x", ["--kafka-version", "4.0.2", "--brokers", "3", "--java-clients", "4.0.2"]),

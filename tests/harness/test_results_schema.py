@@ -52,6 +52,10 @@ def test_a_file_the_plugin_writes_now_matches_the_schema(tmp_path: Path) -> None
     (lambda d: d["fingerprint"]["api_versions"].update(Fetch=[4]), "is too short"),
     (lambda d: d.update(extra=1), "Additional properties are not allowed"),
     (lambda d: d["summary"]["counts"].pop("fail"), "'fail' is a required property"),
+    (lambda d: d["checks"][0].update(history=[{"name": "h", "operations": 3, "counts": {"lost-write": "1"},
+                                               "report": "h.history.json", "plot": None}]), "'1' is not of type"),
+    (lambda d: d["checks"][0].update(history=[{"name": "h", "operations": 3, "counts": {}}]),
+     "'report' is a required property"),
 ])
 def test_an_altered_file_is_refused(alter: Any, complaint: str, tmp_path: Path) -> None:
     data = copy.deepcopy(recorded())

@@ -8,6 +8,10 @@ and without it (the same client calls). Every history goes to one folder, judged
 findings. Exactly the intended class must be found, with its evidence (where, which value, which
 operations); Jepsen's classes nest where a lost write is also unseen, and the test expects both.
 
+Each test writes what the checker found in its history beside it (counts and first examples per
+class, and the timeline with the proxy's rule as the nemesis: harness.integrity.history_report),
+attached to its Allure result and named in results.json.
+
 Heavy (a cluster, Spark, 24 scene runs and 4 of cycles): `tox -e integrity` runs it, the gate does not.
 """
 
@@ -19,10 +23,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from fixtures.integrity import HistoryReporter
 from fixtures.module_scope import module_topic
 from fixtures.topics import RunNames
 from harness.cluster.base import Cluster
-from harness.histories.history import OpType, read_file
+from harness.histories.history import OpType, read_file, read_folder
 from harness.integrity.history_checks import Case, HistoryAnomaly, HistoryFindings, all_cases, summarize_by_topic
 from harness.integrity.history_frames import load_jsonl
 from harness.plugin.run_folder import run_dir
@@ -133,6 +138,12 @@ def _findings(judged: dict[str, HistoryFindings], run: SceneRun) -> HistoryFindi
     return judged.get(run.topic, HistoryFindings({}, {}))
 
 
+def _report(reporter: HistoryReporter, run: SceneRun, findings: HistoryFindings, folder: Path) -> None:
+    """The run's findings and timeline, kept beside its history before anything is asserted of them."""
+    ops = [op for op in read_folder(folder) if op.process.startswith(f"{run.topic}.")]
+    reporter.report(run.topic, findings, ops, folder, run.faults)  # the topic names the scene, ruled or not
+
+
 def _explain(run: SceneRun, findings: HistoryFindings) -> str:
     errors = run.client_errors[:3]
     return f"{run.scene} on {run.topic} (rule {run.rule}; client errors {errors}):\n{findings.describe()}"
@@ -140,15 +151,17 @@ def _explain(run: SceneRun, findings: HistoryFindings) -> str:
 
 @pytest.mark.parametrize("scene", list(EXPECTED))
 def test_a_broker_made_to_show_the_class_shows_it_to_the_checker(
-    runs: dict[tuple[str, bool], Outcome], judged: dict[str, HistoryFindings], scene: str,
+    runs: dict[tuple[str, bool], Outcome], judged: dict[str, HistoryFindings], history_folder: Path, scene: str,
+    history_reporter: HistoryReporter,
 ) -> None:
     """With the scene's rule in force the rule acted, and the checker finds exactly the scene's class
     (a lost write with its unseen), once, at the offset and value the rule made it, naming the
     operations of the client calls behind it."""
     run = _run(runs, scene, True)
     want = EXPECTED[scene]
-    assert run.fired >= 1, f"the rule never acted: {run.rule}"
     findings = _findings(judged, run)
+    _report(history_reporter, run, findings, history_folder)
+    assert run.fired >= 1, f"the rule never acted: {run.rule}"
     assert findings.found == want.found, _explain(run, findings)
     (case,) = findings.examples[want.kind]
     _holds(case, want, run)
@@ -167,12 +180,14 @@ def _holds(case: Case, want: Expected, run: SceneRun) -> None:
 @pytest.mark.parametrize("scene", list(EXPECTED))
 def test_the_same_scene_without_its_rule_shows_nothing(
     runs: dict[tuple[str, bool], Outcome], judged: dict[str, HistoryFindings], history_folder: Path, scene: str,
+    history_reporter: HistoryReporter,
 ) -> None:
     """The same client calls against the broker as it is: no class at all (the control that the
     finding above is the rule's, not the scene's or the checker's), from a history that holds sends
     and polls."""
     run = _run(runs, scene, False)
     findings = _findings(judged, run)
+    _report(history_reporter, run, findings, history_folder)
     assert findings.found == {}, _explain(run, findings)
     ops = [op for path in history_folder.glob(f"{run.topic}.*.jsonl") for op in read_file(path)]
     assert {op.type for op in ops} >= {OpType.SEND, OpType.POLL}, f"{run.topic}: {len(ops)} operations"
@@ -199,13 +214,15 @@ def cycles_judged(spark: SparkSession,
 @pytest.mark.parametrize("scene", list(CYCLE_SCENES))
 def test_interleaved_transactions_on_a_correct_broker_make_the_cycle(
     cycle_runs: tuple[Path, dict[tuple[str, bool], Outcome]], cycles_judged: dict[str, HistoryFindings], scene: str,
+    history_reporter: HistoryReporter,
 ) -> None:
     """Kafka does not isolate transactions' writes from each other (Jepsen allows G0, and G1c where
     ww edges are inferred): two transactions interleaved as the scene says make exactly that cycle,
     named by the two transactions, and the same transactions one after the other make none."""
-    _, runs = cycle_runs
+    folder, runs = cycle_runs
     run = _run(runs, scene, True)
     findings = _findings(cycles_judged, run)
+    _report(history_reporter, run, findings, folder)
     assert findings.found == {scene: 1}, _explain(run, findings)
     (case,) = findings.examples[HistoryAnomaly(scene)]
     assert case.detail.startswith("cycle among") and case.value is not None, case
@@ -213,4 +230,5 @@ def test_interleaved_transactions_on_a_correct_broker_make_the_cycle(
     assert {o.role for o in case.ops} <= {"send", "poll"} and case.ops, case
     clean = _run(runs, scene, False)
     findings = _findings(cycles_judged, clean)
+    _report(history_reporter, clean, findings, folder)
     assert findings.found == {}, _explain(clean, findings)
