@@ -72,7 +72,7 @@ def summary(report: HistoryReport, note: str = "") -> str:
     if note:
         lines.append(note)
     if found:
-        width = max(len(k) for k in found)
+        width = max(len("class"), *(len(k) for k in found))
         lines += ["", f"{'class'.ljust(width)}  count", *(f"{k.ljust(width)}  {n}" for k, n in found.items())]
     for kind, cases in f.examples.items():
         lines += ["", f"{kind.value}: first {len(cases)} of {f.count(kind)}", *(f"  {c}" for c in cases)]

@@ -146,6 +146,15 @@ def test_the_report_gives_each_class_its_count_and_first_examples_and_a_png(tmp_
     assert text.startswith("History checks of lost-write-ruled: lost-write 1, unseen 3\n")
     assert "lost-write: first 1 of 1\n  lost-write t-0@5 v5: acknowledged at or below offset 9" in text
     assert "unseen: first 1 of 3" in text
+    assert "class       count\nlost-write  1\nunseen      3\n" in text
+
+
+def test_the_count_table_is_aligned_for_a_class_name_shorter_than_its_header(tmp_path: Path) -> None:
+    ops = history(4)
+    cycle = Case(HistoryAnomaly.G1C, "t", 0, None, "a b", "cycle among a, b", (ref(ops[0]),))
+    r = history_report.write("g1c", HistoryFindings({HistoryAnomaly.G1C: 1}, {HistoryAnomaly.G1C: (cycle,)}), ops,
+                             tmp_path)
+    assert "class  count\nG1c    1\n" in r.text.read_text()
 
 
 def test_a_clean_history_says_nothing_found(tmp_path: Path) -> None:
