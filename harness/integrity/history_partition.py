@@ -99,21 +99,25 @@ class _Side:
     def __init__(self, table: pa.Table) -> None:
         import pyarrow.compute as pc
 
+        self.table = table
         self.n = table.num_rows
         self.rows = _np().arange(self.n)
-        self.table = table
-
-        def ints(col: str, fill: int = -1) -> Any:
-            return pc.fill_null(table.column(col), fill).to_numpy().astype("int64")
-
-        def flags(mask: Any) -> Any:
-            return pc.fill_null(mask, False).to_numpy(zero_copy_only=False).astype(bool)
-
-        self.ints, self.flags = ints, flags
-        self.start, self.end = ints("start_ns"), ints("end_ns")
-        self.offset = ints("offset")
-        self.has_offset = flags(pc.is_valid(table.column("offset")))
+        self.start, self.end = self.ints("start_ns"), self.ints("end_ns")
+        self.offset = self.ints("offset")
+        self.has_offset = self.flags(pc.is_valid(table.column("offset")))
         self.process = _codes(table.column("process"))
+
+    def ints(self, column: str, fill: int = -1) -> Any:
+        import pyarrow.compute as pc
+
+        return pc.fill_null(self.table.column(column), fill).to_numpy().astype("int64")
+
+    @staticmethod
+    def flags(mask: Any) -> Any:
+        """A boolean Arrow column as numpy, null as false."""
+        import pyarrow.compute as pc
+
+        return pc.fill_null(mask, False).to_numpy(zero_copy_only=False).astype(bool)
 
 
 def _np() -> Any:
