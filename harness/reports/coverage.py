@@ -8,8 +8,9 @@ the newest run of each target under reports/. The checks of a promise come from 
 versions and verdicts come from the runs (each check's `promises` and `apis`, schema_version 2).
 
 "since" is read from the same verdicts, never written by hand: the oldest Apache Kafka release among
-the targets (columns titled by a release, `4.4.0`) whose verdict on the promise is pass (`tox -e
-history` runs every line from 3.3 on, so there it is the first line that keeps the promise).
+the targets (columns titled by a release, `4.4.0`) whose checks of the promise pass, a known client
+gap's aside (`tox -e history` runs every line from 3.3 on, so there it is the first line that keeps
+the promise).
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ class Coverage:
     checks: list[str]
     versions: dict[str, set[int]] = field(default_factory=dict)  # API -> versions judged, within the promise's
     targets: dict[str, str] = field(default_factory=dict)  # target -> the promise's verdict there
+    # target -> the verdict of the checks there that a known client gap did not end: what the target
+    # (not a client with a named upstream gap) did with the promise
+    apart_from_gaps: dict[str, str] = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -70,8 +74,11 @@ class Coverage:
 
     @property
     def since(self) -> str | None:
-        """The oldest Apache Kafka release among the targets whose verdict on the promise is pass."""
-        kept = [t for t, cell in self.targets.items() if cell == "pass" and release_key(t) is not None]
+        """The oldest Apache Kafka release among the targets that keep the promise: its checks there
+        pass, but for those that ended on a known client gap (named upstream, narrowed to the client's
+        own failure): another client passing the same promise on that release shows the release keeps
+        it, and the gap is the client's. A promise only a gapped client judged has no pass to show."""
+        kept = [t for t, cell in self.apart_from_gaps.items() if cell == "pass" and release_key(t) is not None]
         return min(kept, key=lambda t: release_key(t) or ()) if kept else None
 
     def since_text(self) -> str:
@@ -115,6 +122,10 @@ def release_key(target: str) -> tuple[int, int, int] | None:
     return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
 
 
+def _worst(cells: list[str]) -> str:
+    return min(cells, key=lambda c: WORST_FIRST.index(c) if c in WORST_FIRST else 99)
+
+
 def _base(nodeid: str) -> str:
     return nodeid.split("[", 1)[0]
 
@@ -140,7 +151,9 @@ def build(runs: Mapping[str, Mapping[str, Any]], promises: Mapping[str, Promise]
                         if p.concerns(api, int(v)):
                             cov.versions.setdefault(api, set()).add(int(v))
             if cells:
-                cov.targets[target] = min(cells, key=lambda c: WORST_FIRST.index(c) if c in WORST_FIRST else 99)
+                cov.targets[target] = _worst(cells)
+            if judged := [c for c in cells if c != "client-gap"]:
+                cov.apart_from_gaps[target] = _worst(judged)
         out.append(cov)
     return out
 

@@ -42,6 +42,25 @@ def test_since_is_the_oldest_release_that_passes(cells: dict[str, str], since: s
         assert cov.since_text() == "none of 4.3.1..4.4.0 (error, target-refused)"
 
 
+def test_a_known_client_gap_beside_a_passing_client_does_not_move_since() -> None:
+    """librdkafka's named gap on every release, Java passing the same promise: the release keeps it,
+    and the promise's verdict still shows the gap."""
+    def two_clients(target: str) -> dict:
+        run = results(target, "pass")
+        gap = dict(run["checks"][0], nodeid=CHECK + "[librdkafka]", cell="client-gap", outcome="xfailed")
+        run["checks"].append(gap)
+        return run
+
+    runs = {"3.3.2": two_clients("3.3.2"), "4.4.0": two_clients("4.4.0")}
+    (cov,) = coverage.build(runs, one_promise(), {PROMISE: [CHECK]})
+    assert cov.targets == {"3.3.2": "client-gap", "4.4.0": "client-gap"}
+    assert cov.since == "3.3.2"
+    # Only the gapped client judged it: nothing shows the release keeps it.
+    only_gap = {"4.4.0": results("4.4.0", "client-gap")}
+    (cov,) = coverage.build(only_gap, one_promise(), {PROMISE: [CHECK]})
+    assert cov.since is None and cov.since_text() == "none of 4.4.0..4.4.0 (client-gap)"
+
+
 def test_a_promise_no_release_judged_still_says_why() -> None:
     (cov,) = coverage.build({"kfake": results("kfake", "pass")}, one_promise(), {PROMISE: [CHECK]})
     assert cov.since is None and cov.since_text() == "-"
