@@ -154,7 +154,7 @@ def _unique(keys: Any) -> tuple[Any, Any]:
     """The distinct keys, sorted, and how often each occurs (a sort: numpy's hashing unique was
     several times slower on these arrays)."""
     np = _np()
-    ranked = np.sort(keys)
+    ranked = np.sort(keys, kind="stable")  # timsort: the keys are mostly runs already in order
     starts = np.flatnonzero(np.concatenate(([True], ranked[1:] != ranked[:-1]))) if len(ranked) else np.zeros(0, int)
     return ranked[starts], np.diff(np.append(starts, len(ranked)))
 
