@@ -185,8 +185,7 @@ def zombie_leader(cluster: Cluster, topic: str, groups: dict[str, str]) -> Zombi
                     for n, o in history.observed.items()}
     judged = {n: ConsumerSeen(tuple(r for r in o.reads if not str(r.value).startswith(ZOMBIE_PREFIX)), o.errors)
               for n, o in history.observed.items()}
-    history = TruncationHistory(history.topic, history.election, history.position_before, history.new_leader_writes,
-                                history.committed_before, judged, history.incomplete)
+    history = dataclasses.replace(history, observed=judged)
     return ZombieLeader(history, probes, zombie_reads, old_log, new_log, net.events.events)
 
 

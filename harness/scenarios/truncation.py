@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from harness import confluent
+from harness.clients import raw as rr
 from harness.clients import stacks
 from harness.clients.driver import ClientDriver, stop_driver, stopped_on_exit
 from harness.clients.history import produce
@@ -85,6 +86,18 @@ class TruncationHistory:
     observed: dict[str, ConsumerSeen]
     incomplete: str | None = None
     clients: dict[str, str] = field(default_factory=dict)  # each stack's client and version, as its driver named it
+    # (offset, PartitionLeaderEpoch of its batch) of each new-leader write, as the leader serves its log:
+    # the epoch it was written in, the election's or a later one (a controller may move the lead on)
+    new_leader_epochs: tuple[tuple[int, int | None], ...] = ()
+
+    def written_epoch(self, offset: int) -> int:
+        """The epoch the record at `offset` was written in: its batch's, else the election's."""
+        epoch = dict(self.new_leader_epochs).get(offset)
+        return self.election.epoch_after if epoch is None else epoch
+
+    def batch_epochs(self) -> list[int | None]:
+        """The distinct epochs the new-leader writes' batches carry (evidence for a check's message)."""
+        return sorted({e for _, e in self.new_leader_epochs}, key=lambda e: -1 if e is None else e)
 
     @property
     def divergence(self) -> int:
@@ -160,6 +173,7 @@ def unclean_election_watched(
         election = elect(cluster, topic, diverge)
         rewritten = produce(writer, topic, [f"new-leader-{i}".encode() for i in range(REWRITTEN)])
         new_writes = tuple(LogRecord(w.offset, w.value.decode()) for w in rewritten.acked)
+        written_epochs = batch_epochs(cluster, topic, [w.offset for w in new_writes])
         for stack, d in drivers.items():
             for reset in RESETS[stack]:
                 d.send_line(f"resume {stack}/{reset}")
@@ -178,8 +192,27 @@ def unclean_election_watched(
         observed = {name: w.seen() for name, w in watched.items()}
         versions = {stack: client_version(d) or f"{stack} {cluster.java_clients}" for stack, d in drivers.items()}
         return TruncationHistory(
-            topic, election, election.old_leader_leo_before, new_writes, committed, observed, incomplete, versions
+            topic, election, election.old_leader_leo_before, new_writes, committed, observed, incomplete, versions,
+            written_epochs,
         )
+
+
+def batch_epochs(cluster: Cluster, topic: str, offsets: list[int]) -> tuple[tuple[int, int | None], ...]:
+    """(offset, PartitionLeaderEpoch of the batch holding it) for each offset, from the partition's
+    leader's log over a raw Fetch; None for an offset no batch holds."""
+    if not offsets:
+        return ()
+    raw = rr.RawConnector(cluster)
+    try:
+        leader = raw(cluster.partition_state(topic).leader)
+        batches, _ = rr.read_log(leader, topic, rr.topic_id(leader, topic), start=min(offsets))
+    finally:
+        raw.close()
+
+    def epoch(offset: int) -> int | None:
+        return next((b.partition_leader_epoch for b in batches if b.base_offset <= offset <= b.last_offset), None)
+
+    return tuple((o, epoch(o)) for o in offsets)
 
 
 def command(driver: ClientDriver, line: str, timeout: float = 30.0) -> None:

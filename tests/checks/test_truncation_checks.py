@@ -194,3 +194,19 @@ def test_reporting_an_error_after_two_elections_fails(recording: Recording) -> N
     r["errors"] = [{"code": "_AUTO_OFFSET_RESET", "message": "offset reset failed"}]
     with pytest.raises(AssertionError, match=r"errors \[\{'code': '_AUTO_OFFSET_RESET'"):
         _next_epoch(r, "librdkafka")
+
+
+def test_a_record_is_judged_against_the_epoch_of_its_batch_not_the_elections() -> None:
+    """A controller may move the lead again after the unclean election, before the new-leader writes
+    (4.4.0 once, at 7bef628: the election's epoch 2, every batch at 4, and a false FAIL of
+    `test_consumed_records_expose_the_leader_epoch_they_were_written_in`). Each record's exposed epoch is
+    judged against its batch's epoch as the leader serves it (epoch 0 included); an offset no batch
+    answered for falls back to the election's epoch."""
+    from types import SimpleNamespace
+
+    from harness.scenarios.truncation import TruncationHistory
+
+    election: Any = SimpleNamespace(epoch_after=2)
+    h = TruncationHistory("t", election, 50, (), {}, {}, new_leader_epochs=((20, 4), (21, 0), (22, None)))
+    assert [h.written_epoch(o) for o in (20, 21, 22, 23)] == [4, 0, 2, 2]
+    assert h.batch_epochs() == [None, 0, 4]
