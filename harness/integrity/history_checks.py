@@ -34,6 +34,8 @@ from harness.histories.history import Outcome
 from harness.integrity.history_frames import HistoryFrames
 from harness.integrity.history_partition import (
     CASE_WIRE_SCHEMA,
+    EXAMPLES,
+    OP_FIELDS,
     OPS_SCHEMA,
     READ_INPUT,
     SEND_INPUT,
@@ -45,7 +47,6 @@ from harness.integrity.history_partition import (
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-EXAMPLES = 8  # Jepsen's condense-error keeps 8 of most classes
 
 
 class HistoryAnomaly(StrEnum):
@@ -115,7 +116,6 @@ class HistoryFindings:
 
 
 CASE_COLUMNS = ("kind", "topic", "partition", "offset", "value", "detail", "ops")
-OP_FIELDS = ("role", "process", "start_ns", "end_ns", "txn", "topic", "partition", "offset", "value")
 
 
 def _F() -> Any:

@@ -3,7 +3,7 @@
 Every class here but must-have-committed? is local to one partition (and, for the poll and send
 orders, to one process within it): Jepsen's keys are partitions, and its version order is one
 partition's. So Spark gathers each partition's sends and reads once (one cogroup, in
-`history_checks.all_cases`) and this module judges them together with numpy and pandas, sorted
+`history_checks.all_cases`) and this module judges them together with numpy over Arrow, sorted
 arrays instead of a shuffle, join or sort per class. Whether an indeterminate writer was proven by
 a read on another partition is decided before, in Spark, and arrives as `committed`.
 
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 OK, FAIL = "ok", "fail"
-EXAMPLES = 8  # operations kept per case of the classes that gather many (Jepsen's condense-error)
+EXAMPLES = 8  # Jepsen's condense-error keeps 8: examples per class, and operations per case that gathers many
 OP_FIELDS = ("role", "process", "start_ns", "end_ns", "txn", "topic", "partition", "offset", "value")
 # What Spark hands each side (history_checks.all_cases); `offset` and `commit_ns` may be null.
 SEND_INPUT = ("process", "start_ns", "end_ns", "txn", "offset", "value", "status", "commit_ns", "committed")
@@ -70,8 +70,8 @@ class _Cases:
 
     def op(self, role: str, row: int) -> dict[str, Any]:
         t = self.frames[role]
-        fields = {f: t.column(f)[row].as_py() for f in ("process", "start_ns", "end_ns", "txn", "offset", "value")}
-        return {"role": role, **fields, "topic": self.topic, "partition": self.partition}
+        where = {"topic": self.topic, "partition": self.partition}
+        return {"role": role, **{f: where[f] if f in where else t.column(f)[row].as_py() for f in OP_FIELDS[1:]}}
 
     def add(self, kind: str, offset: Any, value: Any, detail: str, ops: list[tuple[str, int]]) -> None:
         self.cols["kind"].append(kind)
@@ -330,12 +330,15 @@ def _has_parts(path: str) -> bool:
 
 
 def _schema(columns: tuple[str, ...]) -> pa.Schema:
+    """The Arrow types of `columns` of a history's sends or reads, from the schemas it is written with
+    (`history_frames.SEND_SCHEMA`, `READ_SCHEMA`)."""
     import pyarrow as pa
 
-    types = {"process": pa.string(), "start_ns": pa.int64(), "end_ns": pa.int64(), "txn": pa.string(),
-             "outcome": pa.string(), "value": pa.string(), "offset": pa.int64(), "error": pa.string(),
-             "status": pa.string(), "commit_ns": pa.int64(), "writer": pa.string(), "pos": pa.int32(),
-             "leader_epoch": pa.int32(), "reader": pa.string()}
+    from harness.integrity.history_frames import READ_SCHEMA, SEND_SCHEMA
+
+    arrow = {"string": pa.string(), "bigint": pa.int64(), "int": pa.int32()}
+    types = {name: arrow[kind] for ddl in (SEND_SCHEMA, READ_SCHEMA)
+             for name, kind in (field.split() for field in ddl.split(", "))}
     return pa.schema([(c, types[c]) for c in columns])
 
 

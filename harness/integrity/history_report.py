@@ -22,7 +22,7 @@ from harness.histories.history import Operation
 from harness.integrity import timeline_plot
 from harness.integrity.timeline_plot import NemesisEvent
 
-if TYPE_CHECKING:  # types only: the report is written without Spark or the judge's pandas
+if TYPE_CHECKING:  # types only: the report is written without Spark or the judge's numpy and Arrow
     from harness.integrity.history_checks import Case, HistoryFindings
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from harness.histories.history import Operation, OpType, Outcome
 from harness.process.events import EventLog
 
-if TYPE_CHECKING:  # types only: drawing needs neither Spark nor the judge's pandas
+if TYPE_CHECKING:  # types only: drawing needs neither Spark nor the judge's numpy and Arrow
     from matplotlib.figure import Figure
 
     from harness.integrity.history_checks import HistoryAnomaly, HistoryFindings
