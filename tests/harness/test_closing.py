@@ -26,6 +26,7 @@ from harness.workload import drive as drive_module
 from harness.workload import generator_process
 from harness.workload.generator_process import GeneratorHistory, GeneratorProcess
 from harness.workload.pipeline import Pipeline
+from tests.harness.test_workload_processes import IGNORES_STOP
 
 # The scene's own exceptions, one per verdict they stand for (made afresh per test: notes stick).
 SCENE_EXCEPTIONS = [
@@ -35,17 +36,6 @@ SCENE_EXCEPTIONS = [
                  id="target-refused"),
     pytest.param(lambda: AssertionError("record 17 lost"), "fail", id="broken-promise"),
 ]
-
-IGNORES_STOP = """
-import faulthandler, signal, time
-faulthandler.register(signal.SIGUSR1, all_threads=True)
-print('{"event": "ready"}', flush=True)
-def wedged():
-    while True:
-        time.sleep(0.1)
-wedged()
-"""
-
 
 class Closes:
     """Closes that record their calls; `fails` names those that raise."""

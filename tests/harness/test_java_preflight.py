@@ -7,24 +7,12 @@ A broker that answers in KIP-511's layout lets the client through."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 from harness.clients import jvm
 from harness.errors import NotSupported
-from harness.protocol.spec import ApiSpec
-from tests.protocol.test_client import MOCK_V4_ANSWER, FakeBroker, default_handler
-
-
-def mock(api: ApiSpec, version: int, body: dict[str, Any]) -> Any:
-    """librdkafka 2.16.0's mock: its error answer to an ApiVersions above v2 as recorded, v2 answered."""
-    if api.name == "ApiVersions" and version > 2:
-        return MOCK_V4_ANSWER[4:]  # the body as recorded, under this request's correlation id
-    if api.name == "ApiVersions":
-        return {"ErrorCode": 0, "ApiKeys": [{"ApiKey": 18, "MinVersion": 0, "MaxVersion": 2},
-                                            {"ApiKey": 3, "MinVersion": 0, "MaxVersion": 12}]}
-    return default_handler(api, version, body)
+from tests.protocol.test_client import FakeBroker, default_handler, mock_cluster
 
 
 @pytest.fixture
@@ -38,7 +26,7 @@ def broker(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeBroker]:
 def test_the_java_client_is_not_supported_by_a_target_whose_api_versions_it_reads_as_a_long_throttle(
     broker: FakeBroker,
 ) -> None:
-    broker.handler = mock
+    broker.handler = mock_cluster
     bootstrap = f"127.0.0.1:{broker.port}"
 
     with pytest.raises(NotSupported) as ended:

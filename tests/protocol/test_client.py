@@ -223,19 +223,20 @@ def test_an_api_versions_error_in_no_known_layout_is_read_by_its_error_code() ->
     assert api_versions_error(bytes.fromhex("0000")) is None
 
 
+def mock_cluster(api: ApiSpec, version: int, body: dict[str, Any]) -> Any:
+    """librdkafka 2.16.0's mock: its error answer to an ApiVersions above v2 as recorded, v2 answered."""
+    if api.name == "ApiVersions" and version > 2:
+        return MOCK_V4_ANSWER[4:]  # the body as recorded, under this request's correlation id
+    if api.name == "ApiVersions":
+        return {"ErrorCode": 0, "ApiKeys": [{"ApiKey": 18, "MinVersion": 0, "MaxVersion": 2},
+                                            {"ApiKey": 3, "MinVersion": 0, "MaxVersion": 12}]}
+    return default_handler(api, version, body)
+
+
 def test_negotiation_falls_back_to_the_version_an_undecodable_error_answer_lists(broker: FakeBroker) -> None:
     """librdkafka's mock cluster: its error answer to v4 lists ApiVersions v0-2 in a layout of its own;
     kcts reads the error code, retries at v2 and negotiates, rather than taking it for a dead listener."""
-
-    def mock(api: ApiSpec, version: int, body: dict[str, Any]) -> Any:
-        if api.name == "ApiVersions" and version > 2:
-            return MOCK_V4_ANSWER[4:]  # the body as recorded, under this request's correlation id
-        if api.name == "ApiVersions":
-            return {"ErrorCode": 0, "ApiKeys": [{"ApiKey": 18, "MinVersion": 0, "MaxVersion": 2},
-                                                {"ApiKey": 3, "MinVersion": 0, "MaxVersion": 12}]}
-        return default_handler(api, version, body)
-
-    broker.handler = mock
+    broker.handler = mock_cluster
     with RawClient.connect("127.0.0.1", broker.port, spec=SPECS, timeout=5) as c:
         top = SPECS.api("ApiVersions").valid_versions.high
         assert [r[:2] for r in broker.requests] == [("ApiVersions", top), ("ApiVersions", 2)]
