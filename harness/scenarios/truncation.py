@@ -95,6 +95,12 @@ class TruncationHistory:
         epoch = dict(self.new_leader_epochs).get(offset)
         return self.election.epoch_after if epoch is None else epoch
 
+    def stamped_before_the_election(self) -> list[tuple[int, int]]:
+        """(offset, batch epoch) of new-leader writes whose batch carries an epoch older than the
+        election's: written after it, so by a leader at its epoch or a later one."""
+        after = self.election.epoch_after
+        return [(o, e) for o, e in self.new_leader_epochs if e is not None and e < after]
+
     def batch_epochs(self) -> list[int | None]:
         """The distinct epochs the new-leader writes' batches carry (evidence for a check's message)."""
         return sorted({e for _, e in self.new_leader_epochs}, key=lambda e: -1 if e is None else e)

@@ -174,6 +174,10 @@ def test_consumed_records_expose_the_leader_epoch_they_were_written_in(
     if all(r.epoch is None for r in reads):
         not_supported_by_client(truncation.clients.get(client) or client, "the leader epoch of a consumed record",
                                 f"{len(reads)} records read, none with an epoch")
+    stale = truncation.stamped_before_the_election()
+    assert not stale, (f"the new leader served records written after the election in batches stamped with an older "
+                       f"epoch than its {truncation.election.epoch_after} (offset, epoch): {stale[:3]}"
+                       f"\n  {truncation.evidence()}")
     wrong = [(r, truncation.written_epoch(r.offset)) for r in reads if r.epoch != truncation.written_epoch(r.offset)]
     assert not wrong, (f"{client} exposed {len(wrong)} of {len(reads)} records with another epoch than the one "
                        f"they were written in (record, batch epoch): first {wrong[:3]}; the election's epoch "

@@ -201,7 +201,8 @@ def test_a_record_is_judged_against_the_epoch_of_its_batch_not_the_elections() -
     (4.4.0 once, at 7bef628: the election's epoch 2, every batch at 4, and a false FAIL of
     `test_consumed_records_expose_the_leader_epoch_they_were_written_in`). Each record's exposed epoch is
     judged against its batch's epoch as the leader serves it (epoch 0 included); an offset no batch
-    answered for falls back to the election's epoch."""
+    answered for falls back to the election's epoch. A batch stamped older than the election still
+    fails, as it did when every record was held to the election's epoch."""
     from types import SimpleNamespace
 
     from harness.scenarios.truncation import TruncationHistory
@@ -210,3 +211,8 @@ def test_a_record_is_judged_against_the_epoch_of_its_batch_not_the_elections() -
     h = TruncationHistory("t", election, 50, (), {}, {}, new_leader_epochs=((20, 4), (21, 0), (22, None)))
     assert [h.written_epoch(o) for o in (20, 21, 22, 23)] == [4, 0, 2, 2]
     assert h.batch_epochs() == [None, 0, 4]
+    # A batch of a write made after the election, stamped before it, is the leader's fault, not the
+    # client's: the check fails on it before it compares the clients' records.
+    assert h.stamped_before_the_election() == [(21, 0)]
+    later = TruncationHistory("t", election, 50, (), {}, {}, new_leader_epochs=((20, 2), (21, 4)))
+    assert later.stamped_before_the_election() == []
