@@ -25,27 +25,15 @@ from typing import TYPE_CHECKING
 
 from harness.histories.history import Outcome
 from harness.integrity.history_frames import READ_COLUMNS, SEND_COLUMNS, HistoryFrames, write_parquet
-from harness.integrity.read import READ_UNCOMMITTED, offset_ranges, parse, read_values
+from harness.integrity.read import READ_UNCOMMITTED, load_values, offset_ranges, parse, read_values, write_values
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-VALUES_SCHEMA = "topic string, partition int, offset bigint, raw string"
 TXN_SPAN = 5000  # offsets of one partition per transaction of a writer (the bench's batch size)
 POLL_SPAN = 500  # offsets of one partition per poll
 STEP_NS = 1000  # the history's clock: a send every microsecond along its partition's offsets
 READ_AFTER_NS = 10**15  # every poll after every commit of the history (offset * STEP_NS stays below)
-
-
-def write_values(values: DataFrame, folder: Path) -> None:
-    """(topic, partition, offset, raw) rows, partitioned by topic and partition, sorted by offset."""
-    (values.repartition("topic", "partition").sortWithinPartitions("topic", "partition", "offset")
-     .write.mode("overwrite").partitionBy("topic", "partition").parquet(str(folder)))
-
-
-def load_values(spark: SparkSession, folder: Path) -> DataFrame:
-    """What `write_values` wrote, typed by VALUES_SCHEMA (not by inference from directory names)."""
-    return spark.read.schema(VALUES_SCHEMA).parquet(str(folder)).select("topic", "partition", "offset", "raw")
 
 
 def history_of(values: DataFrame) -> HistoryFrames:

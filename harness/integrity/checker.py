@@ -14,21 +14,37 @@ Definitions (per topic, under read_committed):
 - lost / lost_in_truncation: an expected id that is absent; it is `lost_in_truncation` when its
   last acknowledged write lies inside a reported truncation window, else `lost`.
 
-Cost: the records are read once, annotated (one broadcast join) and cached; the valid ones are
-ordered along their keys through one narrow shuffle (`along_keys`); every check is then a filter
-over those caches, and the missing-id join runs only when a topic is short.
+How it runs, and why: every check but duplicate and lost is decided inside one Kafka partition, and
+those two need only which ids each partition holds. So the records are read once, a partition to a
+Spark task, and judged there with numpy (`record_pass`); the tasks give the anomalies they can name
+and, per topic, bitmaps of the ids they hold, which the driver merges. Nothing is shuffled. Only
+when the bitmaps show an id held twice by different tasks, or an id missing, does a second pass ask
+every task for the records of those ids, to name the copies and attribute the losses. (A window
+over every record by key, then a join of the copies, cost 4x a plain read at ten million records.)
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import reduce
-from typing import TYPE_CHECKING, TypeAlias
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from harness import progress
 from harness.integrity.model import Anomaly, Expectation, Findings, TopicTotals, TruncationWindow
+from harness.integrity.record_pass import (
+    PASS_SCHEMA,
+    PassPlan,
+    Summary,
+    packed,
+    record_pass,
+    record_pass_in_place,
+    unbits,
+)
 from harness.workload.history import IdRange, TxnOutcome
 
 if TYPE_CHECKING:
@@ -105,145 +121,143 @@ def _rows(df: DataFrame, kind: Anomaly, detail: Column) -> DataFrame:
     )
 
 
-def annotate(records: DataFrame, expect: Expectation) -> DataFrame:
-    """One row per record read, with everything the per-record checks need and nothing else.
+@dataclass(frozen=True)
+class InPlace:
+    """Records already in a Parquet layout of (offset, raw), partitioned by topic and partition
+    (`read.write_values`): `check` reads each directory in its own task."""
 
-    The payload is reduced to its CRC-32, the raw text is kept only where the value did not parse,
-    and each id gets its transaction's outcome (`with_outcome`). `valid` records (intact, flagged
-    C, id of a committed or unknown transaction) are the ones `along_keys` orders.
-    """
+    folder: Path
+
+
+Records: TypeAlias = "DataFrame | InPlace"
+
+
+def judged(records: DataFrame | InPlace, plan: PassPlan, spark: SparkSession) -> DataFrame:
+    """`record_pass` over every record: rows of PASS_SCHEMA (lazy)."""
+    from urllib.parse import unquote
+
+    if isinstance(records, InPlace):
+        where = sorted(d for d in records.folder.glob("topic=*/partition=*") if d.is_dir())
+        rows = [(unquote(d.parent.name.split("=", 1)[1]), int(d.name.split("=", 1)[1]), str(d)) for d in where]
+        tasks = spark.createDataFrame(rows, "topic string, partition int, path string")
+        tasks = tasks.repartition(max(1, min(len(rows), spark.sparkContext.defaultParallelism)))
+        return tasks.mapInArrow(lambda batches: record_pass_in_place(batches, plan), PASS_SCHEMA)
+    values = records.select("topic", "partition", "offset", "raw")
+    return values.mapInArrow(lambda batches: record_pass(batches, plan), PASS_SCHEMA)
+
+
+@dataclass
+class Merged:
+    """The tasks' summaries, merged: per topic the records read and the valid ids held (bool over the
+    plan's domain), the ids that more than one task held (their copies need a second pass), and the
+    (topic, partition) whose records Spark spread over tasks."""
+
+    records: dict[str, int]
+    seen: dict[str, Any]
+    across: dict[str, Any]
+    split: set[tuple[str, int]]
+    interleaved: bool  # two tasks held offsets of one partition between each other's
+
+
+def merge(rows: list[Any], topics: Sequence[str], domain: int) -> Merged:
+    import numpy as np
+
+    records = {t: 0 for t in topics}
+    seen = {t: np.zeros(domain, dtype=np.uint8) for t in topics}
+    spans: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    for r in rows:
+        topic = r["topic"]
+        if r["kind"] == Summary.COUNT:
+            records[topic] = records.get(topic, 0) + r["n"]
+        elif r["kind"] == Summary.SEEN:
+            seen.setdefault(topic, np.zeros(domain, dtype=np.uint8))[unbits(r["bits"], domain)] += 1
+        elif r["kind"] == Summary.SPAN:
+            spans.setdefault((topic, r["partition"]), []).append((r["offset"], r["last_offset"]))
+    split = {where for where, held in spans.items() if len(held) > 1}
+    interleaved = any(a[1] >= b[0] for where in split for a, b in itertools.pairwise(sorted(spans[where])))
+    return Merged(records, {t: held > 0 for t, held in seen.items()}, {t: held > 1 for t, held in seen.items()},
+                  split, interleaved)
+
+
+def id_mask(ranges: Sequence[IdRange], domain: int) -> Any:
+    import numpy as np
+
+    mask = np.zeros(domain, dtype=bool)
+    for r in ranges:
+        mask[r.first:r.end] = True
+    return mask
+
+
+def missing_ids(m: Merged, expect: Expectation, domain: int) -> dict[str, Any]:
+    """Per topic, the ids it owes and lacks: every committed id, and in an output every id of an
+    unknown transaction that an input holds."""
+    import numpy as np
+
+    committed = id_mask(expect.of(TxnOutcome.COMMITTED), domain)
+    unknown = id_mask(expect.of(TxnOutcome.UNKNOWN), domain)
+    zero = np.zeros(domain, dtype=bool)
+    owed_unknown = reduce(np.logical_or, (m.seen.get(t, zero) for t in expect.inputs), zero) & unknown
+    missing = {}
+    for t in expect.topics:
+        owed = committed | owed_unknown if t in expect.outputs else committed
+        lacking = owed & ~m.seen.get(t, zero)
+        if lacking.any():
+            missing[t] = np.flatnonzero(lacking)
+    return missing
+
+
+def id_runs(spark: SparkSession, ids: dict[str, Any]) -> DataFrame:
+    """(topic, id) for the given ids, built from their runs of consecutive ids (a lost tail is one run)."""
+    import numpy as np
     from pyspark.sql import functions as F
 
-    rows = with_outcome(records.select(
-        "topic", "partition", "offset", F.when(F.col("parsed"), F.lit(None)).otherwise(F.col("raw")).alias("raw"),
-        "id", "key", "seq", "crc", F.crc32(F.col("payload").cast("binary")).alias("actual_crc"), "flag", "stage",
-        "parsed",
-    ), expect.ranges)
-    return rows.withColumn("intact", F.col("parsed") & (F.col("actual_crc") == F.col("crc"))).withColumn(
-        "aborted", F.col("intact") & ((F.col("flag") == "A") | is_outcome(TxnOutcome.ABORTED))
-    ).withColumn("valid", F.col("intact") & ~F.col("aborted") & is_outcome(TxnOutcome.COMMITTED, TxnOutcome.UNKNOWN))
+    rows = []
+    for topic, values in ids.items():
+        breaks = np.flatnonzero(np.diff(values) != 1) + 1
+        rows += [(topic, int(run[0]), int(run[-1])) for run in np.split(values, breaks)]
+    runs = spark.createDataFrame(rows, "topic string, first bigint, last bigint")
+    return runs.select("topic", F.explode(F.sequence("first", "last")).alias("id"))
 
 
-def along_keys(annotated: DataFrame) -> DataFrame:
-    """The valid records, each with the one before it along its key (`prev_*`) and the highest
-    sequence number before it (`max_before`), in (partition, offset) order: one shuffle and sort.
+def stitched(spark: SparkSession, passed: DataFrame, split: set[tuple[str, int]]) -> DataFrame | None:
+    """order_violation where Spark split a partition between tasks: along each key, its last valid
+    record in one task's offsets against its first in the next task's (the EDGE rows)."""
+    from pyspark.sql import functions as F
 
-    A key's sequence numbers only grow, so any copy of a record read before shows as
-    `seq <= max_before`: duplicates and per-key order need no second pass. Only the six columns
-    the two checks read are shuffled (the wide per-record row cost as much again to sort)."""
+    if not split:
+        return None
+    edges = passed.where(F.col("kind") == Summary.EDGE.value).collect()
+    by_key: dict[tuple[str, int, str], list[Any]] = {}
+    for e in edges:
+        if (e["topic"], e["partition"]) in split:
+            by_key.setdefault((e["topic"], e["partition"], e["key"]), []).append(e)
+    rows = []
+    for (topic, partition, key), seg in by_key.items():
+        seg.sort(key=lambda e: e["offset"])
+        for before, after in itertools.pairwise(seg):
+            if after["seq"] < before["last_seq"]:
+                rows.append((Anomaly.ORDER_VIOLATION.value, topic, partition, after["offset"], after["id"], key,
+                             after["seq"], f"seq {after['seq']} after seq {before['last_seq']} "
+                                           f"at offset {before['last_offset']}"))
+    return spark.createDataFrame(rows, ANOMALY_SCHEMA)
+
+
+ANOMALY_SCHEMA = ("kind string, topic string, partition int, offset bigint, id bigint, key string, seq bigint, "
+                  "detail string")
+
+
+def numbered(copies: DataFrame) -> DataFrame:
+    """Every COPY row once, numbered per (topic, id) in log order: `copy`, of `n`, `last_offset`."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    along_key = Window.partitionBy("topic", "key").orderBy("partition", "offset")
-    return annotated.where(F.col("valid")).select("topic", "partition", "offset", "id", "key", "seq", "outcome").select(
-        "*",
-        F.lag("seq").over(along_key).alias("prev_seq"),
-        F.lag("offset").over(along_key).alias("prev_offset"),
-        F.lag("partition").over(along_key).alias("prev_partition"),
-        F.max("seq").over(along_key.rowsBetween(Window.unboundedPreceding, -1)).alias("max_before"),
-    )
-
-
-def suspect_copies(ordered: DataFrame) -> DataFrame:
-    """Every copy of every id that may have been read twice, numbered in log order (`copy`, `n`), from
-    the valid records along their keys (`along_keys`).
-
-    Small by construction: empty when no key's sequence ever stalls or goes back.
-    """
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    suspects = ordered.where(F.col("seq") <= F.col("max_before")).select("topic", "id").distinct()
     same_id = Window.partitionBy("topic", "id")
-    return ordered.join(F.broadcast(suspects), ["topic", "id"]).select(
-        "topic", "partition", "offset", "id", "key", "seq", "outcome",
+    return copies.dropDuplicates(["topic", "partition", "offset"]).select(
+        "topic", "partition", "offset", "id", "key", "seq",
         F.row_number().over(same_id.orderBy("partition", "offset")).alias("copy"),
         F.count(F.lit(1)).over(same_id).alias("n"),
         F.max("offset").over(same_id).alias("last_offset"),
     )
-
-
-def topic_counts(annotated: DataFrame, copies: DataFrame, expect: Expectation) -> dict[str, tuple[int, int]]:
-    """Per topic: records read, and distinct valid ids of committed transactions."""
-    from pyspark.sql import functions as F
-
-    committed = is_outcome(TxnOutcome.COMMITTED)
-    rows = annotated.groupBy("topic").agg(
-        F.count(F.lit(1)).alias("records"), F.count(F.when(F.col("valid") & committed, 1)).alias("valid")
-    ).collect()
-    extra = {
-        r["topic"]: r["n"]
-        for r in copies.where((F.col("copy") > 1) & committed).groupBy("topic").agg(F.count(F.lit(1)).alias("n"))
-        .collect()
-    }
-    return {r["topic"]: (r["records"], r["valid"] - extra.get(r["topic"], 0)) for r in rows}
-
-
-def find_anomalies(
-    annotated: DataFrame, ordered: DataFrame, copies: DataFrame, expect: Expectation, present: dict[str, int],
-    writes: Writes = None,
-) -> DataFrame:
-    """Every anomaly row (lazy), from annotated records, the valid ones along their keys, their
-    suspect copies and the present counts."""
-    from pyspark.sql import functions as F
-
-    committed = expect.of(TxnOutcome.COMMITTED)
-    unknown = expect.of(TxnOutcome.UNKNOWN)
-    intact, valid = F.col("intact"), F.col("valid")
-    checksum_rows = _rows(annotated.where(~intact), Anomaly.CHECKSUM_MISMATCH, F.when(
-        ~F.col("parsed"), F.concat(F.lit("unparseable value: "), F.substring("raw", 1, 80))
-    ).otherwise(F.concat(F.lit("crc field "), F.col("crc"), F.lit(" but crc32(payload) = "), F.col("actual_crc"))))
-    aborted_rows = _rows(annotated.where(F.col("aborted")), Anomaly.ABORTED_VISIBLE, F.when(
-        F.col("flag") == "A", F.concat(F.lit("written by "), F.col("stage"), F.lit(" into a transaction it aborted"))
-    ).otherwise(F.lit("id of a generator transaction that was aborted")))
-    unexpected_rows = _rows(
-        annotated.where(intact & ~F.col("aborted") & ~valid), Anomaly.UNEXPECTED,
-        F.concat(F.lit("id never written by the generator; stage "), F.col("stage")),
-    )
-    duplicate_rows = _rows(
-        copies.where((F.col("copy") == 1) & (F.col("n") > 1)), Anomaly.DUPLICATE,
-        F.concat(F.col("n"), F.lit(" copies, offsets "), F.col("offset"), F.lit(" .. "), F.col("last_offset")),
-    )
-    # Later copies of a duplicated id are the duplicate's evidence, not an order violation too.
-    later = F.broadcast(copies.where(F.col("copy") > 1).select("topic", "partition", "offset"))
-    violations = ordered.where(
-        (F.col("prev_partition") == F.col("partition")) & (F.col("seq") < F.col("prev_seq"))
-    ).join(later, ["topic", "partition", "offset"], "left_anti")
-    order_rows = _rows(violations, Anomaly.ORDER_VIOLATION, F.concat(
-        F.lit("seq "), F.col("seq"), F.lit(" after seq "), F.col("prev_seq"), F.lit(" at offset "), F.col("prev_offset")
-    ))
-    parts = [checksum_rows, aborted_rows, unexpected_rows, duplicate_rows, order_rows]
-    short = [t for t in expect.topics if present.get(t, 0) < expect.expected_per_topic]
-    firsts = annotated.where(valid).join(later, ["topic", "partition", "offset"], "left_anti")
-    per_id = firsts.select("topic", "id", "outcome")
-    missing = _missing(annotated.sparkSession, per_id, expect, short, committed, unknown)
-    if missing is not None:
-        parts.append(_attribute(missing, firsts, expect, writes))
-    return reduce(lambda a, b: a.unionByName(b), parts)
-
-
-def _missing(
-    spark: object, per_id: DataFrame, expect: Expectation, short: list[str],
-    committed: list[IdRange], unknown: list[IdRange],
-) -> DataFrame | None:
-    """(topic, id) of expected records absent from a topic; None when none can be."""
-    from pyspark.sql import functions as F
-
-    expected: list[DataFrame] = []
-    if short and committed:
-        ids = reduce(lambda a, b: a.union(b), [spark.range(r.first, r.end) for r in committed])  # type: ignore[attr-defined]
-        topics = spark.createDataFrame([(t,) for t in short], "topic string")  # type: ignore[attr-defined]
-        expected.append(topics.crossJoin(ids))
-    if unknown and expect.outputs:
-        # An unknown transaction's records are owed to every output once an input holds them.
-        seen = per_id.where(F.col("topic").isin(list(expect.inputs)) & is_outcome(TxnOutcome.UNKNOWN)).select(
-            "id").distinct()
-        topics = spark.createDataFrame([(t,) for t in expect.outputs], "topic string")  # type: ignore[attr-defined]
-        expected.append(topics.crossJoin(seen))
-    if not expected:
-        return None
-    wanted = reduce(lambda a, b: a.unionByName(b), expected)
-    return wanted.join(per_id.select("topic", "id"), ["topic", "id"], "left_anti")
 
 
 def _attribute(missing: DataFrame, valid: DataFrame, expect: Expectation, writes: Writes) -> DataFrame:
@@ -285,29 +299,68 @@ def _attribute(missing: DataFrame, valid: DataFrame, expect: Expectation, writes
 
 
 def check(
-    records: DataFrame,
+    records: DataFrame | InPlace,
     expect: Expectation,
     writes: Writes = None,
     uncommitted: DataFrame | None = None,
 ) -> tuple[Findings, DataFrame]:
-    """Run every check; return the findings (counts, samples, totals) and the cached anomaly rows."""
+    """Run every check over `records` (topic, partition, offset, raw: as `read.read_values` gives
+    them, or `InPlace`) and the parsed `uncommitted` evidence; return the findings (counts,
+    samples, totals) and the cached anomaly rows."""
+    from pyspark.sql import functions as F
+
+    spark = records.sparkSession if not isinstance(records, InPlace) else _active()
     timings: dict[str, float] = {}
     t0 = time.monotonic()
+    plan = PassPlan.of(expect.ranges)
     # The evidence read shares nothing with the main one: run as a concurrent Spark job, it fills
     # the cores while the main read waits on fetches and the driver plans the next stage.
     with ThreadPoolExecutor(1) as pool:
         in_log_future = pool.submit(_in_log, uncommitted, expect) if uncommitted is not None else None
-        progress.status("checker (Spark): reading every output record and annotating it")
-        annotated = annotate(records, expect).persist()
-        ordered = along_keys(annotated).persist()
-        copies = suspect_copies(ordered).persist()
-        counts_by_topic = topic_counts(annotated, copies, expect)
-        timings["read_and_annotate_s"] = round(time.monotonic() - t0, 3)
-        present = {t: n for t, (_, n) in counts_by_topic.items()}
+        progress.status("checker (Spark): reading every output record and judging each partition")
+        passed = judged(records, plan, spark).persist()
+        summary = [Summary.COUNT.value, Summary.SEEN.value, Summary.SPAN.value]
+        merged = merge(passed.where(F.col("kind").isin(summary)).collect(), expect.topics, plan.domain)
+        if merged.interleaved and not isinstance(records, InPlace):
+            # Offsets of one partition dealt to tasks in turn (not how Spark reads Kafka or Parquet):
+            # a key's records are then adjacent in no task, so each partition is gathered first.
+            passed.unpersist()
+            records = records.repartition("topic", "partition")
+            passed = judged(records, plan, spark).persist()
+            merged = merge(passed.where(F.col("kind").isin(summary)).collect(), expect.topics, plan.domain)
+        timings["record_pass_s"] = round(time.monotonic() - t0, 3)
 
         t1 = time.monotonic()
-        progress.status("checker (Spark): finding lost, duplicated and aborted-visible records")
-        anomalies = find_anomalies(annotated, ordered, copies, expect, present, writes).persist()
+        progress.status("checker (Spark): naming duplicated and lost records")
+        committed = id_mask(expect.of(TxnOutcome.COMMITTED), plan.domain)
+        present = {t: int((held & committed).sum()) for t, held in merged.seen.items()}
+        missing = missing_ids(merged, expect, plan.domain)
+        copies = passed.where(F.col("kind") == Summary.COPY.value)
+        wanted = {t: across for t, across in merged.across.items() if across.any()}
+        if missing:
+            needed = id_mask((), plan.domain)
+            for ids in missing.values():
+                needed[ids] = True
+            for t in expect.inputs:
+                wanted[t] = wanted.get(t, needed) | needed
+        if wanted:
+            again = PassPlan.of(expect.ranges, {t: packed(w) for t, w in wanted.items()})
+            copies = copies.unionByName(judged(records, again, spark).where(F.col("kind") == Summary.COPY.value))
+        copies = numbered(copies).persist()
+        parts = [passed.where(F.col("kind").isin([a.value for a in (
+            Anomaly.CHECKSUM_MISMATCH, Anomaly.ABORTED_VISIBLE, Anomaly.UNEXPECTED)])).select(*ANOMALY_COLUMNS)]
+        parts.append(_rows(copies.where((F.col("copy") == 1) & (F.col("n") > 1)), Anomaly.DUPLICATE, F.concat(
+            F.col("n"), F.lit(" copies, offsets "), F.col("offset"), F.lit(" .. "), F.col("last_offset"))))
+        # Later copies of a duplicated id are the duplicate's evidence, not an order violation too.
+        later = copies.where(F.col("copy") > 1).select("topic", "partition", "offset")
+        order = passed.where(F.col("kind") == Anomaly.ORDER_VIOLATION.value).select(*ANOMALY_COLUMNS)
+        across_tasks = stitched(spark, passed, merged.split)
+        if across_tasks is not None:
+            order = order.unionByName(across_tasks)
+        parts.append(order.join(later, ["topic", "partition", "offset"], "left_anti").select(*ANOMALY_COLUMNS))
+        if missing:
+            parts.append(_attribute(id_runs(spark, missing), copies, expect, writes))
+        anomalies = reduce(lambda a, b: a.unionByName(b), parts).persist()
         counts, per_topic, samples = _summarize(anomalies)
         timings["anomalies_s"] = round(time.monotonic() - t1, 3)
         t2 = time.monotonic()
@@ -318,7 +371,7 @@ def check(
         TopicTotals(
             topic=t,
             role="input" if t in expect.inputs else "output",
-            records=counts_by_topic.get(t, (0, 0))[0],
+            records=merged.records.get(t, 0),
             distinct_valid=present.get(t, 0),
             expected=expect.expected_per_topic,
             aborted_in_log=in_log.get(t, (0, 0))[1] if uncommitted is not None else None,
@@ -328,10 +381,18 @@ def check(
         for t in expect.topics
     ]
     copies.unpersist()
-    ordered.unpersist()
-    annotated.unpersist()
+    passed.unpersist()
     timings["check_s"] = round(time.monotonic() - t0, 3)
     return Findings(counts, samples, totals, expect.windows, timings), anomalies
+
+
+def _active() -> SparkSession:
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        raise RuntimeError("check(InPlace(...)) needs a started Spark session (harness.integrity.spark.start)")
+    return spark
 
 
 def _in_log(uncommitted: DataFrame, expect: Expectation) -> dict[str, tuple[int, int]]:

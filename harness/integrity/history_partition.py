@@ -350,11 +350,13 @@ def prove_writers(batches: Any) -> Any:
 
     for batch in batches:
         for row in batch.to_pylist():
+            # Most partitions have no send that is not ok: their status column alone says so.
+            status = _directory(row["sends"], ["status"], _schema(("status",))).column("status")
+            if not pc.any(pc.fill_null(pc.not_equal(status, OK), False)).as_py():
+                continue
             s_cols, r_cols = ["value", "status", "writer"], ["value", "outcome"]
             s = _directory(row["sends"], s_cols, _schema(tuple(s_cols)))
             unsure = s.filter(pc.fill_null(pc.not_equal(s.column("status"), OK), False))
-            if not unsure.num_rows:
-                continue
             r = _directory(row["reads"], r_cols, _schema(tuple(r_cols)))
             seen = r.filter(pc.fill_null(pc.equal(r.column("outcome"), OK), False)).column("value")
             hit = unsure.filter(pc.fill_null(pc.is_in(unsure.column("value"), value_set=seen.combine_chunks()), False))

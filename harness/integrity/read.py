@@ -7,6 +7,7 @@ into Python. A value that does not parse keeps its raw text and gets `parsed = f
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness import confluent
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 READ_COMMITTED = "read_committed"
 READ_UNCOMMITTED = "read_uncommitted"
 
+VALUES_SCHEMA = "topic string, partition int, offset bigint, raw string"
 RECORD_COLUMNS = (
     "topic", "partition", "offset", "raw", "id", "key", "seq", "crc", "flag", "stage", "payload", "parsed",
 )
@@ -114,3 +116,14 @@ def parse(raw: DataFrame) -> DataFrame:
         "(id IS NOT NULL AND seq IS NOT NULL AND crc IS NOT NULL AND payload IS NOT NULL "
         "AND flag IN ('A', 'C')) AS parsed",
     )
+
+
+def write_values(values: DataFrame, folder: Path) -> None:
+    """(topic, partition, offset, raw) rows, partitioned by topic and partition, sorted by offset."""
+    (values.repartition("topic", "partition").sortWithinPartitions("topic", "partition", "offset")
+     .write.mode("overwrite").partitionBy("topic", "partition").parquet(str(folder)))
+
+
+def load_values(spark: SparkSession, folder: Path) -> DataFrame:
+    """What `write_values` wrote, typed by VALUES_SCHEMA (not by inference from directory names)."""
+    return spark.read.schema(VALUES_SCHEMA).parquet(str(folder)).select("topic", "partition", "offset", "raw")

@@ -15,7 +15,7 @@ from harness.integrity import report
 from harness.integrity.checker import check
 from harness.integrity.connector import connector_client_version
 from harness.integrity.model import Expectation, Findings, TruncationWindow
-from harness.integrity.read import READ_COMMITTED, READ_UNCOMMITTED, offset_ranges, read_topics
+from harness.integrity.read import READ_COMMITTED, READ_UNCOMMITTED, offset_ranges, read_topics, read_values
 from harness.workload.history import WriteLog, merge_ranges
 from harness.workload.pipeline import Pipeline
 
@@ -91,7 +91,7 @@ def _read_and_check(
 ) -> tuple[Findings, DataFrame, set[str]]:
     topics = list(expect.topics)
     whole = reaching(offset_ranges(client_config, topics, 1 << 62), read_to) if read_to else None
-    records = read_topics(spark, client_config, topics, READ_COMMITTED, whole)
+    records = read_values(spark, client_config, topics, READ_COMMITTED, whole)
     uncommitted = None
     capped: set[str] = set()
     if read_uncommitted:

@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.bench.integrity_store import history_of, load_values, write_values
+from harness.bench.integrity_store import history_of
 from harness.integrity.history_checks import check_history
 from harness.integrity.history_frames import load_parquet, write_parquet
+from harness.integrity.read import load_values, write_values
 from harness.workload import records
 
 if TYPE_CHECKING:

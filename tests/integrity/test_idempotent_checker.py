@@ -13,7 +13,6 @@ from integrity_build import IN, Log
 
 from harness.integrity.checker import check
 from harness.integrity.model import Expectation, Findings
-from harness.integrity.read import parse
 from harness.integrity.run import reaching
 from harness.workload import records
 from harness.workload.history import IdRange, TxnOutcome, outcome_ranges
@@ -41,7 +40,7 @@ def history(present: Callable[[int], bool] = lambda i: True) -> tuple[Log, tuple
 def judge(spark: SparkSession, log: Log, ranges: tuple[IdRange, ...]) -> Findings:
     raw = spark.createDataFrame(log.rows, "topic string, partition int, offset bigint, raw string")
     writes = spark.createDataFrame(log.writes, "id bigint, topic string, partition int, offset bigint")
-    findings, anomalies = check(parse(raw), Expectation((IN,), (), ranges), writes)
+    findings, anomalies = check(raw, Expectation((IN,), (), ranges), writes)
     anomalies.unpersist()
     return findings
 

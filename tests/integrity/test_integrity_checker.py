@@ -2,31 +2,54 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from integrity_build import IN, OUT, Log, committed, pipeline
 
-from harness.integrity.checker import WRITE_COLUMNS, check, with_outcome
+from harness.integrity.checker import WRITE_COLUMNS, InPlace, check, with_outcome
 from harness.integrity.model import Anomaly, Expectation, Findings, TruncationWindow
-from harness.integrity.read import parse
+from harness.integrity.read import VALUES_SCHEMA, write_values
 from harness.workload import records
 from harness.workload.history import IdRange, TxnOutcome
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
+
+
+# How the records reach the checker's tasks: as Spark's Kafka source deals them (a partition or
+# two to a task), from a Parquet layout read in place, one record per task (every partition split,
+# so each key's order is decided across tasks), and dealt in turn (offsets of one partition
+# interleaved between tasks).
+LAYOUTS = ("dataframe", "in_place", "record_per_task", "interleaved")
+
+
+def records_in(spark: SparkSession, log: Log, layout: str, folder: Path) -> DataFrame | InPlace:
+    raw = spark.createDataFrame(log.rows, VALUES_SCHEMA)
+    if layout == "in_place":
+        write_values(raw, folder)
+        return InPlace(folder)
+    if layout == "record_per_task":
+        return spark.createDataFrame(spark.sparkContext.parallelize(log.rows, len(log.rows)), VALUES_SCHEMA)
+    if layout == "interleaved":
+        return raw.repartition(3)
+    return raw
 
 
 def run(
     spark: SparkSession, log: Log, ranges: tuple[IdRange, ...], windows: tuple[TruncationWindow, ...] = (),
-    outputs: tuple[str, ...] = (OUT,), with_writes: bool = True,
+    outputs: tuple[str, ...] = (OUT,), with_writes: bool = True, layout: str = "dataframe",
+    folder: Path | None = None,
 ) -> Findings:
-    raw = spark.createDataFrame(log.rows, "topic string, partition int, offset bigint, raw string")
     writes = spark.createDataFrame(log.writes, "id bigint, topic string, partition int, offset bigint")
     assert tuple(writes.columns) == WRITE_COLUMNS
     expect = Expectation((IN,), outputs, ranges, windows)
-    findings, anomalies = check(parse(raw), expect, writes if with_writes else None)
-    anomalies.unpersist()
+    with tempfile.TemporaryDirectory(prefix="kcts-layout-") as tmp:
+        records = records_in(spark, log, layout, Path(folder or tmp) / "records")
+        findings, anomalies = check(records, expect, writes if with_writes else None)
+        anomalies.unpersist()
     return findings
 
 
@@ -35,21 +58,23 @@ def only(findings: Findings, **expected: int) -> None:
     assert counts == expected, f"anomalies {counts}, expected {expected}:\n{findings.describe_failures()}"
 
 
-def test_a_correct_pipeline_has_no_anomaly(spark: SparkSession) -> None:
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_correct_pipeline_has_no_anomaly(spark: SparkSession, layout: str) -> None:
     """Every id once per topic, keys in order, checksums right: nothing is reported, totals add up."""
-    findings = run(spark, pipeline(n=12), committed(12))
+    findings = run(spark, pipeline(n=12), committed(12), layout=layout)
     only(findings)
     assert [(t.topic, t.records, t.distinct_valid, t.expected) for t in findings.totals] == [
         (IN, 12, 12, 12), (OUT, 12, 12, 12),
     ]
 
 
-def test_a_missing_output_record_outside_every_window_is_a_lost_write(spark: SparkSession) -> None:
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_missing_output_record_outside_every_window_is_a_lost_write(spark: SparkSession, layout: str) -> None:
     """An output record acknowledged at out-1@1 is absent, and the only truncation window is elsewhere:
     the checker reports it as `lost` (a failure), with where it was written."""
     log = pipeline(n=6, keys=2, partitions=2)
     log.rows = [r for r in log.rows if not (r[0] == OUT and r[1] == 1 and r[2] == 1)]
-    findings = run(spark, log, committed(6), windows=(TruncationWindow(OUT, 0, 0, 3),))
+    findings = run(spark, log, committed(6), windows=(TruncationWindow(OUT, 0, 0, 3),), layout=layout)
     only(findings, lost=1)
     (row,) = findings.samples[Anomaly.LOST]
     assert (row["topic"], row["partition"], row["offset"], row["id"]) == (OUT, 1, 1, 3), row
@@ -76,11 +101,12 @@ def test_a_loss_with_no_acknowledged_write_cannot_be_explained(spark: SparkSessi
     assert "no acknowledged write" in str(findings.samples[Anomaly.LOST][0]["detail"])
 
 
-def test_a_record_read_twice_is_one_duplicate_and_not_an_order_violation(spark: SparkSession) -> None:
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_record_read_twice_is_one_duplicate_and_not_an_order_violation(spark: SparkSession, layout: str) -> None:
     """A copy of id 0 appended at the end of its partition: one `duplicate` at its first offset."""
     log = pipeline(n=6, keys=2, partitions=2)
     log.append(OUT, 0, records.make(0, "k0", 0, stage="proc>0").encode())
-    findings = run(spark, log, committed(6))
+    findings = run(spark, log, committed(6), layout=layout)
     only(findings, duplicate=1)
     (row,) = findings.samples[Anomaly.DUPLICATE]
     assert (row["topic"], row["id"], row["offset"]) == (OUT, 0, 0) and "2 copies" in str(row["detail"]), row
@@ -101,7 +127,8 @@ def test_records_of_aborted_transactions_are_aborted_reads(spark: SparkSession) 
     ]
 
 
-def test_a_key_going_backwards_is_an_order_violation(spark: SparkSession) -> None:
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_key_going_backwards_is_an_order_violation(spark: SparkSession, layout: str) -> None:
     """In the output, key k0's records 1 and 2 swap places: one `order_violation` at the later offset."""
     log = Log()
     recs = [records.make(i, "k0", i) for i in range(4)]
@@ -109,7 +136,7 @@ def test_a_key_going_backwards_is_an_order_violation(spark: SparkSession) -> Non
         log.write(IN, 0, r)
     for r in (recs[0], recs[2], recs[1], recs[3]):
         log.write(OUT, 0, r.restage("proc>0", records.COMMIT))
-    findings = run(spark, log, committed(4))
+    findings = run(spark, log, committed(4), layout=layout)
     only(findings, order_violation=1)
     (row,) = findings.samples[Anomaly.ORDER_VIOLATION]
     assert (row["offset"], row["seq"]) == (2, 1) and "after seq 2" in str(row["detail"]), row
@@ -162,3 +189,36 @@ def test_each_id_gets_the_outcome_of_the_range_holding_it(spark: SparkSession) -
     expected = {i: next((r.outcome.value for r in ranges if r.first <= i < r.end), None) for i in range(-5, 3010)}
     assert got == {**expected, None: None}, sorted(i for i in expected if got[i] != expected[i])[:10]
     assert {r["outcome"] for r in with_outcome(ids, []).collect()} == {None}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_copy_in_another_partition_is_a_duplicate_there_and_not_an_order_violation(
+    spark: SparkSession, layout: str,
+) -> None:
+    """Id 1 (key k1, partition 1) also written into partition 0 of the output, after k0's records:
+    one `duplicate` per topic counts copies in every partition; the copy is its evidence, not an
+    order violation of key k1 in partition 0."""
+    log = pipeline(n=6, keys=2, partitions=2)
+    log.append(OUT, 0, records.make(1, "k1", 0, stage="proc>0").encode())
+    findings = run(spark, log, committed(6), layout=layout)
+    only(findings, duplicate=1)
+    (row,) = findings.samples[Anomaly.DUPLICATE]
+    # The first copy in (partition, offset) order is the one appended to partition 0, at offset 3.
+    assert (row["topic"], row["partition"], row["offset"], row["id"]) == (OUT, 0, 3, 1), row
+    assert row["detail"] == "2 copies, offsets 3 .. 3", row
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_an_order_violation_at_the_first_record_of_a_later_task_is_found(spark: SparkSession, layout: str) -> None:
+    """Key k0 goes back (seq 3 then 1) between offsets 2 and 3 of one partition, whichever task
+    each of them lands in: one `order_violation`, at offset 3, naming offset 2."""
+    log = Log()
+    recs = [records.make(i, "k0", i) for i in range(6)]
+    for r in recs:
+        log.write(IN, 0, r)
+    for r in (recs[0], recs[2], recs[3], recs[1], recs[4], recs[5]):
+        log.write(OUT, 0, r.restage("proc>0", records.COMMIT))
+    findings = run(spark, log, committed(6), layout=layout)
+    only(findings, order_violation=1)
+    (row,) = findings.samples[Anomaly.ORDER_VIOLATION]
+    assert (row["offset"], row["seq"], row["detail"]) == (3, 1, "seq 1 after seq 3 at offset 2"), row

@@ -1,0 +1,44 @@
+"""The record pass's parser against the SQL one it replaces (`read.parse`), on well-formed and odd values."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from harness.integrity.read import parse
+from harness.integrity.record_pass import parse_values
+from harness.workload import records
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+GOOD = records.make(7, "k3", 2).encode().decode()
+ODD = [
+    GOOD, records.make(8, "k3", 3, flag=records.ABORT).encode().decode(),
+    "not a record", "", "1,k,2", "1,k,2,3,C", "1,k,2,3,C,gen", "a,k,2,3,C,gen,p", "1,k,2,3,X,gen,p",
+    "1,k,2,3,C,gen,p,with,separators", "-5,k,2,3,C,gen,p", "+5,k,2,3,C,gen,p", " 6 ,k,2,3,C,gen,p",
+    "99999999999999999999,k,2,3,C,gen,p", "1,,2,3,C,,p", "1,k,2,3,C,gen,", None,
+]
+
+
+def test_the_arrow_parser_reads_every_value_as_the_sql_parser_does(spark: SparkSession) -> None:
+    """Every field, `parsed`, and crc32 of the payload agree with `read.parse` (Spark's split and
+    try_cast) on each value, a null value and separators inside the payload included."""
+    rows = [("t", 0, i, v) for i, v in enumerate(ODD)]
+    sql = parse(spark.createDataFrame(rows, "topic string, partition int, offset bigint, raw string")).selectExpr(
+        "offset", "id", "key", "seq", "crc", "flag", "stage", "parsed",
+        "IF(payload IS NULL, 0, crc32(CAST(payload AS BINARY))) AS actual_crc").orderBy("offset").collect()
+    got = parse_values(pa.array(ODD, pa.string()))
+    for row in sql:
+        i = row["offset"]
+        mine = {
+            "id": int(got["id"][i]) if got["has_id"][i] else None,
+            "seq": int(got["seq"][i]) if got["has_seq"][i] else None,
+            "crc": int(got["crc"][i]) if got["has_crc"][i] else None,
+            "key": got["key"][i].as_py(), "stage": got["stage"][i].as_py(),
+            "parsed": bool(got["parsed"][i]), "actual_crc": int(got["actual_crc"][i]),
+        }
+        theirs = {k: row[k] for k in mine}
+        theirs["parsed"] = bool(theirs["parsed"])
+        assert mine == theirs, f"value {ODD[i]!r}: arrow {mine}, sql {theirs}"
