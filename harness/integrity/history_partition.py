@@ -135,19 +135,49 @@ def _codes(column: Any) -> Any:
 
 
 def _matches(left_codes: Any, left: Any, right_codes: Any, right: Any) -> tuple[Any, Any]:
-    """Every pair (i, j) of rows i in `left` and j in `right` (index arrays) with one code, not -1."""
+    """Every pair (i, j) of rows i in `left` and j in `right` (index arrays) with one code, not -1.
+    Codes are small integers: the rows of each code are found by counting, not by searching."""
     np = _np()
     left = left[left_codes[left] >= 0]
     right = right[right_codes[right] >= 0]
-    order = np.argsort(right_codes[right], kind="stable")
-    ranked = right_codes[right][order]
-    lo = np.searchsorted(ranked, left_codes[left], "left")
-    hi = np.searchsorted(ranked, left_codes[left], "right")
-    count = hi - lo
+    if not len(left) or not len(right):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    rc, lc = right_codes[right], left_codes[left]
+    count_of = np.bincount(rc, minlength=int(lc.max()) + 1)
+    order = np.argsort(rc, kind="stable")
+    lo = (np.cumsum(count_of) - count_of)[lc]
+    count = count_of[lc]
     total = int(count.sum())
     starts = np.repeat(lo, count)
     within = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
     return np.repeat(left, count), right[order[starts + within]]
+
+
+def value_codes(values: pa.ChunkedArray) -> tuple[Any, int, Any]:
+    """Integer codes of the values (equal values, equal codes), the code of null (the largest: a null
+    value groups with itself, as in Spark's groupBy, and matches nothing), and the value of a code.
+
+    Values that are integers written plainly (the pipeline's ids) are their own codes, less the
+    least; anything else is dictionary-encoded, which costs several times more."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        ints = pc.cast(values, pa.int64())
+        plain = pc.all(pc.equal(pc.cast(ints, pa.string()), values)).as_py() is not False
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        plain = False
+    if plain and ints.null_count < len(ints):
+        least, most = pc.min(ints).as_py(), pc.max(ints).as_py()
+        if most - least <= 4 * len(ints):  # dense enough for arrays indexed by code
+            null = most - least + 1
+            codes = pc.fill_null(pc.subtract(ints, least), null).to_numpy().astype("int64")
+            return codes, null, lambda code: None if code == null else str(int(code) + least)
+    encoded = pc.dictionary_encode(values).combine_chunks()
+    dictionary = encoded.dictionary
+    null = len(dictionary)
+    codes = pc.fill_null(encoded.indices, null).to_numpy().astype("int64")
+    return codes, null, lambda code: None if code == null else dictionary[int(code)].as_py()
 
 
 def _unique(keys: Any) -> tuple[Any, Any]:
@@ -185,15 +215,9 @@ def judge(key: tuple[Any, ...], sends_table: pa.Table, reads_table: pa.Table, re
 
     values = pa.chunked_array([*sends_table.column("value").cast(pa.string()).chunks,
                                *reads_table.column("value").cast(pa.string()).chunks], pa.string())
-    encoded = pc.dictionary_encode(values).combine_chunks()
-    dictionary = encoded.dictionary
-    null = len(dictionary)  # a null value groups with itself (as Spark's groupBy) and matches nothing
-    codes = pc.fill_null(encoded.indices, null).to_numpy().astype("int64")
+    codes, null, value_of = value_codes(values)
     sv, rv = codes[:s.n], codes[s.n:]
     ncode = null + 1
-
-    def value_of(code: int) -> str | None:
-        return None if code == null else dictionary[int(code)].as_py()
 
     txns = _codes(pa.chunked_array([*sends_table.column("txn").cast(pa.string()).chunks,
                                     *reads_table.column("txn").cast(pa.string()).chunks], pa.string()))

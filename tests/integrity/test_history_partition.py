@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pyarrow as pa
 
-from harness.integrity.history_partition import judge
+from harness.integrity.history_partition import judge, value_codes
 
 SENDS = pa.schema([("process", pa.string()), ("start_ns", pa.int64()), ("end_ns", pa.int64()), ("txn", pa.string()),
                    ("offset", pa.int64()), ("value", pa.string()), ("status", pa.string()),
@@ -58,3 +59,24 @@ def test_a_null_value_is_one_value_that_matches_no_read() -> None:
     out = judge(KEY, sends((None, 0, "ok")), reads((0, None), (1, None)))
     assert found(out) == {"duplicate": 1, "unseen": 1}, out.to_pylist()
     assert [c["value"] for c in out.to_pylist() if c["kind"] == "duplicate"] == [None]
+
+
+def test_integer_values_are_judged_as_any_other_values() -> None:
+    """Values that are plain integers take the judge's integer codes, other values its dictionary:
+    the same history gives the same cases either way; and "007" is not 7."""
+    def history(name: Callable[[int], str]) -> tuple[pa.Table, pa.Table]:
+        return (sends((name(5), 0, "ok"), (name(6), 1, "ok"), (name(7), 2, "ok"), (name(9), 3, "ok"),
+                      (None, None, "info")),
+                reads((0, name(5)), (1, name(6)), (1, name(8)), (3, name(9)), (4, name(5))))
+
+    codes, null, value_of = value_codes(pa.chunked_array([["5", "6", None, "9"]]))
+    assert (codes.tolist(), null, value_of(4)) == ([0, 1, 5, 4], 5, "9")  # the integer path
+
+    def cases(name: Callable[[int], str]) -> list[tuple[str, int, str]]:
+        return [(c["kind"], c["offset"], c["value"]) for c in judge(KEY, *history(name)).to_pylist()]
+
+    assert cases(str) == [("inconsistent-offsets", 1, "6,8"), ("duplicate", 0, "5"), ("lost-write", 2, "7"),
+                          ("unseen", 2, "7"), ("int-nonmonotonic-poll", 1, "8"), ("int-poll-skip", 3, "9")]
+    assert [(k, o, v.replace("v", "")) for k, o, v in cases(lambda i: f"v{i}")] == cases(str)
+    assert found(judge(KEY, SENDS.empty_table(), reads((0, "7"), (1, "7")))) == {"duplicate": 1}
+    assert found(judge(KEY, SENDS.empty_table(), reads((0, "7"), (1, "007")))) == {}

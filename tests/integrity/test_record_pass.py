@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import zlib
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from harness.integrity.read import parse
-from harness.integrity.record_pass import parse_values
+from harness.integrity.record_pass import crc32_rows, parse_values
 from harness.workload import records
 
 if TYPE_CHECKING:
@@ -42,3 +43,16 @@ def test_the_arrow_parser_reads_every_value_as_the_sql_parser_does(spark: SparkS
         theirs = {k: row[k] for k in mine}
         theirs["parsed"] = bool(theirs["parsed"])
         assert mine == theirs, f"value {ODD[i]!r}: arrow {mine}, sql {theirs}"
+
+
+def test_the_crc_of_every_row_is_zlibs() -> None:
+    """crc32_rows agrees with zlib.crc32 on payloads of one length (its table path, a slice of an
+    array included), of an odd length, and of mixed lengths with a null (zlib's loop)."""
+    same = [records.payload_for(i).encode() for i in range(5000)]
+    odd = [b"abc", b"xyz", b"123"]
+    mixed = [b"a", None, b"hello", b""]
+    for values in (same, odd, mixed):
+        arr = pa.array(values, pa.binary())
+        assert crc32_rows(arr).tolist() == [0 if v is None else zlib.crc32(v) for v in values]
+    sliced = pa.array(same, pa.binary()).slice(7, 100)
+    assert crc32_rows(sliced).tolist() == [zlib.crc32(v) for v in same[7:107]]
