@@ -198,11 +198,9 @@ def _by_topic(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
         yield topic, t.sort_by([("partition", "ascending"), ("offset", "ascending")])
 
 
-def parse_values(raw: pa.Array) -> dict[str, Any]:
-    """`read.parse` over Arrow: the fields of each value (`records.FIELDS`, split at the first six
-    separators), the integers as numpy arrays with a mask of those that are integers, and `parsed`
-    (id, seq and crc integers, a payload, flag A or C); `actual_crc` is crc32 of the payload bytes."""
-    import numpy as np
+def split_fields(raw: pa.Array) -> dict[str, pa.Array]:
+    """Each of `records.FIELDS` of every value as a string array: split at the first six separators,
+    null where a value has fewer fields (as Spark's split and get)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -221,6 +219,53 @@ def parse_values(raw: pa.Array) -> dict[str, Any]:
     if pc.any(short).as_py():
         field = {name: pc.if_else(pc.greater(count, i), col, pa.scalar(None, pa.string()))
                  for i, (name, col) in enumerate(field.items())}
+    return field
+
+
+def fields_at_separators(raw: pa.Array) -> dict[str, pa.Array] | None:
+    """`split_fields`, when every value has exactly six separators (every record the pipeline
+    writes: its payload has none), found with numpy over the values' bytes: a third of the cost of
+    Arrow's split. Each field is then a zero-copy view of the bytes, as the even elements of a string
+    array whose odd elements are the separators between them. None for any other input."""
+    import numpy as np
+    import pyarrow as pa
+
+    from harness.workload import records
+
+    n, seps = len(raw), len(records.FIELDS) - 1
+    if not n or raw.null_count or raw.type != pa.string():
+        return None
+    offsets = np.frombuffer(raw.buffers()[1], dtype=np.int32)[raw.offset:raw.offset + n + 1]
+    data = raw.buffers()[2]
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    at = np.flatnonzero(np.frombuffer(data, dtype=np.uint8)[lo:hi] == records.SEP_BYTES[0]).astype(np.int32) + lo
+    if len(at) != seps * n:
+        return None
+    at = at.reshape(n, seps)
+    starts, ends = offsets[:-1], offsets[1:]
+    # Positions are sorted: if each value's group of six lies inside it, each value has exactly six.
+    if not ((at[:, 0] >= starts).all() and (at[:, -1] < ends).all()):
+        return None
+    firsts = [starts, *(at[:, j] + 1 for j in range(seps))]
+    lasts = [*(at[:, j] for j in range(seps)), ends]
+    even = pa.array(np.arange(0, 2 * n, 2, dtype=np.int64))
+    fields = {}
+    for name, first, last in zip(records.FIELDS, firsts, lasts, strict=True):
+        bounds = np.empty(2 * n + 1, dtype=np.int32)
+        bounds[0:2 * n:2], bounds[1:2 * n:2], bounds[2 * n] = first, last, hi
+        fields[name] = pa.StringArray.from_buffers(2 * n, pa.py_buffer(bounds), data).take(even)
+    return fields
+
+
+def parse_values(raw: pa.Array) -> dict[str, Any]:
+    """`read.parse` over Arrow: the fields of each value (`records.FIELDS`, split at the first six
+    separators), the integers as numpy arrays with a mask of those that are integers, and `parsed`
+    (id, seq and crc integers, a payload, flag A or C); `actual_crc` is crc32 of the payload bytes."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    field = fields_at_separators(raw) or split_fields(raw)
     out: dict[str, Any] = {}
     for name in ("id", "seq", "crc"):
         col = field[name]

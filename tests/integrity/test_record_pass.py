@@ -6,9 +6,10 @@ import zlib
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import pytest
 
 from harness.integrity.read import parse
-from harness.integrity.record_pass import crc32_rows, parse_values
+from harness.integrity.record_pass import crc32_rows, fields_at_separators, parse_values
 from harness.workload import records
 
 if TYPE_CHECKING:
@@ -19,18 +20,25 @@ ODD = [
     GOOD, records.make(8, "k3", 3, flag=records.ABORT).encode().decode(),
     "not a record", "", "1,k,2", "1,k,2,3,C", "1,k,2,3,C,gen", "a,k,2,3,C,gen,p", "1,k,2,3,X,gen,p",
     "1,k,2,3,C,gen,p,with,separators", "-5,k,2,3,C,gen,p", "+5,k,2,3,C,gen,p", " 6 ,k,2,3,C,gen,p",
-    "99999999999999999999,k,2,3,C,gen,p", "1,,2,3,C,,p", "1,k,2,3,C,gen,", None,
+    "99999999999999999999,k,2,3,C,gen,p", "1,,2,3,C,,p", "1,k,2,3,C,gen,", "1,kö,2,3,C,gén,pé", None,
 ]
 
 
-def test_the_arrow_parser_reads_every_value_as_the_sql_parser_does(spark: SparkSession) -> None:
+@pytest.mark.parametrize("values", [
+    pytest.param([v for v in ODD if v is not None and v.count(",") == 6], id="six-separators-each"),
+    pytest.param(ODD, id="any"),
+])
+def test_the_arrow_parser_reads_every_value_as_the_sql_parser_does(spark: SparkSession, values: list[str]) -> None:
     """Every field, `parsed`, and crc32 of the payload agree with `read.parse` (Spark's split and
-    try_cast) on each value, a null value and separators inside the payload included."""
-    rows = [("t", 0, i, v) for i, v in enumerate(ODD)]
+    try_cast) on each value, a null value and separators inside the payload included; values with
+    six separators each take the numpy path, the others Arrow's split."""
+    fast = fields_at_separators(pa.array(values, pa.string()))
+    assert (fast is not None) == all(v is not None and v.count(",") == 6 for v in values)
+    rows = [("t", 0, i, v) for i, v in enumerate(values)]
     sql = parse(spark.createDataFrame(rows, "topic string, partition int, offset bigint, raw string")).selectExpr(
         "offset", "id", "key", "seq", "crc", "flag", "stage", "parsed",
         "IF(payload IS NULL, 0, crc32(CAST(payload AS BINARY))) AS actual_crc").orderBy("offset").collect()
-    got = parse_values(pa.array(ODD, pa.string()))
+    got = parse_values(pa.array(values, pa.string()))
     for row in sql:
         i = row["offset"]
         mine = {
@@ -42,7 +50,7 @@ def test_the_arrow_parser_reads_every_value_as_the_sql_parser_does(spark: SparkS
         }
         theirs = {k: row[k] for k in mine}
         theirs["parsed"] = bool(theirs["parsed"])
-        assert mine == theirs, f"value {ODD[i]!r}: arrow {mine}, sql {theirs}"
+        assert mine == theirs, f"value {values[i]!r}: arrow {mine}, sql {theirs}"
 
 
 def test_the_crc_of_every_row_is_zlibs() -> None:
