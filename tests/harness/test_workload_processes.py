@@ -88,7 +88,10 @@ def test_a_generator_crash_fails_its_write_naming_the_signal(cluster: Cluster, t
     topic = topic_factory(partitions=1, replication_factor=3)
     with GeneratorProcess(GeneratorSpec(cluster.client_config(), topic, 1, keys=4, txn_size=10)) as generator:
         generator.write(20)
-        assert [r.outcome.value for r in generator.history.ranges] == ["committed", "committed"]
+        # The premise is a working generator. On a loaded machine a transaction may fail and be
+        # aborted (the generator's documented answer to a failed transaction): that is not the subject.
+        outcomes = [r.outcome.value for r in generator.history.ranges]
+        assert "committed" in outcomes and set(outcomes) <= {"committed", "aborted"}, outcomes
         os.kill(generator.worker.proc.pid, signal.SIGSEGV)  # type: ignore[union-attr]
         with pytest.raises(GeneratorDied, match="killed by SIGSEGV"):
             generator.write(20)
