@@ -219,8 +219,7 @@ def judge(key: tuple[Any, ...], sends_table: pa.Table, reads_table: pa.Table, re
     sv, rv = codes[:s.n], codes[s.n:]
     ncode = null + 1
 
-    txns = _codes(pa.chunked_array([*sends_table.column("txn").cast(pa.string()).chunks,
-                                    *reads_table.column("txn").cast(pa.string()).chunks], pa.string()))
+    txns = _codes(_encoded(sends_table.column("txn"), reads_table.column("txn")))
     s_txn, r_txn = txns[:s.n], txns[s.n:]
     status = sends_table.column("status")
     s_ok, s_fail = s.flags(pc.equal(status, OK)), s.flags(pc.equal(status, FAIL))
@@ -338,13 +337,31 @@ def judge(key: tuple[Any, ...], sends_table: pa.Table, reads_table: pa.Table, re
     return out.table()
 
 
+def _encoded(*columns: Any) -> pa.ChunkedArray:
+    """The columns one after the other, dictionary-encoded (those read encoded stay so), for `_codes`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    chunks = []
+    for column in columns:
+        encoded = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
+        chunks += encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
+    return pa.chunked_array(chunks, pa.dictionary(pa.int32(), pa.string()))
+
+
+# Columns of few distinct values (processes, transactions, outcomes): read dictionary-encoded as
+# Parquet stores them, a tenth of the cost of decoding them into strings, and the judge's codes.
+FEW_VALUES = ("process", "txn", "status", "outcome", "writer")
+
+
 def _directory(path: str, columns: list[str], schema: pa.Schema) -> pa.Table:
     """One partition's directory of `write_parquet` (its part files), or no rows when it has none."""
     import pyarrow.parquet as pq
 
     if not _has_parts(path):
         return schema.empty_table()
-    return pq.read_table(path, columns=columns, schema=schema, partitioning=None)
+    encoded = [c for c in columns if c in FEW_VALUES]
+    return pq.read_table(path, columns=columns, schema=schema, partitioning=None, read_dictionary=encoded)
 
 
 def _has_parts(path: str) -> bool:
@@ -355,7 +372,7 @@ def _has_parts(path: str) -> bool:
 
 def _schema(columns: tuple[str, ...]) -> pa.Schema:
     """The Arrow types of `columns` of a history's sends or reads, from the schemas it is written with
-    (`history_frames.SEND_SCHEMA`, `READ_SCHEMA`)."""
+    (`history_frames.SEND_SCHEMA`, `READ_SCHEMA`); FEW_VALUES dictionary-encoded."""
     import pyarrow as pa
 
     from harness.integrity.history_frames import READ_SCHEMA, SEND_SCHEMA
@@ -363,7 +380,7 @@ def _schema(columns: tuple[str, ...]) -> pa.Schema:
     arrow = {"string": pa.string(), "bigint": pa.int64(), "int": pa.int32()}
     types = {name: arrow[kind] for ddl in (SEND_SCHEMA, READ_SCHEMA)
              for name, kind in (field.split() for field in ddl.split(", "))}
-    return pa.schema([(c, types[c]) for c in columns])
+    return pa.schema([(c, pa.dictionary(pa.int32(), pa.string()) if c in FEW_VALUES else types[c]) for c in columns])
 
 
 def prove_writers(batches: Any) -> Any:
@@ -384,7 +401,8 @@ def prove_writers(batches: Any) -> Any:
             r = _directory(row["reads"], r_cols, _schema(tuple(r_cols)))
             seen = r.filter(pc.fill_null(pc.equal(r.column("outcome"), OK), False)).column("value")
             hit = unsure.filter(pc.fill_null(pc.is_in(unsure.column("value"), value_set=seen.combine_chunks()), False))
-            yield pa.RecordBatch.from_pydict({"writer": pc.unique(hit.column("writer").combine_chunks())})
+            writers = pc.unique(hit.column("writer").combine_chunks().cast(pa.string()))
+            yield pa.RecordBatch.from_pydict({"writer": writers})
 
 
 def judge_in_place(batches: Any, proven: set[str], read_committed: bool) -> Any:
