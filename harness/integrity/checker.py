@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from harness import progress
+from harness.integrity.layout import one_task_each, partition_dirs
 from harness.integrity.model import Anomaly, Expectation, Findings, TopicTotals, TruncationWindow
 from harness.integrity.record_pass import (
     PASS_SCHEMA,
@@ -129,18 +130,11 @@ class InPlace:
     folder: Path
 
 
-Records: TypeAlias = "DataFrame | InPlace"
-
-
 def judged(records: DataFrame | InPlace, plan: PassPlan, spark: SparkSession) -> DataFrame:
     """`record_pass` over every record: rows of PASS_SCHEMA (lazy)."""
-    from urllib.parse import unquote
-
     if isinstance(records, InPlace):
-        where = sorted(d for d in records.folder.glob("topic=*/partition=*") if d.is_dir())
-        rows = [(unquote(d.parent.name.split("=", 1)[1]), int(d.name.split("=", 1)[1]), str(d)) for d in where]
-        tasks = spark.createDataFrame(rows, "topic string, partition int, path string")
-        tasks = tasks.repartition(max(1, min(len(rows), spark.sparkContext.defaultParallelism)))
+        rows = [(topic, partition, str(d)) for (topic, partition), d in sorted(partition_dirs(records.folder).items())]
+        tasks = one_task_each(spark, rows, "topic string, partition int, path string")
         return tasks.mapInArrow(lambda batches: record_pass_in_place(batches, plan), PASS_SCHEMA)
     values = records.select("topic", "partition", "offset", "raw")
     return values.mapInArrow(lambda batches: record_pass(batches, plan), PASS_SCHEMA)
@@ -163,20 +157,23 @@ def merge(rows: list[Any], topics: Sequence[str], domain: int) -> Merged:
     import numpy as np
 
     records = {t: 0 for t in topics}
-    seen = {t: np.zeros(domain, dtype=np.uint8) for t in topics}
+    seen = {t: np.zeros(domain, dtype=bool) for t in topics}
+    across = {t: np.zeros(domain, dtype=bool) for t in topics}
     spans: dict[tuple[str, int], list[tuple[int, int]]] = {}
     for r in rows:
         topic = r["topic"]
         if r["kind"] == Summary.COUNT:
             records[topic] = records.get(topic, 0) + r["n"]
         elif r["kind"] == Summary.SEEN:
-            seen.setdefault(topic, np.zeros(domain, dtype=np.uint8))[unbits(r["bits"], domain)] += 1
+            held = unbits(r["bits"], domain)
+            before = seen.setdefault(topic, np.zeros(domain, dtype=bool))
+            across[topic] = across.get(topic, np.zeros(domain, dtype=bool)) | (before & held)
+            before |= held
         elif r["kind"] == Summary.SPAN:
             spans.setdefault((topic, r["partition"]), []).append((r["offset"], r["last_offset"]))
     split = {where for where, held in spans.items() if len(held) > 1}
     interleaved = any(a[1] >= b[0] for where in split for a, b in itertools.pairwise(sorted(spans[where])))
-    return Merged(records, {t: held > 0 for t, held in seen.items()}, {t: held > 1 for t, held in seen.items()},
-                  split, interleaved)
+    return Merged(records, seen, across, split, interleaved)
 
 
 def id_mask(ranges: Sequence[IdRange], domain: int) -> Any:
@@ -307,6 +304,7 @@ def check(
     """Run every check over `records` (topic, partition, offset, raw: as `read.read_values` gives
     them, or `InPlace`) and the parsed `uncommitted` evidence; return the findings (counts,
     samples, totals) and the cached anomaly rows."""
+    import numpy as np
     from pyspark.sql import functions as F
 
     spark = records.sparkSession if not isinstance(records, InPlace) else _active()
@@ -318,16 +316,19 @@ def check(
     with ThreadPoolExecutor(1) as pool:
         in_log_future = pool.submit(_in_log, uncommitted, expect) if uncommitted is not None else None
         progress.status("checker (Spark): reading every output record and judging each partition")
-        passed = judged(records, plan, spark).persist()
         summary = [Summary.COUNT.value, Summary.SEEN.value, Summary.SPAN.value]
-        merged = merge(passed.where(F.col("kind").isin(summary)).collect(), expect.topics, plan.domain)
+
+        def first_pass(records: DataFrame | InPlace) -> tuple[DataFrame, Merged]:
+            passed = judged(records, plan, spark).persist()
+            return passed, merge(passed.where(F.col("kind").isin(summary)).collect(), expect.topics, plan.domain)
+
+        passed, merged = first_pass(records)
         if merged.interleaved and not isinstance(records, InPlace):
             # Offsets of one partition dealt to tasks in turn (not how Spark reads Kafka or Parquet):
             # a key's records are then adjacent in no task, so each partition is gathered first.
             passed.unpersist()
             records = records.repartition("topic", "partition")
-            passed = judged(records, plan, spark).persist()
-            merged = merge(passed.where(F.col("kind").isin(summary)).collect(), expect.topics, plan.domain)
+            passed, merged = first_pass(records)
         timings["record_pass_s"] = round(time.monotonic() - t0, 3)
 
         t1 = time.monotonic()
@@ -338,7 +339,8 @@ def check(
         copies = passed.where(F.col("kind") == Summary.COPY.value)
         wanted = {t: across for t, across in merged.across.items() if across.any()}
         if missing:
-            needed = id_mask((), plan.domain)
+            # The input records of every missing id: where it came from, for `_attribute`.
+            needed = np.zeros(plan.domain, dtype=bool)
             for ids in missing.values():
                 needed[ids] = True
             for t in expect.inputs:

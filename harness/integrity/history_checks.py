@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 from harness.histories.history import Outcome
 from harness.integrity.history_frames import HistoryFrames
@@ -43,6 +42,7 @@ from harness.integrity.history_partition import (
     judge_in_place,
     prove_writers,
 )
+from harness.integrity.layout import one_task_each, partition_dirs
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -177,12 +177,10 @@ def in_place_cases(history: HistoryFrames, read_committed: bool = True) -> DataF
     assert history.folder is not None
     spark = history.sends.sparkSession
     folder = Path(history.folder)
-    where = sorted({(d.parent.name, d.name) for side in ("sends", "reads")
-                    for d in (folder / side).glob("topic=*/partition=*") if d.is_dir()})
-    rows = [(unquote(t.split("=", 1)[1]), int(p.split("=", 1)[1]), str(folder / "sends" / t / p),
-             str(folder / "reads" / t / p)) for t, p in where]
-    tasks = spark.createDataFrame(rows, "topic string, partition int, sends string, reads string").repartition(
-        max(1, min(len(rows), spark.sparkContext.defaultParallelism)))
+    sends, reads = partition_dirs(folder / "sends"), partition_dirs(folder / "reads")
+    rows = [(topic, partition, *(str(d) if (d := side.get((topic, partition))) else None for side in (sends, reads)))
+            for topic, partition in sorted(sends.keys() | reads.keys())]
+    tasks = one_task_each(spark, rows, "topic string, partition int, sends string, reads string")
     proven = {r["writer"] for r in tasks.mapInArrow(prove_writers, "writer string").distinct().collect()}
 
     def judged(batches: Iterator[Any]) -> Iterator[Any]:

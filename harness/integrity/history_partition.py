@@ -354,20 +354,16 @@ def _encoded(*columns: Any) -> pa.ChunkedArray:
 FEW_VALUES = ("process", "txn", "status", "outcome", "writer")
 
 
-def _directory(path: str, columns: list[str], schema: pa.Schema) -> pa.Table:
+def _directory(path: str | None, columns: list[str], schema: pa.Schema) -> pa.Table:
     """One partition's directory of `write_parquet` (its part files), or no rows when it has none."""
     import pyarrow.parquet as pq
 
-    if not _has_parts(path):
+    from harness.integrity.layout import has_parts
+
+    if not has_parts(path):
         return schema.empty_table()
     encoded = [c for c in columns if c in FEW_VALUES]
     return pq.read_table(path, columns=columns, schema=schema, partitioning=None, read_dictionary=encoded)
-
-
-def _has_parts(path: str) -> bool:
-    from pathlib import Path
-
-    return any(Path(path).glob("*.parquet"))
 
 
 def _schema(columns: tuple[str, ...]) -> pa.Schema:

@@ -125,9 +125,9 @@ class _Rows:
                                        n, bits), strict=True):
             self.cols[c].append(v.item() if hasattr(v, "item") else v)
 
-    def extend(self, kind: str, topic: str, partition: int, f: _Fields, rows: Any, details: Iterable[str | None],
-               last_offset: Any = None, last_seq: Any = None) -> None:
-        """One row per index in `rows` of one topic's records `f`."""
+    def extend(self, kind: str, topic: str, partition: int | Any, f: _Fields, rows: Any,
+               details: Iterable[str | None], last_offset: Any = None, last_seq: Any = None) -> None:
+        """One row per index in `rows` of one topic's records `f`; `partition` one for all, or per row."""
         if not len(rows):
             return
         import pyarrow as pa
@@ -135,7 +135,7 @@ class _Rows:
         m = len(rows)
         self.cols["kind"] += [kind] * m
         self.cols["topic"] += [topic] * m
-        self.cols["partition"] += [partition] * m
+        self.cols["partition"] += [partition] * m if isinstance(partition, int) else partition.tolist()
         self.cols["offset"] += f.offset[rows].tolist()
         self.cols["id"] += _known(f.id[rows], f.has_id[rows])
         self.cols["key"] += f.key.take(pa.array(rows)).to_pylist()
@@ -173,14 +173,14 @@ def record_pass_in_place(batches: Iterator[pa.RecordBatch], plan: PassPlan) -> I
     """mapInArrow over (topic, partition, path) rows, a directory each of a Parquet layout of
     (offset, raw) partitioned by topic and partition (`checker.InPlace`): each read with Arrow and
     judged alone, so no record crosses from the JVM."""
-    from pathlib import Path
-
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from harness.integrity.layout import has_parts
+
     for batch in batches:
         for row in batch.to_pylist():
-            if not any(Path(row["path"]).glob("*.parquet")):
+            if not has_parts(row["path"]):
                 continue
             t = pq.read_table(row["path"], columns=["offset", "raw"], partitioning=None)
             t = t.append_column("partition", pa.repeat(pa.scalar(row["partition"], pa.int32()), t.num_rows))
@@ -196,6 +196,14 @@ def _by_topic(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
     for topic in pc.unique(table.column("topic")).to_pylist():
         t = table.filter(pc.equal(table.column("topic"), topic))
         yield topic, t.sort_by([("partition", "ascending"), ("offset", "ascending")])
+
+
+def _buffers(values: pa.Array) -> tuple[Any, pa.Buffer]:
+    """A string or binary array's value offsets (numpy, this slice's n + 1 of them) and data buffer."""
+    import numpy as np
+
+    n = len(values)
+    return np.frombuffer(values.buffers()[1], dtype=np.int32)[values.offset:values.offset + n + 1], values.buffers()[2]
 
 
 def split_fields(raw: pa.Array) -> dict[str, pa.Array]:
@@ -235,8 +243,7 @@ def fields_at_separators(raw: pa.Array) -> dict[str, pa.Array] | None:
     n, seps = len(raw), len(records.FIELDS) - 1
     if not n or raw.null_count or raw.type != pa.string():
         return None
-    offsets = np.frombuffer(raw.buffers()[1], dtype=np.int32)[raw.offset:raw.offset + n + 1]
-    data = raw.buffers()[2]
+    offsets, data = _buffers(raw)
     lo, hi = int(offsets[0]), int(offsets[-1])
     at = np.flatnonzero(np.frombuffer(data, dtype=np.uint8)[lo:hi] == records.SEP_BYTES[0]).astype(np.int32) + lo
     if len(at) != seps * n:
@@ -323,8 +330,8 @@ def crc32_rows(values: pa.Array) -> Any:
     lengths = pc.fill_null(pc.binary_length(values), -1).to_numpy(zero_copy_only=False)
     width = int(lengths[0]) if n else 0
     if n and width > 0 and width % 2 == 0 and values.null_count == 0 and (lengths == width).all():
-        offsets = np.frombuffer(values.buffers()[1], dtype=np.int32)[values.offset:values.offset + n + 1]
-        data = np.frombuffer(values.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+        offsets, buffer = _buffers(values)
+        data = np.frombuffer(buffer, dtype=np.uint8)[offsets[0]:offsets[-1]]
         words = np.ascontiguousarray(data).view("<u2").reshape(n, width // 2)
         base, pairs = _crc_tables(width)
         crc = np.full(n, base, dtype=np.uint32)
@@ -383,9 +390,7 @@ def _judge_topic(topic: str, t: pa.Table, plan: PassPlan, out: _Rows) -> None:
     if topic in plan.wanted:
         keep |= unbits(plan.wanted[topic], plan.domain)[vids]
     copies = kept[keep]
-    out.extend(Summary.COPY, topic, 0, fields, copies, (None for _ in copies))
-    if len(copies):  # a COPY row carries its own partition
-        out.cols["partition"][-len(copies):] = [int(x) for x in partition[copies]]
+    out.extend(Summary.COPY, topic, partition[copies], fields, copies, (None for _ in copies))
 
 
 def _partitions(partition: Any) -> Iterator[tuple[int, int, int]]:
