@@ -2,8 +2,9 @@
 
 One local cluster; the confluent-kafka pipeline copies `records` generated records into two output
 topics (transactions, some aborted on purpose, as in the suite). Spark then reads the three topics
-once into Parquet partitioned by topic and partition and sorted by offset, with the client history
-of those records (`integrity_store`: `stage_s`, outside the ratio). On that data, in one session:
+once into Parquet partitioned by topic and partition and sorted by offset (the records in files of
+a million, `layout.RECORDS_PER_FILE`), with the client history of those records (`integrity_store`:
+`stage_s`, outside the ratio). On that data, in one session:
 - `plain_read_s`: Spark reads every dataset the checker reads (records, the read_uncommitted prefix,
   the history's sends and reads) and hashes every column of every row: the floor for any checker
   that must see every record;
@@ -20,7 +21,7 @@ of those records (`integrity_store`: `stage_s`, outside the ratio). On that data
 - `records_from_spark_s`: the record checks again, their records given as a DataFrame (Spark's
   Parquet reader, then Arrow into the Python workers), as the suite gives those it reads from
   Kafka: beside the ratio, to show what reading in place saves.
-The plain read runs before, between and after two warm checks; the ratio is the checks' median over
+The plain read runs before, between and after three warm checks; the ratio is the checks' median over
 the plain reads' median.
 """
 
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 PARTITIONS = 3
-WARM_RUNS = 2
+WARM_RUNS = 3
 SPEC = PipelineSpec(
     partitions=PARTITIONS, instances=2, keys=1000, generator_txn=5000, generator_aborts_every=10,
     processor_batch=5000, processor_aborts_every=10,
@@ -129,7 +130,7 @@ def run(records: int = 1_000_000, version: str = DEFAULT_VERSION, master: str = 
                 stage_s = time.monotonic() - t0
                 writes = write_log(spark, pipeline.generator.history.writes, pipeline.history.writes)
                 first_s, _, _ = run_checker(spark, out_dir / "data", expect, writes, out_dir / "first")
-                # Plain, checker, plain, checker, plain: each side's median, so that one slow moment
+                # Plain and checker in turn, plain first and last: each side's median, so that one slow moment
                 # of a shared machine moves neither.
                 plain = [plain_read(spark, out_dir / "data")]
                 warm = []

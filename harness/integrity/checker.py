@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from harness import progress
-from harness.integrity.layout import one_task_each, partition_dirs
+from harness.integrity.layout import one_task_each, part_files, partition_dirs, size
 from harness.integrity.model import Anomaly, Expectation, Findings, TopicTotals, TruncationWindow
 from harness.integrity.record_pass import (
     PASS_SCHEMA,
@@ -125,16 +125,24 @@ def _rows(df: DataFrame, kind: Anomaly, detail: Column) -> DataFrame:
 @dataclass(frozen=True)
 class InPlace:
     """Records already in a Parquet layout of (offset, raw), partitioned by topic and partition
-    (`read.write_values`): `check` reads each directory in its own task."""
+    (`read.write_values`): `check` reads each part file in its own task, or each directory (`whole`)
+    where one partition's files hold offsets between each other's."""
 
     folder: Path
+    whole: bool = False
+
+    def tasks(self) -> list[tuple[str, int, str]]:
+        """(topic, partition, path) of each task, the largest first (`layout.one_task_each`)."""
+        dirs = sorted(partition_dirs(self.folder).items())
+        paths = [(t, p, d) for (t, p), d in dirs] if self.whole else [
+            (t, p, f) for (t, p), d in dirs for f in part_files(d)]
+        return [(t, p, str(path)) for t, p, path in sorted(paths, key=lambda row: -size(row[2]))]
 
 
 def judged(records: DataFrame | InPlace, plan: PassPlan, spark: SparkSession) -> DataFrame:
     """`record_pass` over every record: rows of PASS_SCHEMA (lazy)."""
     if isinstance(records, InPlace):
-        rows = [(topic, partition, str(d)) for (topic, partition), d in sorted(partition_dirs(records.folder).items())]
-        tasks = one_task_each(spark, rows, "topic string, partition int, path string")
+        tasks = one_task_each(spark, records.tasks(), "topic string, partition int, path string")
         return tasks.mapInArrow(lambda batches: record_pass_in_place(batches, plan), PASS_SCHEMA)
     values = records.select("topic", "partition", "offset", "raw")
     return values.mapInArrow(lambda batches: record_pass(batches, plan), PASS_SCHEMA)
@@ -156,24 +164,28 @@ class Merged:
 def merge(rows: list[Any], topics: Sequence[str], domain: int) -> Merged:
     import numpy as np
 
+    # Merged as packed bits, eight ids a byte, and unpacked once per topic: a task per part file
+    # makes tens of these bitmaps at ten million ids.
+    width = (domain + 7) // 8
     records = {t: 0 for t in topics}
-    seen = {t: np.zeros(domain, dtype=bool) for t in topics}
-    across = {t: np.zeros(domain, dtype=bool) for t in topics}
+    seen = {t: np.zeros(width, dtype=np.uint8) for t in topics}
+    across = {t: np.zeros(width, dtype=np.uint8) for t in topics}
     spans: dict[tuple[str, int], list[tuple[int, int]]] = {}
     for r in rows:
         topic = r["topic"]
         if r["kind"] == Summary.COUNT:
             records[topic] = records.get(topic, 0) + r["n"]
         elif r["kind"] == Summary.SEEN:
-            held = unbits(r["bits"], domain)
-            before = seen.setdefault(topic, np.zeros(domain, dtype=bool))
-            across[topic] = across.get(topic, np.zeros(domain, dtype=bool)) | (before & held)
+            held = np.frombuffer(r["bits"], dtype=np.uint8)
+            before = seen.setdefault(topic, np.zeros(width, dtype=np.uint8))
+            across.setdefault(topic, np.zeros(width, dtype=np.uint8))[:] |= before & held
             before |= held
         elif r["kind"] == Summary.SPAN:
             spans.setdefault((topic, r["partition"]), []).append((r["offset"], r["last_offset"]))
     split = {where for where, held in spans.items() if len(held) > 1}
     interleaved = any(a[1] >= b[0] for where in split for a, b in itertools.pairwise(sorted(spans[where])))
-    return Merged(records, seen, across, split, interleaved)
+    return Merged(records, {t: unbits(b.tobytes(), domain) for t, b in seen.items()},
+                  {t: unbits(b.tobytes(), domain) for t, b in across.items()}, split, interleaved)
 
 
 def id_mask(ranges: Sequence[IdRange], domain: int) -> Any:
@@ -323,11 +335,13 @@ def check(
             return passed, merge(passed.where(F.col("kind").isin(summary)).collect(), expect.topics, plan.domain)
 
         passed, merged = first_pass(records)
-        if merged.interleaved and not isinstance(records, InPlace):
-            # Offsets of one partition dealt to tasks in turn (not how Spark reads Kafka or Parquet):
-            # a key's records are then adjacent in no task, so each partition is gathered first.
+        if merged.interleaved:
+            # Offsets of one partition dealt to tasks in turn (not how Spark reads Kafka or Parquet,
+            # nor how `read.write_values` rolls files): a key's records are then adjacent in no
+            # task, so each partition is gathered first.
             passed.unpersist()
-            records = records.repartition("topic", "partition")
+            records = (InPlace(records.folder, whole=True) if isinstance(records, InPlace)
+                       else records.repartition("topic", "partition"))
             passed, merged = first_pass(records)
         timings["record_pass_s"] = round(time.monotonic() - t0, 3)
 

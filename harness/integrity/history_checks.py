@@ -42,7 +42,7 @@ from harness.integrity.history_partition import (
     judge_in_place,
     prove_writers,
 )
-from harness.integrity.layout import one_task_each, partition_dirs
+from harness.integrity.layout import one_task_each, partition_dirs, size
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -178,8 +178,9 @@ def in_place_cases(history: HistoryFrames, read_committed: bool = True) -> DataF
     spark = history.sends.sparkSession
     folder = Path(history.folder)
     sends, reads = partition_dirs(folder / "sends"), partition_dirs(folder / "reads")
+    largest_first = sorted(sends.keys() | reads.keys(), key=lambda k: (-size(sends.get(k)) - size(reads.get(k)), k))
     rows = [(topic, partition, *(str(d) if (d := side.get((topic, partition))) else None for side in (sends, reads)))
-            for topic, partition in sorted(sends.keys() | reads.keys())]
+            for topic, partition in largest_first]
     tasks = one_task_each(spark, rows, "topic string, partition int, sends string, reads string")
     proven = {r["writer"] for r in tasks.mapInArrow(prove_writers, "writer string").distinct().collect()}
 

@@ -118,10 +118,15 @@ def parse(raw: DataFrame) -> DataFrame:
     )
 
 
-def write_values(values: DataFrame, folder: Path) -> None:
-    """(topic, partition, offset, raw) rows, partitioned by topic and partition, sorted by offset."""
+def write_values(values: DataFrame, folder: Path, records_per_file: int | None = None) -> None:
+    """(topic, partition, offset, raw) rows, partitioned by topic and partition, sorted by offset:
+    each partition's records written by one task, in files of `records_per_file` (by default
+    `layout.RECORDS_PER_FILE`) rolled in offset order (c000, c001, ...)."""
+    from harness.integrity.layout import RECORDS_PER_FILE
+
     (values.repartition("topic", "partition").sortWithinPartitions("topic", "partition", "offset")
-     .write.mode("overwrite").partitionBy("topic", "partition").parquet(str(folder)))
+     .write.mode("overwrite").option("maxRecordsPerFile", records_per_file or RECORDS_PER_FILE)
+     .partitionBy("topic", "partition").parquet(str(folder)))
 
 
 def load_values(spark: SparkSession, folder: Path) -> DataFrame:

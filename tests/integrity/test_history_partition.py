@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
 
-from harness.integrity.history_partition import judge, value_codes
+from harness.integrity.history_partition import _positions, _written_plainly, judge, value_codes
 
 SENDS = pa.schema([("process", pa.string()), ("start_ns", pa.int64()), ("end_ns", pa.int64()), ("txn", pa.string()),
                    ("offset", pa.int64()), ("value", pa.string()), ("status", pa.string()),
@@ -80,3 +83,24 @@ def test_integer_values_are_judged_as_any_other_values() -> None:
     assert [(k, o, v.replace("v", "")) for k, o, v in cases(lambda i: f"v{i}")] == cases(str)
     assert found(judge(KEY, SENDS.empty_table(), reads((0, "7"), (1, "7")))) == {"duplicate": 1}
     assert found(judge(KEY, SENDS.empty_table(), reads((0, "7"), (1, "007")))) == {}
+
+
+
+@pytest.mark.parametrize(("values", "plain"), [
+    (["7", "-7", "10", "0", "1000000000000000000", "9223372036854775807", None], True),
+    (["007"], False), (["-0"], False), (["0x7"], False), (["0x174876E800"], False),  # Arrow's cast reads each
+    (["-9223372036854775808"], False),  # written plainly, but its magnitude is no int64
+])
+def test_only_integers_written_as_str_writes_them_are_their_own_codes(values: list[str | None], plain: bool) -> None:
+    """A value is its own code only if `str` of its integer gives it back: "0x174876E800" is
+    100000000000 and as long, yet another value. Either way each code names its value."""
+    column = pa.chunked_array([values], pa.string())
+    assert _written_plainly(column, pc.cast(column, pa.int64())) is plain
+    codes, _, value_of = value_codes(column)
+    assert [value_of(c) for c in codes.tolist()] == values
+
+
+@pytest.mark.parametrize("offsets", [[0, 1, 2, 5, 6], [-1, 0, 3], [7], [0, 1000], []])
+def test_positions_are_one_plus_the_index_among_the_log_offsets(offsets: list[int]) -> None:
+    log = np.asarray(offsets, dtype=np.int64)
+    assert _positions(log)(log).tolist() == list(range(1, len(offsets) + 1))

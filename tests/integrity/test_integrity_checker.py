@@ -20,16 +20,23 @@ if TYPE_CHECKING:
 
 
 # How the records reach the checker's tasks: as Spark's Kafka source deals them (a partition or
-# two to a task), from a Parquet layout read in place, one record per task (every partition split,
-# so each key's order is decided across tasks), and dealt in turn (offsets of one partition
+# two to a task), from a Parquet layout read in place (a file per partition; files of two records,
+# a task each; two files whose offsets interleave), one record per task (every partition split, so
+# each key's order is decided across tasks), and dealt in turn (offsets of one partition
 # interleaved between tasks).
-LAYOUTS = ("dataframe", "in_place", "record_per_task", "interleaved")
+LAYOUTS = ("dataframe", "in_place", "in_place_rolled", "in_place_interleaved", "record_per_task", "interleaved")
 
 
 def records_in(spark: SparkSession, log: Log, layout: str, folder: Path) -> DataFrame | InPlace:
+    from pyspark.sql import functions as F
+
     raw = spark.createDataFrame(log.rows, VALUES_SCHEMA)
-    if layout == "in_place":
-        write_values(raw, folder)
+    if layout in ("in_place", "in_place_rolled"):
+        write_values(raw, folder, records_per_file=2 if layout == "in_place_rolled" else None)
+        return InPlace(folder)
+    if layout == "in_place_interleaved":
+        write_values(raw.where(F.col("offset") % 2 == 0), folder)
+        raw.where(F.col("offset") % 2 == 1).write.mode("append").partitionBy("topic", "partition").parquet(str(folder))
         return InPlace(folder)
     if layout == "record_per_task":
         return spark.createDataFrame(spark.sparkContext.parallelize(log.rows, len(log.rows)), VALUES_SCHEMA)
