@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from harness import progress
-from harness.integrity.layout import one_task_each, part_files, partition_dirs, size
+from harness.integrity.layout import part_files, partition_dirs, size, spread
 from harness.integrity.model import Anomaly, Expectation, Findings, TopicTotals, TruncationWindow
 from harness.integrity.record_pass import (
     PASS_SCHEMA,
@@ -131,18 +131,20 @@ class InPlace:
     folder: Path
     whole: bool = False
 
-    def tasks(self) -> list[tuple[str, int, str]]:
-        """(topic, partition, path) of each task, the largest first (`layout.one_task_each`)."""
+    def pieces(self) -> list[tuple[str, int, Path]]:
+        """(topic, partition, path) of each piece a task judges alone: a part file, or a directory."""
         dirs = sorted(partition_dirs(self.folder).items())
-        paths = [(t, p, d) for (t, p), d in dirs] if self.whole else [
-            (t, p, f) for (t, p), d in dirs for f in part_files(d)]
-        return [(t, p, str(path)) for t, p, path in sorted(paths, key=lambda row: -size(row[2]))]
+        if self.whole:
+            return [(t, p, d) for (t, p), d in dirs]
+        return [(t, p, f) for (t, p), d in dirs for f in part_files(d)]
 
 
 def judged(records: DataFrame | InPlace, plan: PassPlan, spark: SparkSession) -> DataFrame:
     """`record_pass` over every record: rows of PASS_SCHEMA (lazy)."""
     if isinstance(records, InPlace):
-        tasks = one_task_each(spark, records.tasks(), "topic string, partition int, path string")
+        pieces = records.pieces()
+        tasks = spread(spark, [(t, p, str(path)) for t, p, path in pieces], [size(path) for _, _, path in pieces],
+                       "topic string, partition int, path string")
         return tasks.mapInArrow(lambda batches: record_pass_in_place(batches, plan), PASS_SCHEMA)
     values = records.select("topic", "partition", "offset", "raw")
     return values.mapInArrow(lambda batches: record_pass(batches, plan), PASS_SCHEMA)

@@ -42,7 +42,7 @@ from harness.integrity.history_partition import (
     judge_in_place,
     prove_writers,
 )
-from harness.integrity.layout import one_task_each, partition_dirs, size
+from harness.integrity.layout import partition_dirs, size, spread
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -169,19 +169,21 @@ def partition_cases(history: HistoryFrames, read_committed: bool = True) -> Data
 
 def in_place_cases(history: HistoryFrames, read_committed: bool = True) -> DataFrame:
     """`partition_cases` over a history already laid out by partition (`write_parquet`: one directory
-    per topic and partition): one Spark task per partition reads its two directories with Arrow and
-    judges them, so nothing is shuffled. Two passes: the writers that reads prove (the one notion
-    that crosses partitions: see `committed_sends`), gathered on the driver, then the judge."""
+    per topic and partition): each partition's two directories are read with Arrow and judged
+    together, the partitions dealt to a few Spark tasks (`layout.spread`), so nothing is shuffled.
+    Two passes: the writers that reads prove (the one notion that crosses partitions: see
+    `committed_sends`), gathered on the driver, then the judge."""
     from pyspark.sql import functions as F
 
     assert history.folder is not None
     spark = history.sends.sparkSession
     folder = Path(history.folder)
     sends, reads = partition_dirs(folder / "sends"), partition_dirs(folder / "reads")
-    largest_first = sorted(sends.keys() | reads.keys(), key=lambda k: (-size(sends.get(k)) - size(reads.get(k)), k))
+    keys = sorted(sends.keys() | reads.keys())
     rows = [(topic, partition, *(str(d) if (d := side.get((topic, partition))) else None for side in (sends, reads)))
-            for topic, partition in largest_first]
-    tasks = one_task_each(spark, rows, "topic string, partition int, sends string, reads string")
+            for topic, partition in keys]
+    tasks = spread(spark, rows, [size(sends.get(k)) + size(reads.get(k)) for k in keys],
+                   "topic string, partition int, sends string, reads string")
     proven = {r["writer"] for r in tasks.mapInArrow(prove_writers, "writer string").distinct().collect()}
 
     def judged(batches: Iterator[Any]) -> Iterator[Any]:

@@ -1,6 +1,6 @@
 """The Parquet layout the checks read in place: one directory per topic and partition
-(`topic=<name>/partition=<n>`, as Spark's partitionBy writes them), judged by tasks of one directory
-or one part file each."""
+(`topic=<name>/partition=<n>`, as Spark's partitionBy writes them), whose directories or part files
+the checks deal to a few Spark tasks."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from urllib.parse import unquote
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-# Records per part file where the layout is written (`read.write_values`): a task judges at most this
-# many, so a partition of ten million records is ten tasks that two cores share evenly, each with a
-# working set that stays in cache, instead of one task whose length sets the pass's.
+# Records per part file where the layout is written (`read.write_values`): the record checks judge
+# one file at a time, so a partition of ten million records is ten pieces that two cores share
+# evenly, with working sets of a bounded size, instead of one piece whose length sets the pass's.
 RECORDS_PER_FILE = 1_000_000
 
 
@@ -41,9 +41,19 @@ def size(path: Path | None) -> int:
     return path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in part_files(path))
 
 
-def one_task_each(spark: SparkSession, rows: list[tuple[object, ...]], schema: str) -> DataFrame:
-    """One Spark task per row (a directory or file to judge), in the order given. Spark hands the next
-    task to whichever core is free, so callers give the largest first: cores then finish together,
-    where a fixed share of rows per core leaves one idle while the other ends its last."""
-    tasks = spark.sparkContext.parallelize(rows, max(1, len(rows)))
-    return spark.createDataFrame(tasks, schema)
+def spread(spark: SparkSession, rows: list[tuple[object, ...]], sizes: list[int], schema: str) -> DataFrame:
+    """`rows` (each a directory or file to judge, of `sizes` bytes) dealt to twice as many Spark tasks
+    as there are cores: the largest first, each to the task with the least so far, and the tasks
+    ordered largest first, for Spark to hand the next to whichever core is free. The cores then
+    finish together, and a task's start (a tenth of a second of Spark's per task) is paid a few
+    times, not once per file."""
+    tasks = max(1, min(len(rows), 2 * spark.sparkContext.defaultParallelism))
+    dealt: list[list[tuple[object, ...]]] = [[] for _ in range(tasks)]
+    load = [0] * tasks
+    for weight, row in sorted(zip(sizes, rows, strict=True), key=lambda pair: -pair[0]):
+        least = load.index(min(load))
+        dealt[least].append(row)
+        load[least] += weight
+    largest_first = [dealt[i] for i in sorted(range(tasks), key=lambda i: -load[i])]
+    return spark.createDataFrame(spark.sparkContext.parallelize(largest_first, tasks).flatMap(lambda held: held),
+                                 schema)

@@ -2,9 +2,9 @@
 
 `checker.check` maps `record_pass` over the records as read (Spark's mapInArrow over (topic,
 partition, offset, raw); each task holds one or more partitions, or a part of one), or
-`record_pass_in_place` over the directories of a Parquet layout. A task parses the values with
-Arrow (as `read.parse` does in SQL), orders its rows by (topic, partition, offset) and returns rows
-of PASS_SCHEMA:
+`record_pass_in_place` over the part files (or directories) of a Parquet layout. A task parses
+the values with Arrow (as `read.parse` does in SQL), orders its rows by (topic, partition, offset)
+and returns rows of PASS_SCHEMA:
 - anomaly rows (`kind` an `Anomaly`) it can name alone: checksum_mismatch, aborted_visible,
   unexpected, and each order_violation between two valid records of one key in its rows;
 - a few summary rows (`kind` from `Summary`) that the driver merges across tasks: per topic the
@@ -170,9 +170,9 @@ def record_pass(batches: Iterator[pa.RecordBatch], plan: PassPlan) -> Iterator[p
 
 
 def record_pass_in_place(batches: Iterator[pa.RecordBatch], plan: PassPlan) -> Iterator[pa.RecordBatch]:
-    """mapInArrow over (topic, partition, path) rows, a directory each of a Parquet layout of
-    (offset, raw) partitioned by topic and partition (`checker.InPlace`): each read with Arrow and
-    judged alone, so no record crosses from the JVM."""
+    """mapInArrow over (topic, partition, path) rows, a part file or a directory each of a Parquet
+    layout of (offset, raw) partitioned by topic and partition (`checker.InPlace`): each read with
+    Arrow and judged alone, so no record crosses from the JVM."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
