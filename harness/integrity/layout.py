@@ -5,11 +5,13 @@ the checks deal to a few Spark tasks."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 from urllib.parse import unquote
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+Row: TypeAlias = tuple[object, ...]
 
 # Records per part file where the layout is written (`read.write_values`): the record checks judge
 # one file at a time, so a partition of ten million records is ten pieces that two cores share
@@ -41,19 +43,23 @@ def size(path: Path | None) -> int:
     return path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in part_files(path))
 
 
-def spread(spark: SparkSession, rows: list[tuple[object, ...]], sizes: list[int], schema: str) -> DataFrame:
-    """`rows` (each a directory or file to judge, of `sizes` bytes) dealt to twice as many Spark tasks
-    as there are cores: the largest first, each to the task with the least so far, and the tasks
-    ordered largest first, for Spark to hand the next to whichever core is free. The cores then
-    finish together, and a task's start (a tenth of a second of Spark's per task) is paid a few
-    times, not once per file."""
-    tasks = max(1, min(len(rows), 2 * spark.sparkContext.defaultParallelism))
-    dealt: list[list[tuple[object, ...]]] = [[] for _ in range(tasks)]
+def deal(rows: list[Row], sizes: list[int], tasks: int) -> list[list[Row]]:
+    """`rows` dealt to `tasks` lists: the largest first, each to the list with the least so far; the
+    lists ordered by what they hold, the most first (empty lists where rows are fewer)."""
+    dealt: list[list[Row]] = [[] for _ in range(tasks)]
     load = [0] * tasks
-    for weight, row in sorted(zip(sizes, rows, strict=True), key=lambda pair: -pair[0]):
+    for weight, i in sorted(((w, i) for i, w in enumerate(sizes)), key=lambda pair: (-pair[0], pair[1])):
         least = load.index(min(load))
-        dealt[least].append(row)
+        dealt[least].append(rows[i])
         load[least] += weight
-    largest_first = [dealt[i] for i in sorted(range(tasks), key=lambda i: -load[i])]
-    return spark.createDataFrame(spark.sparkContext.parallelize(largest_first, tasks).flatMap(lambda held: held),
-                                 schema)
+    return [dealt[i] for i in sorted(range(tasks), key=lambda i: -load[i])]
+
+
+def spread(spark: SparkSession, rows: list[Row], sizes: list[int], schema: str) -> DataFrame:
+    """`rows` (each a directory or file to judge, of `sizes` bytes) dealt (`deal`) to twice as many
+    Spark tasks as there are cores, the largest task first, for Spark to hand the next to whichever
+    core is free. The cores then finish together, and a task's start (a tenth of a second of
+    Spark's) is paid a few times a pass, not once per file."""
+    tasks = max(1, min(len(rows), 2 * spark.sparkContext.defaultParallelism))
+    return spark.createDataFrame(
+        spark.sparkContext.parallelize(deal(rows, sizes, tasks), tasks).flatMap(lambda held: held), schema)
