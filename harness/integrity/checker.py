@@ -180,7 +180,8 @@ def merge(rows: list[Any], topics: Sequence[str], domain: int) -> Merged:
         elif r["kind"] == Summary.SEEN:
             held = np.frombuffer(r["bits"], dtype=np.uint8)
             before = seen.setdefault(topic, np.zeros(width, dtype=np.uint8))
-            across.setdefault(topic, np.zeros(width, dtype=np.uint8))[:] |= before & held
+            twice = across.setdefault(topic, np.zeros(width, dtype=np.uint8))
+            twice |= before & held
             before |= held
         elif r["kind"] == Summary.SPAN:
             spans.setdefault((topic, r["partition"]), []).append((r["offset"], r["last_offset"]))

@@ -48,10 +48,10 @@ def deal(rows: list[Row], sizes: list[int], tasks: int) -> list[list[Row]]:
     lists ordered by what they hold, the most first (empty lists where rows are fewer)."""
     dealt: list[list[Row]] = [[] for _ in range(tasks)]
     load = [0] * tasks
-    for weight, i in sorted(((w, i) for i, w in enumerate(sizes)), key=lambda pair: (-pair[0], pair[1])):
+    for i in sorted(range(len(rows)), key=lambda i: -sizes[i]):
         least = load.index(min(load))
         dealt[least].append(rows[i])
-        load[least] += weight
+        load[least] += sizes[i]
     return [dealt[i] for i in sorted(range(tasks), key=lambda i: -load[i])]
 
 

@@ -198,12 +198,15 @@ def _by_topic(table: pa.Table) -> Iterator[tuple[str, pa.Table]]:
         yield topic, t.sort_by([("partition", "ascending"), ("offset", "ascending")])
 
 
-def _buffers(values: pa.Array) -> tuple[Any, pa.Buffer]:
-    """A string or binary array's value offsets (numpy, this slice's n + 1 of them) and data buffer."""
+def string_buffers(values: pa.Array) -> tuple[Any, pa.Buffer]:
+    """A string or binary array's value offsets (numpy, this slice's n + 1 of them) and data buffer
+    (empty where every value is null or empty, and Arrow keeps none)."""
     import numpy as np
+    import pyarrow as pa
 
     n = len(values)
-    return np.frombuffer(values.buffers()[1], dtype=np.int32)[values.offset:values.offset + n + 1], values.buffers()[2]
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int32)[values.offset:values.offset + n + 1]
+    return offsets, values.buffers()[2] or pa.py_buffer(b"")
 
 
 def split_fields(raw: pa.Array) -> dict[str, pa.Array]:
@@ -243,7 +246,7 @@ def fields_at_separators(raw: pa.Array) -> dict[str, pa.Array] | None:
     n, seps = len(raw), len(records.FIELDS) - 1
     if not n or raw.null_count or raw.type != pa.string():
         return None
-    offsets, data = _buffers(raw)
+    offsets, data = string_buffers(raw)
     lo, hi = int(offsets[0]), int(offsets[-1])
     at = np.flatnonzero(np.frombuffer(data, dtype=np.uint8)[lo:hi] == records.SEP_BYTES[0]).astype(np.int32) + lo
     if len(at) != seps * n:
@@ -330,7 +333,7 @@ def crc32_rows(values: pa.Array) -> Any:
     lengths = pc.fill_null(pc.binary_length(values), -1).to_numpy(zero_copy_only=False)
     width = int(lengths[0]) if n else 0
     if n and width > 0 and width % 2 == 0 and values.null_count == 0 and (lengths == width).all():
-        offsets, buffer = _buffers(values)
+        offsets, buffer = string_buffers(values)
         data = np.frombuffer(buffer, dtype=np.uint8)[offsets[0]:offsets[-1]]
         words = np.ascontiguousarray(data).view("<u2").reshape(n, width // 2)
         base, pairs = _crc_tables(width)
