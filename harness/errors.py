@@ -32,6 +32,18 @@ class SceneUnmet(KctsError):
     message is the evidence of what happened instead."""
 
 
+class PromiseUnkept(AssertionError):
+    """The target did not bring about, within the bound the harness gave it, an outcome a promise owes
+    (a commit the KIP says lands, an answer it must give): a FAIL of that promise, never the harness's
+    ERROR. The message is the last state seen; `promise` names it (an id of harness/promises.toml)
+    where the raiser knows it. Raised in a fixture's scene, the plugin ends every check that needed
+    the scene as this FAIL (harness.plugin.verdict_boundary)."""
+
+    def __init__(self, message: str, promise: str = "") -> None:
+        super().__init__(f"{message}\n  (promise: {promise})" if promise else message)
+        self.promise = promise
+
+
 class WorkerHung(KctsError):
     """One of the harness's own client processes (a generator, a processor) did not finish or stop
     within its deadline: the harness's trouble, an ERROR, never the target's FAIL (every client call

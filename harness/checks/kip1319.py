@@ -50,9 +50,12 @@ from harness.protocol.types import ZERO_UUID
 
 V6 = 6  # TxnOffsetCommit v6 is KIP-1319
 PRE_KIP_MAX = 5  # before KIP-1319 brokers top out at v5 (KIP-890's Transaction V2)
-# Answers a client retries on its own: a transaction still completing, a coordinator loading or moving.
+# Answers a client retries on its own: a transaction still completing, a coordinator loading or moving,
+# and (KIP-1319, "Proposed Changes > Producer-Side") "UNKNOWN_TOPIC_ID is treated as a retriable error
+# consistent with UNKNOWN_TOPIC_OR_PARTITION": a coordinator whose metadata cache lags a new topic.
 TRANSIENT = frozenset(error_code(n) for n in (
     "NONE", "CONCURRENT_TRANSACTIONS", "COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR",
+    "UNKNOWN_TOPIC_ID", "UNKNOWN_TOPIC_OR_PARTITION",
 ))
 
 Key = tuple[uuid.UUID | str | None, int]  # (TopicId, or Name below v6; partition)
@@ -92,6 +95,12 @@ def _name_key(t: Body) -> str:
 
 def _pk(key: Key) -> str:
     return f"{key[0]} partition {key[1]}"
+
+
+def dump_commit(commit: TxnCommit) -> str:
+    """The commit's judged (last) exchange, after the retriable answers it replaced, if any."""
+    before = [f"answer #{i}, retried as a client does:\n{dump_exchange(r)}" for i, r in enumerate(commit.retried)]
+    return "\n".join([*before, ("the answer judged:\n" if before else "") + dump_exchange(commit.exchange)])
 
 
 def dump_exchange(ex: Exchange) -> str:
@@ -184,7 +193,7 @@ def assert_keyed_by_topic_id(commit: TxnCommit) -> None:
     got_ids = sorted(str(t.get("TopicId")) for t in got)
     if got_ids != sent_ids:
         wrong.append(f"the response answers TopicIds {got_ids}, the request named {sent_ids}")
-    fail_if(wrong, "the v6 response is not keyed by the request's TopicId", dump_exchange(ex))
+    fail_if(wrong, "the v6 response is not keyed by the request's TopicId", dump_commit(commit))
 
 
 def assert_commit_accepted(commit: TxnCommit) -> None:
@@ -192,7 +201,7 @@ def assert_commit_accepted(commit: TxnCommit) -> None:
     ex = commit.exchange
     expected = {k: ("NONE", "the commit must succeed") for k in requested(ex)}
     fail_if(partition_problems(ex, expected), f"the commit of group {commit.group!r} was not accepted",
-            dump_exchange(ex))
+            dump_commit(commit))
 
 
 def expected_precedence(topics: Sequence[TopicFact], key: Key) -> tuple[str, str]:
@@ -217,7 +226,7 @@ def assert_error_precedence(commit: TxnCommit) -> None:
     expected = {k: expected_precedence(commit.topics, k) for k in requested(ex)}
     context = f"\n{commit.context}" if commit.context else ""
     fail_if(partition_problems(ex, expected), "partition errors break KIP-1319's error precedence",
-            dump_exchange(ex) + context)
+            dump_commit(commit) + context)
 
 
 def generation(ex: Exchange) -> int | None:
@@ -320,7 +329,7 @@ def assert_persisted_topic_id(persisted: PersistedCommit) -> None:
             wrong.append(f"OffsetCommitValue v{e.value_version} at __consumer_offsets offset {e.offset_record} "
                          f"has topicId {held}, expected {topic_id} (zero would be {ZERO_UUID})")
     fail_if(wrong, "the persisted offset commit does not carry the real topic ID",
-            f"{list(persisted.persisted)}\ncommit:\n{dump_exchange(persisted.commit.exchange)}")
+            f"{list(persisted.persisted)}\ncommit:\n{dump_commit(persisted.commit)}")
 
 
 def assert_persisted_zero_topic_id(persisted: PersistedCommit, release: str) -> None:
@@ -333,7 +342,7 @@ def assert_persisted_zero_topic_id(persisted: PersistedCommit, release: str) -> 
             wrong.append(f"OffsetCommitValue v{e.value_version} written by Kafka {release} has topicId "
                          f"{held}, expected {ZERO_UUID}")
     fail_if(wrong, f"Kafka {release} must persist the zero topic ID",
-            f"{list(persisted.persisted)}\ncommit:\n{dump_exchange(persisted.commit.exchange)}")
+            f"{list(persisted.persisted)}\ncommit:\n{dump_commit(persisted.commit)}")
 
 
 def assert_offsets_fetched_back(rec: TxnCommit | ClientRun) -> None:
@@ -350,7 +359,7 @@ def assert_offsets_fetched_back(rec: TxnCommit | ClientRun) -> None:
             wrong.append(f"{a.topic}-{a.partition}: committed offset {a.offset} epoch {a.leader_epoch}, "
                          f"OffsetFetch returned {got}")
     wrong += [f"{k[0]}-{k[1]}: OffsetFetch returned {f} for a partition not committed" for k, f in fetched.items()]
-    evidence = dump_exchange(rec.exchange) if isinstance(rec, TxnCommit) else _dump_all(rec.commits)
+    evidence = dump_commit(rec) if isinstance(rec, TxnCommit) else _dump_all(rec.commits)
     fail_if(wrong, f"the committed offsets of group {rec.group!r} do not read back", evidence)
 
 

@@ -17,6 +17,7 @@ is never sent again here.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from harness.errors import NotSupported, Unrecoverable
 from harness.protocol import errors
 from harness.protocol.client import Exchange, RawClient
 from harness.protocol.exceptions import ProtocolError, RequestTimeout
-from harness.waiting import wait_until
+from harness.waiting import Owed, wait_until
 
 Connect = Callable[..., RawClient]  # a RawConnector: `connect(broker_id=None, **options)`
 GROUP_KEY, TRANSACTION_KEY = 0, 1  # FindCoordinator KeyType
@@ -37,6 +38,15 @@ COORDINATOR_TRANSIENT = frozenset(
 )
 # ... and, for transactional requests, a previous transaction of the same id still completing.
 TRANSACTION_TRANSIENT = COORDINATOR_TRANSIENT | {errors.CONCURRENT_TRANSACTIONS}
+# KIP-1319, "Proposed Changes > Producer-Side": "UNKNOWN_TOPIC_ID is treated as a retriable error
+# consistent with UNKNOWN_TOPIC_OR_PARTITION". A coordinator resolves topic IDs "via the metadata
+# cache", which may lag a topic made a moment ago: a partition of a topic that exists is sent again,
+# as the Java producer does, within `TOPIC_RETRY_S`.
+TOPIC_RETRIABLE = frozenset({errors.UNKNOWN_TOPIC_ID, errors.UNKNOWN_TOPIC_OR_PARTITION})
+# The Java producer's default request.timeout.ms: the bound within which a retriable partition error
+# must clear before the answer is judged as it stands.
+TOPIC_RETRY_S = 30.0
+RETRY_BACKOFF_S = 0.1  # the Java producer's default retry.backoff.ms between those retries
 # The coordinator is elsewhere now (its broker was fenced, its partition's leader moved): asking the
 # same broker again never helps, a client finds the coordinator again (as Kafka's producer does).
 COORDINATOR_MOVED = frozenset({errors.NOT_COORDINATOR, errors.COORDINATOR_NOT_AVAILABLE})
@@ -66,7 +76,7 @@ def require_transactions(client: RawClient) -> None:
 
 def settle(
     call: Callable[[], Answer], transient: Collection[int], what: str, timeout: float = 30.0, *,
-    resend_on: ResendOn | None = None,
+    resend_on: ResendOn | None = None, owed: Owed = Owed.PREMISE,
 ) -> Answer:
     """Repeat `call` while any ErrorCode it answers is in `transient`; return its first other answer.
 
@@ -81,6 +91,10 @@ def settle(
     later attempt would fail on the closed connection), a timeout is `Unrecoverable` at once. A
     request whose answer a check judges is never opted in: a write that timed out may have landed,
     and sent again it may be answered otherwise.
+
+    A transient answer that never clears is the target's conduct, not the harness's: by default the
+    target's refusal of the scene's premise; `owed=Owed.PROMISE` where the settled answer is what a
+    promise owes (a commit read back), so that it FAILs with the last answer.
     """
     last: list[Answer] = []
     timed_out: list[RequestTimeout] = []  # a timeout after the last answer, if any
@@ -107,7 +121,7 @@ def settle(
         answer = last[0]
         return f"{what}: last answer\n{answer.dump() if isinstance(answer, Exchange) else answer}{then}"
 
-    return wait_until(attempt, timeout, describe, interval=0.2)
+    return wait_until(attempt, timeout, describe, interval=0.2, owed=owed)
 
 
 def error_codes(body: Any) -> list[int]:
@@ -148,8 +162,9 @@ def generation_field(client: RawClient, api: str) -> str:
     return "GenerationIdOrMemberEpoch" if "GenerationIdOrMemberEpoch" in fields else "GenerationId"
 
 
-def _exchange(call: Callable[[], Exchange], transient: Collection[int], what: str) -> Exchange:
-    ex = settle(call, transient, what)
+def _exchange(call: Callable[[], Exchange], transient: Collection[int], what: str,
+              owed: Owed = Owed.PREMISE) -> Exchange:
+    ex = settle(call, transient, what, owed=owed)
     assert isinstance(ex, Exchange)
     return ex
 
@@ -308,6 +323,31 @@ def txn_offset_commit(
     )
 
 
+def txn_offset_commit_settled(
+    group_coordinator: RawClient,
+    version: int,
+    txn: Transaction,
+    group: str,
+    topics: list[dict[str, Any]],
+    retriable: Callable[[Any, int, int], bool],
+    generation_or_epoch: int = -1,
+    member_id: str = "",
+) -> tuple[Exchange, tuple[Exchange, ...]]:
+    """`txn_offset_commit`, sent again in the same transaction while any partition's answer is one a
+    client retries (`retriable(topic key, partition, code)`; see `TOPIC_RETRIABLE`), for at most
+    `TOPIC_RETRY_S`: (the last answer, the earlier ones it replaced). The check judges the last; an
+    error that persisted past the bound stays in it, and the replaced answers are its evidence."""
+    deadline = time.monotonic() + TOPIC_RETRY_S
+    replaced: list[Exchange] = []
+    while True:
+        ex = txn_offset_commit(group_coordinator, version, txn, group, topics, generation_or_epoch, member_id)
+        pending = [k for k, code in partition_errors(ex).items() if retriable(k[0], k[1], code)]
+        if not pending or time.monotonic() >= deadline:
+            return ex, tuple(replaced)
+        replaced.append(ex)
+        time.sleep(RETRY_BACKOFF_S)  # a client's backoff between retries, not a wait for a state
+
+
 def partition_errors(ex: Exchange) -> dict[tuple[Any, int], int]:
     """{(topic key, partition): error code} of a TxnOffsetCommit response (key: TopicId or Name)."""
     out: dict[tuple[Any, int], int] = {}
@@ -319,7 +359,8 @@ def partition_errors(ex: Exchange) -> dict[tuple[Any, int], int]:
 
 
 def offset_fetch(
-    client: RawClient, version: int, group: str, topic: str, topic_id: uuid.UUID, partitions: list[int]
+    client: RawClient, version: int, group: str, topic: str, topic_id: uuid.UUID, partitions: list[int],
+    owed: Owed = Owed.PREMISE,
 ) -> Exchange:
     """One OffsetFetch (v5+) of a group's offsets for partitions of one topic, by TopicId from v10.
 
@@ -335,16 +376,19 @@ def offset_fetch(
         body["RequireStable"] = True
     return _exchange(
         lambda: client.exchange("OffsetFetch", version, body), COORDINATOR_TRANSIENT | {errors.UNSTABLE_OFFSET_COMMIT},
-        f"OffsetFetch v{version} {group}",
+        f"OffsetFetch v{version} {group}", owed,
     )
 
 
 def committed_offsets(
     group_coordinator: RawClient, group: str, topic: str, topic_id: uuid.UUID, partitions: list[int]
 ) -> dict[int, dict[str, Any]]:
-    """OffsetFetch (stable, highest version) of a group's offsets for one topic: {partition: entry}."""
+    """OffsetFetch (stable, highest version) of a group's offsets for one topic: {partition: entry}.
+
+    What a commit left is what its promise owes: offsets that stay unstable (a transaction on them
+    the target never completes) FAIL that promise with the last answer."""
     ex = offset_fetch(group_coordinator, group_coordinator.max_version("OffsetFetch"), group, topic, topic_id,
-                      partitions)
+                      partitions, Owed.PROMISE)
     groups = ex.response.get("Groups")
     g = groups[0] if groups is not None else ex.response
     if g["ErrorCode"] == errors.GROUP_ID_NOT_FOUND:

@@ -79,7 +79,8 @@ class TopicFact:
 class TxnCommit:
     """One TxnOffsetCommit in a transaction, the topics it names, and what was read back.
 
-    `asked`: the offsets the commit carries, one per partition. `fetched`: OffsetFetch after the
+    `asked`: the offsets the commit carries, one per partition. `retried`: the answers it replaced.
+    `fetched`: OffsetFetch after the
     transaction ended (empty when not read back). `context`: what else explains the answer (the ACLs
     of an authorization check)."""
 
@@ -90,6 +91,9 @@ class TxnCommit:
     asked: tuple[OffsetCommit, ...] = ()
     fetched: tuple[FetchedOffset, ...] = ()
     context: str = ""
+    # Earlier answers to the same commit with a partition error a client retries (KIP-1319's
+    # UNKNOWN_TOPIC_ID for a topic that exists), each replaced by sending it again: `exchange` is the last.
+    retried: tuple[Exchange, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from harness.protocol.codec import decode, decode_response, encode, encode_reque
 from harness.protocol.dump import dump
 from harness.protocol.errors import describe
 from harness.protocol.exceptions import (
+    AdvertisedVersionNotServed,
     ApiNotOffered,
     AuthenticationFailed,
     ConnectionFailed,
@@ -551,7 +552,9 @@ class RawClient:
         except ConnectionFailed as exc:
             offered = self.broker_versions.get(a.key)
             if offered is not None and offered[0] <= version <= offered[1]:
-                raise ConnectionFailed(f"{exc}; it advertised {a.name} v{offered[0]}-{offered[1]}") from None
+                raise AdvertisedVersionNotServed(
+                    f"{exc}; it advertised {a.name} v{offered[0]}-{offered[1]} in ApiVersions, which promises "
+                    f"every advertised version is served", a.name, version, (offered[0], offered[1])) from None
             raise
         except TimeoutError:
             self.close()

@@ -41,6 +41,21 @@ class ConnectionFailed(ProtocolError):
     """The TCP connection could not be made or was closed by the broker."""
 
 
+class AdvertisedVersionNotServed(ConnectionFailed):
+    """The broker closed the connection on a request at a version its ApiVersions answer advertised:
+    a broken promise of ApiVersions (KIP-35, "an advertised version is served"), not the harness's
+    trouble. A check whose subject it was FAILs; a scene it was only a premise of is refused
+    (harness.plugin.verdict_boundary)."""
+
+    PROMISE = "protocol.api-versions.advertised-served"
+
+    def __init__(self, message: str, api: str, version: int, offered: tuple[int, int]) -> None:
+        super().__init__(message)
+        self.api = api
+        self.version = version
+        self.offered = offered
+
+
 class Unreachable(ConnectionFailed):
     """Nothing accepted the TCP connection: no answer at all, as opposed to a wrong one."""
 

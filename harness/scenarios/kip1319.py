@@ -148,12 +148,29 @@ def _commit(
     EndTxn(commit or abort), then OffsetFetch of what it carried if `read_back`."""
     txn = tx.begin(raw, unique("txn"), reconnect=True)  # its steps are setup: sent again after a timeout
     coordinator = group_coordinator(raw, group)
-    ex = tx.txn_offset_commit(coordinator, version, txn, group, topics)
+    ex, retried = tx.txn_offset_commit_settled(coordinator, version, txn, group, topics, retriable(facts))
     txn.end(commit=commit)
     asked = _asked(topics, facts)
     fetched = fetch_committed(raw, group, asked) if read_back else ()
     return TxnCommit(group, tuple(facts), exchange_record(ex, coordinator, COORDINATOR), commit, asked, fetched,
-                     context)
+                     context, tuple(exchange_record(r, coordinator, COORDINATOR) for r in retried))
+
+
+def retriable(facts: list[TopicFact]) -> Callable[[object, int, int], bool]:
+    """Which partition answers a client sends again (KIP-1319, "Producer-Side": UNKNOWN_TOPIC_ID is
+    retriable, as UNKNOWN_TOPIC_OR_PARTITION): UNKNOWN_TOPIC_ID for a topic that exists (the
+    coordinator's metadata cache has not caught up with it), and UNKNOWN_TOPIC_OR_PARTITION for a
+    partition that exists. The answers KIP-1319's rules give (an unknown TopicId, a partition past
+    the topic's count) are final, and judged as they are."""
+    by_key: dict[object, TopicFact] = {f.topic_id: f for f in facts} | {f.name: f for f in facts if f.name}
+
+    def again(key: object, partition: int, code: int) -> bool:
+        fact = by_key.get(key)
+        if fact is None or not fact.exists or code not in tx.TOPIC_RETRIABLE:
+            return False
+        return code == errors.UNKNOWN_TOPIC_ID or (fact.authorized and partition < fact.partitions)
+
+    return again
 
 
 def commit_by_topic_id(cluster: Cluster, topic: str, unique: Unique) -> TxnCommit:
@@ -235,10 +252,12 @@ def _commit_at(
     txn = tx.begin(raw, unique("txn"), reconnect=True)  # its steps are setup: sent again after a timeout
     if version < 5:
         txn.add_group(group)
-    answer = exchange_record(tx.txn_offset_commit(
+    # The topic and its partition 0 exist: a topic error is a lagging metadata cache, sent again.
+    ex, _ = tx.txn_offset_commit_settled(
         coordinator, version, txn, group, [{**key, "Partitions": [tx.partition(0, 10)]}],
-        generation_or_epoch=epoch, member_id=member,
-    ), coordinator, COORDINATOR)
+        lambda _topic, _partition, code: code in tx.TOPIC_RETRIABLE, generation_or_epoch=epoch, member_id=member,
+    )
+    answer = exchange_record(ex, coordinator, COORDINATOR)
     txn.end(commit=False, version=min(4, txn.coordinator.max_version("EndTxn")) if version < 5 else None)
     return answer
 

@@ -480,12 +480,11 @@ def _txn_commit(
     key = {"TopicId": tid} if version >= 6 else {"Name": topic}
     part = {"PartitionIndex": 0, "CommittedOffset": offset, "CommittedLeaderEpoch": epoch,
             "CommittedMetadata": metadata}
-    body = {**txn.producer, "GroupId": group, tx.generation_field(gcoord, "TxnOffsetCommit"): -1, "MemberId": "",
-            "GroupInstanceId": None, "Topics": [{**key, "Partitions": [part]}]}
-    code = tx.settle(
-        lambda: {"ErrorCode": gcoord.send("TxnOffsetCommit", version, body)["Topics"][0]["Partitions"][0]["ErrorCode"]},
-        tx.TRANSACTION_TRANSIENT, f"TxnOffsetCommit v{version}",
-    )["ErrorCode"]
+    # The topic and its partition exist: a coordinator whose metadata cache has not caught up may
+    # answer UNKNOWN_TOPIC_ID (KIP-1319) or UNKNOWN_TOPIC_OR_PARTITION, which a client sends again.
+    ex, _ = tx.txn_offset_commit_settled(gcoord, version, txn, group, [{**key, "Partitions": [part]}],
+                                         lambda _topic, _partition, code: code in tx.TOPIC_RETRIABLE)
+    code = ex.response["Topics"][0]["Partitions"][0]["ErrorCode"]
     txn.end(code == 0, min(4, txn.coordinator.max_version("EndTxn")) if legacy else None)
     return code
 

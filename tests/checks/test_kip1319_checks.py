@@ -396,7 +396,8 @@ ALTERATIONS: list[Alteration] = [
     alteration("last-commit-refused", P + "client.sends-v6", "kip1319-java-v6-copy", "commits[-1]." + ERR,
                code("NOT_COORDINATOR"), assert_only_transient_retries, "the last answer is ['NOT_COORDINATOR(16)']"),
     alteration("non-transient-answer-on-the-way", P + "client.sends-v6", "kip1319-java-v6-copy", "commits[0]." + ERR,
-               code("UNKNOWN_TOPIC_ID"), assert_only_transient_retries, "#0 answered ['UNKNOWN_TOPIC_ID(100)']"),
+               code("INVALID_COMMIT_OFFSET_SIZE"), assert_only_transient_retries,
+               "#0 answered ['INVALID_COMMIT_OFFSET_SIZE(28)']"),
     alteration("retry-that-changes-the-request", P + "client.retries-unknown-topic-id",
                "kip1319-java-retry-unknown-topic-id", "commits[-1].request.Topics[0].Partitions[0].CommittedOffset", 6,
                assert_retried_unchanged, "#2 differs from the first request"),
@@ -607,3 +608,25 @@ def test_a_wait_past_max_block_ms_or_without_fallback_fails(a: Alteration) -> No
     with pytest.raises(a.raises) as caught:
         a.check(altered(a, ClientRun))
     assert a.shows in str(caught.value), f"{a.id}: the failure does not show {a.shows!r}: {caught.value}"
+
+
+def test_a_client_answered_unknown_topic_id_on_the_way_passes() -> None:
+    """KIP-1319, "Producer-Side": UNKNOWN_TOPIC_ID is retriable, so a client whose first commit was
+    answered with it and whose retry was accepted kept the promise (a lagging coordinator is legal)."""
+    data = apply(raw("kip1319-java-v6-copy"), "commits[0]." + ERR, code("UNKNOWN_TOPIC_ID"))
+    assert_only_transient_retries(typed(ClientRun, data))
+
+
+def test_which_raw_commit_answers_are_sent_again() -> None:
+    """The raw scenes retry what a client retries and judge what KIP-1319's rules give as final."""
+    from harness.scenarios.kip1319 import retriable
+
+    known, denied, gone = uuid.UUID(int=0xA), uuid.UUID(int=0xD), uuid.UUID(int=0xF)
+    again = retriable([TopicFact("a", known, 2), TopicFact("d", denied, 2, authorized=False),
+                       TopicFact(None, gone, 0, exists=False)])
+    uti, utp = code("UNKNOWN_TOPIC_ID"), code("UNKNOWN_TOPIC_OR_PARTITION")
+    assert again(known, 0, uti) and again(known, 5, uti) and again(denied, 0, uti), "a topic that exists: a lag"
+    assert again(known, 1, utp), "a partition that exists: a lag"
+    assert not again(known, 2, utp), "a partition past the count: the third rule's final answer"
+    assert not again(gone, 0, uti), "a TopicId that does not exist: the first rule's final answer"
+    assert not again(known, 0, code("TOPIC_AUTHORIZATION_FAILED")) and not again(known, 0, 0)

@@ -117,6 +117,49 @@ def test_passes():
 
 def test_skipped():
     pytest.skip("NOT_SUPPORTED: Metadata v13 is not supported by this target (max 12)")
+
+
+@pytest.fixture(scope="module")
+def commit_never_lands():
+    from harness.waiting import Owed, wait_until
+    wait_until(lambda: False, 0.05, lambda: "OffsetFetch: offset -1", interval=0.01, owed=Owed.PROMISE,
+               promise="kip1319.client.unknown-topic-id-retried")
+
+
+def test_promise_unkept_in_the_scene(commit_never_lands):
+    pass
+
+
+def test_promise_unkept_in_the_same_scene_again(commit_never_lands):
+    pass
+
+
+def test_premise_wait_timed_out():
+    from harness.waiting import Owed, wait_until
+    wait_until(lambda: False, 0.05, lambda: "leader -1", interval=0.01, owed=Owed.PREMISE)
+
+
+def _closed():
+    from harness.errors import Unrecoverable
+    from harness.protocol.exceptions import AdvertisedVersionNotServed
+    try:
+        raise AdvertisedVersionNotServed("broker closed the connection while answering Metadata v0; it advertised "
+                                         "Metadata v0-13", "Metadata", 0, (0, 13))
+    except AdvertisedVersionNotServed as exc:
+        raise Unrecoverable(f"Metadata v0: {exc}") from exc
+
+
+@pytest.fixture
+def scene_on_a_closed_version():
+    _closed()
+
+
+def test_advertised_version_closed_in_the_body():
+    _closed()
+
+
+def test_advertised_version_closed_in_the_scene(scene_on_a_closed_version):
+    pass
 '''
 
 EXPECTED = {
@@ -133,6 +176,11 @@ EXPECTED = {
     "test_teardown_error": ("error", "error"),
     "test_passes": ("passed", "pass"),
     "test_skipped": ("skipped", "not-supported"),
+    "test_promise_unkept_in_the_scene": ("failed", "fail"),
+    "test_promise_unkept_in_the_same_scene_again": ("failed", "fail"),
+    "test_premise_wait_timed_out": ("skipped", "target-refused"),
+    "test_advertised_version_closed_in_the_body": ("failed", "fail"),
+    "test_advertised_version_closed_in_the_scene": ("skipped", "target-refused"),
 }
 
 
@@ -142,15 +190,21 @@ def test_plugin_tells_errors_from_failures_and_sums_them_up_in_results_json(pyte
     pytester.makepyfile(test_kinds=CHECKS)
     reports = pytester.path / "reports"
     result = pytester.runpytest_subprocess("--reports-dir", str(reports), "--run-id", "r", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2, failed=8, errors=2, skipped=2)
+    result.assert_outcomes(passed=2, failed=11, errors=2, skipped=4)
     run = json.loads((reports / "r" / "results.json").read_text())
     got = {c["nodeid"].rsplit("::", 1)[1]: (c["outcome"], c["cell"]) for c in run["checks"]}
     assert got == EXPECTED
     assert run["summary"] == {
-        "total": 13, "judged": 5, "judged_fraction": round(5 / 13, 4),
-        "counts": {"pass": 1, "fail": 3, "error": 7, "not-supported": 1, "target-refused": 1, "client-gap": 0,
+        "total": 18, "judged": 8, "judged_fraction": round(8 / 18, 4),
+        "counts": {"pass": 1, "fail": 6, "error": 7, "not-supported": 1, "target-refused": 3, "client-gap": 0,
                    "skipped": 0},
     }
+    # A promise the scene's target never kept fails each check that needed the scene, naming it.
+    unkept = (reports / "r" / next(c["evidence"] for c in run["checks"]
+                                   if c["nodeid"].endswith("::test_promise_unkept_in_the_scene"))).read_text()
+    assert "OffsetFetch: offset -1" in unkept and "kip1319.client.unknown-topic-id-retried" in unkept, unkept
+    closed = next(c for c in run["checks"] if c["nodeid"].endswith("::test_advertised_version_closed_in_the_scene"))
+    assert "protocol.api-versions.advertised-served" in closed["reason"], closed
     for check in run["checks"]:
         if check["cell"] != "pass":
             assert check["evidence"].endswith(".txt") and check["wire_evidence"].endswith(".wire.json"), check

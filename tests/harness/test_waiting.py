@@ -30,3 +30,37 @@ def test_unrecoverable_error_ends_the_wait_at_once() -> None:
     with pytest.raises(NodeExited):
         wait_until(exited, 30, lambda: "n/a")
     assert time.monotonic() - t0 < 1
+
+
+def test_a_wait_on_the_targets_premise_ends_as_its_refusal() -> None:
+    from harness.errors import TargetRefused
+    from harness.waiting import Owed
+
+    with pytest.raises(TargetRefused, match=r"did not get there within 0.1s; last state: leader -1"):
+        wait_until(lambda: False, 0.1, lambda: "leader -1", interval=0.02, owed=Owed.PREMISE)
+
+
+def test_a_wait_on_what_a_promise_owes_ends_as_its_fail() -> None:
+    from harness.errors import PromiseUnkept
+    from harness.verdicts import is_verdict
+    from harness.waiting import Owed
+
+    with pytest.raises(PromiseUnkept, match=r"(?s)last state: OffsetFetch: -1.*promise: kip1319.client.retries") as raised:
+        wait_until(lambda: False, 0.1, lambda: "OffsetFetch: -1", interval=0.02, owed=Owed.PROMISE,
+                   promise="kip1319.client.retries")
+    assert is_verdict(raised.type), "a promise's wait that timed out is a FAIL, not an ERROR"
+    assert not is_verdict(WaitTimeout), "the harness's own wait that timed out stays an ERROR"
+
+
+def test_a_broken_promise_inside_a_wait_ends_it_at_once() -> None:
+    import time
+
+    from harness.errors import PromiseUnkept
+
+    def inner() -> bool:
+        raise PromiseUnkept("never committed")
+
+    t0 = time.monotonic()
+    with pytest.raises(PromiseUnkept):
+        wait_until(inner, 30, lambda: "n/a")
+    assert time.monotonic() - t0 < 1
