@@ -5,7 +5,9 @@ replication. Our main (harness/kfake/main.go) takes commands on its stdin, one J
 answered on its stdout: that is how this backend moves leaders and fakes node faults.
 - stop/kill: kfake's RemoveNode; its listener and every connection to it close, and kfake gives
   each partition a random running leader with a higher epoch (one log per partition: nothing is
-  lost, so stop and kill are the same).
+  lost, so stop and kill are the same). kcts-kfake answers "remove" only once all of that is done,
+  a connection accepted in the instant of the stop included, so when stop_node returns the node
+  answers nothing, on any connection.
 - start: AddNode with the same id on the same port; kfake again gives every partition a random
   leader with a higher epoch.
 - pause: every request that node receives is held (other nodes answer) until resume, which
@@ -156,7 +158,8 @@ class KfakeCluster(Cluster):
     def stop_node(self, broker_id: int) -> None:
         with self._nodes_lock:
             if self.node_state(broker_id) is not NodeState.STOPPED:
-                self._command("remove", node=broker_id)  # done on kfake's loop: gone when it answers
+                # answered once its listener and every connection to it are closed (main.go's remove)
+                self._command("remove", node=broker_id)
                 self._states[broker_id] = NodeState.STOPPED
 
     def kill_node(self, broker_id: int) -> None:

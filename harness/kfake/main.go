@@ -12,7 +12,9 @@
 //	{"id":4,"op":"pause","node":0,"fence_ms":3000}          a SIGSTOP'd broker (fenced after 3 s)
 //	{"id":5,"op":"resume","node":0}                         and SIGCONT
 //
-// A failed command answers {"id":N,"error":"..."}. Commands run one at a time, in order.
+// A failed command answers {"id":N,"error":"..."}. Commands run one at a time, in order. "remove"
+// answers once the node's listener and every connection to it are closed: from then on it answers
+// nothing, on any connection (see trackedListener).
 //
 // With -sasl-users (SASL/PLAIN, ACLs enforced, -superuser bypassing them), "probes" names one
 // credential-free address per node for the harness's own state queries (see probeProxy).
@@ -46,10 +48,17 @@ import (
 // trackedListener remembers every connection it accepted. kfake's RemoveNode closes a broker's
 // listener but keeps serving the connections already open to it; a stopped broker's clients see
 // their connections drop, so "remove" closes them here.
+//
+// A connection the kernel completed before the listener closed is either still in its accept queue
+// (reset by the listener's close) or already taken by Accept. Accept registers it under mu, and
+// closeConns marks the listener closed under mu: one taken from the kernel just before the close
+// but registered after closeConns looked is closed by Accept, never handed to kfake to serve.
+// (Without the mark, a client that connected just before a stop still got answers after it.)
 type trackedListener struct {
 	net.Listener
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool // closeConns ran: nothing accepted from now on is served
 }
 
 func (l *trackedListener) Accept() (net.Conn, error) {
@@ -58,14 +67,21 @@ func (l *trackedListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		_ = conn.Close()
+		return nil, net.ErrClosed // kfake's accept loop ends, as on the closed listener
+	}
 	l.conns[conn] = struct{}{}
-	l.mu.Unlock()
 	return &trackedConn{Conn: conn, l: l}, nil
 }
 
+// closeConns closes every connection accepted so far and any Accept still hands back; on return
+// (each Close returns once its socket is closed) no connection to this listener is served.
 func (l *trackedListener) closeConns() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.closed = true
 	for conn := range l.conns {
 		_ = conn.Close()
 	}

@@ -8,11 +8,14 @@ import json
 import os
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 from harness.clients.drivers.producer import HISTORY_ENV
 from harness.histories.history import OpType, Outcome, read_file
+from harness.waiting import wait_until
+
+ACKED = 100  # sends the mock cluster acknowledges before the driver is told to exit
 
 
 def test_the_producer_driver_appends_every_send_to_its_history(tmp_path: Path) -> None:
@@ -22,14 +25,31 @@ def test_the_producer_driver_appends_every_send_to_its_history(tmp_path: Path) -
         [sys.executable, "-m", "harness.clients.drivers.producer", "kcts-test", "127.0.0.1:1", "t", "w"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True,
     )
+    assert proc.stdin is not None and proc.stdout is not None
+    lines: list[str] = []
+
+    def read() -> None:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+
+    reader = threading.Thread(target=read, name="producer-stdout", daemon=True)
+    reader.start()
     try:
-        time.sleep(2.0)  # a few hundred sends at about 200 a second
-        out, _ = proc.communicate("exit\n", timeout=60)
+        # Told to exit once the mock cluster has acknowledged some sends (or the driver ended): an
+        # `exit` that came before its first send, as a fixed wait could on a loaded machine, leaves
+        # nothing to compare.
+        wait_until(lambda: sum('"producer_send_success"' in line for line in lines[:]) >= ACKED
+                   or proc.poll() is not None, 60,
+                   lambda: f"{ACKED} sends acknowledged; exit {proc.poll()}, stdout so far: {lines[-5:]}")
+        proc.stdin.write("exit\n")
+        proc.stdin.close()
+        proc.wait(60)
+        reader.join(10)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    events = [json.loads(line) for line in lines if line.startswith("{")]
     names = [e["event"] for e in events]
     assert names[0] == "ready" and names[-1] == "stopped", names
     acked = {e["value"]: e["offset"] for e in events if e["event"] == "producer_send_success"}
