@@ -1,5 +1,6 @@
 """results.json: every check's verdict, the run's environment and the target's fingerprint; and the
-same environment as Allure's environment.properties."""
+same environment as Allure's environment.properties. At the end of the terminal's summary, the run's
+FAILs as defects (harness.reports.defects), where pytest counts only FAILs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from harness.plugin.evidence import evidence
 from harness.plugin.run_folder import RUN_DIR_KEY, run_dir, writes_reports
 from harness.plugin.target import target_spec
+from harness.reports.defects import count_line, fails_text
 from harness.reports.results import RunResults
 
 RESULTS_KEY = pytest.StashKey[RunResults]()
@@ -73,3 +75,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         Path(allure_dir).mkdir(parents=True, exist_ok=True)
         lines = "".join(f"{k}={v}\n" for k, v in sorted(env.items()))
         (Path(allure_dir) / "environment.properties").write_text(lines)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """"kcts: 2 defects (3 FAILs)" and a line per defect, with the documents its promises come from."""
+    if RESULTS_KEY not in config.stash:
+        return
+    found = config.stash[RESULTS_KEY].group_defects()
+    if not found:
+        return
+    terminalreporter.write_sep("-", f"kcts: {count_line(found)}")
+    for number, d in enumerate(found, 1):
+        cites = f" ({d.cites()})" if d.documents else ""
+        terminalreporter.write_line(f"D{number} {d.title}{cites}: {fails_text(len(d.checks))}")

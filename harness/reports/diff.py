@@ -7,6 +7,11 @@ wire), the checks that are new and those that were removed, and what changed in 
 fingerprint. A check renamed since OLD (harness/reports/renamed.py) is paired with its new id. The
 exit code is 1 when a check that passed in OLD fails (FAIL or ERROR) in NEW, so a gate can stop on a
 regression; 0 otherwise; 2 on input it cannot read.
+
+Besides checks it compares defects (FAILs of one cause, harness.reports.defects) by their keys: the
+defects NEW has and OLD had not, and those OLD had and NEW has not. Both sides' recorded defects are
+compared where both files have them (schema 4); against a file from before, both sides are grouped
+again from what every results.json holds (each FAIL's reason), so that like is compared with like.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from typing import Any
 
 from harness.errors import KctsError
 from harness.protocol.errors import describe
+from harness.reports import defects
+from harness.reports.defects import Defect
 from harness.reports.fingerprint import short
 from harness.reports.renamed import current_id
 
@@ -62,6 +69,20 @@ class RunDiff:
     fingerprint: list[str] = field(default_factory=list)
     same: int = 0
     renamed: list[str] = field(default_factory=list)  # "old id -> new id" of the checks paired across a rename
+    defects_before: list[Defect] = field(default_factory=list)
+    defects_after: list[Defect] = field(default_factory=list)
+
+    @property
+    def new_defects(self) -> list[Defect]:
+        """Defects NEW has and OLD had not, by key."""
+        before = {d.key for d in self.defects_before}
+        return [d for d in self.defects_after if d.key not in before]
+
+    @property
+    def fixed_defects(self) -> list[Defect]:
+        """Defects OLD had and NEW has not, by key."""
+        after = {d.key for d in self.defects_after}
+        return [d for d in self.defects_before if d.key not in after]
 
     @property
     def regressions(self) -> list[Change]:
@@ -102,7 +123,10 @@ def _from_matrix(matrix: dict[str, Any], target: dict[str, Any]) -> dict[str, An
     name = target["name"]
     checks = [{"nodeid": r["nodeid"], **r["cells"][name]} for r in matrix.get("rows", [])
               if r["cells"].get(name, {}).get("cell") not in (None, "absent")]
-    return {"target": name, "fingerprint": target.get("fingerprint"), "checks": checks}
+    out = {"target": name, "fingerprint": target.get("fingerprint"), "checks": checks}
+    if name in (matrix.get("defects") or {}):
+        out["defects"] = matrix["defects"][name]
+    return out
 
 
 def diff(old: Path, new: Path) -> list[RunDiff]:
@@ -134,7 +158,16 @@ def diff_runs(old: Run, new: Run) -> RunDiff:
     out.fingerprint = fingerprint_changes(old.data.get("fingerprint"), new.data.get("fingerprint"))
     out.renamed = [f"{c['nodeid']} -> {current_id(c['nodeid'])}" for c in old.data.get("checks", [])
                    if current_id(c["nodeid"]) != c["nodeid"] and current_id(c["nodeid"]) in b]
+    out.defects_before, out.defects_after = defects_of(old.data, new.data)
     return out
+
+
+def defects_of(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[Defect], list[Defect]]:
+    """Both sides' defects, found alike: as recorded where both files record them, else grouped
+    again from their reasons (a file from before schema 4 has nothing else)."""
+    if isinstance(old.get("defects"), list) and isinstance(new.get("defects"), list):
+        return defects.of_results(old), defects.of_results(new)
+    return defects.from_reasons(old), defects.from_reasons(new)
 
 
 def what_changed(old: Run, a: dict[str, Any], new: Run, b: dict[str, Any]) -> str:
@@ -213,7 +246,9 @@ def to_markdown(diffs: list[RunDiff]) -> str:
         regress = len(d.regressions)
         lines += [f"## {d.target}", "",
                   f"{len(d.changed)} changed ({regress} pass -> FAIL/ERROR), {len(d.added)} new, "
-                  f"{len(d.removed)} removed, {d.same} the same. Old: `{d.old}`; new: `{d.new}`.", ""]
+                  f"{len(d.removed)} removed, {d.same} the same. Old: `{d.old}`; new: `{d.new}`.", "",
+                  f"Defects: {defects.count_line(d.defects_after)}, was {defects.count_line(d.defects_before)}: "
+                  f"{len(d.new_defects)} new, {len(d.fixed_defects)} fixed.", ""]
         if d.changed:
             lines += ["| check | old | new | what the evidence says |", "|---|---|---|---|"]
             for c in d.changed:
@@ -224,9 +259,19 @@ def to_markdown(diffs: list[RunDiff]) -> str:
                            ("Renamed checks, paired with their new id", d.renamed)):
             if ids:
                 lines += [f"{title}:", "", *[f"- `{n}`" for n in ids], ""]
+        for title, found in (("New defects", d.new_defects), ("Fixed defects", d.fixed_defects)):
+            if found:
+                lines += [f"{title}:", "", *[_defect_line(x) for x in found], ""]
         if d.fingerprint:
             lines += ["Target fingerprint changed:", "", *[f"- {f}" for f in d.fingerprint], ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _defect_line(d: Defect) -> str:
+    """"- **Fetch: NONE(0), expected UNKNOWN_LEADER_EPOCH** (KIP-320, Leader Fetch Handling): 2 FAILs: `a`, `b`" """
+    cites = f" ({d.cites()})" if d.documents else ""
+    return (f"- **{_cell(d.title)}**{_cell(cites)}: {defects.fails_text(len(d.checks))}: "
+            + ", ".join(f"`{n}`" for n in d.checks))
 
 
 def _cell(text: str) -> str:
@@ -235,8 +280,10 @@ def _cell(text: str) -> str:
 
 def to_json(diffs: list[RunDiff]) -> dict[str, Any]:
     return {"regressions": sum(len(d.regressions) for d in diffs),
-            "targets": [{**asdict(d), "changed": [{**asdict(c), "regression": c.regression} for c in d.changed]}
-                        for d in diffs]}
+            "new_defects": sum(len(d.new_defects) for d in diffs),
+            "targets": [{**asdict(d), "changed": [{**asdict(c), "regression": c.regression} for c in d.changed],
+                         "new_defects": [x.key for x in d.new_defects],
+                         "fixed_defects": [x.key for x in d.fixed_defects]} for d in diffs]}
 
 
 def main(args: list[str]) -> int:

@@ -5,7 +5,9 @@ matrix.html (no script or style from anywhere else, so it works offline and from
 Each target's column shows its depth (how many checks reached a verdict, "judged N/M (P%)") and
 its counts; a FAIL or ERROR cell links to the check's text evidence and its decoded wire exchanges; a
 check that judged client histories shows, per history, the count of each anomaly class it found,
-linked to the history's timeline.
+linked to the history's timeline. The FAILs of each column are also counted as defects (FAILs of one
+cause, harness.reports.defects): "2 defects (3 FAILs)" under its name, its FAIL cells marked with their
+defect's number, and a list of the defects with the documents their promises come from.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.areas import AREAS, OTHER
-from harness.reports import coverage
+from harness.reports import coverage, defects
 from harness.reports.fingerprint import short as fingerprint_line
 from harness.reports.results import summarize
 from harness.verdicts import CELLS
@@ -55,8 +57,10 @@ def build(
     """Merge per-target results into one matrix (pure: no I/O); each soak (title, its soak.json) adds
     a column of pass k/n per check."""
     rows: dict[str, dict[str, Any]] = {}
+    found = {target.name: defects.of_results(results) for target, results in targets}
     for target, results in targets:
         stack = results.get("environment", {}).get("client_stack")
+        keys = defects.keys_of(found[target.name])
         for check in results.get("checks", []):
             nodeid = client_row(check["nodeid"], stack)
             row = rows.setdefault(
@@ -73,6 +77,7 @@ def build(
                              "report": f"{target.folder}/{h['report']}",
                              "plot": f"{target.folder}/{h['plot']}" if h.get("plot") else None}
                             for h in check.get("history") or ()],
+                "defect": check.get("defect") or keys.get(check["nodeid"]),
             }
     names = [t.name for t, _ in targets]
     absent = {"cell": "absent", "outcome": "absent", "reason": "not run", "evidence": None, "wire": None}
@@ -105,6 +110,7 @@ def build(
                      "fingerprint": res.get("fingerprint")} for t, res in targets],
         "rows": ordered,
         "summary": summary,
+        "defects": {name: [d.to_json() for d in found[name]] for name in names},
         "coverage": {"summary": coverage.summary(promises), "promises": [c.to_json() for c in promises]},
     }
 
@@ -199,6 +205,24 @@ def counts(summary: dict[str, Any]) -> str:
     return ", ".join(f"{COUNT_LABELS[c]} {summary['counts'].get(c, 0)}" for c in CELLS)
 
 
+def defects_line(found: list[dict[str, Any]] | None) -> str:
+    """"2 defects (3 FAILs)": what a column's FAILs come to (its list of `defects` in matrix.json);
+    "" for a matrix.json from before defects."""
+    if found is None:
+        return ""
+    return defects.count_text(len(found), sum(len(d["checks"]) for d in found))
+
+
+def column_defects(matrix: dict[str, Any], name: str) -> list[dict[str, Any]] | None:
+    """A column's defects as matrix.json keeps them; None in a matrix.json from before defects."""
+    return (matrix.get("defects") or {}).get(name)
+
+
+def defect_numbers(matrix: dict[str, Any], name: str) -> dict[str, int]:
+    """Each defect key of a column by its number there (D1 has the most FAILs)."""
+    return {d["key"]: i for i, d in enumerate(column_defects(matrix, name) or (), 1)}
+
+
 def history_line(history: dict[str, Any]) -> str:
     """What the history checks found in one history: "history: lost-write 1, unseen 1", or "history:
     nothing found"."""
@@ -206,10 +230,17 @@ def history_line(history: dict[str, Any]) -> str:
     return f"history: {found or 'nothing found'}"
 
 
-def summary_line(name: str, summary: dict[str, Any]) -> str:
-    """One line per target, as `kcts matrix` prints it at the end."""
+def summary_line(name: str, summary: dict[str, Any], found: list[dict[str, Any]] | None = None) -> str:
+    """One line per target, as `kcts matrix` prints it at the end; with its defects when given
+    ("...; 2 defects (3 FAILs)")."""
     absent = f", not run {summary['absent']}" if summary.get("absent") else ""
-    return f"{name}: {depth(summary)}: {counts(summary)}{absent}"
+    tail = f"; {defects_line(found)}" if found is not None else ""
+    return f"{name}: {depth(summary)}: {counts(summary)}{absent}{tail}"
+
+
+def column_line(matrix: dict[str, Any], name: str) -> str:
+    """A column's summary line, its defects included, as `kcts matrix` and its merge print it."""
+    return summary_line(name, matrix["summary"][name], column_defects(matrix, name))
 
 
 def write_all(matrix: dict[str, Any], folder: Path) -> list[Path]:
@@ -224,9 +255,11 @@ def to_markdown(matrix: dict[str, Any]) -> str:
     names = [t["name"] for t in matrix["targets"]]
     lines = ["# Compatibility matrix", ""]
     fingerprints = {t["name"]: t.get("fingerprint") for t in matrix["targets"]}
+    # A column's defects are in the table of targets at the end and in the list of defects, not in its head.
     heads = [f"{n}<br>{depth(matrix['summary'][n])}<br>{counts(matrix['summary'][n])}"
              + (f"<br>fp {fingerprints[n]['digest']}" if (fingerprints.get(n) or {}).get("digest") else "")
              for n in names]
+    numbers = {n: defect_numbers(matrix, n) for n in names}
     soaks = [k["name"] for k in matrix.get("soaks", [])]
     heads += [f"soak {n}" for n in soaks]
     lines.append("| check | " + " | ".join(h.replace("|", "\\|") for h in heads) + " |")
@@ -241,6 +274,8 @@ def to_markdown(matrix: dict[str, Any]) -> str:
             c = row["cells"][name]
             label = CELL_LABELS[c["cell"]]
             text = f"[{label}]({c['evidence']})" if c["evidence"] else label
+            if c.get("defect") in numbers[name]:
+                text = f"D{numbers[name][c['defect']]}: {text}"
             if c.get("wire"):
                 text += f" [wire]({c['wire']})"
             for h in c.get("history") or ():
@@ -252,6 +287,7 @@ def to_markdown(matrix: dict[str, Any]) -> str:
         if row.get("variant"):
             promise = f"*[{row['variant']}]* {promise}"
         lines.append(f"| {promise} | " + " | ".join(cells) + " |")
+    lines += _defects_markdown(matrix, names)
     lines += _clients_markdown(matrix.get("clients"))
     cov = matrix.get("coverage")
     if cov:
@@ -264,15 +300,37 @@ def to_markdown(matrix: dict[str, Any]) -> str:
             versions = "; ".join(f"{api} {','.join(map(str, v))}" for api, v in p["versions_judged"].items()) or "-"
             lines.append(f"| `{p['id']}` | {p['status']} | {versions} | {p.get('since_text', '-')} | "
                          + " | ".join(CELL_LABELS.get(p["targets"].get(n, "absent"), "-") for n in names) + " |")
-    lines += ["", "| target | environment | fingerprint | judged | " + " | ".join(CELL_LABELS[k] for k in CELLS) + " |",
-              "|---|---|---|---|" + "---|" * len(CELLS)]
+    lines += ["", "| target | environment | fingerprint | judged | " + " | ".join(CELL_LABELS[k] for k in CELLS)
+              + " | defects |", "|---|---|---|---|" + "---|" * (len(CELLS) + 1)]
     for t in matrix["targets"]:
         s = matrix["summary"][t["name"]]
         facts = [environment_line(t["environment"]), fingerprint_line(t.get("fingerprint"))]
         lines.append(f"| {t['name']} | " + " | ".join(f.replace("|", "\\|") for f in facts)
                      + f" | {depth(s).removeprefix('judged ')} | "
-                     + " | ".join(str(s["counts"].get(k, 0)) for k in CELLS) + " |")
+                     + " | ".join(str(s["counts"].get(k, 0)) for k in CELLS)
+                     + f" | {_count(matrix, t['name'], fails=True)} |")
     return "\n".join(lines) + "\n"
+
+
+def _defects_markdown(matrix: dict[str, Any], names: list[str]) -> list[str]:
+    """Each column's defects: its number, what went wrong, the documents it breaks, its FAILs."""
+    found = matrix.get("defects") or {}
+    if not any(found.get(n) for n in names):
+        return []
+    lines = ["", "## Defects", "", "FAILs of one cause are one defect (harness/reports/defects.py).", "",
+             "| target | defect | cites | FAILs |", "|---|---|---|---|"]
+    for name in names:
+        for number, d in enumerate(found.get(name, []), 1):
+            defect = defects.Defect.from_json(d)
+            checks = "<br>".join(f"`{n}`" + (" (consequence)" if n in defect.consequences else "")
+                                 for n in defect.checks)
+            lines.append(f"| {name} | D{number} {_md(defect.title)} | {_md(defect.cites()) or '-'} | "
+                         f"{len(defect.checks)}: {checks} |")
+    return lines
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _clients_markdown(clients: dict[str, Any] | None) -> list[str]:
@@ -306,7 +364,10 @@ td.absent{color:#aaa}
 .variant{display:inline-block;background:#dde6f7;border-radius:3px;padding:0 4px;margin-right:4px;font-size:11px;
   font-weight:bold;color:#234}
 .depth{font-weight:normal;font-size:12px} .counts{font-weight:normal;font-size:11px;color:#555}
-a.wire{font-weight:normal;font-size:11px;margin-left:.4em}
+a.wire,a.defect{font-weight:normal;font-size:11px;margin-left:.4em}
+.defects{font-weight:bold;font-size:12px;color:#a00}
+#defect-list td:nth-child(1){white-space:nowrap} #defect-list td:nth-child(2){width:30%}
+#defect-list td:nth-child(4){width:30%}
 .history{font-weight:normal;font-size:11px} .history.found a{color:#a00;font-weight:bold}
 details{font-weight:normal;font-size:11px;color:#555;text-align:left}
 details summary{cursor:pointer}
@@ -363,7 +424,8 @@ def to_html(matrix: dict[str, Any]) -> str:
            "<meta name='viewport' content='width=device-width'>",
            f"<style>{_STYLE}</style></head><body><h1>kcts compatibility matrix</h1>"]
     out.append("<table id='summary'><tr><th>target</th><th>environment</th><th>fingerprint</th><th>judged</th>"
-               + "".join(f"<th title='{esc(CELL_LABELS[k])}'>{esc(COUNT_LABELS[k])}</th>" for k in CELLS) + "</tr>")
+               + "".join(f"<th title='{esc(CELL_LABELS[k])}'>{esc(COUNT_LABELS[k])}</th>" for k in CELLS)
+               + "<th title='FAILs of one cause are one defect'>defects</th></tr>")
     for t in matrix["targets"]:
         env = "<br>".join(f"{esc(k)}={esc(str(v))}" for k, v in sorted(t["environment"].items()))
         s = matrix["summary"][t["name"]]
@@ -371,16 +433,20 @@ def to_html(matrix: dict[str, Any]) -> str:
                    f"<td>{_details(environment_line(t['environment']), env)}</td>"
                    f"<td>{_fingerprint(t.get('fingerprint'))}</td>"
                    f"<td class='judged'>{esc(depth(s).removeprefix('judged '))}</td>"
-                   + "".join(f"<td>{s['counts'].get(k, 0)}</td>" for k in CELLS) + "</tr>")
+                   + "".join(f"<td>{s['counts'].get(k, 0)}</td>" for k in CELLS)
+                   + f"<td class='{'defects' if _count(matrix, t['name']) not in ('0', '-') else 'none'}'>"
+                     f"{_count(matrix, t['name'])}</td></tr>")
     soaks = [k["name"] for k in matrix.get("soaks", [])]
     out.append("</table><p></p><table id='matrix'><colgroup><col class='promise'>"
                + "<col>" * (len(names) + len(soaks)) + "</colgroup><tr><th>check (promise)</th>"
                + "".join(f"<th data-target='{esc(t['name'])}'>{esc(t['name'])}<div class='depth'>"
                          f"{esc(depth(matrix['summary'][t['name']]))}</div><div class='counts'>"
-                         f"{esc(counts(matrix['summary'][t['name']]))}</div>{_fingerprint(t.get('fingerprint'))}</th>"
+                         f"{esc(counts(matrix['summary'][t['name']]))}</div>"
+                         f"{_defects_head(column_defects(matrix, t['name']))}{_fingerprint(t.get('fingerprint'))}</th>"
                          for t in matrix["targets"])
                + "".join(f"<th data-soak='{esc(n)}'>soak {esc(n)}</th>" for n in soaks)
                + "</tr>")
+    numbers = {n: defect_numbers(matrix, n) for n in names}
     area = None
     for row in matrix["rows"]:
         if row["area"] != area:
@@ -396,6 +462,10 @@ def to_html(matrix: dict[str, Any]) -> str:
             body = f"<a href='{esc(c['evidence'])}'>{label}</a>" if c["evidence"] else label
             if c.get("wire"):
                 body += f"<a class='wire' href='{esc(c['wire'])}'>wire</a>"
+            number = numbers[name].get(c.get("defect") or "")
+            if number:
+                body += (f"<a class='defect' href='#{_defect_anchor(name, number)}' "
+                         f"title='{esc(c['defect'])}'>D{number}</a>")
             if c["cell"] not in ("pass", "absent") and c["reason"]:
                 body += _reason(c["reason"])
             for h in c.get("history") or ():
@@ -409,10 +479,52 @@ def to_html(matrix: dict[str, Any]) -> str:
             out.append(f"<td class='cell {css}' data-soak='{esc(n)}'>{esc(soak_cell(k))}</td>")
         out.append("</tr>")
     out.append("</table>")
+    out.extend(_defects_html(matrix, names))
     out.extend(_clients_html(matrix.get("clients")))
     out.extend(_coverage_html(matrix.get("coverage"), names))
     out.append("</body></html>")
     return "\n".join(out)
+
+
+def _defects_head(found: list[dict[str, Any]] | None) -> str:
+    line = defects_line(found)
+    return f"<div class='defects'>{html.escape(line)}</div>" if line else ""
+
+
+def _count(matrix: dict[str, Any], name: str, fails: bool = False) -> str:
+    """A column's number of defects ("2 (3 FAILs)" with `fails`), "-" in a matrix.json from before defects."""
+    found = column_defects(matrix, name)
+    if found is None:
+        return "-"
+    checks = sum(len(d["checks"]) for d in found)
+    return f"{len(found)} ({defects.fails_text(checks)})" if fails and checks else str(len(found))
+
+
+def _defect_anchor(name: str, number: int) -> str:
+    return f"defect-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}-{number}"
+
+
+def _defects_html(matrix: dict[str, Any], names: list[str]) -> list[str]:
+    """Each column's defects: its number, what went wrong, the documents it breaks, its FAILs."""
+    found = matrix.get("defects") or {}
+    if not any(found.get(n) for n in names):
+        return []
+    esc = html.escape
+    out = ["<h2 id='defects'>Defects</h2><p>FAILs of one cause are one defect: the same wrong answer of one "
+           "API, the same promise not kept, or a FAIL a check declares the consequence of another "
+           "(harness/reports/defects.py).</p>",
+           "<table id='defect-list'><tr><th>target</th><th>defect</th><th>cites</th><th>FAILs</th></tr>"]
+    for name in names:
+        for number, d in enumerate(found.get(name, []), 1):
+            defect = defects.Defect.from_json(d)
+            checks = "".join(f"<div class='nodeid'>{esc(n)}{' (consequence)' if n in defect.consequences else ''}"
+                             "</div>" for n in defect.checks)
+            out.append(f"<tr id='{_defect_anchor(name, number)}' data-target='{esc(name)}' "
+                       f"data-defect='{esc(defect.key)}'><td>{esc(name)}</td><td>D{number} {esc(defect.title)}</td>"
+                       f"<td class='cites'>{esc(defect.cites()) or '-'}</td>"
+                       f"<td>{_details(defects.fails_text(len(defect.checks)), checks)}</td></tr>")
+    out.append("</table>")
+    return out
 
 
 def _clients_html(clients: dict[str, Any] | None) -> list[str]:

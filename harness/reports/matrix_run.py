@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.cluster.target import TargetSpec, from_profile, parse, secret_env, to_run_args
 from harness.process.spawn import die_with_parent
-from harness.reports.matrix import Target, build, summary_line, write_all
+from harness.reports.matrix import Target, build, column_line, write_all
 
 LIVE = sys.stdout.isatty() and os.environ.get("CI", "").lower() not in ("1", "true", "yes")
 
@@ -113,7 +113,7 @@ def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path(
         print(f"kcts matrix: wrote {p}")
     # Last, so that the depth of every target is what the terminal ends with.
     for t in matrix["targets"]:
-        print(f"kcts matrix: {summary_line(t['name'], matrix['summary'][t['name']])}", flush=True)
+        print(f"kcts matrix: {column_line(matrix, t['name'])}", flush=True)
     return folder
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import KctsError
-from harness.reports.matrix import Target, build, client_row, summary_line, write_all
+from harness.reports.matrix import Target, build, client_row, column_line, write_all
 from harness.reports.matrix_run import slug
 
 # What a column's folder keeps of its run: what the page links to (evidence/), what `kcts diff` and
@@ -211,7 +211,7 @@ def merge(inputs: Sequence[str], out: Path) -> dict[str, Any]:
     for p in write_all(matrix, out):
         print(f"kcts matrix merge: wrote {p}")
     for t in matrix["targets"]:
-        print(f"kcts matrix merge: {summary_line(t['name'], matrix['summary'][t['name']])}", flush=True)
+        print(f"kcts matrix merge: {column_line(matrix, t['name'])}", flush=True)
     return matrix
 
 

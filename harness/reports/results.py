@@ -3,7 +3,8 @@ and, for each check that did not pass, its text evidence and its wire evidence (
 
 `results.json` is a published format: `harness/reports/results.schema.json` describes it (and
 `python -m harness.reports.schema FILE...` validates files against it). A change to its shape
-bumps `SCHEMA_VERSION` and the schema with it (3 adds each check's history findings, `history`).
+bumps `SCHEMA_VERSION` and the schema with it (3 adds each check's history findings, `history`; 4 the
+defects: each FAIL's `defect` key, their count in `summary` and the `defects` list, harness.reports.defects).
 Besides the checks it carries the kcts version and commit that wrote it, and the target's fingerprint
 (harness.reports.fingerprint)."""
 
@@ -23,13 +24,13 @@ import pytest
 
 from harness import layout
 from harness.areas import AREAS, OTHER
-from harness.reports import wire
+from harness.reports import defects, wire
 from harness.verdicts import CELLS, JUDGED, classify
 
 if TYPE_CHECKING:  # the type only: every run's plugin imports this module
     from harness.integrity.history_report import HistoryReport
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # The type of the exception a check's call raised (set by the pytest plugin's pytest_pyfunc_call):
 # a failed assertion is a FAIL, anything else an ERROR. Only the type: the exception itself would
@@ -65,6 +66,7 @@ class CheckResult:
     promises: list[str] = field(default_factory=list)  # ids in harness/promises.toml
     apis: list[str] = field(default_factory=list)  # what the check's raw client exchanged: "Fetch v12"
     history: list[HistoryResult] = field(default_factory=list)  # the client histories it judged
+    defect: str | None = None  # a FAIL's defect key (harness.reports.defects); None for any other cell
 
 
 @dataclass
@@ -73,6 +75,7 @@ class RunResults:
     environment: dict[str, str] = field(default_factory=dict)
     fingerprint: dict[str, Any] | None = None
     checks: dict[str, CheckResult] = field(default_factory=dict)
+    failures: dict[str, defects.Failure] = field(default_factory=dict)  # what each FAIL's defect key is read from
 
     def record(self, item: pytest.Item, report: pytest.TestReport, run_dir: Path) -> None:
         if report.when == "call" or (report.when == "setup" and not report.passed) or (
@@ -91,15 +94,31 @@ class RunResults:
             if cell != "pass":
                 result.evidence = _write_evidence(run_dir, item.nodeid, report)
                 result.wire_evidence = _write_wire_evidence(run_dir, item)
+            if cell == "fail":
+                self.failures[item.nodeid] = defects.Failure(
+                    item.nodeid, _failure_message(report) or reason, tuple(result.promises), tuple(result.apis),
+                    same_defect_as_of(item))
             self.checks[item.nodeid] = result
 
     def summary(self) -> dict[str, Any]:
         return summarize(c.cell for c in self.checks.values())
 
+    def group_defects(self) -> list[defects.Defect]:
+        """The run's FAILs grouped by cause; each FAIL check gets its defect key."""
+        fails = [c for c in self.checks.values() if c.cell == "fail"]
+        found = defects.group(self.failures.get(c.nodeid) or defects.Failure(
+            c.nodeid, c.reason, tuple(c.promises), tuple(c.apis)) for c in fails)
+        keys = defects.keys_of(found)
+        for c in self.checks.values():
+            c.defect = keys.get(c.nodeid)
+        return found
+
     def write(self, path: Path) -> None:
+        found = self.group_defects()
         data = {"schema_version": SCHEMA_VERSION, "kcts": kcts_build(), "target": self.target,
-                "environment": self.environment, "fingerprint": self.fingerprint, "summary": self.summary(),
-                "checks": [asdict(c) for c in self.checks.values()]}
+                "environment": self.environment, "fingerprint": self.fingerprint,
+                "summary": {**self.summary(), "defects": len(found)},
+                "checks": [asdict(c) for c in self.checks.values()], "defects": [d.to_json() for d in found]}
         path.write_text(json.dumps(data, indent=1))
 
 
@@ -119,6 +138,12 @@ def promises_of(item: pytest.Item) -> list[str]:
     """The promise ids a check names with @pytest.mark.promise, in order, each once."""
     ids = [i for m in item.iter_markers("promise") for i in m.args]
     return list(dict.fromkeys(ids))
+
+
+def same_defect_as_of(item: pytest.Item) -> tuple[str, ...]:
+    """The promise ids a check names with @pytest.mark.same_defect_as: a FAIL of one of them is the
+    cause of its own FAIL (harness.reports.defects)."""
+    return tuple(dict.fromkeys(i for m in item.iter_markers("same_defect_as") for i in m.args))
 
 
 def _apis(item: pytest.Item) -> list[str]:
@@ -206,6 +231,13 @@ def _reason(report: pytest.TestReport) -> str:
         errors = [ln for ln in text.splitlines() if ln.startswith("E ")]
         return " ".join(ln[2:].strip() for ln in errors[:3])[:500] or text.splitlines()[-1][:500]
     return ""
+
+
+def _failure_message(report: pytest.TestReport) -> str:
+    """The exception a failed check raised, its whole message as pytest reported it (the reason keeps
+    its first lines only, and of a chain the first exception's)."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    return str(getattr(crash, "message", "") or "")
 
 
 def evidence_stem(nodeid: str) -> str:

@@ -198,6 +198,8 @@ def test_plugin_tells_errors_from_failures_and_sums_them_up_in_results_json(pyte
         "total": 18, "judged": 8, "judged_fraction": round(8 / 18, 4),
         "counts": {"pass": 1, "fail": 6, "error": 7, "not-supported": 1, "target-refused": 3, "client-gap": 0,
                    "skipped": 0},
+        # The two checks of one scene's unkept promise are one defect; the other four FAILs one each.
+        "defects": 5,
     }
     # A promise the scene's target never kept fails each check that needed the scene, naming it.
     unkept = (reports / "r" / next(c["evidence"] for c in run["checks"]
