@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.checks.client_reactions import FETCH_WITH_EPOCH, METADATA_WITH_EPOCH, reported, require_fetch_fencing
+from harness.checks.client_reactions import (
+    FETCH_WITH_EPOCH,
+    LIST_OFFSETS_WITH_EPOCH,
+    METADATA_WITH_EPOCH,
+    metadata_answers,
+    reported,
+    require_fetch_fencing,
+)
 from harness.errors import ClientLacks, SceneUnmet, TargetRefused
 from harness.histories.client_reactions import (
     LEADER_HINT,
@@ -24,7 +31,6 @@ from harness.histories.client_reactions import (
 )
 
 GRACE_S = 0.5
-LIST_OFFSETS_WITH_EPOCH = 4  # the first ListOffsets version whose answer carries LeaderEpoch (KIP-320)
 
 
 def known_epochs(learned: Sequence[EpochLearned], at: float, grace: float = GRACE_S) -> set[int]:
@@ -42,6 +48,12 @@ def _usable(m: EpochLearned) -> bool:
     """An epoch the consumer may take as current: a Metadata answer's without a partition error, or a
     KIP-951 leader hint (which comes with the Fetch error that made the broker send it)."""
     return m.epoch >= 0 and (m.error == "NONE" or m.source == LEADER_HINT)
+
+
+def _fenced_as_told(f: FetchSent, known: set[int]) -> bool:
+    """Whether `f` carried an epoch the consumer `known` when it sent it; -1 while it knew none is
+    one: the target had given it no epoch to send."""
+    return f.current in known or (not known and f.current < 0)
 
 
 def _fetch(f: FetchSent) -> str:
@@ -89,7 +101,7 @@ def assert_fetch_epochs_follow_metadata(run: FetchEpochRun, grace: float = GRACE
     # A client the target never served (Java 4.4.0 against Tansu: the connection closes at ApiVersions)
     # read nothing, so the harness never came to move the leader: the target's part, not the harness's.
     _require_sent(run.exchanges, client, METADATA, METADATA_WITH_EPOCH, "leader epochs in Metadata (v7+, KIP-320)",
-                  len(told), seen)
+                  len(told), f"{metadata_answers(run.learned)}; {seen}")
     if move is None and not run.reads:
         raise TargetRefused(f"the target served {client} none of the records written before the leader move, "
                             f"so the harness never moved the leader; {seen}")
@@ -98,7 +110,9 @@ def assert_fetch_epochs_follow_metadata(run: FetchEpochRun, grace: float = GRACE
     fenced = [f for f in run.fetches if f.version >= FETCH_WITH_EPOCH]
     _require_sent(run.exchanges, client, "Fetch", FETCH_WITH_EPOCH, "CurrentLeaderEpoch in Fetch (KIP-320 fencing)",
                   len(fenced), seen)
-    require_fetch_fencing(run, [f.current for f in fenced], "Fetch partition entries (v9+)")
+    # An entry sent before the target had told the client any epoch has none to carry but -1.
+    require_fetch_fencing(run, [f.current for f in fenced if known_epochs(run.learned, f.at, grace)],
+                          "Fetch partition entries (v9+) sent once Metadata had given it an epoch")
     learned_new = next((m.at for m in run.learned if m.epoch >= move.epoch_after and _usable(m)), None)
     after = [f for f in fenced if learned_new is not None and f.at > learned_new]
     if not after:
@@ -106,7 +120,7 @@ def assert_fetch_epochs_follow_metadata(run: FetchEpochRun, grace: float = GRACE
             f"{client} sent no Fetch after it was told the new epoch {move.epoch_after} (leader {move.leader_after}, "
             f"moved at {move.at:.3f}s; told: {_told(run.learned, 1e9, 6)}): nothing to judge; it read "
             f"{_reads(run.reads)}; {run.incomplete or ''}")
-    wrong = [f for f in fenced if f.current not in known_epochs(run.learned, f.at, grace)]
+    wrong = [f for f in fenced if not _fenced_as_told(f, known_epochs(run.learned, f.at, grace))]
     assert not wrong, (
         f"{client} fenced {len(wrong)} of its {len(fenced)} Fetch entries with an epoch that was not its current "
         f"one (the newest or the highest it had been told): "
@@ -125,7 +139,9 @@ def assert_reset_ahead_of_metadata_read_from_the_reset(run: ResetAheadRun, grace
     ListOffsets returned), never -1 (a Fetch below the leader's epoch is refused, never served); it
     sends no OffsetsForLeaderEpoch about the ListOffsets epoch while its current epoch is below it;
     and once Metadata reaches the epoch it reads from the reset offset every record once, in order,
-    reporting nothing (no data lost, no second reset)."""
+    reporting nothing (no data lost, no second reset). Premises, the target's part: ListOffsets
+    returned an epoch with the offset, and its own Metadata answers after the hold carry epochs (else
+    "target refused the premise", those answers the evidence)."""
     client, reset = run.client, run.reset
     seen = (f"its exchanges through the proxy: {[f'{s.api} v{s.version}: {s.outcome}' for s in run.exchanges[:20]]}; "
             f"it reported {reported(run.errors)}; {run.incomplete or ''}")
@@ -133,9 +149,13 @@ def assert_reset_ahead_of_metadata_read_from_the_reset(run: ResetAheadRun, grace
     _require_sent(run.exchanges, client, "ListOffsets", LIST_OFFSETS_WITH_EPOCH,
                   "the leader epoch ListOffsets returns (v4+, KIP-320)", len(found), seen)
     answer, answered_at = found[0]
-    if answer.version < LIST_OFFSETS_WITH_EPOCH or answer.epoch < 0:
+    if answer.version < LIST_OFFSETS_WITH_EPOCH:
         raise ClientLacks(client, "the leader epoch ListOffsets returns (v4+, KIP-320)",
                           f"its reset asked ListOffsets v{answer.version}, answered epoch {answer.epoch}")
+    if answer.epoch < 0:
+        raise TargetRefused(f"ListOffsets v{answer.version} returned {client}'s reset offset {answer.offset} with "
+                            f"LeaderEpoch {answer.epoch}: no epoch ahead of its Metadata, the scene's premise "
+                            f"(partition epoch {run.epoch}); {seen}")
     held = [m for m in run.learned if m.source == METADATA and m.epoch >= 0]
     _require_sent(run.exchanges, client, METADATA, METADATA_WITH_EPOCH, "leader epochs in Metadata (v7+, KIP-320)",
                   run.held, seen)
@@ -147,6 +167,13 @@ def assert_reset_ahead_of_metadata_read_from_the_reset(run: ResetAheadRun, grace
             "Metadata answers")
     if run.released is None:
         raise SceneUnmet(f"the proxy never answered {client}'s Metadata honestly again after its reset; {seen}")
+    # The proxy's rule shows the broker's epoch one lower, and -1 as 0: only the answers after the hold
+    # show what the target gives. Where they give no epoch, "Metadata reaches the epoch" never comes,
+    # and the consumer's Fetches have nothing but -1 to carry.
+    own = [m for m in run.learned if m.source == METADATA and m.at > run.released]
+    if own and not any(m.epoch >= 0 and m.error == "NONE" for m in own):
+        raise TargetRefused(f"the target's own Metadata answers to {client} after the hold (from "
+                            f"{run.released:.3f}s) gave no leader epoch: {metadata_answers(own)}; {seen}")
     fenced = [f for f in run.fetches if f.version >= FETCH_WITH_EPOCH and f.at > answered_at]
     require_fetch_fencing(run, [f.current for f in fenced], "Fetch partition entries after the reset (v9+)")
     wrong = [f for f in fenced if f.current not in known_epochs(run.learned, f.at, grace) | {answer.epoch}]

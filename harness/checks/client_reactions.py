@@ -6,9 +6,11 @@ from collections.abc import Sequence
 
 from harness.errors import ClientLacks, SceneUnmet, TargetRefused
 from harness.histories.client_reactions import (
+    METADATA,
     ClientRecord,
     CommittedAhead,
     EpochErrorRun,
+    EpochLearned,
     FetchEpochRun,
     ResetAheadRun,
     ResetFetch,
@@ -18,6 +20,7 @@ from harness.histories.observations import ClientEvent
 
 FETCH_WITH_EPOCH = 9  # the first Fetch version with CurrentLeaderEpoch (KIP-320)
 METADATA_WITH_EPOCH = 7  # the first Metadata version whose answer carries the leader epoch (KIP-320)
+LIST_OFFSETS_WITH_EPOCH = 4  # the first ListOffsets version whose answer carries LeaderEpoch (KIP-320)
 
 
 def _reads(reads: Sequence[ClientRecord]) -> str:
@@ -74,14 +77,60 @@ def _named(run: RuledRun) -> str:
     return (release.named if release is not None else None) or getattr(run, "version", None) or run.client
 
 
+def metadata_answers(learned: Sequence[EpochLearned], n: int = 4) -> str:
+    """What Metadata told a client about the partition: the first `n` answers, then how many more."""
+    told = [m for m in learned if m.source == METADATA]
+    if not told:
+        return "no Metadata answer naming the partition"
+    shown = ", ".join(f"Metadata v{m.version} at {m.at:.3f}s: leader {m.leader} LeaderEpoch {m.epoch}"
+                      + ("" if m.error == "NONE" else f" ({m.error})") for m in told[:n])
+    return shown + (f" (and {len(told) - n} more, LeaderEpoch {sorted({m.epoch for m in told[n:]})})"
+                    if len(told) > n else "")
+
+
+def require_epoch_told(run: EpochErrorRun, api: str, what: str) -> None:
+    """The premise of judging the leader epoch a client sent (KIP-320 "Consumer Handling": "The
+    consumer will obtain the current leader epoch using the Metadata API"; KIP-359 adds the same field
+    to Produce): when every `api` partition entry judged (`run.sent_epochs`, `what` says which)
+    carried CurrentLeaderEpoch -1, the target must have told the client a leader epoch for the
+    partition (a Metadata answer without error, LeaderEpoch >= 0) before its first refused request.
+    A client told none has no epoch to send but -1 (the field's "no epoch"), which breaks no promise
+    of its own, and an epoch error in answer to an unfenced request is not a situation KIP-320 makes
+    (a leader validates only an epoch it is sent): "target refused the premise", with what Metadata
+    answered as the evidence. A client that asked only Metadata versions without the field (before
+    v7) is "not supported by this client". Nothing happens when an entry carried an epoch, or when
+    there were none."""
+    epochs = run.sent_epochs
+    if not epochs or any(e >= 0 for e in epochs):
+        return
+    first = run.first_refused_at
+    told = [m for m in run.learned if m.source == METADATA and m.epoch >= 0 and m.error == "NONE"
+            and (first is None or m.at <= first)]
+    if told:
+        return
+    asked = sorted({m.version for m in run.learned if m.source == METADATA})
+    if asked and max(asked) < METADATA_WITH_EPOCH:
+        raise ClientLacks(_named(run), "leader epochs in Metadata (v7+, KIP-320)",
+                          f"it asked Metadata v{asked}, and its {len(epochs)} {what} carried CurrentLeaderEpoch -1")
+    when = f"before its first refused {api} at {first:.3f}s" if first is not None else "at all"
+    raise TargetRefused(
+        f"the target gave {_named(run)} no leader epoch for the partition {when} ({metadata_answers(run.learned)}), "
+        f"so its {len(epochs)} {what} carried CurrentLeaderEpoch -1, no epoch, as a client "
+        f"that knows none sends (KIP-320 \"Consumer Handling\": \"The consumer will obtain the current leader epoch "
+        f"using the Metadata API\"); an epoch error in answer to them judges nothing of the client")
+
+
 def assert_read_on_through_epoch_errors(run: EpochErrorRun) -> None:
     """KIP-320 "Consumer Handling": a consumer that gets FENCED_LEADER_EPOCH refreshes its metadata
     ("leader changes are detected either through a metadata refresh or in response to a
     FENCED_LEADER_EPOCH error") and fetches again; on UNKNOWN_LEADER_EPOCH "it will simply retry the
     fetch". Either way it neither resets its position nor fails: it reads every record once, in order,
-    and reports nothing."""
+    and reports nothing. Its refused Fetches carry the epoch Metadata gave it (`require_epoch_told`,
+    then `require_fetch_fencing`: -1 in every one from a release that fences Fetch fails)."""
     client, error = run.client, run.error
     require_ruled(run, "Fetch", run.refused, FETCH_WITH_EPOCH, "CurrentLeaderEpoch in Fetch (KIP-320 fencing)")
+    require_epoch_told(run, "Fetch", "refused Fetch partition entries")
+    require_fetch_fencing(run, run.sent_epochs, "refused Fetch partition entries")
     assert not run.errors, (
         f"{client} reported {reported(run.errors)} after {run.refused} Fetch answers of {error}, instead of retrying")
     got = [(r.offset, r.value) for r in run.reads]
@@ -118,9 +167,20 @@ def assert_validated_only_once_metadata_caught_up(run: CommittedAhead) -> None:
     committed offset to be ahead of the metadata that is known to the consumer. Consumers are
     expected to wait until the metadata has at least reached the epoch of the committed offset
     before checking for truncation." No OffsetsForLeaderEpoch the client sent asks about an epoch
-    newer than its current one; it reads on from the committed offset, once each, reporting nothing."""
+    newer than its current one; it reads on from the committed offset, once each, reporting nothing.
+
+    Premise: the target's own Metadata (the answers after the `stale` ones the proxy edited) reaches the
+    committed epoch. A consumer is to wait for that, so where the target answered it again and never
+    with that epoch (a broker without leader epochs: LeaderEpoch -1), what it read or did not read
+    judges nothing of it: "target refused the premise", those answers the evidence."""
     client = run.client
     require_ruled(run, "Metadata", run.stale, METADATA_WITH_EPOCH, "leader epochs in Metadata (v7+, KIP-320)")
+    own = [m for m in run.learned if m.source == METADATA][run.stale:]
+    if own and not any(m.epoch >= run.committed.epoch and m.error == "NONE" for m in own):
+        raise TargetRefused(
+            f"the target's own Metadata answers to {client} (after the {run.stale} shown behind) never reached the "
+            f"committed epoch {run.committed.epoch}: {metadata_answers(own)}; a consumer waits for its metadata to "
+            f"reach that epoch (KIP-320 \"Consumer Handling\", extension 2), so it cannot be judged on reading on")
     early = [v for v in run.validations if v.leader_epoch > v.current >= 0]
     committed = f"({run.committed.offset}, epoch {run.committed.epoch})"
     assert not early, (
@@ -140,7 +200,9 @@ def assert_first_fetch_uses_the_reset_epoch(run: ResetFetch) -> None:
     the offset it finds, and "the consumer will use this in its first fetch request after resetting
     offsets", so that a stale leader answers UNKNOWN_LEADER_EPOCH instead of serving it. The first
     Fetch after the reset asks for the offset ListOffsets returned, fenced at an epoch no older than
-    the one it returned (never -1, which turns fencing off)."""
+    the one it returned (never -1, which turns fencing off). Premise: the target returned an epoch with
+    the offset (else "target refused the premise"; a ListOffsets version without the field is "not
+    supported by this client")."""
     client, reset = run.client, run.reset
     found = [a for a in run.list_offsets if a.error == "NONE"]
     if not found:
@@ -149,11 +211,21 @@ def assert_first_fetch_uses_the_reset_epoch(run: ResetFetch) -> None:
             f"by it: {list(run.list_offsets[:3])}; it reported {reported(run.errors)}; "
             f"{run.incomplete or ''}; its exchanges through the proxy: {list(run.sent[-40:]) or 'none'}")
     answer = found[0]
+    # The epoch the first Fetch is held to is the target's to give: without one, the client's Fetch
+    # has nothing to carry but what Metadata told it, and that is another check's promise.
+    if answer.epoch < 0 and answer.version < LIST_OFFSETS_WITH_EPOCH:
+        raise ClientLacks(run.version or client, "the leader epoch ListOffsets returns (v4+, KIP-320)",
+                          f"its reset asked ListOffsets v{answer.version}, which has no LeaderEpoch")
+    if answer.epoch < 0:
+        raise TargetRefused(
+            f"{client} ({reset}): ListOffsets v{answer.version} returned offset {answer.offset} with LeaderEpoch "
+            f"{answer.epoch}, no epoch for the first Fetch after the reset to carry (KIP-320 \"Consumer Handling\", "
+            f"extension 1: ListOffsets returns the epoch of the offset); partition epoch {run.epoch}")
     after = run.fetches[answer.fetches_before:]
     assert after, (f"{client} ({reset}) sent no Fetch after the reset to {answer}; errors {reported(run.errors)}; "
                    f"{run.incomplete or ''}")
     first = after[0]
-    assert first.offset == answer.offset and first.current >= max(answer.epoch, 0), (
+    assert first.offset == answer.offset and first.current >= answer.epoch, (
         f"{client} ({reset}): ListOffsets v{answer.version} returned offset {answer.offset} at epoch "
         f"{answer.epoch} (partition epoch {run.epoch}); the first Fetch after it asked for offset "
         f"{first.offset} with CurrentLeaderEpoch {first.current} (v{first.version})")

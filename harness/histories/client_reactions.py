@@ -83,12 +83,35 @@ class ClientRelease:
             return None
 
 
+METADATA, LEADER_HINT = "Metadata", "Fetch CurrentLeader"  # where a consumer learns a leader epoch
+
+
+@dataclass(frozen=True)
+class EpochLearned:
+    """A leader and leader epoch of the partition a client was told, as it got them (after the
+    proxy's rules): when the proxy passed the answer on (seconds from the run's start), its source
+    (`METADATA`; or `LEADER_HINT`, the KIP-951 CurrentLeader of a Fetch answer, v12+), the answer's
+    version, the leader and epoch (-1: none), and the partition's error by name."""
+
+    at: float
+    source: str
+    version: int
+    leader: int
+    epoch: int
+    error: str = "NONE"
+
+
 @dataclass(frozen=True)
 class EpochErrorRun:
     """A client whose first `refused` Fetch (Produce) answers carried `error`: what it was written,
     read back and reported, the APIs it sent from the first refused answer on (the first 20; a
     Metadata request is its refresh), the CurrentLeaderEpoch of each refused partition entry, and
-    every exchange it had through the proxy (a client that never reached the target shows how far)."""
+    every exchange it had through the proxy (a client that never reached the target shows how far).
+
+    `learned`: every Metadata answer naming the partition that the client got (the epoch it could
+    fence with: KIP-320 "Consumer Handling", "The consumer will obtain the current leader epoch
+    using the Metadata API"); `first_refused_at`: when its first refused request reached the proxy
+    (None: none was refused); both in seconds from the run's start."""
 
     client: str
     error: str
@@ -102,6 +125,8 @@ class EpochErrorRun:
     version: str | None = None  # the client and version its driver named
     exchanges: tuple[Sent, ...] = ()
     release: ClientRelease | None = None
+    learned: tuple[EpochLearned, ...] = ()
+    first_refused_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -165,7 +190,8 @@ class CommittedAhead:
     """A group member starting from a commit whose epoch its first metadata has not reached yet.
 
     `stale` the Metadata answers shown behind; `validations` the OffsetsForLeaderEpoch it sent;
-    `written` the records from the committed offset on."""
+    `written` the records from the committed offset on; `learned` every Metadata answer naming the
+    partition that it got (the stale ones first, then the broker's own)."""
 
     client: str
     committed: Committed
@@ -178,24 +204,7 @@ class CommittedAhead:
     metadata_versions: tuple[int, ...] = ()  # of every Metadata request the client sent
     version: str | None = None  # the client and version its driver named
     exchanges: tuple[Sent, ...] = ()
-
-
-METADATA, LEADER_HINT = "Metadata", "Fetch CurrentLeader"  # where a consumer learns a leader epoch
-
-
-@dataclass(frozen=True)
-class EpochLearned:
-    """A leader and leader epoch of the partition the consumer was told, as it got them (after the
-    proxy's rules): when the proxy passed the answer on (seconds from the run's start), its source
-    (`METADATA`; or `LEADER_HINT`, the KIP-951 CurrentLeader of a Fetch answer, v12+), the answer's
-    version, the leader and epoch (-1: none), and the partition's error by name."""
-
-    at: float
-    source: str
-    version: int
-    leader: int
-    epoch: int
-    error: str = "NONE"
+    learned: tuple[EpochLearned, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -46,11 +46,13 @@ from harness.proxy.server import Proxy
 from harness.scenarios.client_reactions import (
     Consumed,
     fetch_entries,
+    metadata_told,
     names,
     partition_pairs,
     read_through,
     sent_through,
 )
+from harness.scenarios.client_reactions import at as _at
 
 RECORDS = 20  # written before the leader move (the first scene), or before the reset (the second)
 LATER = 10  # written once the proxy answers Metadata honestly again (the second scene)
@@ -80,23 +82,12 @@ class UnfencedListOffsets(Rule):
         return f"UnfencedListOffsets(ListOffsets v4+ of {self.topic} sent on at epoch -1, {self.fired} edited)"
 
 
-def _at(started: float, t0: float) -> float:
-    return round(started - t0, 4)
-
-
 def epochs_learned(proxy: Proxy, topic: str, tid: str, t0: float) -> tuple[EpochLearned, ...]:
     """Every leader epoch of `topic`-0 the client was told, by when the proxy passed the answer on:
     each Metadata answer naming the partition, and each KIP-951 CurrentLeader of a Fetch answer."""
-    seen = []
-    for e in proxy.recording.exchanges():
-        if e.api not in (METADATA, "Fetch") or e.response is None or e.latency is None:
-            continue
-        at = _at(e.started + e.latency, t0)
-        if e.api == METADATA:
-            seen += [EpochLearned(at, METADATA, e.version, p.get("LeaderId", -1), p.get("LeaderEpoch", -1),
-                                  errors.error_name(p.get("ErrorCode", 0)))
-                     for t in e.response.get("Topics") or () if t.get("Name") == topic
-                     for p in t.get("Partitions") or () if p.get("PartitionIndex") == 0]
+    seen = list(metadata_told(proxy, topic, t0))
+    for e in proxy.recording.exchanges("Fetch"):
+        if e.response is None or e.latency is None:
             continue
         for t in e.response.get("Responses") or ():
             if not names(t, topic, tid):
@@ -104,8 +95,9 @@ def epochs_learned(proxy: Proxy, topic: str, tid: str, t0: float) -> tuple[Epoch
             for p in t.get("Partitions") or ():
                 hint = p.get("CurrentLeader") or {}
                 if p.get("PartitionIndex") == 0 and hint.get("LeaderEpoch", -1) >= 0:
-                    seen.append(EpochLearned(at, LEADER_HINT, e.version, hint.get("LeaderId", -1),
-                                             hint["LeaderEpoch"], errors.error_name(p.get("ErrorCode", 0))))
+                    seen.append(EpochLearned(_at(e.started + e.latency, t0), LEADER_HINT, e.version,
+                                             hint.get("LeaderId", -1), hint["LeaderEpoch"],
+                                             errors.error_name(p.get("ErrorCode", 0))))
     return tuple(sorted(seen, key=lambda m: m.at))
 
 

@@ -4,12 +4,15 @@ no records), as a leader whose epoch differs from the consumer's would; an idemp
 writes through a proxy that answers its first Produce requests so.
 
 Recorded: what the consumer read and reported, how many answers the proxy refused, the APIs the
-client sent from the first refused answer on (a Metadata request is its refresh), and every exchange
-it had through the proxy (a client that never reached the target shows how far it got).
+client sent from the first refused answer on (a Metadata request is its refresh), every exchange
+it had through the proxy (a client that never reached the target shows how far it got), and every
+Metadata answer naming the partition that it got, with when its first refused request came: the
+leader epoch the target gave it before, without which a client fences nothing (the checks' premise).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -24,10 +27,12 @@ from harness.cluster.base import Cluster
 from harness.errors import require_target
 from harness.histories.client_reactions import (
     CONNECT,
+    METADATA,
     ClientRecord,
     Committed,
     CommittedAhead,
     EpochErrorRun,
+    EpochLearned,
     FetchAsk,
     ListOffsetsAnswer,
     ResetFetch,
@@ -62,6 +67,7 @@ def consumer_through_epoch_errors(cluster: Cluster, topic: str, client: str, err
         written = tuple(ClientRecord(w.offset, w.value.decode())
                         for w in produce(producer, topic, [f"r-{i}".encode() for i in range(RECORDS)]).acked)
     with Proxy.for_cluster(cluster) as proxy:
+        t0 = time.monotonic()
         rule = proxy.add(RefusePartitions("Fetch", versions=(9, 99), error=errors.error_code(error), count=REFUSED))
         # librdkafka's default metadata age: only the error may make it refresh.
         got, incomplete, version = read_through(cluster, proxy, topic, client, written[-1].offset,
@@ -71,8 +77,33 @@ def consumer_through_epoch_errors(cluster: Cluster, topic: str, client: str, err
         fenced_at = tuple(p.get("CurrentLeaderEpoch", -1) for e in proxy.recording.exchanges("Fetch") if e.rules
                           for t in (e.request or {}).get("Topics", []) for p in t.get("Partitions", []))
         exchanges = sent_through(proxy)
+        learned, first_refused = metadata_told(proxy, topic, t0), _first_ruled_at(proxy, t0)
     return EpochErrorRun(client, error, written, tuple(got.reads), tuple(got.errors), refused, after, incomplete,
-                         fenced_at, version, exchanges, client_release(client, version, cluster.java_clients))
+                         fenced_at, version, exchanges, client_release(client, version, cluster.java_clients),
+                         learned, first_refused)
+
+
+def at(moment: float, t0: float) -> float:
+    """`moment` (time.monotonic, as the proxy's recording keeps it) in seconds from `t0`, rounded."""
+    return round(moment - t0, 4)
+
+
+def metadata_told(proxy: Proxy, topic: str, t0: float, partition: int = 0) -> tuple[EpochLearned, ...]:
+    """Every Metadata answer naming `topic`-`partition` that a client got through `proxy` (after its
+    rules), by when the proxy passed it on (seconds from `t0`): its version, the leader, LeaderEpoch
+    (-1: none given, as in every version before 7, which has no such field) and the partition's error."""
+    told = [EpochLearned(at(e.started + e.latency, t0), METADATA, e.version, p.get("LeaderId", -1),
+                         p.get("LeaderEpoch", -1), errors.error_name(p.get("ErrorCode", 0)))
+            for e in proxy.recording.exchanges(METADATA) if e.response is not None and e.latency is not None
+            for t in e.response.get("Topics") or () if t.get("Name") == topic
+            for p in t.get("Partitions") or () if p.get("PartitionIndex") == partition]
+    return tuple(sorted(told, key=lambda m: m.at))
+
+
+def _first_ruled_at(proxy: Proxy, t0: float) -> float | None:
+    """When the first request whose answer a rule of `proxy` acted on reached it (seconds from `t0`)."""
+    ruled = [e.started for e in proxy.recording.exchanges() if e.rules]
+    return at(min(ruled), t0) if ruled else None
 
 
 def sent_through(proxy: Proxy) -> tuple[Sent, ...]:
@@ -207,6 +238,7 @@ def producer_through_epoch_errors(cluster: Cluster, topic: str, error: str) -> E
     values sent, `reads` the partition's records, `errors` the failed delivery reports."""
     values = [f"p-{i}" for i in range(RECORDS)]
     with Proxy.for_cluster(cluster) as proxy:
+        t0 = time.monotonic()
         rule = proxy.add(RefusePartitions("Produce", error=errors.error_code(error), count=REFUSED))
         with confluent.producer({**proxy.client_config(), "acks": "all", "enable.idempotence": True,
                              "message.timeout.ms": 60000, "linger.ms": 20}) as producer:
@@ -217,13 +249,14 @@ def producer_through_epoch_errors(cluster: Cluster, topic: str, error: str) -> E
                             for t in (e.request or {}).get("TopicData", []) for p in t.get("PartitionData", []))
         after, refused = _after_first_ruled(proxy), rule.fired
         exchanges = sent_through(proxy)
+        learned, first_refused = metadata_told(proxy, topic, t0), _first_ruled_at(proxy, t0)
     with confluent.consumer({**cluster.client_config(), "group.id": f"{topic}-reader", "enable.auto.commit": False,
                          "auto.offset.reset": "earliest"}) as consumer:
         got = read_partition(consumer, topic, 0, 0, _end(cluster, topic))
     reads = tuple(ClientRecord(r.offset, r.value.decode()) for r in got)
     written = tuple(ClientRecord(i, v) for i, v in enumerate(values))
     return EpochErrorRun("librdkafka producer", error, written, reads, reported, refused, after, None, sent_epochs,
-                         exchanges=exchanges)
+                         exchanges=exchanges, learned=learned, first_refused_at=first_refused)
 
 
 def _end(cluster: Cluster, topic: str) -> int:
@@ -250,6 +283,7 @@ def committed_epoch_ahead_of_metadata(cluster: Cluster, topic: str, client: str,
                                   f"to coordinator {gcoord.host}:{gcoord.port}) was refused: {errors.describe(code)}")
     written = tuple(ClientRecord(w.offset, w.value.decode()) for w in after if w.offset >= 25)
     with Proxy.for_cluster(cluster) as proxy:
+        t0 = time.monotonic()
         rule = proxy.add(StaleLeaderEpoch(topic=topic, behind=1, count=3))
         got, incomplete, version = read_through(cluster, proxy, topic, client, written[-1].offset,
                                                 f"subscribe {{name}} {{none}} {group}")
@@ -260,8 +294,9 @@ def committed_epoch_ahead_of_metadata(cluster: Cluster, topic: str, client: str,
         stale = rule.fired
         metadata = tuple(sorted({e.version for e in proxy.recording.exchanges("Metadata")}))
         exchanges = sent_through(proxy)
+        learned = metadata_told(proxy, topic, t0)
     return CommittedAhead(client, committed, stale, validations, written, tuple(got.reads), tuple(got.errors),
-                          incomplete, metadata, version, exchanges)
+                          incomplete, metadata, version, exchanges, learned)
 
 
 def _answer(response: Body | None, partition: int | None) -> str:

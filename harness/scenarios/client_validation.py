@@ -63,6 +63,7 @@ AFTER_ERROR_S = 1.0  # how long a consumer that reported an error is watched for
 WATCH_S = 30.0
 EARLIEST, LATEST = -2, -1  # ListOffsets timestamps
 VALIDATION_VERSION = 2  # the first OffsetForLeaderEpoch version with CurrentLeaderEpoch (KIP-320)
+METADATA_WITH_EPOCH = 7  # the first Metadata version whose answer carries LeaderEpoch (KIP-320)
 
 
 def written_partition(cluster: Cluster, topic: str) -> WrittenPartition:
@@ -74,10 +75,20 @@ def written_partition(cluster: Cluster, topic: str) -> WrittenPartition:
         leader = raw(cluster.leader(topic))
         version = leader.max_version("ListOffsets")
         start, end = (rr.list_offsets(leader, version, topic, 0, ts) for ts in (EARLIEST, LATEST))
-        epoch = rr.partition_metadata(leader, topic)["LeaderEpoch"]
+        metadata = leader.max_version("Metadata")
+        epoch = rr.partition_metadata(leader, topic).get("LeaderEpoch", NO_EPOCH)
     require_target(not start["ErrorCode"] and not end["ErrorCode"],
                    f"the leader of {topic}-0 answered ListOffsets v{version} earliest "
                    f"{errors.describe(start['ErrorCode'])}, latest {errors.describe(end['ErrorCode'])}")
+    # Every scene seeks with this epoch, and a consumer validates against the epoch its own Metadata
+    # gives: a target that gives none leaves nothing to validate, which is no client's lack.
+    if metadata < METADATA_WITH_EPOCH:
+        raise NotSupported(f"leader epochs in Metadata (v{METADATA_WITH_EPOCH}+, KIP-320)",
+                           f"{leader.host}:{leader.port} advertises Metadata up to v{metadata}")
+    require_target(epoch >= 0, f"the leader of {topic}-0 answered Metadata v{metadata} with LeaderEpoch {epoch}: no "
+                               f"epoch to seek with, and none for a consumer to validate its position against "
+                               f"(KIP-320 \"Consumer Handling\": \"The consumer will obtain the current leader "
+                               f"epoch using the Metadata API\")")
     return WrittenPartition(topic, tuple((w.offset, w.value.decode()) for w in acked), start["Offset"],
                             end["Offset"], epoch)
 

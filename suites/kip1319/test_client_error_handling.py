@@ -4,7 +4,9 @@ Each check drives one situation (harness/scenarios/kip1319_clients.py) on each s
 driven through it (`clients.STACKS`): the Java producer (Kip1319Txn, one transaction) and franz-go
 with --go-client (a GroupTransactSession copier), with bootstrap through the protocol proxy, which
 answers the v6 commits with the situation's error. Where the two kinds of driver show the promise
-differently (a copier redoes an aborted transaction), the check reads which kind made the run.
+differently (a copier redoes an aborted transaction), the check reads which kind made the run. A
+client sends v6 only with the topic IDs its Metadata gives: where the target has none, every check
+is "target refused the premise" (harness.checks.client_premises.require_topic_ids).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
+from harness.checks.client_premises import require_topic_ids
 from harness.checks.kip1319 import (
     assert_group_error_aborted,
     assert_injected,
@@ -48,6 +51,7 @@ def test_client_retries_unknown_topic_id_then_commits(
     require_v6("retry of UNKNOWN_TOPIC_ID on TxnOffsetCommit v6")
     run = clients.retrying(cluster, client, topic_factory, unique(f"{client}-retry"))
     store.save(f"kip1319-{client}-retry-unknown-topic-id", run)
+    require_topic_ids(run)
     assert_injected(run, exactly=2)
     assert_retried_unchanged(run, later_transactions=run.copier)
     assert_transaction_outcome(run, run.completed)
@@ -71,6 +75,7 @@ def test_client_maps_a_mixed_answer_to_its_topics_by_id(
     require_v6("the mapping of a mixed TxnOffsetCommit v6 answer")
     run = clients.mixed(cluster, client, topic_factory, unique(f"{client}-mixed"))
     store.save(f"kip1319-{client}-mixed-outcome", run)
+    require_topic_ids(run)
     assert_injected(run)
     assert_mixed_answer_mapped(run)
     assert_transaction_outcome(run, run.completed)
@@ -90,5 +95,6 @@ def test_client_aborts_on_group_error(
     require_v6(f"{clients.error_label(error)} handling on TxnOffsetCommit v6")
     run = clients.group_error(cluster, client, topic_factory, unique(f"{client}-abort"), error)
     store.save(f"kip1319-{client}-abort-{error}", run)
+    require_topic_ids(run)
     assert_injected(run, exactly=1)
     assert_group_error_aborted(run)

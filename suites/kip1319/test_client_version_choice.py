@@ -16,6 +16,7 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
+from harness.checks.client_premises import require_topic_ids
 from harness.checks.kip1319 import (
     OlderVersionSent,
     assert_client_sends,
@@ -24,7 +25,6 @@ from harness.checks.kip1319 import (
     assert_metadata_wait_bounded,
     assert_offsets_fetched_back,
     assert_only_transient_retries,
-    assert_topic_ids_assigned,
     assert_transaction_outcome,
     assert_visible_to_read_committed,
 )
@@ -46,13 +46,16 @@ def test_client_commits_consumed_offsets_with_v6(
     negotiation": a client committing the offsets it consumed in a transaction, against a broker that
     advertises v6, sends every TxnOffsetCommit at v6 keyed by the input topic's ID (retries of
     transient answers included); the transactions commit, OffsetFetch returns the offsets and
-    read_committed sees what they wrote. The Java and franz-go copiers copy 20 records in
-    transactions of at most 5; librdkafka commits one offset with one record. The versions the client
-    used go to the client matrix (junit testsuite properties and the Allure environment)."""
+    read_committed sees what they wrote. Premise: the target has a topic ID for the input topic (else
+    "target refused the premise": without one a client falls back to v5). The Java and franz-go
+    copiers copy 20 records in transactions of at most 5; librdkafka commits one offset with one
+    record. The versions the client used go to the client matrix (junit testsuite properties and the
+    Allure environment)."""
     require_v6("a client's TxnOffsetCommit v6")
     run = clients.copy(cluster, client, topic_factory, unique(f"{client}-copy"))
     store.save(f"kip1319-{client}-v6-copy", run)
     report_environment(clients.client_matrix(run, client))
+    require_topic_ids(run)
     assert_transaction_outcome(run, run.completed)
     assert_visible_to_read_committed(run)
     try:
@@ -97,7 +100,7 @@ def test_client_falls_back_to_v5_for_the_whole_request_without_a_topic_id(
     require_v6("the client's v6-to-v5 fallback")
     run = clients.without_topic_id(cluster, client, topic_factory, unique(f"{client}-fallback"))
     store.save(f"kip1319-{client}-fallback-v5", run)
-    assert_topic_ids_assigned(run)
+    require_topic_ids(run)
     assert_injected(run, at_least=1)
     assert_transaction_outcome(run, run.completed)
     assert_client_sends(run, 5)
@@ -123,7 +126,7 @@ def test_client_waits_for_a_topic_id_no_longer_than_max_block_ms(
     store.save(f"kip1319-{client}-bounded-metadata-wait", run)
     require_scene(run.injected is not None and run.injected.fired >= 1,
                   f"the proxy withheld no topic ID from a Metadata answer to the producer: {run.proxy}")
-    assert_topic_ids_assigned(run)
+    require_topic_ids(run)
     assert_metadata_wait_bounded(run)
     if run.outcome() == "committed":
         assert_offsets_fetched_back(run)

@@ -113,6 +113,11 @@ def _not_held(old: Any, data: Any) -> Any:
     return [{**m, "epoch": data["epoch"]} for m in old]
 
 
+def _own_answers_without_epoch(old: Any, data: Any) -> Any:
+    """The target's own Metadata answers (after the hold) with LeaderEpoch -1, as a broker without epochs."""
+    return [{**m, "epoch": -1} if m["source"] == METADATA and m["at"] > data["released"] else m for m in old]
+
+
 ALTERATIONS: list[Alteration] = [
     *[a for c in CLIENTS for a in (
         Alteration(f"{c}-a-fetch-after-the-move-at-the-old-epoch", FOLLOWS, f"kip320-fetch-epochs-{c}",
@@ -141,6 +146,12 @@ ALTERATIONS: list[Alteration] = [
         Alteration(f"{c}-metadata-without-epochs", FOLLOWS, f"kip320-fetch-epochs-{c}",
                    (("learned", []), ("exchanges[*].version", 5)), assert_fetch_epochs_follow_metadata,
                    "none from v7", ClientLacks),
+        # The target's Metadata v7+ gave no epoch (LeaderEpoch -1): the client had none to fence with.
+        alteration(f"{c}-target-gave-no-epoch", FOLLOWS, f"kip320-fetch-epochs-{c}", "learned[*].epoch", -1,
+                   assert_fetch_epochs_follow_metadata, "LeaderEpoch -1", TargetRefused),
+        Alteration(f"{c}-target-gave-no-epoch-and-every-fetch-unfenced", FOLLOWS, f"kip320-fetch-epochs-{c}",
+                   (("learned[*].epoch", -1), ("fetches", _all(-1))), assert_fetch_epochs_follow_metadata,
+                   "LeaderEpoch -1", TargetRefused),
     )],
     *[a for name in RESETS for a in (
         alteration(f"{name}-fetches-unfenced-after-the-reset", AHEAD, name, "fetches", _reset_fetches(-1),
@@ -164,7 +175,16 @@ ALTERATIONS: list[Alteration] = [
                    assert_reset_ahead_of_metadata_read_from_the_reset, "never answered", SceneUnmet),
         alteration(f"{name}-list-offsets-refused", AHEAD, name, "list_offsets[*].error", "NOT_LEADER_OR_FOLLOWER",
                    assert_reset_ahead_of_metadata_read_from_the_reset, "ListOffsets", TargetRefused),
+        # The epoch ahead of Metadata is the target's to return: without it there is no scene.
+        alteration(f"{name}-list-offsets-without-epoch", AHEAD, name, "list_offsets[*].epoch", -1,
+                   assert_reset_ahead_of_metadata_read_from_the_reset, "with LeaderEpoch -1", TargetRefused),
+        alteration(f"{name}-list-offsets-before-v4", AHEAD, name, "list_offsets[*].version", 3,
+                   assert_reset_ahead_of_metadata_read_from_the_reset, "asked ListOffsets v3", ClientLacks),
     )],
+    # Java asked Metadata again after the hold (librdkafka did not: nothing of the target's to judge).
+    *[alteration(f"{name}-own-metadata-without-epoch", AHEAD, name, "learned", _own_answers_without_epoch,
+                 assert_reset_ahead_of_metadata_read_from_the_reset, "gave no leader epoch: Metadata v", TargetRefused)
+      for name in RESETS if "-java-" in name],
 ]
 
 
@@ -191,3 +211,16 @@ def test_an_answer_not_yet_taken_in_lets_the_epoch_before_it_stand() -> None:
     assert known_epochs(learned, 0.5) == set()
     stale = [*learned, EpochLearned(9.0, METADATA, 12, 2, 4)]  # a lagging broker's answer, after the new one
     assert known_epochs(stale, 9.0 + GRACE_S * 2) == {4, 5}
+
+
+@pytest.mark.parametrize("name", [f"kip320-fetch-epochs-{c}" for c in CLIENTS])
+def test_an_unfenced_fetch_before_any_epoch_was_told_is_no_failure(name: str) -> None:
+    """A Fetch entry sent before the target had told the consumer any epoch carries -1 and breaks
+    nothing: there was no epoch to send. The same entry once an epoch was told fails."""
+    data = raw(name)
+    first_told = min(m["at"] for m in data["learned"] if m["epoch"] >= 0)
+    data["fetches"].insert(0, {**data["fetches"][0], "at": first_told - 0.1, "current": -1})
+    assert_fetch_epochs_follow_metadata(typed(FetchEpochRun, data))
+    data["fetches"][0]["at"] = first_told + 3 * GRACE_S
+    with pytest.raises(AssertionError, match="CurrentLeaderEpoch -1"):
+        assert_fetch_epochs_follow_metadata(typed(FetchEpochRun, data))
