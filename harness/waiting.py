@@ -23,6 +23,11 @@ class WaitTimeout(AssertionError):
     observed. An ERROR (harness.verdicts.NOT_VERDICTS), never a FAIL."""
 
 
+class PremiseTimeout(TargetRefused):
+    """A PREMISE wait that timed out: the target's refusal of a check's scene. In the harness's own
+    tests (tests/) it stays a failure of the test (harness.plugin.verdict_boundary), as WaitTimeout was."""
+
+
 class Owed(enum.Enum):
     """Whose the awaited outcome is, which decides what a passed deadline means."""
 
@@ -67,7 +72,7 @@ def wait_until(
                 state = f"<describe() failed: {exc!r}>"
             detail = f"; last error: {last_error!r}" if last_error else ""
             if owed is Owed.PREMISE:
-                raise TargetRefused(f"the target did not get there within {timeout:.1f}s; last state: "
+                raise PremiseTimeout(f"the target did not get there within {timeout:.1f}s; last state: "
                                     f"{state}{detail}") from last_error
             if owed is Owed.PROMISE:
                 raise PromiseUnkept(f"the target did not keep it within {timeout:.1f}s; last state: "

@@ -1,7 +1,6 @@
-"""What the target owes a client before a check of the client can judge it (issue 41, "the wrong
-party blamed"): where the target's part is missing, the client did what the KIP asks of a client in
-that case, so the check ends as "target refused the premise", with what the target answered as the
-evidence, never as the client's FAIL or lack.
+"""What the target owes a client before a check of the client can judge it: where the target's part
+is missing, the client did what the KIP asks of a client in that case, so the check ends as "target
+refused the premise", with what the target answered as the evidence, never as the client's FAIL or lack.
 
 The KIP-320 premises (a leader epoch in Metadata, in ListOffsets) are next to the checks that need
 them (harness.checks.client_reactions, harness.checks.client_fetch_epochs); here are the others.
@@ -9,8 +8,10 @@ them (harness.checks.client_reactions, harness.checks.client_fetch_epochs); here
 
 from __future__ import annotations
 
+from harness.checks.kip1319 import TRANSIENT
 from harness.errors import TargetRefused
 from harness.histories.kip1319 import ClientRun
+from harness.protocol.errors import UNSUPPORTED_VERSION, describe
 from harness.protocol.types import ZERO_UUID
 
 
@@ -28,4 +29,26 @@ def require_topic_ids(run: ClientRun) -> None:
             f"the target's Metadata gives no topic ID (the zero UUID) for {zero}, the topics {run.client} was to "
             f"commit offsets of: a client keys TxnOffsetCommit v6 by topic ID and sends v5 without one (KIP-1319 "
             f"\"Producer-Side > Fallback\"), so what it sent judges nothing of it; asked {list(run.asked)}; "
+            f"{run.broker}")
+
+
+def require_commits_accepted(run: ClientRun) -> None:
+    """A client check of what a client does around its TxnOffsetCommits presumes the target accepts a
+    well-formed one at all. Where it accepted none of the client's commits past the harness's own
+    injected answers, and every answer it gave was one only the broker owns (a retriable error that
+    never cleared, which KIP-1319 "Producer-Side" has the client retry; UNSUPPORTED_VERSION at a
+    version the broker advertised), the client had nothing to be judged on: "target refused the
+    premise", with the answers. The broker's part is judged by the raw checks of suites/kip1319/
+    test_broker_v6.py. Any other answer stays for the client checks to judge."""
+    injected = run.injected.fired if run.injected is not None else 0
+    answers = [sorted({p["ErrorCode"] for t in (c.response or {}).get("Topics") or [] for p in t["Partitions"]})
+               for c in run.commits[injected:]]
+    if not answers or any(codes == [0] for codes in answers):
+        return
+    brokers_own = TRANSIENT | {UNSUPPORTED_VERSION}
+    if all(set(codes) <= brokers_own for codes in answers):
+        raise TargetRefused(
+            f"the target accepted none of the {len(answers)} TxnOffsetCommits {run.client} sent (past "
+            f"{injected} injected answers): each was answered {sorted({describe(c) for a in answers for c in a})}, "
+            f"which only the broker owns, so what the client does with an accepted commit cannot be judged; "
             f"{run.broker}")

@@ -360,6 +360,8 @@ def assert_offsets_fetched_back(rec: TxnCommit | ClientRun) -> None:
                          f"OffsetFetch returned {got}")
     wrong += [f"{k[0]}-{k[1]}: OffsetFetch returned {f} for a partition not committed" for k, f in fetched.items()]
     evidence = dump_commit(rec) if isinstance(rec, TxnCommit) else _dump_all(rec.commits)
+    if isinstance(rec, ClientRun) and rec.unsettled:
+        evidence += f"\nthe group's offsets never settled: {rec.unsettled}"
     fail_if(wrong, f"the committed offsets of group {rec.group!r} do not read back", evidence)
 
 

@@ -13,7 +13,6 @@ from harness import confluent, progress
 from harness.cluster.base import Cluster
 from harness.confluent import QUIET
 from harness.errors import TargetRefused
-from harness.waiting import WaitTimeout
 
 __all__ = ["QUIET", "admin_client", "create_topic", "topic_name"]
 _seq = count(1)
@@ -80,7 +79,7 @@ def create_topic(
             cluster.wait_for_partition(
                 name, p, lambda s: s.leader >= 0 and len(s.isr) == rf, f"leader and {rf} in-sync replicas", timeout
             )
-        except WaitTimeout as exc:
+        except TargetRefused as exc:
             if unanswered:
                 raise TargetRefused(f"the target did not create topic {name}: its CreateTopics got no answer in "
                                     f"{timeout:.0f} s, and then: {exc}") from exc

@@ -19,7 +19,7 @@ from harness.closing import closed_on_exit
 from harness.errors import ClusterError
 from harness.process.events import as_event
 from harness.process.worker import WorkerProcess
-from harness.waiting import wait_until
+from harness.waiting import Owed, wait_until
 
 
 class ClientDriver:
@@ -64,7 +64,10 @@ class ClientDriver:
                     return event
             return None
 
-        return wait_until(find, timeout, lambda: f"{self.main_class} {what}: {self.describe()}", interval=0.05)
+        # The driver's own event (its start, its answer to a command): what the target did on the way
+        # arrives as events the scene judges (an error, a command_failed), not as this wait's timeout.
+        return wait_until(find, timeout, lambda: f"{self.main_class} {what}: {self.describe()}", interval=0.05,
+                          owed=Owed.HARNESS)
 
     def wait_ready(self, timeout: float = 60.0) -> dict[str, Any]:
         """The driver's "ready" event: it has started and takes commands."""

@@ -10,7 +10,7 @@ from typing import TypeVar
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from harness.errors import require_target
-from harness.waiting import wait_until
+from harness.waiting import Owed, wait_until
 
 T = TypeVar("T")
 
@@ -99,9 +99,11 @@ def produce(
     return history
 
 
-def read_through(consumer: Consumer, last: int, what: str, timeout: float = 30.0) -> list[tuple[int, int | None]]:
+def read_through(consumer: Consumer, last: int, what: str, timeout: float = 30.0, *, owed: Owed = Owed.PREMISE,
+                 promise: str = "") -> list[tuple[int, int | None]]:
     """Poll a subscribed or assigned consumer until it returned the record at offset `last`; the
-    (offset, leader epoch) of every record it returned on the way."""
+    (offset, leader epoch) of every record it returned on the way. `owed`: records the target does
+    not serve refuse the scene's premise, unless serving them is what `promise` owes."""
     got: list[tuple[int, int | None]] = []
 
     def through() -> bool:
@@ -110,14 +112,18 @@ def read_through(consumer: Consumer, last: int, what: str, timeout: float = 30.0
             got.append((msg.offset(), msg.leader_epoch()))
         return bool(got) and got[-1][0] >= last
 
-    wait_until(through, timeout, lambda: f"{what} reading through {last}: last {got[-3:]}", interval=0)
+    wait_until(through, timeout, lambda: f"{what} reading through {last}: last {got[-3:]}", interval=0, owed=owed,
+               promise=promise)
     return got
 
 
 def read_partition(
-    consumer: Consumer, topic: str, partition: int, start: int, end: int, timeout: float = 30.0
+    consumer: Consumer, topic: str, partition: int, start: int, end: int, timeout: float = 30.0, *,
+    owed: Owed = Owed.PREMISE, promise: str = "",
 ) -> list[Read]:
-    """Every record of [start, end) on one partition, read with an assignment (no group)."""
+    """Every record of [start, end) on one partition, read with an assignment (no group). `owed`:
+    records the target does not serve refuse the scene's premise, unless serving them is what
+    `promise` owes (acknowledged records read back)."""
     consumer.assign([TopicPartition(topic, partition, start)])
     records: list[Read] = []
 
@@ -131,6 +137,6 @@ def read_partition(
 
     if end > start:
         wait_until(done, timeout, lambda: f"read {len(records)} records of {topic}-{partition} [{start}, {end}), "
-                   f"last offset {records[-1].offset if records else None}", interval=0)
+                   f"last offset {records[-1].offset if records else None}", interval=0, owed=owed, promise=promise)
     consumer.unassign()
     return [r for r in records if r.offset < end]

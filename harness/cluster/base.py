@@ -29,7 +29,7 @@ from harness.protocol.auth import Transport, from_client_config
 from harness.protocol.client import RawClient
 from harness.protocol.exceptions import ProtocolError
 from harness.protocol.spec import SpecError
-from harness.waiting import wait_until
+from harness.waiting import Owed, wait_until
 
 __all__ = [
     "METADATA_EPOCH_CHECK", "Cluster", "FaultControlUnavailable", "Node", "NodeCluster", "NodeState", "PartitionState",
@@ -338,6 +338,7 @@ class Cluster(abc.ABC):
         timeout: float = 30.0,
         broker: int | None = None,
         agreed: bool = False,
+        owed: Owed = Owed.PREMISE,
     ) -> PartitionState:
         """Wait until `predicate(PartitionState)` holds, as `broker` sees it if given.
 
@@ -349,6 +350,10 @@ class Cluster(abc.ABC):
         The timeout shows the last state seen. A state that would hold but for its leader's missing
         epoch (Metadata's LeaderEpoch -1) ends the wait at once with `TargetRefused`: decided from
         the answer, as no epoch will come.
+
+        `owed`: a partition's leader, epoch and ISR are the target's conduct, so by default a state
+        that never comes is the target's refusal of the scene's premise (`TargetRefused`);
+        `Owed.PROMISE` where that state is what a promise owes (harness.waiting).
         """
         assert callable(predicate)
         seen: list[PartitionState | str] = ["nothing yet"]
@@ -366,11 +371,16 @@ class Cluster(abc.ABC):
                 require_leader_epoch(st)
             return None
 
-        return wait_until(check, timeout, lambda: f"{topic}-{partition} {what}: last seen {seen[0]}")
+        return wait_until(check, timeout, lambda: f"{topic}-{partition} {what}: last seen {seen[0]}", owed=owed)
 
-    def wait_registered(self, broker_ids: list[int], timeout: float, alive: Callable[[], None]) -> None:
+    def wait_registered(self, broker_ids: list[int], timeout: float, alive: Callable[[], None],
+                        owed: Owed = Owed.HARNESS) -> None:
         """Wait until every broker's own metadata lists all of `broker_ids` (registered and unfenced);
-        `alive` raises if a node died meanwhile. The timeout shows what each broker listed."""
+        `alive` raises if a node died meanwhile. The timeout shows what each broker listed.
+
+        `owed`: while the harness starts the cluster, brokers that never register are a cluster that
+        would not start (the harness's ERROR); `Owed.PREMISE` where a scene waits for the target to
+        unfence brokers it had running."""
         seen: dict[int, object] = {}
 
         def ready() -> bool:
@@ -387,7 +397,8 @@ class Cluster(abc.ABC):
                     ok = False
             return ok
 
-        wait_until(ready, timeout, lambda: f"brokers' metadata (broker -> ids listed): {seen}", interval=0.1)
+        wait_until(ready, timeout, lambda: f"brokers' metadata (broker -> ids listed): {seen}", interval=0.1,
+                   owed=owed)
 
     def wait_for_isr(self, topic: str, partition: int, isr: set[int], timeout: float = 30.0) -> PartitionState:
         """Agreed by every running broker: it is read after a heal, when the healed broker still gives

@@ -202,6 +202,9 @@ class ClientRun:
     api_versions: tuple[tuple[str, int], ...]  # every (API, version) the client used
     proxy: str  # the proxy's rules, errors and recorded summary
     driver: str  # the driver's exit, last events and output tail
+    # The read-back's last answer where the group's offsets never settled (a transaction on them the
+    # target kept open): `fetched` is then empty, and this is the evidence.
+    unsettled: str = ""
 
     def named(self, *events: str) -> list[ClientEvent]:
         """The driver's events of these names, in order."""

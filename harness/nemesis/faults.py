@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from harness.cluster.base import Cluster, NodeState, require_leader_epoch
 from harness.errors import FaultControlUnavailable, KctsError, TargetRefused
 from harness.network.links import LinkFault
-from harness.waiting import wait_until
+from harness.waiting import Owed, wait_until
 
 Victim = str | int
 
@@ -133,7 +133,8 @@ class Isolate(Fault):
             return (mine.leader, mine.leader_epoch) == (current.leader, current.leader_epoch)
 
         wait_until(caught_up, 60,
-                   lambda: f"{self.topic}-{self.partition} after reconnecting broker {broker}: {seen[0]}")
+                   lambda: f"{self.topic}-{self.partition} after reconnecting broker {broker}: {seen[0]}",
+                   owed=Owed.PREMISE)
 
 
 class CutOff(Isolate):

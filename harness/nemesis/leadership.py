@@ -19,7 +19,7 @@ from harness.cluster.target import API, HOOK, REASSIGNMENT
 from harness.errors import NotSupported, TargetRefused
 from harness.protocol import errors
 from harness.protocol.client import RawClient
-from harness.waiting import WaitTimeout, wait_until
+from harness.waiting import Owed, wait_until
 
 
 def move_leader(
@@ -91,9 +91,9 @@ def _reorder(
             topic, partition, lambda s: list(s.replicas) == order, f"replicas in order {order}",
             timeout if caps.leader_moves == REASSIGNMENT else 10.0,
         )
-    except WaitTimeout as exc:
+    except TargetRefused as exc:
         if caps.leader_moves == REASSIGNMENT:
-            raise  # a target known to apply a reordering at once: not doing so is a failure here
+            raise  # a target known to apply a reordering at once: the wait's refusal names the state it kept
         # Some targets answer success and apply nothing (kfake: "we don't actually perform
         # reassignment, just validate"); no leader can be moved there, so the premise is missing.
         raise TargetRefused(f"{cluster.target.label} accepted reordering {topic}-{partition} to {order} "
@@ -123,7 +123,7 @@ def _elect_preferred_until(
         elected, timeout,
         lambda: f"{topic}-{partition} leader {target} above epoch {before.leader_epoch}: "
         f"{cluster.partition_state(topic, partition)}; attempts {attempts[-3:]}",
-        interval=0.2,
+        interval=0.2, owed=Owed.PREMISE,
     )
 
 

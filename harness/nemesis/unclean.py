@@ -21,7 +21,7 @@ from harness import confluent, progress
 from harness.cluster.base import Cluster, NodeState, PartitionState, require_leader_epoch
 from harness.errors import ClusterError
 from harness.histories.epochs import UncleanElection
-from harness.waiting import wait_until
+from harness.waiting import Owed, wait_until
 
 
 def force_unclean_election(
@@ -50,6 +50,7 @@ def force_unclean_election(
         lambda: len(set(log_ends())) == 1,
         timeout,
         lambda: f"{topic}-{partition}: follower {new_leader} and leader {old_leader} log ends {log_ends()}",
+        owed=Owed.PREMISE,
     )
     progress.step(f"nemesis: stopping followers {followers} of {topic}-{partition}, leaving leader {old_leader} "
                   "alone in the ISR")
@@ -113,7 +114,7 @@ def elect_unclean(
         return wait_until(
             elected, timeout,
             lambda: f"{topic}-{partition}: {cluster.partition_state(topic, partition)}; attempts: {attempts[-3:]}",
-            interval=0.5,
+            interval=0.5, owed=Owed.PREMISE,
         )
 
 

@@ -17,13 +17,15 @@ from typing import TypeVar
 
 import pytest
 
-from harness import verdicts
+from harness import layout, verdicts
 from harness.cluster.target import TargetSpec
 from harness.errors import FaultControlUnavailable, KctsError, PromiseUnkept, VerdictError
 from harness.plugin.target import target_spec
 from harness.protocol.exceptions import AdvertisedVersionNotServed
+from harness.waiting import PremiseTimeout
 
 UNKEPT_IN_SETUP = pytest.StashKey[PromiseUnkept]()
+HARNESS_TESTS = layout.ROOT / "tests"  # the harness's own tests: a wait there that timed out is their failure
 E = TypeVar("E", bound=BaseException)
 
 
@@ -32,7 +34,8 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     try:
         return (yield)
     except (VerdictError, FaultControlUnavailable) as exc:
-        verdicts.from_exception(exc, _target(item))
+        if not (isinstance(exc, PremiseTimeout) and _harness_test(item)):
+            verdicts.from_exception(exc, _target(item))
         raise
     except Exception as exc:
         unkept = _found(exc, PromiseUnkept)
@@ -56,7 +59,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     try:
         return (yield)
     except (VerdictError, FaultControlUnavailable) as exc:
-        verdicts.from_exception(exc, _target(item))
+        if not (isinstance(exc, PremiseTimeout) and _harness_test(item)):
+            verdicts.from_exception(exc, _target(item))
         raise
     except Exception as exc:
         closed = _found(exc, AdvertisedVersionNotServed)
@@ -92,6 +96,10 @@ def _found(exc: BaseException, kind: type[E]) -> E | None:
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return None
+
+
+def _harness_test(item: pytest.Item) -> bool:
+    return item.path.is_relative_to(HARNESS_TESTS)
 
 
 def _target(item: pytest.Item) -> TargetSpec | None:

@@ -27,7 +27,7 @@ from harness.errors import WorkerHung
 from harness.integrity.model import Expectation
 from harness.nemesis.leadership import move_leader_away
 from harness.scenarios.kip359 import EPOCH_BUMP
-from harness.waiting import wait_until
+from harness.waiting import Owed, wait_until
 from harness.workload.generator import GeneratorSpec
 from harness.workload.generator_process import GeneratorProcess
 from harness.workload.history import TxnOutcome, WriteLog, merge_ranges
@@ -151,8 +151,9 @@ def idempotent_writes(cluster: Cluster, topic: str, records: int = RECORDS, rate
         writer.start()
         try:
             for partition, at in enumerate(MOVES_AT if no_moves is None else ()):
+                # The generator's own pace (the target's refusal of a write ends it as `failure`).
                 wait_until(lambda at=at: failure or generator.next_id >= at * records, records / rate * 4 + 60,
-                           lambda: f"{generator.next_id} of {records} records handed over")
+                           lambda: f"{generator.next_id} of {records} records handed over", owed=Owed.HARNESS)
                 if failure:
                     break
                 at_id = generator.next_id

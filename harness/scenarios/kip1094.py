@@ -30,7 +30,7 @@ from harness.clients.history import produce
 from harness.clients.jvm import JavaClient
 from harness.clients.stacks import client_version, consumers_driver
 from harness.cluster.base import Cluster, PartitionState
-from harness.errors import TargetRefused, require_target
+from harness.errors import PromiseUnkept, TargetRefused, require_target
 from harness.histories.epoch_validation import EpochProbe
 from harness.histories.kip1094 import (
     CommitAfterRead,
@@ -48,7 +48,7 @@ from harness.nemesis.leadership import move_leader
 from harness.protocol.errors import OFFSET_OUT_OF_RANGE, describe
 from harness.protocol.exceptions import CorruptRecordError
 from harness.protocol.records import RecordBatch, committed_data, describe_log
-from harness.waiting import WaitTimeout, wait_until
+from harness.waiting import Owed, wait_until
 
 # A frozen broker accepts connections and answers nothing: clients give up on it after 10 s, not 60.
 PAUSED_PEER = {"socket.timeout.ms": 10000}
@@ -153,6 +153,7 @@ def _with_markers(cluster: Cluster, raw: rr.RawConnector, topic: str, markers: t
     return wait_until(
         written, 30, lambda: f"the markers {list(markers)} in {topic}: "
                              f"{describe_log(read_log(cluster, raw, topic).batches)}",
+        owed=Owed.PREMISE,
     )
 
 
@@ -306,12 +307,13 @@ def _marker_commit_driver(
             last[:] = [ClientEvent.of(answer)]
             return answer["offset"] >= log.end
 
-        # Where it never gets there, the check reports the position it stayed at.
+        # The position past the markers is what the checks judge: where it never gets there, they
+        # report the position it stayed at.
         try:
             wait_until(position_at_end, PAST_MARKERS_S,
                        lambda: f"{name}'s position {last[0].get('offset') if last else None} reaching the log "
-                               f"end {log.end}")
-        except WaitTimeout:
+                               f"end {log.end}", owed=Owed.PROMISE)
+        except PromiseUnkept:
             pass
         answer = driver.ask(f"commit {name}", "committed")
         assert answer["event"] == "committed", f"{client} could not commit: {answer}"

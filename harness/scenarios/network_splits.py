@@ -40,7 +40,7 @@ from harness.protocol import errors
 from harness.protocol.produce_schema import partition_fields, versions_with_epoch
 from harness.protocol.records import RecordBatch, encode_batch, parse_batches
 from harness.scenarios.truncation import TruncationHistory, unclean_election_watched
-from harness.waiting import WaitTimeout, wait_until
+from harness.waiting import Owed, WaitTimeout, wait_until
 
 ZOMBIE_WRITES = 5
 ZOMBIE_PREFIX = "zombie-"
@@ -66,7 +66,8 @@ def _log(cluster: Cluster, broker: int, topic: str, catch_up_to: int | None = No
                 return None
             return _records(batches)
 
-        return wait_until(read, 30, lambda: f"broker {broker}'s high watermark reaching {catch_up_to}")
+        return wait_until(read, 30, lambda: f"broker {broker}'s high watermark reaching {catch_up_to}",
+                          owed=Owed.PREMISE)
 
 
 # -- the zombie leader --------------------------------------------------------------------------
@@ -332,7 +333,8 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
         # the consumer its connections, before the cut.
         writer.write(10, "before-cut")
         writer.finish(30)
-        wait_until(lambda: _drain(consumer, reads) >= 10, 30, lambda: f"the consumer read {len(reads)} of 10 first")
+        wait_until(lambda: _drain(consumer, reads) >= 10, 30, lambda: f"the consumer read {len(reads)} of 10 first",
+                   owed=Owed.PREMISE)
         # The epoch the partition is led at when the cut begins: the leader may have moved since the topic
         # was made (seen on 3.6.2: 3@0 then 1@1), and "led again" after the heal must be past this one, or
         # the stale view of the cut itself would pass for it and the log be read from a former leader.
@@ -359,7 +361,7 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
             final = cluster.wait_for_partition(
                 topic, 0, lambda s: len(s.isr) == 3 and s.leader >= 0 and s.leader_epoch > at_cut.leader_epoch,
                 f"led again at an epoch past {at_cut.leader_epoch} (the controller fenced every broker)", 60, broker=b)
-        cluster.wait_registered(cluster.broker_ids, 60, lambda: None)
+        cluster.wait_registered(cluster.broker_ids, 60, lambda: None, owed=Owed.PREMISE)
         net.observe("every broker unfenced and the partition led again")
         writer.write(50, "after-heal")
         writer.finish()
@@ -412,8 +414,8 @@ def fenced_follower(cluster: Cluster, topic: str) -> FencedFollower:
         leader = dropped.leader
         try:
             wait_until(lambda: cluster.log_end_offset(topic, 0, follower) == cluster.log_end_offset(topic, 0, leader),
-                       30, lambda: f"fenced follower {follower} catching up with leader {leader}")
-        except WaitTimeout as exc:
+                       30, lambda: f"fenced follower {follower} catching up with leader {leader}", owed=Owed.PREMISE)
+        except TargetRefused as exc:
             if dropped.leader_epoch > before.leader_epoch:
                 # Before 3.6 the KRaft controller bumped the leader epoch with that ISR shrink (KAFKA-15021):
                 # the follower, cut off from the controller, never learns the new epoch and its leader
@@ -434,17 +436,18 @@ def fenced_follower(cluster: Cluster, topic: str) -> FencedFollower:
                                      cluster.log_end_offset(topic, 0, s.leader)))
             return follower in s.isr
 
-        # The promise is that a state never comes: watched for a bounded time, the timeout is the pass.
+        # The promise is that a state never comes: watched for a bounded time, the timeout is the pass,
+        # caught here; the check judges what was watched.
         try:
             wait_until(readded, OBSERVE_FENCED, lambda: f"ISR while {follower} is fenced: {watched[-1:]}",
-                       interval=0.25)
+                       interval=0.25, owed=Owed.HARNESS)
         except WaitTimeout:
             pass
     try:
         rejoined = cluster.wait_for_partition(topic, 0, lambda s: follower in s.isr,
                                               f"follower {follower} back in the ISR", 60, broker=others[0])
         net.observe(f"follower {follower} reconnected and back in the ISR")
-    except WaitTimeout:
+    except TargetRefused:
         # A follower that never rejoins is a premise the target refused, which the check names.
         rejoined = cluster.partition_state(topic, 0, others[0])
         net.observe(f"follower {follower} reconnected, not back in the ISR after 60 s")

@@ -44,7 +44,7 @@ from harness.protocol.exceptions import CorruptRecordError
 from harness.protocol.records import encode_batch, parse_batches
 from harness.protocol.sentinels import NO_EPOCH
 from harness.scenarios.premises import require_transactions
-from harness.waiting import wait_until
+from harness.waiting import Owed, wait_until
 
 TV1_PRODUCE = 11  # the last Produce version before KIP-890's implicit AddPartitionsToTxn (v12)
 TV1_END_TXN = 4  # the last EndTxn before KIP-890's Transaction V2
@@ -102,7 +102,7 @@ def read_committed_log(cluster: Cluster, topic: str, transactional_id: Callable[
 
         # The coordinator writes the marker after EndTxn returns; B must start after it.
         wait_until(abort_marker_written, 30, lambda: f"no ABORT marker of producer {a.producer_id} in {topic}-0 "
-                                                      f"after offset {aborted.last}")
+                                                      f"after offset {aborted.last}", owed=Owed.PREMISE)
         b = tx.begin(raw, transactional_id("read-committed-open"), reconnect=True)
         b.add_partitions(topic, [0])
         opened = _produce(client, topic, tid, "open", RECORDS, b)

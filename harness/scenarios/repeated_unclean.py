@@ -31,7 +31,7 @@ from harness.histories.records import LogRecord
 from harness.histories.truncation import ConsumerSeen, RepeatedUncleanConsumer
 from harness.nemesis.unclean import elect_unclean
 from harness.scenarios.truncation import Watched, watch_until_settled
-from harness.waiting import wait_until
+from harness.waiting import Owed, wait_until
 
 BOTH, FIRST_ALONE, SECOND_ALONE, LAST_LEADER = 10, 10, 20, 20
 RESETS = ("earliest", "latest")
@@ -86,7 +86,7 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
         with confluent.producer({**cluster.client_config(), "acks": "all"}) as both:
             produce(both, topic, [f"both-{i}".encode() for i in range(BOTH)])
         wait_until(lambda: cluster.log_end_offset(topic, 0, b) == cluster.log_end_offset(topic, 0, a) == BOTH,
-                   timeout, lambda: f"both replicas holding {BOTH} records")
+                   timeout, lambda: f"both replicas holding {BOTH} records", owed=Owed.PREMISE)
 
         progress.step(f"nemesis: stopping follower {b}; leader {a} writes alone")
         cluster.stop_node(b)

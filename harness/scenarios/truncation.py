@@ -37,7 +37,7 @@ from harness.clients.driver import ClientDriver, stop_driver, stopped_on_exit
 from harness.clients.history import produce
 from harness.clients.stacks import NO_RESET, RESETS, STACKS, client_version, consumers_driver, gap_version
 from harness.cluster.base import Cluster
-from harness.errors import ClusterError
+from harness.errors import ClusterError, PromiseUnkept
 from harness.histories import codec
 from harness.histories.client_reactions import ClientRecord
 from harness.histories.records import LogRecord
@@ -51,7 +51,7 @@ from harness.histories.truncation import (
 )
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
 from harness.process.events import Message
-from harness.waiting import WaitTimeout, wait_until
+from harness.waiting import Owed, wait_until
 
 REPLICATED, DIVERGENT, REWRITTEN = 20, 30, 60
 AFTER_ERROR_S = 3.0  # how long a consumer that reported an error is watched for reading on
@@ -268,12 +268,14 @@ def watch_until_settled(
                     errored_at.setdefault(e["consumer"], time.monotonic())
         return all(settled(name) for name in observed)
 
+    # What each consumer does after the truncation is what the checks judge: one that does not settle
+    # is their evidence, returned, not the end of the scene.
     try:
         wait_until(everyone_settled, timeout, lambda: "; ".join(
             f"{n}: {len(o.reads)} reads, errors {codec.encode(o.errors[:1])}" for n, o in observed.items()
             if not settled(n)
-        ), interval=0.02)
-    except WaitTimeout as exc:
+        ), interval=0.02, owed=Owed.PROMISE)
+    except PromiseUnkept as exc:
         return str(exc)
     return None
 

@@ -24,7 +24,7 @@ from harness.closing import close_after
 from harness.errors import Unrecoverable, WorkerHung
 from harness.process.events import EventLog, Message
 from harness.process.worker import WorkerProcess, describe_exit, python_command
-from harness.waiting import wait_until
+from harness.waiting import Owed, wait_until
 from harness.workload.generator import GeneratorSpec
 from harness.workload.history import IdRange, TxnOutcome, WriteLog
 
@@ -152,7 +152,8 @@ class GeneratorProcess:
                     self._died(what)
             return value
 
-        return wait_until(check, timeout, lambda: f"generator: {what}: {self.worker.describe()}", interval=0.02)
+        return wait_until(check, timeout, lambda: f"generator: {what}: {self.worker.describe()}", interval=0.02,
+                          owed=Owed.HARNESS)
 
     def _died(self, what: str) -> None:
         if self._refused is not None:

@@ -24,7 +24,7 @@ from harness.closing import close_after, close_all
 from harness.cluster.base import Cluster
 from harness.errors import TargetRefused
 from harness.kafka.dist import resolve
-from harness.waiting import WaitTimeout, wait_until
+from harness.waiting import Owed, WaitTimeout, wait_until
 from harness.workload.copier import CopierGroup
 from harness.workload.generator import GeneratorSpec
 from harness.workload.generator_process import GeneratorProcess
@@ -157,7 +157,7 @@ class Pipeline:
         """Write the tail, then wait until every group has processed it and no transaction is open."""
         self.generator.write_tail()
         try:
-            wait_until(self.caught_up, timeout, self.describe, interval=0.25)
+            wait_until(self.caught_up, timeout, self.describe, interval=0.25, owed=Owed.HARNESS)
         except WaitTimeout as exc:
             self._refuse_if_offsets_lost(exc)
             raise

@@ -20,7 +20,7 @@ from harness.clients import txn_refusal
 from harness.errors import KctsError, WorkerHung
 from harness.process.events import EventLog, Message, event_fields
 from harness.process.worker import WorkerProcess, describe_exit, python_command
-from harness.waiting import wait_until
+from harness.waiting import Owed, wait_until
 from harness.workload.history import WriteLog
 
 STOP_TIMEOUT_S = 60.0
@@ -97,7 +97,7 @@ class ProcessorGroup:
         self._supervisor.start()
         wait_until(
             lambda: self.error is not None or all(i.ready for i in self.instances), timeout,
-            lambda: f"processors not ready: {self.describe()}", interval=0.1,
+            lambda: f"processors not ready: {self.describe()}", interval=0.1, owed=Owed.HARNESS,
         )
         self.check()
         return self

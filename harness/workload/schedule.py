@@ -20,7 +20,7 @@ from harness.cluster.base import Cluster, NodeState
 from harness.errors import KctsError
 from harness.nemesis.faults import CleanStop, Crash, CutOff, Fault, Isolate, Pause
 from harness.process.events import EventLog
-from harness.waiting import wait_until
+from harness.waiting import Owed, wait_until
 
 FAULTS: dict[str, type[Fault]] = {
     "crash": Crash, "bounce": CleanStop, "pause": Pause, "isolate": Isolate, "cut-off": CutOff,
@@ -80,8 +80,10 @@ class FaultSchedule:
         return [e for e in self.events.of_who("nemesis") if str(e["what"]).endswith("-injected")]
 
     def _run(self, step: Step) -> None:
+        # The workload's pace is its own clients' (the generator and processors raise the target's
+        # refusals themselves), so a stalled one is the harness's to explain.
         wait_until(lambda: self.halt.is_set() or self.progress() >= step.at, self.timeout,
-                   lambda: f"workload progress {self.progress():.2f} < {step.at} for {step}")
+                   lambda: f"workload progress {self.progress():.2f} < {step.at} for {step}", owed=Owed.HARNESS)
         if self.halt.is_set():
             return
         before = self.cluster.partition_state(step.topic, step.partition)
@@ -123,7 +125,8 @@ class FaultSchedule:
                         lagging.append(s)
             return not lagging
 
-        wait_until(healthy, self.timeout, lambda: f"not yet healthy: {lagging[:4]}", interval=0.25)
+        wait_until(healthy, self.timeout, lambda: f"not yet healthy: {lagging[:4]}", interval=0.25,
+                   owed=Owed.PREMISE)
 
     def _heal_all(self) -> None:
         for b in self.cluster.broker_ids:

@@ -8,6 +8,7 @@ import pytest
 from fixtures.cluster import Cluster
 from fixtures.topics import RunNames, TopicFactory
 from harness.checks import recorded
+from harness.checks.client_premises import require_commits_accepted
 from harness.checks.committed_offsets import (
     assert_commit_epochs_follow_consumption,
     assert_commit_past_control_records,
@@ -59,10 +60,11 @@ def test_committed_epoch_is_the_epoch_of_the_last_consumed_record(
     made = last_epoch_commits(cluster, log, run_names.group(f"kip1094-last-epoch-{client}"), client)
     commits, current = made.commits, made.current_epoch
     recorded.save(f"kip1094-last-epoch-{client}", {"commits": commits, "log": log.blob()})
+    # The broker's part first: batches without epochs give a client none to commit.
+    _require_epochs_stamped(log)
     if commits and all(c.epoch is None for c in commits):
         not_supported_by_client(made.version or client, "a leader epoch in its offset commits",
                                 f"every commit read back without one: {commits}")
-    _require_epochs_stamped(log)
     appended = [epoch_of_offset(log.batches, c.last_offset) for c in commits]
     require_scene(any(e is not None and e < current for e in appended),
                   f"the harness's {client} consumer made no commit after a record older than the leader's epoch "
@@ -87,6 +89,7 @@ def test_transactional_commit_carries_the_epoch_of_the_last_consumed_record(
     run = java_copy_existing(cluster, log.topic, values, topic_factory(), run_names.group("kip1094-txn-epoch"))
     recorded.save("kip1094-txn-commit-epochs", {"commits": run.commits, "log": log.blob()})
     _require_epochs_stamped(log)
+    require_commits_accepted(run)
     assert_transaction_outcome(run, "copied")
     assert_txn_commit_epochs_follow_consumption(run.commits, log.batches, "java")
 

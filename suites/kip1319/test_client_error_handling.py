@@ -15,7 +15,7 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
-from harness.checks.client_premises import require_topic_ids
+from harness.checks.client_premises import require_commits_accepted, require_topic_ids
 from harness.checks.kip1319 import (
     assert_group_error_aborted,
     assert_injected,
@@ -52,6 +52,7 @@ def test_client_retries_unknown_topic_id_then_commits(
     run = clients.retrying(cluster, client, topic_factory, unique(f"{client}-retry"))
     store.save(f"kip1319-{client}-retry-unknown-topic-id", run)
     require_topic_ids(run)
+    require_commits_accepted(run)
     assert_injected(run, exactly=2)
     assert_retried_unchanged(run, later_transactions=run.copier)
     assert_transaction_outcome(run, run.completed)
@@ -76,6 +77,7 @@ def test_client_maps_a_mixed_answer_to_its_topics_by_id(
     run = clients.mixed(cluster, client, topic_factory, unique(f"{client}-mixed"))
     store.save(f"kip1319-{client}-mixed-outcome", run)
     require_topic_ids(run)
+    require_commits_accepted(run)
     assert_injected(run)
     assert_mixed_answer_mapped(run)
     assert_transaction_outcome(run, run.completed)

@@ -16,7 +16,7 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
-from harness.checks.client_premises import require_topic_ids
+from harness.checks.client_premises import require_commits_accepted, require_topic_ids
 from harness.checks.kip1319 import (
     OlderVersionSent,
     assert_client_sends,
@@ -56,6 +56,7 @@ def test_client_commits_consumed_offsets_with_v6(
     store.save(f"kip1319-{client}-v6-copy", run)
     report_environment(clients.client_matrix(run, client))
     require_topic_ids(run)
+    require_commits_accepted(run)
     assert_transaction_outcome(run, run.completed)
     assert_visible_to_read_committed(run)
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from alterations import raw, typed
 
-from harness.checks.client_premises import require_topic_ids
+from harness.checks.client_premises import require_commits_accepted, require_topic_ids
 from harness.errors import TargetRefused
 from harness.histories.kip1319 import ClientRun
 from harness.protocol.types import ZERO_UUID
@@ -29,3 +29,30 @@ def test_a_topic_the_target_has_no_id_for_is_a_refused_premise(name: str) -> Non
     topic = data["asked"][-1]["topic"]
     with pytest.raises(TargetRefused, match=rf"no topic ID \(the zero UUID\) for \['{topic}'\]"):
         require_topic_ids(typed(ClientRun, data))
+
+
+def _answer_every_commit(data: dict, error: int) -> dict:
+    for commit in data["commits"]:
+        for t in commit["response"]["Topics"]:
+            for p in t["Partitions"]:
+                p["ErrorCode"] = error
+    return data
+
+
+@pytest.mark.parametrize("name", V6_RUNS)
+def test_the_recorded_targets_accepted_commits(name: str) -> None:
+    require_commits_accepted(typed(ClientRun, raw(name)))
+
+
+@pytest.mark.parametrize(("error", "shown"), [(35, "UNSUPPORTED_VERSION"), (100, "UNKNOWN_TOPIC_ID")])
+def test_a_target_that_accepts_no_commit_refuses_the_premise(error: int, shown: str) -> None:
+    """A broker that advertises v6 and refuses every v6 commit, or whose UNKNOWN_TOPIC_ID never clears:
+    the client had no accepted commit to be judged on (the broker's part FAILs in the raw checks)."""
+    run = typed(ClientRun, _answer_every_commit(raw("kip1319-java-v6-copy"), error))
+    with pytest.raises(TargetRefused, match=rf"accepted none of the \d+ TxnOffsetCommits Java .* sent .*{shown}"):
+        require_commits_accepted(run)
+
+
+def test_an_answer_the_client_may_have_caused_is_left_to_the_client_checks() -> None:
+    """INVALID_COMMIT_OFFSET_SIZE answers what the client sent: the client checks judge it."""
+    require_commits_accepted(typed(ClientRun, _answer_every_commit(raw("kip1319-java-v6-copy"), 28)))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from harness.cluster.base import PartitionState
-from harness.waiting import WaitTimeout
+from harness.errors import TargetRefused
 from tests.harness.test_epochless import StateCluster
 
 STALE = PartitionState("t", 0, 1, 0, (1, 2, 3), (1, 2, 3))
@@ -40,7 +40,7 @@ def test_agreed_waits_until_the_cut_off_broker_has_caught_up() -> None:
     assert cluster.wait_for_partition("t", 0, in_sync, "3 in sync", 5, agreed=True) == MOVED
 
 
-def test_brokers_that_never_agree_time_out_naming_each_view() -> None:
+def test_brokers_that_never_agree_refuse_the_premise_naming_each_view() -> None:
     cluster = ViewsCluster({1: [STALE], 2: [MOVED], 3: [MOVED]})
-    with pytest.raises(WaitTimeout, match=r"the brokers disagree: broker 1: leader 1@0 .*broker 2: leader 2@1"):
+    with pytest.raises(TargetRefused, match=r"the brokers disagree: broker 1: leader 1@0 .*broker 2: leader 2@1"):
         cluster.wait_for_partition("t", 0, in_sync, "3 in sync", 1, agreed=True)

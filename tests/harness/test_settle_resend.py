@@ -18,12 +18,11 @@ from typing import Any
 import pytest
 
 from harness.clients import transactions as tx
-from harness.errors import Unrecoverable
+from harness.errors import TargetRefused, Unrecoverable
 from harness.protocol import errors
 from harness.protocol.client import RawClient
 from harness.protocol.codec import decode_request
 from harness.protocol.spec import load_specs
-from harness.waiting import WaitTimeout
 from tests.proxy.fake_broker import ADVERTISED, FakeBroker
 
 SPECS = load_specs("4.4.0")
@@ -146,7 +145,7 @@ def test_the_deadline_shows_the_last_answer_and_the_timeout_after_it() -> None:
     with SlowCoordinator(END_TXN, [errors.COORDINATOR_LOAD_IN_PROGRESS] + [SILENT] * 20) as broker, \
             _client(broker, reconnect=True) as client:
         txn = tx.Transaction("t", 7, 3, client)
-        with pytest.raises(WaitTimeout) as raised:
+        with pytest.raises(TargetRefused) as raised:
             tx.settle(lambda: client.exchange("EndTxn", 5, {**txn.producer, "Committed": True}),
                       tx.TRANSACTION_TRANSIENT, "EndTxn", timeout=1.5, resend_on=lambda: client)
     message = str(raised.value)

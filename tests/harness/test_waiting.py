@@ -45,7 +45,8 @@ def test_a_wait_on_what_a_promise_owes_ends_as_its_fail() -> None:
     from harness.verdicts import is_verdict
     from harness.waiting import Owed
 
-    with pytest.raises(PromiseUnkept, match=r"(?s)last state: OffsetFetch: -1.*promise: kip1319.client.retries") as raised:
+    shows = r"(?s)last state: OffsetFetch: -1.*promise: kip1319.client.retries"
+    with pytest.raises(PromiseUnkept, match=shows) as raised:
         wait_until(lambda: False, 0.1, lambda: "OffsetFetch: -1", interval=0.02, owed=Owed.PROMISE,
                    promise="kip1319.client.retries")
     assert is_verdict(raised.type), "a promise's wait that timed out is a FAIL, not an ERROR"
@@ -64,3 +65,15 @@ def test_a_broken_promise_inside_a_wait_ends_it_at_once() -> None:
     with pytest.raises(PromiseUnkept):
         wait_until(inner, 30, lambda: "n/a")
     assert time.monotonic() - t0 < 1
+
+
+def test_a_premise_wait_that_timed_out_in_a_harness_test_is_not_turned_into_a_verdict() -> None:
+    """In tests/ (the harness's own tests) a PREMISE wait's timeout fails the test, as WaitTimeout did;
+    in a conformance check it is the target's refusal."""
+    from types import SimpleNamespace
+
+    from harness import layout
+    from harness.plugin.verdict_boundary import _harness_test
+
+    assert _harness_test(SimpleNamespace(path=layout.ROOT / "tests" / "harness" / "test_x.py"))
+    assert not _harness_test(SimpleNamespace(path=layout.ROOT / "suites" / "kip320" / "test_x.py"))

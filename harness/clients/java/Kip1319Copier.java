@@ -50,13 +50,19 @@ public class Kip1319Copier {
         Properties p = KctsJson.clientProperties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, opts.get("--transactional-id"));
+        // A commit the target never lets finish (a retriable answer that never clears) fails within this,
+        // and its abort within it again: both inside the harness's wait for the copier (120 s).
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, opts.getOrDefault("--max-block-ms", "30000"));
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
 
         long copied = 0;
         String outcome = "copied";
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c);
-             KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+        // Closed within a bound, not by try-with-resources: close() waits without end for a coordinator that
+        // refuses everything, and the harness must hear "done" whatever the target does.
+        KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c);
+        KafkaProducer<String, String> producer = new KafkaProducer<>(p);
+        try {
             producer.initTransactions();
             consumer.subscribe(List.of(opts.get("--input-topic")));
             KctsJson.emit("initialized", "");
@@ -81,7 +87,7 @@ public class Kip1319Copier {
                     producer.commitTransaction();
                 } catch (RuntimeException e) {
                     KctsJson.emit("transaction_failed", KctsJson.error(e));
-                    producer.abortTransaction();
+                    abort(producer);
                     outcome = "aborted";
                     break;
                 }
@@ -93,8 +99,20 @@ public class Kip1319Copier {
                 KctsJson.emit("transaction_committed", ",\"records\":" + records.count() + ",\"copied\":" + copied
                     + ",\"offsets\":{" + String.join(",", committed) + "}");
             }
+        } finally {
+            producer.close(Duration.ofSeconds(5));
+            consumer.close(Duration.ofSeconds(5));
         }
         KctsJson.emit("done", ",\"outcome\":" + KctsJson.q(outcome) + ",\"copied\":" + copied);
         System.exit(outcome.equals("copied") ? 0 : 1);
+    }
+
+    // An abort the target does not let finish is reported, not waited on past the producer's own bound.
+    static void abort(KafkaProducer<String, String> producer) {
+        try {
+            producer.abortTransaction();
+        } catch (RuntimeException e) {
+            KctsJson.emit("abort_failed", KctsJson.error(e));
+        }
     }
 }

@@ -7,6 +7,7 @@
 // args: --bootstrap-server HOST:PORT --transactional-id ID --group ID --output-topic T
 //       [--records N] [--offset TOPIC:PARTITION:OFFSET[:LEADER_EPOCH]]... [--generation N --member-id M]
 //       [--config KEY=VALUE]...
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -58,7 +59,9 @@ public class Kip1319Txn {
             : new ConsumerGroupMetadata(group);
 
         String outcome;
-        try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
+        // Closed within a bound (close() waits without end for a coordinator that refuses everything).
+        KafkaProducer<String, String> producer = new KafkaProducer<>(props);
+        try {
             producer.initTransactions();
             KctsJson.emit("initialized", ",\"max_block_ms\":" + props.get(ProducerConfig.MAX_BLOCK_MS_CONFIG));
             producer.beginTransaction();
@@ -80,10 +83,16 @@ public class Kip1319Txn {
             } catch (RuntimeException e) {
                 KctsJson.emit("transaction_failed", KctsJson.error(e)
                     + (offsetsSent ? "" : ",\"send_offsets_ms\":" + msSince(started)));
-                producer.abortTransaction();
-                KctsJson.emit("aborted", "");
+                try {
+                    producer.abortTransaction();
+                    KctsJson.emit("aborted", "");
+                } catch (RuntimeException abort) {
+                    KctsJson.emit("abort_failed", KctsJson.error(abort));
+                }
                 outcome = "aborted";
             }
+        } finally {
+            producer.close(Duration.ofSeconds(5));
         }
         KctsJson.emit("done", ",\"outcome\":" + KctsJson.q(outcome));
     }
