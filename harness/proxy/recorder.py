@@ -19,7 +19,7 @@ from harness.protocol.dump import dump
 from harness.protocol.exceptions import ProtocolError
 from harness.protocol.spec import SpecSet
 from harness.proxy.frames import header_length
-from harness.waiting import wait_until
+from harness.waiting import Owed, wait_until
 
 ANSWERED = "answered"
 NO_RESPONSE = "no-response"  # Produce with acks=0
@@ -190,7 +190,7 @@ class Recording:
             found = self.exchanges(api)
             return found if predicate(found) else None
 
-        return wait_until(check, timeout, lambda: f"{what}; recorded: {self.summary(api)}")
+        return wait_until(check, timeout, lambda: f"{what}; recorded: {self.summary(api)}", owed=Owed.HARNESS)
 
     def summary(self, api: str | int | None = None, limit: int = 40) -> str:
         found = self.exchanges(api)

@@ -35,7 +35,7 @@ from harness.clients.driver import stopped_on_exit
 from harness.clients.history import produce
 from harness.clients.stacks import NO_RESET, RESETS, client_version, consumers_driver
 from harness.cluster.base import Cluster
-from harness.errors import NotSupported, require_target
+from harness.errors import NotSupported, PromiseUnkept, require_target
 from harness.histories.kip320_clients import (
     FETCH,
     LIST_OFFSETS,
@@ -53,7 +53,7 @@ from harness.protocol import errors
 from harness.protocol.sentinels import NO_EPOCH
 from harness.proxy.rules import DivergedEpochEndOffset, ReplaceErrors, Rule, UndefinedEpochEndOffset
 from harness.proxy.server import Proxy
-from harness.waiting import WaitTimeout, wait_until
+from harness.waiting import Owed, wait_until
 
 RECORDS = 30
 SOUGHT = 15  # where every consumer is positioned
@@ -210,8 +210,8 @@ def _watch(cluster: Cluster, partition: WrittenPartition, client: str, rules: li
                 wait_until(everyone_settled, WATCH_S, lambda: "; ".join(
                     f"{n}: {len(c.reads)} reads, errors {[str(x) for x in c.errors[:1]]}, asks "
                     f"{[str(a) for a in asks(n)][-4:]}" for n, c in seen.items() if not settled(n)),
-                    interval=0.05)
-            except WaitTimeout as exc:
+                    interval=0.05, owed=Owed.PROMISE)
+            except PromiseUnkept as exc:  # what each consumer did by then is what the checks judge
                 incomplete = str(exc)
         every = partition_asks(proxy, topic, tid)
         exchanges = tuple(f"{e.client_id} {e.api} v{e.version}: {e.outcome}"

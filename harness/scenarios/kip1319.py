@@ -53,7 +53,7 @@ from harness.protocol import errors
 from harness.protocol.client import Exchange as RawExchange
 from harness.protocol.client import RawClient
 from harness.protocol.coordinator import decode_coordinator_record
-from harness.waiting import wait_until
+from harness.waiting import Owed, wait_until
 
 TXN_OFFSET_COMMIT = "TxnOffsetCommit"
 KIP_VERSION = 6  # TxnOffsetCommit v6 is KIP-1319
@@ -217,7 +217,7 @@ def commit_recreated_topic_old_id(cluster: Cluster, topic: str, unique: Unique) 
             return new if new != old else None
 
         new = wait_until(recreated, 60, lambda: f"{topic} deleted and made again with a new TopicId (old {old})",
-                         interval=0.5)
+                         interval=0.5, owed=Owed.PREMISE)
         cluster.wait_for_partition(topic, 0, lambda s: s.leader >= 0, "a leader of the new topic")
         topics = [
             {"TopicId": old, "Partitions": [tx.partition(0, 10)]},
@@ -439,7 +439,7 @@ def acl_setup(cluster: Cluster) -> AclSetup:
             seen[:] = admin.describe_acls(everything).result(10)
             return set(seen) >= set(bindings)
 
-        wait_until(listed, 30, lambda: f"ACLs of {principal} listed by the broker: {seen}")
+        wait_until(listed, 30, lambda: f"ACLs of {principal} listed by the broker: {seen}", owed=Owed.PREMISE)
     with RawConnector(cluster) as raw:
         ids = tx.topic_ids(raw(), [allowed, denied])
     return AclSetup(USER, allowed, ids[allowed], denied, ids[denied], [str(b) for b in bindings])

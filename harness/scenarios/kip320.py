@@ -28,7 +28,7 @@ from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients.history import produce
 from harness.cluster.base import Cluster, NodeState, require_leader_epoch
-from harness.errors import ClusterError, NotSupported, TargetRefused, require_target
+from harness.errors import ClusterError, NotSupported, PromiseUnkept, TargetRefused, require_target
 from harness.histories.authorization import OffsetsForEpochAsUser, OffsetsForEpochAuthorization
 from harness.histories.epoch_validation import EpochProbe
 from harness.histories.epochs import Append, EpochHistory, Step
@@ -42,7 +42,7 @@ from harness.nemesis.unclean import UncleanElection, force_unclean_election
 from harness.protocol.client import RawClient
 from harness.protocol.records import RecordBatch
 from harness.protocol.sentinels import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
-from harness.waiting import WaitTimeout, wait_until
+from harness.waiting import Owed, wait_until
 
 RECORDS_PER_EPOCH = 5
 # Every case the KIP names: no epoch (-1), the current one, an older one, a newer one.
@@ -101,8 +101,9 @@ class _HistoryWriter:
             return len(set(seen.values())) == 1
 
         try:
-            wait_until(agreed, 15, lambda: f"{topic}: brokers' epochs {seen}")
-        except WaitTimeout:
+            wait_until(agreed, 15, lambda: f"{topic}: brokers' epochs {seen}", owed=Owed.PROMISE,
+                       promise="kip320.metadata.leader-epoch")
+        except PromiseUnkept:
             pass  # the disagreement itself is recorded below; the Metadata check judges it
         self.steps.append(Step(step, leader[0], dict(seen)))
 
@@ -341,6 +342,7 @@ def replica_logs(cluster: Cluster, history: EpochHistory) -> ReplicaLogs:
             logs[follower] = wait_until(
                 lambda r=reader: caught_up(r), 15,
                 lambda f=follower: f"follower {f}'s high watermark reaching the leader's {log_end}",
+                owed=Owed.PREMISE,
             )
         return ReplicaLogs(history.name, leader, log_end, logs)
     finally:
@@ -408,7 +410,8 @@ def _wait_for_follower_high_watermark(
         )
 
     wait_until(lambda: len(set(high_watermarks())) == 1 and high_watermarks()[0] > 0, 30,
-               lambda: f"leader {leader} and follower {follower} high watermarks {high_watermarks()}")
+               lambda: f"leader {leader} and follower {follower} high watermarks {high_watermarks()}",
+               owed=Owed.PREMISE)
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,8 @@ INFRASTRUCTURE = ("harness/process/", "harness/docker/", "harness/cluster/", "ha
 # Files whose waits others are re-classifying as this test lands. Once a file has no unsaid wait
 # left, the test fails until it is taken off this list, so the list empties rather than rots.
 PENDING = frozenset({
-    "harness/scenarios/kip320.py", "harness/scenarios/kip1319.py", "harness/scenarios/client_reactions.py",
-    "harness/scenarios/client_validation.py", "harness/scenarios/ofle_grants.py",
-    "harness/scenarios/java_consumer_api.py", "harness/scenarios/producer_epochs.py", "harness/proxy/recorder.py",
+    "harness/scenarios/ofle_grants.py", "harness/scenarios/java_consumer_api.py",
+    "harness/scenarios/producer_epochs.py",
 })
 
 
