@@ -10,8 +10,11 @@ from fixtures.cluster import Cluster
 from fixtures.side_clusters import side_cluster
 from harness.checks import recorded
 from harness.checks.epoch_fencing import assert_offsets_for_epoch_authorized_by_describe
+from harness.checks.ofle_grants import assert_cluster_action_still_authorizes, assert_describe_only_authorizes
+from harness.histories.ofle_grants import OffsetsForEpochGrants
 from harness.scenarios import kip1319
 from harness.scenarios.kip320 import offsets_for_epoch_authorization
+from harness.scenarios.ofle_grants import offsets_for_epoch_grants
 
 pytestmark = pytest.mark.kip320
 
@@ -35,3 +38,38 @@ def test_offsets_for_leader_epoch_is_answered_to_whoever_may_describe_the_topic(
     run = offsets_for_epoch_authorization(sasl_cluster, acls)
     recorded.save("kip320-offsets-for-epoch-authorization", run)
     assert_offsets_for_epoch_authorized_by_describe(run.answers, run.user)
+
+
+@pytest.fixture(scope="module")
+def ofle_grants(sasl_cluster: Cluster) -> OffsetsForEpochGrants:
+    """alice asks OffsetsForLeaderEpoch holding DESCRIBE only on one topic, then ClusterAction on the
+    Cluster, then neither (see harness.scenarios.ofle_grants); built once for the two checks below."""
+    run = offsets_for_epoch_grants(sasl_cluster)
+    recorded.save("kip320-offsets-for-epoch-grants", run)
+    return run
+
+
+@pytest.mark.promise("kip320.ofle.authorized-by-describe")
+def test_offsets_for_leader_epoch_is_answered_to_a_user_who_may_only_describe_the_topic(
+    ofle_grants: OffsetsForEpochGrants,
+) -> None:
+    """KIP-320 "ACL Changes": OffsetsForLeaderEpoch will "require Describe access on the Topic resource"
+    (and "Consumer Handling": the consumer now asks it). alice holds DESCRIBE and nothing else on one
+    topic (the broker's own ACL listing shows it: READ would imply DESCRIBE and pass a broker that
+    wants more) and nothing on another; asked with the consumer's ReplicaId -1, the debug id -2 and
+    the leader's id, the first topic is answered its epoch and end offset as a consumer and refused
+    no authorization otherwise; the second gets TOPIC_AUTHORIZATION_FAILED each time."""
+    assert_describe_only_authorizes(ofle_grants)
+
+
+@pytest.mark.promise("kip320.ofle.authorized-by-cluster-action")
+def test_offsets_for_leader_epoch_is_still_answered_under_the_cluster_authorization(
+    ofle_grants: OffsetsForEpochGrants,
+) -> None:
+    """KIP-320 "ACL Changes": "It requires authorization to the Cluster resource ... For backwards
+    compatibility, we will continue to allow the old authorization." alice, refused a topic she holds
+    nothing on (TOPIC_AUTHORIZATION_FAILED), is granted ClusterAction on the Cluster resource: the
+    topic is then answered its epoch and end offset at every OffsetsForLeaderEpoch version the leader
+    speaks, with ReplicaId -1 and (v3+) the leader's id; once the grant is removed she is refused again
+    (the premise that the grant, nothing else, made the answers)."""
+    assert_cluster_action_still_authorizes(ofle_grants)

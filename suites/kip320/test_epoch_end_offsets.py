@@ -21,6 +21,7 @@ from harness.checks.list_offsets_edges import (
     assert_max_timestamp_returns_its_records_epoch,
     assert_time_after_the_last_record_is_undefined,
 )
+from harness.checks.list_offsets_v0 import assert_list_offsets_v0_works
 from harness.checks.old_versions import (
     assert_commit_without_epoch_reads_back_undefined,
     assert_old_commits_work,
@@ -29,6 +30,7 @@ from harness.checks.old_versions import (
 )
 from harness.histories.leader_answers import EndOffsetAnswers, ListOffsetsAnswers
 from harness.scenarios.epoch_edges import GappedEpochs, gapped_epochs
+from harness.scenarios.list_offsets_v0 import list_offsets_v0
 
 pytestmark = pytest.mark.kip320
 
@@ -155,3 +157,15 @@ def test_a_commit_without_an_epoch_reads_back_without_the_previous_epoch(gapped:
     rounds = gapped.require_commits()
     recorded.save("kip320-old-commits", {"rounds": rounds, "current_epoch": gapped.list_offsets.current_epoch})
     assert_commit_without_epoch_reads_back_undefined(rounds)
+
+
+@pytest.mark.promise("kip320.compat.old-versions-work")
+def test_list_offsets_v0_keeps_working_after_leader_moves(gapped: GappedEpochs, cluster: Cluster) -> None:
+    """KIP-320, "Compatibility, Deprecation, and Migration Plan": "Older versions of the modified APIs
+    will continue to work as expected", down to ListOffsets v0 (MaxNumOffsets, OldStyleOffsets): on the
+    partition whose leader moved three times and lost its log's head, v0 answers EARLIEST and LATEST
+    (MaxNumOffsets 1) with the log start and end the newest version gives. Apache Kafka 4.0 removed v0
+    (KIP-896): a leader that does not advertise it is "not supported by this target"."""
+    h = list_offsets_v0(cluster, gapped.topic)
+    recorded.save("kip320-list-offsets-v0", h)
+    assert_list_offsets_v0_works(h)

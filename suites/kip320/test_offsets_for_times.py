@@ -9,7 +9,13 @@ from fixtures.cluster import Cluster
 from fixtures.module_scope import module_topic
 from harness.checks import recorded
 from harness.checks.offsets_for_times import assert_lookup_carries_the_batch_epoch
+from harness.checks.offsets_for_times_older import assert_lookup_in_an_older_epoch_carries_its_batch_epoch
 from harness.scenarios.offsets_for_times import TwoEpochPartition, lookup_by_time, two_epoch_partition
+from harness.scenarios.offsets_for_times_older import (
+    ThreeEpochPartition,
+    looked_up_in_an_older_epoch,
+    three_epoch_partition,
+)
 from harness.scenarios.truncation import STACKS
 
 pytestmark = [pytest.mark.kip320, pytest.mark.client_axis]
@@ -36,3 +42,26 @@ def test_offsets_for_times_returns_the_epoch_of_the_batch_found(
     run = lookup_by_time(cluster, two_epochs, client)
     recorded.save(f"kip320-offsets-for-times-{client}", run)
     assert_lookup_carries_the_batch_epoch(run)
+
+
+@pytest.fixture(scope="module")
+def three_epochs(request: pytest.FixtureRequest, cluster: Cluster) -> ThreeEpochPartition:
+    """20 records, a leader move, 10 more, a second move, 10 more, each at a CreateTime of the harness's
+    choosing; built once."""
+    return three_epoch_partition(cluster, module_topic(request, "times-older", 3))
+
+
+@pytest.mark.parametrize("client", STACKS)
+@pytest.mark.promise("kip320.consumer.offsets-for-times-epoch")
+def test_offsets_for_times_returns_an_older_epoch_than_the_current_one(
+    cluster: Cluster, three_epochs: ThreeEpochPartition, client: str
+) -> None:
+    """KIP-320 "Public Interfaces" (offsetsForTimes): "the leader epoch corresponding to the offset that
+    was found", also when the partition has moved on. The leader moved twice; the client looks up the
+    timestamp of the sixth record written between the moves: it returns that record's offset and the
+    PartitionLeaderEpoch of its batch, which is older than both the epoch Metadata gives now and the
+    epoch of the log's newest batch (a client that echoed either passes a lookup in the current epoch,
+    and fails here)."""
+    run = looked_up_in_an_older_epoch(cluster, three_epochs, client)
+    recorded.save(f"kip320-offsets-for-times-older-{client}", run)
+    assert_lookup_in_an_older_epoch_carries_its_batch_epoch(run)

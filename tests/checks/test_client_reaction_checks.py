@@ -56,7 +56,7 @@ def test_an_older_release_sending_minus_one_does_not_support_fencing(recording: 
         require_fetch_fencing(typed(EpochErrorRun, run), run["sent_epochs"], "refused Fetch partition entries")
 
 
-# -- the premise: the target gave the client a leader epoch (issue 41) -------------------------------
+# -- the premise: the target gave the client a leader epoch -------------------------------
 
 
 def test_kafka_clients_on_a_target_without_metadata_epochs_is_a_refused_premise(recording: Recording) -> None:

@@ -17,12 +17,6 @@ from harness.promises import catalogue
 REPO = Path(__file__).resolve().parents[2]
 WALKED = ("harness", "suites", "fixtures")
 INFRASTRUCTURE = ("harness/process/", "harness/docker/", "harness/cluster/", "harness/integrity/")
-# Files whose waits others are re-classifying as this test lands. Once a file has no unsaid wait
-# left, the test fails until it is taken off this list, so the list empties rather than rots.
-PENDING = frozenset({
-    "harness/scenarios/ofle_grants.py", "harness/scenarios/java_consumer_api.py",
-    "harness/scenarios/producer_epochs.py",
-})
 
 
 def waits() -> Iterator[tuple[str, ast.Call]]:
@@ -56,13 +50,11 @@ def test_the_walk_finds_the_waits() -> None:
 def test_every_wait_outside_the_harness_infrastructure_says_whose_it_is() -> None:
     unsaid = [(where, call.lineno) for where, call in waits()
               if not where.startswith(INFRASTRUCTURE) and _keyword(call, "owed") is None]
-    missing = [f"{where}:{line}" for where, line in unsaid if where not in PENDING]
+    missing = [f"{where}:{line}" for where, line in unsaid]
     assert not missing, (
         "a wait_until that does not say whose its outcome is; pass owed=Owed.HARNESS (the harness's own step), "
         "Owed.PREMISE (the target's part in the scene) or Owed.PROMISE with promise=<id> (what a promise owes): "
         + ", ".join(missing))
-    done = sorted(PENDING - {where for where, _ in unsaid})
-    assert not done, f"every wait of {done} says whose it is now: remove them from PENDING"
 
 
 def test_a_waits_promise_is_one_of_the_catalogue() -> None:
