@@ -138,17 +138,19 @@ def partition_problems(ex: Exchange, expected: Mapping[Key, tuple[str, str]]) ->
     partitions answered twice, answered without being asked, asked and not answered."""
     got = answered(ex)
     counts = Counter(k for k, _ in got)
+    # Each line names the API that answered, so that one wrong answer is one defect across checks.
+    api = f"{ex.api} v{ex.version} "
     wrong = []
     for key, code in got:
         if key not in expected:
-            wrong.append(f"{_pk(key)} answered {describe(code)} but was not in the request")
+            wrong.append(f"{api}{_pk(key)} answered {describe(code)} but was not in the request")
         elif counts[key] > 1:
-            wrong.append(f"{_pk(key)} answered {counts[key]} times")
+            wrong.append(f"{api}{_pk(key)} answered {counts[key]} times")
         else:
             want, why = expected[key]
             if error_name(code) != want:
-                wrong.append(f"{_pk(key)}: {describe(code)}, expected {describe(error_code(want))} ({why})")
-    wrong += [f"{_pk(key)} was in the request but not answered" for key in expected if key not in counts]
+                wrong.append(f"{api}{_pk(key)}: {describe(code)}, expected {describe(error_code(want))} ({why})")
+    wrong += [f"{api}{_pk(key)} was in the request but not answered" for key in expected if key not in counts]
     return list(dict.fromkeys(wrong))
 
 
