@@ -1,5 +1,9 @@
 """The KIP-1094 guide's phase 3 on the client side: a committed epoch ahead of a consumer's metadata forces
-a metadata refresh before it fetches (every client stack judged)."""
+a metadata refresh before it fetches (every client stack judged).
+
+librdkafka fetches at once at its metadata's stale epoch: its FetchedOnStaleMetadata, and only that,
+is the known client gap librdkafka-committed-epoch-no-refresh (harness/client_gaps.toml, with the
+source lines), for the librdkafka versions the table names; any other failure stays a FAIL."""
 
 from __future__ import annotations
 
@@ -8,11 +12,15 @@ import pytest
 from fixtures.cluster import Cluster
 from fixtures.topics import RunNames, TopicFactory
 from harness.checks import recorded
-from harness.checks.committed_refresh import assert_committed_epoch_forces_a_refresh
+from harness.checks.committed_refresh import FetchedOnStaleMetadata, assert_committed_epoch_forces_a_refresh
 from harness.scenarios.committed_refresh import committed_epoch_refresh
 from harness.scenarios.truncation import STACKS
+from harness.verdicts import known_gap
 
 pytestmark = [pytest.mark.kip1094, pytest.mark.client_axis]
+
+# The stacks' known gaps for this check (harness/client_gaps.toml), each met by FetchedOnStaleMetadata.
+GAPS = {"librdkafka": "librdkafka-committed-epoch-no-refresh"}
 
 
 @pytest.mark.parametrize("client", STACKS)
@@ -32,4 +40,9 @@ def test_a_committed_epoch_ahead_of_metadata_makes_the_consumer_refresh_before_i
     run = committed_epoch_refresh(cluster, topic_factory(replication_factor=3), client,
                                   run_names.group(f"kip1094-committed-refresh-{client}"))
     recorded.save(f"kip1094-committed-refresh-{client}", run)
-    assert_committed_epoch_forces_a_refresh(run)
+    try:
+        assert_committed_epoch_forces_a_refresh(run)
+    except FetchedOnStaleMetadata as exc:
+        if client in GAPS:
+            known_gap(GAPS[client], run.release.release if run.release else None).found(exc)
+        raise

@@ -1,5 +1,5 @@
-"""The client checks of fenced ListOffsets and of offsetsForTimes in an older epoch reject a client that breaks their promises (recorded 4.4.0 runs,
-altered): ListOffsets fenced with the epoch Metadata gave, offsetsForTimes in an older epoch."""
+"""The client checks reject a client that breaks their promises (recorded 4.4.0 runs, altered):
+ListOffsets fenced with the epoch Metadata gave, offsetsForTimes of a record in an older epoch."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The broker checks of OffsetsForLeaderEpoch grants and follower fencing reject answers that break their promises (recorded
-4.4.0 answers, altered): a follower's requests at a wrong epoch, OffsetsForLeaderEpoch authorized by
-DESCRIBE only and by the Cluster resource."""
+"""The broker checks reject answers that break their promises (recorded 4.4.0 answers, altered): a
+follower's requests at a wrong epoch, OffsetsForLeaderEpoch authorized by DESCRIBE only and by the
+Cluster resource."""
 
 from __future__ import annotations
 
