@@ -152,9 +152,11 @@ def assert_old_constructors_commit_no_epoch(run: OldConstructorCommits) -> None:
     have put in was there), and the KIP-320 constructor's commit, of another epoch, carried it on the
     wire (so the field is sent at all; a client whose OffsetCommit carries no epoch is "not supported
     by this client")."""
-    require_scene(run.consumed_epoch >= 0 and run.reads,
-                  f"{run.client} read {_reads(run.reads)}, the last at epoch {run.consumed_epoch}: no epoch it could "
-                  f"have committed; driver refusals {list(run.refused) or 'none'}")
+    # Records the harness wrote that the consumer was never served, or served without an epoch, are the
+    # target's part of the scene.
+    require_target(run.consumed_epoch >= 0 and run.reads,
+                   f"the target served {run.client} {_reads(run.reads)}, the last at epoch {run.consumed_epoch}: no "
+                   f"epoch it could have committed; driver refusals {list(run.refused) or 'none'}")
     by_mode = {c.mode.split(":")[0]: c for c in run.commits}
     require_scene(set(by_mode) == {"offset", "metadata", "epoch"},
                   f"the harness's commits: {[c.mode for c in run.commits]}; driver refusals "

@@ -136,7 +136,7 @@ ALTERATIONS = [
     alteration("offset-commit-before-v6", OLD_CTOR, COMMITS, "commits", _commit(2, "sent", [[5, -1]]),
                assert_old_constructors_commit_no_epoch, "OffsetCommit (v6+", ClientLacks),
     alteration("consumed-at-no-epoch", OLD_CTOR, COMMITS, "consumed_epoch", -1,
-               assert_old_constructors_commit_no_epoch, "no epoch it could", SceneUnmet),
+               assert_old_constructors_commit_no_epoch, "no epoch it could", TargetRefused),
     *[a for name in PRODUCERS for a in (
         alteration(f"{name}-unfenced", PRODUCE, name, "entries", _produce_epoch(-1),
                    assert_produce_carries_the_metadata_epoch, "CurrentLeaderEpoch -1"),
