@@ -10,7 +10,7 @@ error." (KIP-320 "Consumer Handling", extension 2, is the mechanism: "Consumers 
 until the metadata has at least reached the epoch of the committed offset".)
 
 The history is harness.scenarios.committed_refresh's: the proxy shows the partition one epoch behind
-the committed epoch until the consumer has asked Metadata STALE times. A Fetch fenced at the stale
+the committed epoch until the consumer has been answered its group's commit. A Fetch fenced at the stale
 epoch (or at none) is what a zombie leader at that epoch would serve, so any such Fetch breaks the
 promise, as does a first Fetch not preceded by a Metadata request after the commit was read.
 """

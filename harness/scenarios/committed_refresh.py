@@ -1,17 +1,19 @@
-"""The KIP-1094 guide's phase 3, on the client side: a group member whose metadata is behind the epoch
-of the offset its group committed.
+"""The KIP-1094 guide's phase 3, on the client side: a group member whose metadata is behind the epoch of
+the offset its group committed.
 
 On a 3-replica partition: 20 records, a leader move, 10 more; the harness commits (25, the new epoch)
 for the group outside any generation. Then `client` joins the group (no reset policy) through the
-protocol proxy, whose first STALE Metadata answers show the partition one epoch behind (the stale
-leader epoch the guide's Consumer B kept; a zombie leader at that epoch would answer its fetch with
-OFFSET_OUT_OF_RANGE). Recorded with when: the OffsetFetch answers it got, its Metadata requests and
-answers, and every Fetch of the partition it sent.
+protocol proxy, whose Metadata answers show the partition one epoch behind until the client has been
+answered its group's commit (the stale leader epoch the guide's Consumer B kept; a zombie leader at that
+epoch would answer its fetch with OFFSET_OUT_OF_RANGE). Recorded with when: the OffsetFetch answers it
+got, its Metadata requests and answers, and every Fetch of the partition it sent.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
+from typing import Any
 
 from harness import confluent
 from harness.clients import raw as rr
@@ -25,12 +27,12 @@ from harness.histories.committed_refresh import CommitRead, CommittedRefreshRun
 from harness.histories.observations import Body
 from harness.nemesis.leadership import move_leader
 from harness.protocol import errors
-from harness.proxy.rules import StaleLeaderEpoch
+from harness.protocol.spec import ApiSpec
+from harness.proxy.rules import OFFSET_FETCH, StaleLeaderEpoch
 from harness.proxy.server import Proxy
 from harness.scenarios.client_fetch_epochs import epochs_learned, fetches_sent
 from harness.scenarios.client_reactions import at, names, read_through, sent_through
 
-STALE = 3
 COMMITTED = 25
 
 
@@ -38,6 +40,24 @@ def _commits(response: Body, topic: str, tid: str) -> list[Body]:
     groups = response.get("Groups") or [response]
     return [p for g in groups for t in g.get("Topics") or () if names(t, topic, tid)
             for p in t.get("Partitions") or () if p.get("PartitionIndex") == 0]
+
+
+@dataclass(eq=False)
+class StaleUntilCommitRead(StaleLeaderEpoch):
+    """StaleLeaderEpoch until an OffsetFetch has been answered through the proxy: the client's metadata
+    is behind when it reads its group's commit however long joining the group takes (a number of stale
+    answers ran out before a slow join read it), and true from then on, as a refresh must find it."""
+
+    read: bool = field(default=False, init=False)
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == OFFSET_FETCH or (not self.read and super().acts_on_response(api_key, version))
+
+    def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
+        if api.key == OFFSET_FETCH:
+            self.read = True
+            return False
+        return not self.read and super().edit_response(api, version, body)
 
 
 def committed_epoch_refresh(cluster: Cluster, topic: str, client: str, group: str) -> CommittedRefreshRun:
@@ -58,7 +78,7 @@ def committed_epoch_refresh(cluster: Cluster, topic: str, client: str, group: st
     written = tuple(ClientRecord(w.offset, w.value.decode()) for w in after if w.offset >= COMMITTED)
     with Proxy.for_cluster(cluster) as proxy:
         t0 = time.monotonic()
-        rule = proxy.add(StaleLeaderEpoch(topic=topic, behind=1, count=STALE))
+        rule = proxy.add(StaleUntilCommitRead(topic=topic, behind=1, count=None))
         got, incomplete, named = read_through(cluster, proxy, topic, client, written[-1].offset,
                                               f"subscribe {{name}} {{none}} {group}")
         reads = tuple(CommitRead(at(e.started + e.latency, t0), e.version, p.get("CommittedOffset", -1),
