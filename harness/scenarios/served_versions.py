@@ -36,7 +36,10 @@ def served_versions(cluster: Cluster, topic: str) -> list[VersionServed]:
         client = raw(leader)
         broker = f"{client.host}:{client.port}"
         for api, ask in _asks(topic).items():
-            lo, hi = client.broker_versions[client.specs.api(api).key]
+            offered = client.broker_versions.get(client.specs.api(api).key)
+            if offered is None:
+                continue  # an API it does not advertise was never promised (what needs it is "not supported")
+            lo, hi = offered
             for v in rr.versions(client, api):
                 try:
                     ask(client, v)
