@@ -322,6 +322,12 @@ def _replay(args: list[str]) -> int:
     return replay_main(args)
 
 
+def _allowed(args: list[str]) -> int:
+    from harness.allowed import main as allowed_main
+
+    return allowed_main(args)
+
+
 # name -> (the line `kcts --help` gives it, the function that takes its arguments), in the README's order.
 COMMANDS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
     "run": ("run the suites against one target; other arguments are pytest's", run),
@@ -336,6 +342,8 @@ COMMANDS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
     "image": ("build the docker backend's Apache Kafka image, or the runner image (--runner), offline", image),
     "bench": ("time one part of the harness: " + ", ".join(BENCHES), bench),
     "replay": ("replay documented broker bugs through the protocol proxy: caught or missed", _replay),
+    "allowed": ("stage behaviour the KIPs and the protocol allow through the protocol proxy: 0 FAIL, 0 ERROR each",
+                _allowed),
 }
 
 

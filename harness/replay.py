@@ -24,12 +24,83 @@ from harness.errors import KctsError
 from harness.kafka.dist import DEFAULT_VERSION
 from harness.proxy.replays import CATALOGUE, Replay, RuleSpec, load
 
-__all__ = ["CATALOGUE", "DEFAULT_VERSION", "Replay", "RuleSpec", "judge", "load", "main", "run_one"]
+__all__ = [
+    "CATALOGUE", "DEFAULT_VERSION", "CheckVerdict", "Replay", "RuleSpec", "Run", "count_cells", "judge", "load", "main",
+    "run_entry", "run_one", "verdicts",
+]
 
 PLUGIN = "harness.proxy.replaying"
 
 
-# -- reading a run ----------------------------------------------------------------------------
+# -- one catalogue entry as a run of its own -----------------------------------------------------
+@dataclass(frozen=True)
+class CheckVerdict:
+    """One check of a run as results.json gives it: its cell, the promises it checks, its reason."""
+
+    nodeid: str
+    cell: str
+    promises: tuple[str, ...]
+    reason: str
+
+
+def count_cells(checks: tuple[CheckVerdict, ...]) -> dict[str, int]:
+    """cell -> how many checks gave it."""
+    out: dict[str, int] = {}
+    for c in checks:
+        out[c.cell] = out.get(c.cell, 0) + 1
+    return out
+
+
+def verdicts(results: dict[str, Any]) -> tuple[CheckVerdict, ...]:
+    """The checks of a parsed results.json."""
+    return tuple(CheckVerdict(c["nodeid"], c.get("cell", ""), tuple(c.get("promises", ())), c.get("reason", ""))
+                 for c in results.get("checks", []))
+
+
+@dataclass(frozen=True)
+class Run:
+    """What one `kcts run` of a catalogue entry left: its folder, exit code, time, and its checks (None
+    where it wrote no results.json)."""
+
+    run_dir: Path
+    exit_code: int
+    seconds: float
+    checks: tuple[CheckVerdict, ...] | None
+
+    def cells(self) -> dict[str, int]:
+        return count_cells(self.checks or ())
+
+
+def run_entry(name: str, option: list[str], tests: tuple[str, ...], select: str | None, run_id: str,
+              reports: Path, kafka_version: str, extra: list[str], log: Path | None = None) -> Run:
+    """One catalogue entry as a `kcts run` of its own (a fresh cluster, its own report folder), with
+    `option` (`--replay ID`, `--allowed ID`) for the proxy plugin; its pytest output to the terminal,
+    or into `log` where given."""
+    cmd = [sys.executable, "-m", "harness.cli", "run", "--kafka-version", kafka_version, "-p", PLUGIN, *option,
+           "--run-id", run_id, "--reports-dir", str(reports), *tests]
+    if select:
+        cmd += ["-k", select]
+    cmd += extra
+    run_dir = reports / run_id
+    path = run_dir / "results.json"
+    path.unlink(missing_ok=True)  # a run that writes none must not be read as an earlier one of that id
+    started = time.monotonic()
+    # From the caller's directory: `kcts run` finds suites/ paths in the suite root (harness.layout).
+    if log is None:
+        print(f"kcts {name}: kcts {' '.join(cmd[3:])}", flush=True)
+        code = subprocess.call(cmd)
+    else:
+        run_dir.mkdir(parents=True, exist_ok=True)  # the run itself makes it too, and keeps what is there
+        with log.open("w") as out:
+            out.write(f"kcts {name}: kcts {' '.join(cmd[3:])}\n")
+            out.flush()
+            code = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
+    seconds = time.monotonic() - started
+    checks = verdicts(json.loads(path.read_text())) if path.is_file() else None
+    return Run(run_dir, code, seconds, checks)
+
+
+# -- reading a replay's run -------------------------------------------------------------------
 @dataclass(frozen=True)
 class Outcome:
     replay: Replay
@@ -58,36 +129,25 @@ class Outcome:
         return "\n".join(lines)
 
 
+def _caught_by(replay: Replay, checks: tuple[CheckVerdict, ...]) -> tuple[str, ...]:
+    """The checks of the replay's promise that FAILed: an ERROR or another promise's FAIL is no catch."""
+    return tuple(c.nodeid.split("::", 1)[-1] for c in checks if c.cell == "fail" and replay.promise in c.promises)
+
+
 def judge(replay: Replay, results: dict[str, Any]) -> tuple[tuple[str, ...], dict[str, int]]:
     """(the FAILed checks of the replay's promise, the count of each cell) from a results.json."""
-    cells: dict[str, int] = {}
-    caught = []
-    for check in results.get("checks", []):
-        cell = check.get("cell", "")
-        cells[cell] = cells.get(cell, 0) + 1
-        if cell == "fail" and replay.promise in check.get("promises", []):
-            caught.append(check["nodeid"].split("::", 1)[-1])
-    return tuple(caught), cells
+    checks = verdicts(results)
+    return _caught_by(replay, checks), count_cells(checks)
 
 
 def run_one(replay: Replay, run_id: str, reports: Path, kafka_version: str, extra: list[str]) -> Outcome:
     """One replay as a `kcts run` of its own (a fresh cluster, its own report folder)."""
-    cmd = [sys.executable, "-m", "harness.cli", "run", "--kafka-version", kafka_version, "-p", PLUGIN,
-           "--replay", replay.id, "--run-id", run_id, "--reports-dir", str(reports), *replay.tests]
-    if replay.select:
-        cmd += ["-k", replay.select]
-    cmd += extra
-    print(f"kcts replay: {replay.id}: {' '.join(cmd[2:])}", flush=True)
-    started = time.monotonic()
-    # From the caller's directory: `kcts run` finds suites/ paths in the suite root (harness.layout).
-    code = subprocess.call(cmd)
-    seconds = time.monotonic() - started
-    run_dir = reports / run_id
-    path = run_dir / "results.json"
-    if not path.is_file():
-        return Outcome(replay, (), {}, run_dir, code, seconds, f"the run wrote no results.json (exit {code})")
-    caught, cells = judge(replay, json.loads(path.read_text()))
-    return Outcome(replay, caught, cells, run_dir, code, seconds)
+    run = run_entry(f"replay: {replay.id}", ["--replay", replay.id], replay.tests, replay.select, run_id, reports,
+                    kafka_version, extra)
+    if run.checks is None:
+        return Outcome(replay, (), {}, run.run_dir, run.exit_code, run.seconds,
+                       f"the run wrote no results.json (exit {run.exit_code})")
+    return Outcome(replay, _caught_by(replay, run.checks), run.cells(), run.run_dir, run.exit_code, run.seconds)
 
 
 def main(args: list[str]) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 from harness.protocol.spec import ApiSpec, SpecSet
 from harness.protocol.types import ZERO_UUID
+from harness.proxy.batches import batch_spans
 
 FETCH = 1
 LIST_OFFSETS = 2
@@ -659,19 +660,6 @@ class HideAbortedTransactions(Rule):
         return f"HideAbortedTransactions(read_committed Fetch keeps {self.keep} aborted, {self.fired} answers edited)"
 
 
-def _batch_spans(records: bytes) -> list[tuple[int, int, int]]:
-    """(base offset, last offset, end position) of each whole v2 record batch in a Records field."""
-    spans, pos = [], 0
-    while pos + 27 <= len(records):
-        base = int.from_bytes(records[pos:pos + 8], "big", signed=True)
-        end = pos + 12 + int.from_bytes(records[pos + 8:pos + 12], "big", signed=True)
-        if end > len(records):
-            break  # a partial batch at the end of a size-capped answer; clients drop it too
-        spans.append((base, base + int.from_bytes(records[pos + 23:pos + 27], "big", signed=True), end))
-        pos = end
-    return spans
-
-
 @dataclass(eq=False)
 class SkipBatchHoldingFetchOffset(Rule):
     """A Fetch (v4+) whose FetchOffset falls inside a record batch, not at its base, is answered
@@ -694,7 +682,7 @@ class SkipBatchHoldingFetchOffset(Rule):
                 records = p.get("Records")
                 if q is None or not isinstance(records, bytes | bytearray) or not records:
                     continue
-                spans = _batch_spans(bytes(records))
+                spans = batch_spans(bytes(records))
                 if spans and spans[0][0] < q["FetchOffset"] <= spans[0][1]:
                     p["Records"] = bytes(records[spans[0][2]:])
                     changed = True

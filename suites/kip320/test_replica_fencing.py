@@ -7,9 +7,9 @@ import pytest
 from fixtures.cluster import Cluster
 from harness.checks import recorded
 from harness.checks.replica_fencing import assert_follower_requests_fenced
-from harness.errors import NotSupported
 from harness.scenarios.kip320 import EpochHistory
 from harness.scenarios.replica_fencing import follower_requests_at_wrong_epochs
+from harness.verdicts import not_supported
 
 pytestmark = pytest.mark.kip320
 
@@ -25,8 +25,8 @@ def test_a_followers_requests_at_a_stale_epoch_are_fenced(leader_moves: EpochHis
     ReplicaState), at its epoch minus one and plus one: FENCED_LEADER_EPOCH and UNKNOWN_LEADER_EPOCH
     respectively, with no records and no end offset."""
     if cluster.capabilities.replication is False:
-        raise NotSupported("a follower's requests to its leader (replication between brokers)",
-                           cluster.capabilities.no_replication)
+        not_supported("a follower's requests to its leader (replication between brokers)",
+                      cluster.capabilities.no_replication)
     run = follower_requests_at_wrong_epochs(cluster, leader_moves)
     recorded.save("kip320-follower-fencing", run)
     assert_follower_requests_fenced(run)
