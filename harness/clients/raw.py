@@ -9,6 +9,7 @@ transaction coordinator, and the wait for a coordinator to settle, live in
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
@@ -173,20 +174,52 @@ def fetched_partition(resp: dict[str, Any], version: int, topic: str, partition:
     return found[0]
 
 
+# How long the harness's own reads of the target's state (the log, its edges) go on asking while the
+# target answers with a retriable error or with nothing below its high watermark: both are answers the
+# protocol allows (a leader moving, a Fetch that returns before MaxWaitMs with fewer batches, KIP-74),
+# and a client asks again. The Java producer's default request.timeout.ms.
+READ_RETRY_S = 30.0
+
+
+def until_served(ask: Callable[[], dict[str, Any]], what: str, timeout: float = READ_RETRY_S) -> dict[str, Any]:
+    """`ask()` (a partition answer), asked again while its ErrorCode is retriable, within `timeout`; the
+    first other answer, or the last one when the error persisted (its caller judges or refuses it)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = ask()
+        if not errors.is_retriable(answer.get("ErrorCode", 0)) or time.monotonic() >= deadline:
+            return answer
+        time.sleep(0.1)  # a client's retry backoff, not a wait for a state
+
+
 def read_log(
     client: RawClient, topic: str, tid: uuid.UUID, partition: int = 0, start: int = 0
 ) -> tuple[list[RecordBatch], int]:
-    """Every batch of the partition from `start` up to the high watermark, and the high watermark."""
+    """Every batch of the partition from `start` up to the high watermark, and the high watermark.
+
+    A retriable error and an answer with no batch below the high watermark are asked again (within
+    `READ_RETRY_S`): neither says what the log holds. What persists past that is the target's
+    refusal to be read (TargetRefused, the last answer as evidence)."""
     version = client.max_version("Fetch")
     batches: list[RecordBatch] = []
     offset, hw = start, None
+    deadline = time.monotonic() + READ_RETRY_S
     while hw is None or offset < hw:
-        p = fetch(client, version, topic, tid, partition, offset)
-        assert p["ErrorCode"] == 0, f"reading {topic}-{partition} at {offset}: {errors.describe(p['ErrorCode'])}"
+        p = until_served(lambda o=offset: fetch(client, version, topic, tid, partition, o),
+                         f"Fetch of {topic}-{partition}")
+        if p["ErrorCode"] != 0:
+            raise TargetRefused(f"reading {topic}-{partition} at {offset}: {errors.describe(p['ErrorCode'])}, "
+                                f"still after {READ_RETRY_S:.0f}s")
         hw = p["HighWatermark"]
         got = [b for b in parse_batches(p["Records"]) if b.last_offset >= offset]
         if not got:
-            break
+            if offset >= hw:
+                break
+            if time.monotonic() >= deadline:
+                raise TargetRefused(f"reading {topic}-{partition}: no batch from offset {offset} below the high "
+                                    f"watermark {hw} within {READ_RETRY_S:.0f}s of Fetches")
+            time.sleep(0.1)  # a client's fetch backoff after an empty answer
+            continue
         batches.extend(got)
         offset = got[-1].next_offset
     return batches, hw or 0

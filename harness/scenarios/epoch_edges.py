@@ -83,7 +83,9 @@ class GappedEpochs:
 
 def _read_from_start(client: RawClient, topic: str, tid: uuid.UUID) -> tuple[int, list[RecordBatch], int]:
     """(log start, every batch from it up to the high watermark, the high watermark)."""
-    start = rr.list_offsets(client, client.max_version("ListOffsets"), topic, 0, EARLIEST_TIMESTAMP)
+    start = rr.until_served(
+        lambda: rr.list_offsets(client, client.max_version("ListOffsets"), topic, 0, EARLIEST_TIMESTAMP),
+        f"ListOffsets EARLIEST of {topic}")
     assert start["ErrorCode"] == 0, f"ListOffsets EARLIEST of {topic}: {errors.describe(start['ErrorCode'])}"
     batches, hw = rr.read_log(client, topic, tid, start=start["Offset"])
     return start["Offset"], batches, hw
