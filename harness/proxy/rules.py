@@ -286,6 +286,28 @@ class StaleLeaderEpoch(ResponseEdit):
 
 
 @dataclass(eq=False)
+class StaleUntilCommitRead(StaleLeaderEpoch):
+    """StaleLeaderEpoch until an OffsetFetch has been answered through the proxy: the client's metadata
+    is behind when it reads its group's commit however long joining the group takes (a number of stale
+    answers ran out before a slow join read it), and true from then on, as a refresh must find it."""
+
+    read: bool = field(default=False, init=False)
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == OFFSET_FETCH or (not self.read and super().acts_on_response(api_key, version))
+
+    def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
+        if api.key == OFFSET_FETCH:
+            self.read = True
+            return False
+        return not self.read and super().edit_response(api, version, body)
+
+    def describe(self) -> str:
+        return (f"StaleUntilCommitRead(Metadata of {self.topic} {self.behind} epoch(s) behind until an OffsetFetch "
+                f"is answered, {self.scope()})")
+
+
+@dataclass(eq=False)
 class UndefinedEpochEndOffset(ResponseEdit):
     """Answer every OffsetsForLeaderEpoch partition the broker answered without error with
     UNDEFINED_EPOCH_OFFSET (LeaderEpoch -1, EndOffset -1), as a leader whose epoch cache has no

@@ -13,6 +13,7 @@ leader epoch the target gave it before, without which a client fences nothing (t
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -264,10 +265,14 @@ def _end(cluster: Cluster, topic: str) -> int:
     return cluster.log_end_offset(topic, 0, cluster.leader(topic))
 
 
-def committed_epoch_ahead_of_metadata(cluster: Cluster, topic: str, client: str, group: str) -> CommittedAhead:
-    """On `topic` (3 replicas): 20 records, a leader move, 10 more; the group commits (25, the new
-    epoch) outside any generation; then `client` joins the group through a proxy whose first three
-    Metadata answers show the partition one epoch behind, with no reset policy."""
+COMMITTED_AHEAD = 25  # the offset the group commits, 5 records into the epoch after the move
+
+
+def commit_ahead_of_a_move(cluster: Cluster, topic: str, group: str) -> tuple[Committed, tuple[ClientRecord, ...],
+                                                                              uuid.UUID]:
+    """On `topic` (3 replicas): 20 records, a leader move, 10 more; then the harness commits
+    (`COMMITTED_AHEAD`, the new epoch) for `group` outside any generation. (The commit, the records from
+    it on, the topic's id.)"""
     with confluent.producer({**cluster.client_config(), "acks": "all"}) as producer, \
             confluent.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
         produce(producer, topic, [f"before-{i}".encode() for i in range(20)])
@@ -276,13 +281,22 @@ def committed_epoch_ahead_of_metadata(cluster: Cluster, topic: str, client: str,
         # Reconnecting: the coordinator lookup (FindCoordinator) is asked again after a timeout.
         any_broker = raw(cluster.running_brokers()[0], reconnect=True)
         tid = rr.topic_id(any_broker, topic)
-        gcoord = raw(tx.coordinator_id(any_broker, group, 0), reconnect=True)  # for the premise commit below
-        committed = Committed(25, moved.leader_epoch)
+        gcoord = raw(tx.coordinator_id(any_broker, group, 0), reconnect=True)
+        committed = Committed(COMMITTED_AHEAD, moved.leader_epoch)
         version = gcoord.max_version("OffsetCommit")
-        code = rr.offset_commit(gcoord, version, group, topic, tid, 0, 25, moved.leader_epoch, resend=True)
+        code = rr.offset_commit(gcoord, version, group, topic, tid, 0, COMMITTED_AHEAD, moved.leader_epoch,
+                                resend=True)
         require_target(code == 0, f"the group's commit of {committed} (OffsetCommit v{version}, sent by the harness "
                                   f"to coordinator {gcoord.host}:{gcoord.port}) was refused: {errors.describe(code)}")
-    written = tuple(ClientRecord(w.offset, w.value.decode()) for w in after if w.offset >= 25)
+    written = tuple(ClientRecord(w.offset, w.value.decode()) for w in after if w.offset >= COMMITTED_AHEAD)
+    return committed, written, tid
+
+
+def committed_epoch_ahead_of_metadata(cluster: Cluster, topic: str, client: str, group: str) -> CommittedAhead:
+    """On `topic` (3 replicas): 20 records, a leader move, 10 more; the group commits (25, the new
+    epoch) outside any generation; then `client` joins the group through a proxy whose first three
+    Metadata answers show the partition one epoch behind, with no reset policy."""
+    committed, written, _ = commit_ahead_of_a_move(cluster, topic, group)
     with Proxy.for_cluster(cluster) as proxy:
         t0 = time.monotonic()
         rule = proxy.add(StaleLeaderEpoch(topic=topic, behind=1, count=3))
