@@ -60,9 +60,25 @@ def _answer_topic(asked: dict[str, Any], error: int) -> dict[str, Any]:
                                             for p in asked["Partitions"]]}
 
 
+@dataclass(eq=False)
+class _OncePerKey(Rule):
+    """A rule that acts on the first answer for each key (a group, a partition, a TopicId), so that a
+    client's retry gets the broker's own answer."""
+
+    _seen: set[Any] = field(default_factory=set, init=False, repr=False)
+
+    def first(self, key: Any) -> bool:
+        """Whether this is the first time `key` is seen (and the budget allows an act)."""
+        with self._lock:
+            if key in self._seen:
+                return False
+            self._seen.add(key)
+        return self.take()
+
+
 # -- KIP-1319: a topic ID the group coordinator cannot resolve yet ------------------------------------
 @dataclass(eq=False)
-class UnknownTopicIdFirst(Rule):
+class UnknownTopicIdFirst(_OncePerKey):
     """TxnOffsetCommit v6: the first request naming each TopicId is answered UNKNOWN_TOPIC_ID for every
     partition of that topic, as a coordinator whose metadata cache has not yet learned the topic would
     (KIP-1319, "Proposed Changes > Broker-Side > Topic ID resolution"); later ones go through untouched.
@@ -74,7 +90,6 @@ class UnknownTopicIdFirst(Rule):
     api: str | None = "TxnOffsetCommit"
     versions: tuple[int, int] | None = (6, ANY_VERSION)
     needs_request: bool = field(default=True, init=False, repr=False)
-    _seen: set[Any] = field(default_factory=set, init=False, repr=False)
     # The stand-in TopicId each first request was sent under, to the real one it hides.
     _stand_ins: dict[Any, Any] = field(default_factory=dict, init=False, repr=False)
 
@@ -85,10 +100,7 @@ class UnknownTopicIdFirst(Rule):
         changed = False
         for t in body.get("Topics") or ():
             topic_id = t.get("TopicId")
-            with self._lock:
-                first = topic_id is not None and topic_id not in self._seen
-                self._seen.add(topic_id)
-            if not first or not self.take():
+            if topic_id is None or not self.first(topic_id):
                 continue
             stand_in = uuid.uuid4()
             with self._lock:
@@ -128,7 +140,7 @@ _REFUSALS_OF_BLANK = (INVALID_REQUEST, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, GR
 
 
 @dataclass(eq=False)
-class CoordinatorErrorOnce(Rule):
+class CoordinatorErrorOnce(_OncePerKey):
     """The first request of each group or transaction (its GroupId, TransactionalId or FindCoordinator
     key) to `api` is answered `error`: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS or
     COORDINATOR_NOT_AVAILABLE, retriable errors every coordinator API lists (FindCoordinator: only
@@ -142,7 +154,6 @@ class CoordinatorErrorOnce(Rule):
 
     error: int = NOT_COORDINATOR
     needs_request: bool = field(default=True, init=False, repr=False)
-    _seen: set[Any] = field(default_factory=set, init=False, repr=False)
     _blanked: dict[Any, int] = field(default_factory=dict, init=False, repr=False)  # key -> requests sent blank
 
     def __post_init__(self) -> None:
@@ -154,26 +165,18 @@ class CoordinatorErrorOnce(Rule):
             raise ValueError(f"CoordinatorErrorOnce: {self.api} answers only {allowed} of the coordinator "
                              f"errors, not {self.error}")
 
-    def _first(self, key: Any) -> bool:
-        """Whether this is the first time `key` is seen (and the budget allows an act)."""
-        with self._lock:
-            if key in self._seen:
-                return False
-            self._seen.add(key)
-        return self.take()
-
     # -- requests: the work kept from the broker -------------------------------------------------
     def acts_on_request(self, api_key: int, version: int) -> bool:
         return self.matches(api_key, version) and self.api not in _READS
 
     def edit_request(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
         if self.api in _STRIPPED:
-            if not any(t.get("Partitions") for t in body.get("Topics") or ()) or not self._first(body["GroupId"]):
+            if not any(t.get("Partitions") for t in body.get("Topics") or ()) or not self.first(body["GroupId"]):
                 return False
             body["Topics"] = []
             return True
         key = body.get(_BLANKED[self.api])
-        if not key or not self._first(key):  # an idempotent producer's InitProducerId has no coordinator
+        if not key or not self.first(key):  # an idempotent producer's InitProducerId has no coordinator
             return False
         with self._lock:
             self._blanked[key] = self._blanked.get(key, 0) + 1
@@ -221,11 +224,11 @@ class CoordinatorErrorOnce(Rule):
         if "Groups" in body:  # v8+: an error per group
             changed = False
             for g in body["Groups"]:
-                if not g.get("ErrorCode") and self._first(g["GroupId"]):
+                if not g.get("ErrorCode") and self.first(g["GroupId"]):
                     g["ErrorCode"], g["Topics"] = self.error, []
                     changed = True
             return changed
-        if body.get("ErrorCode") or not self._first(request.get("GroupId")):
+        if body.get("ErrorCode") or not self.first(request.get("GroupId")):
             return False
         body["ErrorCode"], body["Topics"] = self.error, []
         return True
@@ -239,7 +242,7 @@ class CoordinatorErrorOnce(Rule):
             keyed = [c.get("Key") for c in entries]
         changed = False
         for entry, key in zip(entries, keyed, strict=True):
-            if entry.get("ErrorCode") or not self._first((key_type, key)):
+            if entry.get("ErrorCode") or not self.first((key_type, key)):
                 continue
             entry.update(ErrorCode=self.error, NodeId=-1, Host="", Port=-1)
             if "ErrorMessage" in entry:
@@ -260,7 +263,7 @@ _LEADER_ERRORS = {
 
 
 @dataclass(eq=False)
-class NotLeaderOnce(Rule):
+class NotLeaderOnce(_OncePerKey):
     """The first answer of `api` (Fetch, ListOffsets or OffsetForLeaderEpoch) for each partition is
     `error` for that partition, as right after a leader move, from a broker that has not yet learned it
     leads; later answers for it go through untouched. Fetch answers NOT_LEADER_OR_FOLLOWER only (Apache
@@ -270,7 +273,6 @@ class NotLeaderOnce(Rule):
 
     error: int = NOT_LEADER_OR_FOLLOWER
     needs_request: bool = field(default=True, init=False, repr=False)
-    _seen: set[Any] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.api not in _LEADER_ERRORS:
@@ -291,7 +293,7 @@ class NotLeaderOnce(Rule):
             topic = t.get("TopicId") if api.key == FETCH and "TopicId" in t else t.get("Topic", t.get("Name"))
             for p in t.get("Partitions") or ():
                 index = p.get("PartitionIndex", p.get("Partition"))
-                if p.get("ErrorCode") or not self._first((topic, index)):
+                if p.get("ErrorCode") or not self.first((topic, index)):
                     continue
                 p["ErrorCode"] = self.error
                 if api.key == FETCH:
@@ -306,13 +308,6 @@ class NotLeaderOnce(Rule):
                     p.update(LeaderEpoch=NO_EPOCH, EndOffset=-1)
                 changed = True
         return changed
-
-    def _first(self, key: Any) -> bool:
-        with self._lock:
-            if key in self._seen:
-                return False
-            self._seen.add(key)
-        return self.take()
 
     def describe(self) -> str:
         return f"NotLeaderOnce({self.scope()}, first answer per partition -> {self.error})"
