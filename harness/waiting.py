@@ -79,3 +79,20 @@ def wait_until(
                                     f"{state}{detail}", promise) from last_error
             raise WaitTimeout(f"timed out after {timeout:.1f}s waiting; last state: {state}{detail}") from last_error
         time.sleep(interval)
+
+
+def asked_again(
+    ask: Callable[[], T], again: Callable[[T], bool], timeout: float, backoff: float = 0.1,
+) -> tuple[T, tuple[T, ...]]:
+    """`ask()`, asked again while `again(answer)` holds, within `timeout`, with a client's `backoff`
+    between: (the last answer, the earlier ones it replaced). Unlike `wait_until`, the bound passing is
+    no timeout: the last answer is returned as it stands, for its caller to judge (a retriable error
+    that persisted is then the answer)."""
+    deadline = time.monotonic() + timeout
+    replaced: list[T] = []
+    while True:
+        answer = ask()
+        if not again(answer) or time.monotonic() >= deadline:
+            return answer, tuple(replaced)
+        replaced.append(answer)
+        time.sleep(backoff)  # a client's retry backoff, not a wait for a state

@@ -24,6 +24,7 @@ from harness.protocol.client import Exchange, RawClient
 from harness.protocol.exceptions import RequestTimeout
 from harness.protocol.records import RecordBatch, parse_batches
 from harness.protocol.sentinels import CONSUMER_REPLICA_ID, NO_EPOCH
+from harness.waiting import asked_again
 
 T = TypeVar("T")
 
@@ -184,12 +185,8 @@ READ_RETRY_S = 30.0
 def until_served(ask: Callable[[], dict[str, Any]], what: str, timeout: float = READ_RETRY_S) -> dict[str, Any]:
     """`ask()` (a partition answer), asked again while its ErrorCode is retriable, within `timeout`; the
     first other answer, or the last one when the error persisted (its caller judges or refuses it)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        answer = ask()
-        if not errors.is_retriable(answer.get("ErrorCode", 0)) or time.monotonic() >= deadline:
-            return answer
-        time.sleep(0.1)  # a client's retry backoff, not a wait for a state
+    answer, _ = asked_again(ask, lambda a: errors.is_retriable(a.get("ErrorCode", 0)), timeout)
+    return answer
 
 
 def read_log(

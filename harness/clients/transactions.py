@@ -17,7 +17,6 @@ is never sent again here.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from harness.errors import NotSupported, Unrecoverable
 from harness.protocol import errors
 from harness.protocol.client import Exchange, RawClient
 from harness.protocol.exceptions import ProtocolError, RequestTimeout
-from harness.waiting import Owed, wait_until
+from harness.waiting import Owed, asked_again, wait_until
 
 Connect = Callable[..., RawClient]  # a RawConnector: `connect(broker_id=None, **options)`
 GROUP_KEY, TRANSACTION_KEY = 0, 1  # FindCoordinator KeyType
@@ -337,15 +336,10 @@ def txn_offset_commit_settled(
     client retries (`retriable(topic key, partition, code)`; see `TOPIC_RETRIABLE`), for at most
     `TOPIC_RETRY_S`: (the last answer, the earlier ones it replaced). The check judges the last; an
     error that persisted past the bound stays in it, and the replaced answers are its evidence."""
-    deadline = time.monotonic() + TOPIC_RETRY_S
-    replaced: list[Exchange] = []
-    while True:
-        ex = txn_offset_commit(group_coordinator, version, txn, group, topics, generation_or_epoch, member_id)
-        pending = [k for k, code in partition_errors(ex).items() if retriable(k[0], k[1], code)]
-        if not pending or time.monotonic() >= deadline:
-            return ex, tuple(replaced)
-        replaced.append(ex)
-        time.sleep(RETRY_BACKOFF_S)  # a client's backoff between retries, not a wait for a state
+    return asked_again(
+        lambda: txn_offset_commit(group_coordinator, version, txn, group, topics, generation_or_epoch, member_id),
+        lambda ex: any(retriable(k[0], k[1], code) for k, code in partition_errors(ex).items()),
+        TOPIC_RETRY_S, RETRY_BACKOFF_S)
 
 
 def partition_errors(ex: Exchange) -> dict[tuple[Any, int], int]:

@@ -77,3 +77,18 @@ def test_a_premise_wait_that_timed_out_in_a_harness_test_is_not_turned_into_a_ve
 
     assert _harness_test(SimpleNamespace(path=layout.ROOT / "tests" / "harness" / "test_x.py"))
     assert not _harness_test(SimpleNamespace(path=layout.ROOT / "suites" / "kip320" / "test_x.py"))
+
+
+def test_asked_again_returns_the_first_answer_it_may_keep_and_those_it_replaced() -> None:
+    from harness.waiting import asked_again
+
+    answers = iter(["retriable", "retriable", "accepted"])
+    assert asked_again(lambda: next(answers), lambda a: a == "retriable", 5, backoff=0) == (
+        "accepted", ("retriable", "retriable"))
+
+
+def test_asked_again_returns_a_persisting_answer_as_it_stands_at_the_bound() -> None:
+    from harness.waiting import asked_again
+
+    last, replaced = asked_again(lambda: "retriable", lambda a: a == "retriable", 0.05, backoff=0.01)
+    assert last == "retriable" and replaced, "the bound passed: the last answer is the caller's to judge"
