@@ -411,7 +411,7 @@ def assert_client_sends(run: ClientRun, version: int) -> None:
         if keys != want or any(("TopicId" in t) != by_id or ("Name" in t) == by_id for t in topics):
             wrong.append(f"#{i} names {[_name_key(t) for t in topics]}")
     fail_if(wrong, f"{run.client} must send every TxnOffsetCommit at v{version} naming {want} by {field} "
-            f"({run.broker})", _dump_all(commits))
+            f"({run.broker.describe()})", _dump_all(commits))
 
 
 def assert_only_transient_retries(run: ClientRun) -> None:
@@ -655,7 +655,7 @@ def assert_client_sends_v6(run: ClientRun) -> None:
     versions = sorted({c.version for c in commits})
     if versions != [V6]:
         used = " ".join(f"{api}:v{v}" for api, v in run.api_versions)
-        raise OlderVersionSent(f"{run.client} sent TxnOffsetCommit {versions}, not v6 ({run.broker}); "
+        raise OlderVersionSent(f"{run.client} sent TxnOffsetCommit {versions}, not v6 ({run.broker.describe()}); "
                                f"used {used}\n{dump_exchange(commits[-1])}")
 
 

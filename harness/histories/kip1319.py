@@ -188,7 +188,7 @@ class ClientRun:
     both for a failure message."""
 
     client: str
-    broker: str  # what the broker advertises for TxnOffsetCommit
+    broker: Advertised  # what the broker advertises for TxnOffsetCommit
     group: str
     exit_code: int | None
     copier: bool  # a consume-transform-produce loop (it redoes an aborted transaction), not one transaction

@@ -180,7 +180,7 @@ def _run_java(
     if Version(dist.version) < Version(FIRST_KIP1319_CLIENT) and KIP_VERSION not in sent:
         what = f"TxnOffsetCommit v6 and its negotiation (KIP-1319, first in kafka-clients {FIRST_KIP1319_CLIENT})"
         raise ClientLacks(f"kafka-clients {dist.version}", what,
-                          f"sendOffsetsToTransaction sent TxnOffsetCommit {sent}; {run.broker}")
+                          f"sendOffsetsToTransaction sent TxnOffsetCommit {sent}; {run.broker.describe()}")
     return run
 
 
@@ -230,7 +230,7 @@ def _run_driver(
 ) -> ClientRun:
     """Run the driver `make(proxy)` builds, through the proxy, to its end; then read back what it left.
     `copier`: the driver is a consume-transform-produce loop; `failed`: the topic the fault answers."""
-    broker = advertised(cluster).describe()
+    broker = advertised(cluster)
     with Proxy.for_cluster(cluster) as proxy:
         if rule is not None:
             proxy.add(rule)

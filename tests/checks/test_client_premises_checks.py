@@ -56,3 +56,11 @@ def test_a_target_that_accepts_no_commit_refuses_the_premise(error: int, shown: 
 def test_an_answer_the_client_may_have_caused_is_left_to_the_client_checks() -> None:
     """INVALID_COMMIT_OFFSET_SIZE answers what the client sent: the client checks judge it."""
     require_commits_accepted(typed(ClientRun, _answer_every_commit(raw("kip1319-java-v6-copy"), 28)))
+
+
+def test_unsupported_version_at_a_version_not_advertised_is_left_to_the_client_checks() -> None:
+    """UNSUPPORTED_VERSION is the broker's own only at a version it advertised: a client that sent v6 to
+    a broker advertising up to v5 caused it, and the client checks judge that."""
+    data = _answer_every_commit(raw("kip1319-java-v6-copy"), 35)
+    data["broker"]["versions"] = [0, 5]
+    require_commits_accepted(typed(ClientRun, data))
