@@ -27,6 +27,7 @@ from typing import Any
 from harness import session
 from harness.cluster import probe
 from harness.cluster.base import Cluster, NodeState
+from harness.cluster.fixed_addresses import FixedAddresses
 from harness.cluster.local import SaslConfig
 from harness.cluster.target import KFAKE, TargetSpec
 from harness.errors import ClusterError
@@ -61,7 +62,7 @@ FENCE_AFTER_MS = 3000
 REPLY_TIMEOUT = 30.0  # seconds for kfake to answer a command; each runs on its loop, normally in milliseconds
 
 
-class KfakeCluster(Cluster):
+class KfakeCluster(FixedAddresses, Cluster):
     """kfake as a cluster with node control. With `sasl`, SASL/PLAIN with ACLs enforced: the
     super user bypasses them, every other user has none until granted (the KIP-1319 checks)."""
 
@@ -113,17 +114,6 @@ class KfakeCluster(Cluster):
         return self._channel.command(op, timeout, **fields)
 
     # -- addresses ---------------------------------------------------------------------------
-    @property
-    def bootstrap_servers(self) -> str:
-        return ",".join(f"{h}:{p}" for h, p in self._addrs.values())
-
-    @property
-    def broker_ids(self) -> list[int]:
-        return sorted(self._addrs)
-
-    def broker_address(self, broker_id: int) -> tuple[str, int]:
-        return self._addrs[broker_id]
-
     def probe_address(self, broker_id: int) -> tuple[str, int]:
         return self._probes.get(broker_id) or self._addrs[broker_id]
 

@@ -33,6 +33,7 @@ from typing import Any
 from harness import session
 from harness.cluster import probe
 from harness.cluster.base import Cluster, NodeState
+from harness.cluster.fixed_addresses import FixedAddresses
 from harness.cluster.rdkafka_mock_holder import library_path
 from harness.cluster.target import LIBRDKAFKA_MOCK, TargetSpec
 from harness.errors import ClusterError, SetupError, TargetRefused
@@ -77,7 +78,7 @@ def held_by_construction(config: dict[str, str], replication_factor: int) -> dic
     return held
 
 
-class LibrdkafkaMockCluster(Cluster):
+class LibrdkafkaMockCluster(FixedAddresses, Cluster):
     def __init__(self, target: TargetSpec | None = None) -> None:
         self.target = target or TargetSpec(kind=LIBRDKAFKA_MOCK, version=None)
         self.version = f"librdkafka {library()[1]} mock"
@@ -124,18 +125,6 @@ class LibrdkafkaMockCluster(Cluster):
     def _command(self, op: str, **fields: Any) -> None:
         """One control call; ClusterError with the mock's error name when it refuses."""
         self._channel.command(op, REPLY_TIMEOUT, **fields)
-
-    # -- addresses -----------------------------------------------------------------------------
-    @property
-    def bootstrap_servers(self) -> str:
-        return ",".join(f"{h}:{p}" for h, p in self._addrs.values())
-
-    @property
-    def broker_ids(self) -> list[int]:
-        return sorted(self._addrs)
-
-    def broker_address(self, broker_id: int) -> tuple[str, int]:
-        return self._addrs[broker_id]
 
     # -- topics --------------------------------------------------------------------------------
     def create_topic_itself(self, name: str, partitions: int, replication_factor: int,

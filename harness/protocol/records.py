@@ -24,7 +24,7 @@ from typing import Any
 import crc32c
 
 from harness.protocol.exceptions import CompressionUnavailable, CorruptRecordError, DecodeError, EncodeError
-from harness.protocol.types import encode_varint, encode_varlong, uvarint_tail
+from harness.protocol.types import encode_varint, encode_varlong, read_uvarlong, uvarint_tail
 
 MAGIC = 2
 HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -281,7 +281,7 @@ def _records(buf: bytes, pos: int, count: int, base_offset: int, base_ts: int) -
         pos += 1
         n = buf[pos]
         if n > 127:
-            n, pos = _uvarlong(buf, pos)
+            n, pos = read_uvarlong(buf, pos)
         else:
             pos += 1
         ts_delta = (n >> 1) ^ -(n & 1)
@@ -327,19 +327,6 @@ def _records(buf: bytes, pos: int, count: int, base_offset: int, base_ts: int) -
     if pos > len(buf):
         raise DecodeError("records run past the end of the batch")
     return out
-
-
-def _uvarlong(buf: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise DecodeError("varlong longer than 10 bytes")
 
 
 def _varbytes(buf: bytes, pos: int) -> tuple[bytes | None, int]:
