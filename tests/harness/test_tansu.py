@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -24,13 +22,12 @@ from harness.cluster.base import Cluster, NodeState
 from harness.cluster.builds import build_root
 from harness.cluster.command import CommandCluster
 from harness.cluster.target import parse
-from harness.errors import TargetRefused, Unrecoverable
+from harness.errors import TargetRefused
 from harness.reaper import tagged_pids
 from harness.waiting import wait_until
+from tests.harness.holder import HOLD, REPO, hold
 
-REPO = Path(__file__).resolve().parents[2]
 TANSU = build_root("tansu", "0.6.0") / "bin" / "tansu"
-HOLD = "KCTS_HOLD_TANSU_FILE"
 TANSU_NODE_ID = 111  # every Tansu 0.6.0 broker calls itself this (tansu_broker::NODE_ID)
 
 pytestmark = [
@@ -107,27 +104,7 @@ def alive(pids: list[int]) -> list[int]:
 def test_sigkill_of_a_runner_holding_tansu_leaves_no_tansu_or_postgres(tmp_path: Path) -> None:
     """SIGKILL the pytest process that holds a three-broker Tansu on PostgreSQL: 15 s later no Tansu
     and no PostgreSQL process of its session runs, and its scratch directory is gone."""
-    hold = tmp_path / "hold.json"
-    with open(tmp_path / "holder.log", "wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--target-profile", "tansu",
-             "--reports-dir", str(tmp_path / "reports"),
-             f"{Path(__file__).relative_to(REPO)}::test_hold_tansu_for_the_leak_test"],
-            cwd=REPO, env={**os.environ, HOLD: str(hold)}, stdout=log, stderr=subprocess.STDOUT,
-        )
-
-    def reported() -> bool:
-        if proc.poll() is not None and not hold.exists():
-            raise Unrecoverable(f"the holder pytest exited with {proc.returncode} before it held a cluster; "
-                                f"output:\n{(tmp_path / 'holder.log').read_text(errors='replace')[-3000:]}")
-        return hold.exists()
-
-    try:
-        wait_until(reported, 120, lambda: f"holder (pid {proc.pid}) has not reported")
-    except BaseException:
-        proc.kill()
-        raise
-    info = json.loads(hold.read_text())
+    proc, info = hold(tmp_path, "tansu", f"{Path(__file__).relative_to(REPO)}::test_hold_tansu_for_the_leak_test", 120)
     pids = {int(p): name for p, name in info["pids"].items()}
     assert sorted(set(pids.values()) & {"tansu", "postgres"}) == ["postgres", "tansu"], info
     assert list(pids.values()).count("tansu") == 3, info

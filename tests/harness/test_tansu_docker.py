@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -31,17 +29,16 @@ from harness.cluster.builds import build_root
 from harness.cluster.command import CommandCluster
 from harness.cluster.services import PostgresService
 from harness.cluster.target import parse
-from harness.errors import SetupError, TargetRefused, Unrecoverable
+from harness.errors import SetupError, TargetRefused
 from harness.reaper import tagged_pids
 from harness.waiting import wait_until
+from tests.harness.holder import HOLD, REPO, hold
 
 if TYPE_CHECKING:
     import docker
 
 TANSU = build_root("tansu", "0.6.0") / "bin" / "tansu"
 TANSU_NODE_ID = 111
-REPO = Path(__file__).resolve().parents[2]
-HOLD = "KCTS_HOLD_TANSU_DOCKER_FILE"
 
 pytestmark = [
     pytest.mark.tansu,
@@ -149,27 +146,8 @@ def test_sigkill_of_a_runner_holding_tansu_in_containers_leaves_nothing_labelled
         client: docker.DockerClient, tmp_path: Path) -> None:
     """SIGKILL the pytest process that holds a tansu-docker cluster: soon after, no container or network
     of its session is left, nor its PostgreSQL, nor its scratch directory (the session reaper's work)."""
-    hold = tmp_path / "hold.json"
-    with open(tmp_path / "holder.log", "wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--target-profile", "tansu-docker",
-             "--reports-dir", str(tmp_path / "reports"),
-             f"{Path(__file__).relative_to(REPO)}::test_hold_tansu_in_containers_for_the_leak_test"],
-            cwd=REPO, env={**os.environ, HOLD: str(hold)}, stdout=log, stderr=subprocess.STDOUT,
-        )
-
-    def reported() -> bool:
-        if proc.poll() is not None and not hold.exists():
-            raise Unrecoverable(f"the holder pytest exited with {proc.returncode} before it held a cluster; "
-                                f"output:\n{(tmp_path / 'holder.log').read_text(errors='replace')[-3000:]}")
-        return hold.exists()
-
-    try:
-        wait_until(reported, 90, lambda: f"holder (pid {proc.pid}) has not reported")
-    except BaseException:
-        proc.kill()
-        raise
-    info = json.loads(hold.read_text())
+    node = f"{Path(__file__).relative_to(REPO)}::test_hold_tansu_in_containers_for_the_leak_test"
+    proc, info = hold(tmp_path, "tansu-docker", node, 90)
     label = f"{docker_engine.SESSION_LABEL}={info['session']}"
     assert len(client.containers.list(filters={"label": label})) == 3 and info["pids"], info
     os.kill(proc.pid, signal.SIGKILL)

@@ -1,0 +1,42 @@
+"""A pytest process that holds a cluster for a leak test: started on one test node of a profile, it
+writes what it holds to a file and waits to be killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.errors import Unrecoverable
+from harness.waiting import wait_until
+
+REPO = Path(__file__).resolve().parents[2]
+HOLD = "KCTS_HOLD_FILE"
+
+
+def hold(tmp_path: Path, profile: str, node: str, timeout: float) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
+    """Start pytest on `node` (a test that holds a `profile` cluster and reports it to $HOLD), wait up to
+    `timeout` for its report; the process and what it reported. The holder is killed if it never reports."""
+    held = tmp_path / "hold.json"
+    with open(tmp_path / "holder.log", "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--target-profile", profile,
+             "--reports-dir", str(tmp_path / "reports"), node],
+            cwd=REPO, env={**os.environ, HOLD: str(held)}, stdout=log, stderr=subprocess.STDOUT,
+        )
+
+    def reported() -> bool:
+        if proc.poll() is not None and not held.exists():
+            raise Unrecoverable(f"the holder pytest exited with {proc.returncode} before it held a cluster; "
+                                f"output:\n{(tmp_path / 'holder.log').read_text(errors='replace')[-3000:]}")
+        return held.exists()
+
+    try:
+        wait_until(reported, timeout, lambda: f"holder (pid {proc.pid}) has not reported")
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, json.loads(held.read_text())
