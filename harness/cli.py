@@ -9,19 +9,18 @@ names of the commands.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 
 from harness import layout
+from harness.bench.main import BENCHES
+from harness.bench.main import main as bench_main
 from harness.cluster.target import SECURITY_OPTIONS, TargetSpec, backends, from_options, security_from
 from harness.errors import KctsError
+from harness.installed import version
 from harness.kafka.dist import DEFAULT_VERSION
-
-BENCHES = ("startup", "unclean", "codec", "proxy", "integrity")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,13 +40,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("kcts: interrupted", file=sys.stderr)
         return 130
-
-
-def version() -> str:
-    try:
-        return metadata.version("kcts")
-    except metadata.PackageNotFoundError:  # a checkout on PYTHONPATH, never installed
-        return "unknown (not installed; pip install -e .)"
 
 
 def _top_parser() -> argparse.ArgumentParser:
@@ -209,38 +201,6 @@ def cluster(args: list[str]) -> int:
     return hold.control(opts.name, opts.op, opts.args)
 
 
-def image(args: list[str]) -> int:
-    """Build (or find) the docker backend's Apache Kafka image, or the runner image, offline; print its tags."""
-    from harness import docker_engine
-    from harness.docker import images
-    from harness.kafka.dist import check_java, normalize_version, resolve
-
-    parser = argparse.ArgumentParser(prog="kcts image", description="build kcts/kafka:<version> offline "
-                                     "(debootstrap base + Maven Central jars), as docker/compose.yaml runs it")
-    parser.add_argument("--kafka-version", default=DEFAULT_VERSION)
-    parser.add_argument("--runner", action="store_true", help="build kcts-runner:<kcts version> instead: kcts "
-                        "installed from this checkout's wheel, its Python deps, a JDK and the --kafka-version jars, "
-                        "to run the suites without a checkout (docker run --rm kcts-runner kcts run -m smoke)")
-    opts = parser.parse_args(args)
-    check_java()
-    engine = docker_engine.client()  # no daemon: one clear line before any wheel is built
-    if opts.runner:
-        import tempfile
-
-        from harness.docker import runner
-
-        with tempfile.TemporaryDirectory(prefix="kcts-runner-") as scratch:
-            built = runner.ensure_runner(engine, resolve(normalize_version(opts.kafka_version)), version(),
-                                         Path(scratch))
-        how = f"built in {built.seconds:.0f} s" if built.seconds else "already built"
-        print(f"{built.tag}, {runner.REPO}:{version()} and {runner.REPO}:latest ({how})")
-        return 0
-    built = images.ensure_kafka(engine, resolve(normalize_version(opts.kafka_version)))
-    how = f"built in {built.seconds:.0f} s" if built.seconds else "already built"
-    print(f"{built.tag} and {images.KAFKA_REPO}:{built.tag.split(':')[1].split('-')[0]} ({how})")
-    return 0
-
-
 def _selects_tests(arg: str) -> bool:
     """A test file or folder named on the command line (not an option's value such as a report folder)."""
     if arg.startswith("-"):
@@ -254,48 +214,10 @@ def _selects_tests(arg: str) -> bool:
     return any(resolved == layout.ROOT / d or layout.ROOT / d in resolved.parents for d in ("suites", "tests"))
 
 
-def bench(args: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="kcts bench", description="time one part of the harness")
-    parser.add_argument("name", choices=BENCHES)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--kafka-version", default=DEFAULT_VERSION)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--backend", dest="startup_on", choices=("local", "docker"), default="local",
-                        help="startup: docker compares the cluster in containers with the local one")
-    parser.add_argument("--warm-images", action="store_true",
-                        help="startup --backend docker: keep the images instead of timing their cold build")
-    parser.add_argument("--records", type=int, default=1_000_000, help="integrity: records generated")
-    parser.add_argument("--spark-master", default="local[2]", help="integrity: Spark master of the checker")
-    opts = parser.parse_args(args)
-    if opts.name == "startup":
-        from harness.bench import startup
+def _image(args: list[str]) -> int:
+    from harness.docker.build_command import main as image_main
 
-        if opts.startup_on == "docker":
-            result = startup.run_docker(opts.kafka_version, rounds=opts.rounds, cold=not opts.warm_images)
-        else:
-            result = startup.run(opts.kafka_version, rounds=opts.rounds)
-    elif opts.name == "unclean":
-        from harness.bench import unclean
-
-        result = unclean.run(opts.kafka_version, rounds=opts.rounds)
-    elif opts.name == "integrity":
-        from harness.bench import integrity
-
-        result = integrity.run(opts.records, opts.kafka_version, opts.spark_master)
-    elif opts.name == "proxy":
-        from harness.bench import proxy
-
-        result = proxy.run(opts.kafka_version, rounds=opts.rounds)
-    else:
-        from harness.bench import codec
-
-        result = codec.run(opts)
-    if opts.json:
-        print(json.dumps(result))
-    else:
-        for k, v in result.items():
-            print(f"{k}: {v}")
-    return 0
+    return image_main(args)
 
 
 def _diff(args: list[str]) -> int:
@@ -339,8 +261,8 @@ COMMANDS: dict[str, tuple[str, Callable[[list[str]], int]]] = {
     "report": ("render a run's Allure report as one self-contained page", _report),
     "coverage": ("promise -> checks -> versions -> verdicts", _coverage),
     "cluster": ("hold a cluster (up) and stop, pause or cut its nodes from another shell", cluster),
-    "image": ("build the docker backend's Apache Kafka image, or the runner image (--runner), offline", image),
-    "bench": ("time one part of the harness: " + ", ".join(BENCHES), bench),
+    "image": ("build the docker backend's Apache Kafka image, or the runner image (--runner), offline", _image),
+    "bench": ("time one part of the harness: " + ", ".join(BENCHES), bench_main),
     "replay": ("replay documented broker bugs through the protocol proxy: caught or missed", _replay),
     "allowed": ("stage behaviour the KIPs and the protocol allow through the protocol proxy: 0 FAIL, 0 ERROR each",
                 _allowed),
