@@ -17,10 +17,10 @@ from pathlib import Path
 from harness import layout
 from harness.bench.main import BENCHES
 from harness.bench.main import main as bench_main
-from harness.cluster.target import SECURITY_OPTIONS, TargetSpec, backends, from_options, security_from
+from harness.cluster.target import TargetSpec
+from harness.cluster.target_options import declare, target_from
 from harness.errors import KctsError
 from harness.installed import version
-from harness.kafka.dist import DEFAULT_VERSION
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,32 +96,17 @@ def _suite_paths(args: list[str]) -> list[str]:
 
 
 def _target_parser(prog: str, description: str) -> argparse.ArgumentParser:
-    """The target options, as the pytest plugin parses them (harness/plugin/options.py has their full help)."""
+    """The target options, declared as the pytest plugin declares them (harness/cluster/target_options.py)."""
     parser = argparse.ArgumentParser(prog=prog, description=description, add_help=False, allow_abbrev=False,
                                      usage=f"{prog} [target options] [pytest arguments ...]")
-    target = parser.add_argument_group("target")
-    target.add_argument("--backend", default="local", choices=backends(), help="local (default): a cluster started "
-                        "here; or another kind of target (harness/cluster/kinds/)")
-    target.add_argument("--kafka-version", default=os.environ.get("KCTS_KAFKA_VERSION"),
-                        help=f"the broker version of a local Apache Kafka cluster (default {DEFAULT_VERSION})")
-    target.add_argument("--brokers", type=int, default=3, help="brokers of a local cluster (default 3)")
-    target.add_argument("--bootstrap-servers", help="an external target's bootstrap address, host:port")
-    for flag, env, what in SECURITY_OPTIONS:
-        target.add_argument(flag, default=os.environ.get(env) if env else None, help=what)
-    target.add_argument("--java-clients", default=os.environ.get("KCTS_JAVA_CLIENTS"),
-                        help="the Java drivers' kafka-clients version")
-    target.add_argument("--target", help="a target in one word: 4.4.0, kfake, a shipped profile's name, ...")
-    target.add_argument("--target-profile", help="a TOML file with a [target] table")
-    target.add_argument("--image", default=os.environ.get("KCTS_IMAGE"), help="docker backend: the image to run")
-    target.add_argument("--publish-from", type=int, help="docker backend: the first host port to publish")
+    declare(parser.add_argument_group("target").add_argument)
     return parser
 
 
 def _target(args: list[str]) -> TargetSpec:
-    """The target the arguments name, parsed as the pytest plugin will parse them."""
+    """The target the arguments name, parsed as the pytest plugin parses them (one parse: target_from)."""
     o, _ = _target_parser("kcts run", "").parse_known_args(args)
-    return from_options(o.backend, o.kafka_version, o.brokers, o.bootstrap_servers, security_from(o), o.java_clients,
-                        o.target, o.target_profile, o.image, o.publish_from)
+    return target_from(o)
 
 
 def matrix(args: list[str]) -> int:

@@ -371,26 +371,6 @@ def from_options(
     return spec
 
 
-# The command-line options of an external target's security, in `Security`'s field order: (flag,
-# the environment variable that gives its default, help).
-SECURITY_OPTIONS: tuple[tuple[str, str | None, str], ...] = (
-    ("--security-protocol", None, "external target: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
-    ("--sasl-mechanism", None, "external target: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"),
-    ("--sasl-username", "KCTS_SASL_USERNAME", "external target user"),
-    ("--sasl-password", "KCTS_SASL_PASSWORD", "external target password (better: KCTS_SASL_PASSWORD)"),
-    ("--ssl-ca-location", None, "external target: PEM file of the CA that signed the brokers' certificates"),
-    ("--ssl-certificate-location", None, "external target: PEM client certificate (mTLS)"),
-    ("--ssl-key-location", None, "external target: PEM client key (mTLS)"),
-    ("--ssl-key-password", "KCTS_SSL_KEY_PASSWORD", "the client key's password (better: KCTS_SSL_KEY_PASSWORD)"),
-    ("--ssl-endpoint-identification", None, "https (default: the broker's certificate must name its host) or none"),
-)
-
-
-def security_from(values: object) -> Security:
-    """`Security` from parsed options (argparse or pytest), named as in SECURITY_OPTIONS."""
-    return Security(*(getattr(values, flag[2:].replace("-", "_")) for flag, _, _ in SECURITY_OPTIONS))
-
-
 def secret_env(spec: TargetSpec) -> dict[str, str]:
     """The environment that carries a target's passwords to a `kcts run` child (see to_run_args)."""
     env = {"KCTS_SASL_PASSWORD": spec.security.password, "KCTS_SSL_KEY_PASSWORD": spec.security.ssl_key_password}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cluster.target import TargetSpec, from_options, security_from
+from harness.cluster.target import TargetSpec
+from harness.cluster.target_options import target_from
 from harness.errors import KctsError
 from harness.plugin.run_folder import RUN_DIR_KEY, run_dir
 
@@ -14,13 +15,8 @@ TARGET_KEY = pytest.StashKey[TargetSpec]()
 def target_spec(config: pytest.Config) -> TargetSpec:
     """The run's target, parsed from the options on first use (a bad one is a usage error)."""
     if TARGET_KEY not in config.stash:
-        opt = config.option
         try:
-            config.stash[TARGET_KEY] = from_options(
-                opt.backend, opt.kafka_version, opt.brokers, opt.bootstrap_servers,
-                security_from(opt),
-                opt.java_clients, opt.target, opt.target_profile, opt.image, opt.publish_from,
-            )
+            config.stash[TARGET_KEY] = target_from(config.option)
         except KctsError as exc:
             raise pytest.UsageError(str(exc)) from None
     return config.stash[TARGET_KEY]
