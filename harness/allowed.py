@@ -22,12 +22,11 @@ from pathlib import Path
 from harness.errors import KctsError
 from harness.kafka.dist import DEFAULT_VERSION
 from harness.proxy.allowed import CATALOGUE, Allowed, load
-from harness.replay import CheckVerdict, Run, run_entry
+from harness.replay import LOG, CheckVerdict, Run, run_entry
 from harness.verdicts import JUDGED
 
 __all__ = ["CATALOGUE", "Allowed", "Outcome", "load", "main", "run_one"]
 
-LOG = "pytest.log"  # the run's pytest output, in its folder
 DETAILS = "allowed.md"  # the item, its text and every FAIL or ERROR with its reason, in its folder
 ACTED = "proxy rule: "  # how harness.proxy.replaying's summary names each rule and how often it acted
 # The cells the one line always shows, in its order, and the word for each.

@@ -57,6 +57,10 @@ def verdicts(results: dict[str, Any]) -> tuple[CheckVerdict, ...]:
                  for c in results.get("checks", []))
 
 
+LOG = "pytest.log"  # a catalogue run's pytest output, in its folder
+DETAILS = "replay.md"  # the replay, its rules and what caught it, in its folder
+
+
 @dataclass(frozen=True)
 class Run:
     """What one `kcts run` of a catalogue entry left: its folder, exit code, time, and its checks (None
@@ -116,17 +120,25 @@ class Outcome:
         return bool(self.caught_by)
 
     def render(self) -> str:
+        """One line: the verdict, the bug and its link, what caught it (or why nothing did), the run folder
+        (its pytest output in pytest.log there)."""
         word = "CAUGHT" if self.caught else "MISSED"
         counts = ", ".join(f"{n} {cell}" for cell, n in sorted(self.cells.items())) or "no checks"
-        head = f"{word}  {self.replay.id}: {self.replay.title} ({self.replay.link})"
-        lines = [head, f"    promise {self.replay.promise}; rules {', '.join(r.describe() for r in self.replay.rules)}"]
         if self.caught:
-            lines.append("    caught by " + ", ".join(self.caught_by))
+            how = f"{len(self.caught_by)} FAIL of {self.replay.promise}"
         else:
-            lines.append("    no check of the promise failed: a missing check" + (f" ({self.problem})" if self.problem
-                                                                                   else ""))
-        lines.append(f"    {counts}; {self.seconds:.0f} s; {self.run_dir}")
-        return "\n".join(lines)
+            how = f"no FAIL of {self.replay.promise}" + (f" ({self.problem})" if self.problem else "")
+        return (f"{word:<7}{self.replay.id} ({self.replay.link}): {how}; {counts}; {self.seconds:.0f} s; "
+                f"{self.run_dir}")
+
+    def details(self) -> str:
+        """replay.md in the run folder: the bug, its rules and the checks that caught it."""
+        lines = [f"# Replay: {self.replay.id}", "", self.replay.title, "", f"- link: {self.replay.link}",
+                 f"- promise: {self.replay.promise}",
+                 f"- rules: {'; '.join(r.describe() for r in self.replay.rules)}",
+                 f"- tests: {' '.join(self.replay.tests)}", "", "    " + self.render(), ""]
+        lines += [f"- caught by `{c}`" for c in self.caught_by]
+        return "\n".join(lines) + "\n"
 
 
 def _caught_by(replay: Replay, checks: tuple[CheckVerdict, ...]) -> tuple[str, ...]:
@@ -141,13 +153,19 @@ def judge(replay: Replay, results: dict[str, Any]) -> tuple[tuple[str, ...], dic
 
 
 def run_one(replay: Replay, run_id: str, reports: Path, kafka_version: str, extra: list[str]) -> Outcome:
-    """One replay as a `kcts run` of its own (a fresh cluster, its own report folder)."""
+    """One replay as a `kcts run` of its own (a fresh cluster, its own report folder), its pytest output
+    into pytest.log there and replay.md beside it."""
     run = run_entry(f"replay: {replay.id}", ["--replay", replay.id], replay.tests, replay.select, run_id, reports,
-                    kafka_version, extra)
+                    kafka_version, extra, log=reports / run_id / LOG)
     if run.checks is None:
-        return Outcome(replay, (), {}, run.run_dir, run.exit_code, run.seconds,
-                       f"the run wrote no results.json (exit {run.exit_code})")
-    return Outcome(replay, _caught_by(replay, run.checks), run.cells(), run.run_dir, run.exit_code, run.seconds)
+        outcome = Outcome(replay, (), {}, run.run_dir, run.exit_code, run.seconds,
+                          f"the run wrote no results.json (exit {run.exit_code}; see {LOG} there)")
+    else:
+        outcome = Outcome(replay, _caught_by(replay, run.checks), run.cells(), run.run_dir, run.exit_code,
+                          run.seconds)
+    if run.run_dir.is_dir():
+        (run.run_dir / DETAILS).write_text(outcome.details())
+    return outcome
 
 
 def main(args: list[str]) -> int:
@@ -170,8 +188,10 @@ def main(args: list[str]) -> int:
             print(f"{r.id}: {r.title} ({r.link}); promise {r.promise}; tests {' '.join(r.tests)}")
         return 0
     reports = opts.reports_dir.resolve()
-    outcomes = [run_one(r, f"replay-{r.id}-{opts.stamp}", reports, opts.kafka_version, extra) for r in chosen]
-    print("\nkcts replay: " + f"{sum(o.caught for o in outcomes)} of {len(outcomes)} documented bugs caught")
-    for o in outcomes:
-        print(o.render())
+    outcomes = []
+    for r in chosen:
+        outcome = run_one(r, f"replay-{r.id}-{opts.stamp}", reports, opts.kafka_version, extra)
+        print(outcome.render(), flush=True)
+        outcomes.append(outcome)
+    print(f"kcts replay: {sum(o.caught for o in outcomes)} of {len(outcomes)} documented bugs caught")
     return 0 if all(o.caught for o in outcomes) else 1
