@@ -17,7 +17,7 @@ from pathlib import Path
 from harness import layout
 from harness.bench.main import BENCHES
 from harness.bench.main import main as bench_main
-from harness.cluster.target import TargetSpec
+from harness.cluster.model import TargetSpec
 from harness.cluster.target_options import declare, target_from
 from harness.errors import KctsError
 from harness.installed import version

@@ -2,7 +2,7 @@
 
 Each entry of harness/replays.toml is a bug a Kafka-compatible broker shipped, with its public link,
 the promise of harness/promises.toml it broke, the proxy rules that make Apache Kafka answer as that
-broker did (harness/proxy/rules.py), and the test files that bear on the promise. A replay runs those
+broker did (harness/proxy/rules/), and the test files that bear on the promise. A replay runs those
 files against a local Apache Kafka cluster seen through the proxy (`kcts run --replay ID`, which
 loads harness.proxy.replaying), then reads the run's results.json: CAUGHT when a check of the broken
 promise FAILed, MISSED otherwise. A missed replay is a missing check.

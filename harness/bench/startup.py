@@ -42,7 +42,7 @@ def time_combined(dist: KafkaDistribution) -> float:
 
 def time_docker(version: str, brokers: int) -> float:
     from harness.cluster.docker import DockerCluster
-    from harness.cluster.target import docker_target
+    from harness.cluster.kinds.docker import docker_target
 
     t0 = time.monotonic()
     with DockerCluster(docker_target(version, None, brokers=brokers)):

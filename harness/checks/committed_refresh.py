@@ -20,7 +20,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.checks.client_fetch_epochs import known_epochs
-from harness.checks.client_reactions import FETCH_WITH_EPOCH, metadata_answers, reported, require_fetch_fencing
+from harness.checks.client_reactions import (
+    FETCH_WITH_EPOCH,
+    judged_errors,
+    metadata_answers,
+    reported,
+    require_committed_offsets_fetched,
+    require_fetch_fencing,
+)
 from harness.errors import ClientLacks, SceneUnmet, TargetRefused
 from harness.histories.client_reactions import ClientRecord, FetchSent
 from harness.histories.committed_refresh import CommittedRefreshRun
@@ -46,16 +53,21 @@ def assert_committed_epoch_forces_a_refresh(run: CommittedRefreshRun) -> None:
     """See the module: once the consumer has read the group's commit (offset, epoch E) while its metadata
     showed an older epoch, it asks Metadata again before its first Fetch of the partition, fences every
     Fetch of it at an epoch of at least E (never the stale one, never -1: a zombie at the stale epoch
-    would serve those), and then reads every record from the committed offset once, reporting nothing.
+    would serve those), and then reads every record from the committed offset once, reporting nothing
+    but the group's coordinator errors (retriable, of its OffsetFetch: not this promise's).
     Premises: the target returned the committed epoch with the offset (else "target refused the
-    premise"; a client asking OffsetFetch below v5, which has no epoch, is "not supported by this
-    client"), and the proxy's stale Metadata was what the consumer knew when it read the commit (else the
-    harness's scene did not happen)."""
+    premise", or `CommittedOffsetsNeverFetched` where the client never asked again after the group's
+    OffsetFetch was answered a retriable coordinator error; a client asking OffsetFetch below v5,
+    which has no epoch, is "not supported by this client"), and the proxy's stale Metadata was what
+    the consumer knew when it read the commit (else the harness's scene did not happen)."""
     client, committed = run.client, run.committed
     seen = (f"its exchanges: {[f'{s.api} v{s.version}' for s in run.exchanges[:24]]}; it reported "
             f"{reported(run.errors)}; {run.incomplete or ''}")
     found = [r for r in run.commit_reads if r.error == "NONE" and r.offset == committed.offset]
     if not found:
+        # The target answered its OffsetFetch with a retriable coordinator error it never asked again after.
+        named = run.release.named if run.release is not None else None
+        require_committed_offsets_fetched(named or client, run.errors, len(run.reads), seen)
         raise TargetRefused(f"{client} got no OffsetFetch answer with the group's commit {committed}: "
                             f"{list(run.commit_reads) or 'none'}; {seen}")
     read = found[0]
@@ -97,6 +109,7 @@ def assert_committed_epoch_forces_a_refresh(run: CommittedRefreshRun) -> None:
             "Epoch\", phase 3: the committed epoch forces a metadata refresh before the fetch)")
     want = [(w.offset, w.value) for w in run.written]
     got = [(r.offset, r.value) for r in run.reads]
-    assert not run.errors and got == want, (
-        f"{where}: it reported {reported(run.errors)} and read {_reads(run.reads)}, expected offsets "
+    judged = judged_errors(run.errors)  # the group's coordinator errors are not this promise's
+    assert not judged and got == want, (
+        f"{where}: it reported {reported(judged)} and read {_reads(run.reads)}, expected offsets "
         f"{want[0][0]}..{want[-1][0]} once each{'; ' + run.incomplete if run.incomplete else ''}")

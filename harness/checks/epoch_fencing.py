@@ -19,11 +19,12 @@ from harness.errors import require_scene
 from harness.histories.authorization import OffsetsForEpochAsUser
 from harness.histories.epoch_validation import EpochProbe
 from harness.histories.observations import Body
+from harness.histories.version_needs import FETCH_FROM_FOLLOWER
 from harness.protocol.errors import error_name
 from harness.protocol.records import count_entries
 from harness.protocol.sentinels import NO_EPOCH
 
-FETCH_FROM_FOLLOWER_VERSION = 11  # KIP-392: a follower serves consumer fetches from this version on
+FETCH_FROM_FOLLOWER_VERSION = FETCH_FROM_FOLLOWER.first  # KIP-392: a follower serves consumer fetches from v11 on
 SERVED = "NONE"
 FENCED = "FENCED_LEADER_EPOCH"
 UNKNOWN = "UNKNOWN_LEADER_EPOCH"

@@ -17,6 +17,7 @@ from harness.histories.epochs import Step
 from harness.histories.leader_answers import ListOffsetsAtTime
 from harness.histories.metadata import MetadataAnswer
 from harness.histories.observations import Body
+from harness.histories.version_needs import FETCH_FROM_FOLLOWER, Offered, require_offered
 from harness.protocol.errors import describe
 from harness.protocol.records import RecordBatch, describe_log
 from harness.protocol.sentinels import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, NO_EPOCH
@@ -138,6 +139,16 @@ def assert_batches_carry_append_epochs(
         f"record batches fetched from {replica} do not carry the epoch of their append: {wrong[:6]}; "
         f"log {describe_log(batches)}"
     )
+
+
+def require_every_follower_read(followers_offered: Sequence[Offered]) -> None:
+    """KIP-392 (fetch from follower): a follower serves a consumer's Fetch from v11 on and answers
+    NOT_LEADER_OR_FOLLOWER below, so a follower that advertises no v11 (`followers_offered`: each
+    in-sync follower's Fetch range) cannot be read as a consumer reads it: "not supported by this
+    target", the ranges the evidence. Called once the logs that were read are judged, so a wrong stamp
+    on the leader still FAILs."""
+    if followers_offered:
+        require_offered(FETCH_FROM_FOLLOWER, followers_offered)
 
 
 def expected_list_offset(

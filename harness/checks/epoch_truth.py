@@ -19,10 +19,11 @@ from harness.checks.epoch_fencing import expected_epoch_error
 from harness.errors import require_scene, require_target
 from harness.histories.epoch_truth import MetadataTruthProbe, OutOfRangeProbe
 from harness.histories.persisted_epochs import PersistedEpochs
+from harness.histories.version_needs import FETCH_CURRENT_LEADER_EPOCH
 from harness.protocol.errors import error_name
 from harness.protocol.records import RecordBatch, parse_batches
 
-FIRST_WITH_CURRENT_EPOCH = 9
+FIRST_WITH_CURRENT_EPOCH = FETCH_CURRENT_LEADER_EPOCH.first
 OUT_OF_RANGE = "OFFSET_OUT_OF_RANGE"
 
 

@@ -30,8 +30,9 @@ from harness.histories.java_consumer_api import (
     SeekWindow,
 )
 from harness.histories.kip320_clients import VALIDATION
+from harness.histories.version_needs import OFFSET_COMMIT_LEADER_EPOCH
 
-OFFSET_COMMIT_WITH_EPOCH = 6
+OFFSET_COMMIT_WITH_EPOCH = OFFSET_COMMIT_LEADER_EPOCH.first
 MIN_QUIET_S = 1.0  # the least idleness before the seek that lets a request in the window be the seek's
 _CONTEXT = re.compile(r"\[Consumer clientId=[^\]]*\]")
 NO_EPOCH = -1

@@ -11,6 +11,13 @@ reads and errors after the election (harness.histories.truncation).
 franz-go reports every truncation it locates as an ErrDataLoss, reset policy or not: with one, that
 is its "log a message to indicate that the truncation was detected" (KIP-320) and not a failure;
 kgo documents it as informational (pkg/kgo/record_and_fetch.go, "an injected *ErrDataLoss").
+
+Finding the divergence takes an OffsetsForLeaderEpoch the client speaks: kafka-clients validates a
+position only where the leader advertises v3+, librdkafka sends v2 only, kgo needs v2+
+(harness.histories.version_needs.TRUNCATION_DETECTION). Against a leader that advertises none of
+them the client skips validation, as KIP-320 lets it ("Consumer Handling" is the consumer's), so
+there is no detection to judge: `require_truncation_detectable` ends those checks "not supported by
+this target", the leader's ranges the evidence; with a version the client speaks, a miss FAILs.
 """
 
 from __future__ import annotations
@@ -22,10 +29,19 @@ from harness.histories import codec
 from harness.histories.client_reactions import ClientRecord
 from harness.histories.records import LogRecord
 from harness.histories.truncation import ConsumerError, RepeatedUncleanConsumer
+from harness.histories.version_needs import Offered, require_offered, truncation_detection
 
 JAVA_TRUNCATION = "org.apache.kafka.clients.consumer.LogTruncationException"
 LIBRDKAFKA_RESET = "_AUTO_OFFSET_RESET"
 GO_DATA_LOSS = "ErrDataLoss"
+
+
+def require_truncation_detectable(client: str, leader_offers: Sequence[Offered]) -> None:
+    """KIP-320 "Consumer Handling": the consumer finds a truncation with OffsetsForLeaderEpoch. `NotSupported`
+    where the leader the consumer validates against (`leader_offers`, its ApiVersions ranges as the scene
+    recorded them) advertises no OffsetForLeaderEpoch version `client` validates with; nothing otherwise,
+    so a client that could validate and missed the truncation is judged (and FAILs)."""
+    require_offered(truncation_detection(client), leader_offers)
 
 
 def _reported_at(errors: Sequence[ConsumerError], offset: int) -> list[ConsumerError]:

@@ -2,13 +2,19 @@
 
 Each builder sends one request through a `RawClient` and returns the partition-level answer (or
 the whole exchange where the check needs more), so that checks see exactly what the broker said
-to exactly what was sent. The KIP-359 and KIP-1094 suites use these too. Requests to a group or
-transaction coordinator, and the wait for a coordinator to settle, live in
-`harness.clients.transactions`; `offset_commit` and `offset_fetch` here are built on them.
+to exactly what was sent. On a client a `RawConnector` made, a Fetch, ListOffsets or
+OffsetsForLeaderEpoch answer that a client would ask again (a leader moving, per the broker's own
+Metadata; a Fetch served short of the high watermark) is asked again, and only that: one place,
+`as_a_client_asks`, decides it, and the answer judged carries those it replaced.
+
+The KIP-359 and KIP-1094 suites use these too. Requests to a group or transaction coordinator, and
+the wait for a coordinator to settle, live in `harness.clients.transactions`; `offset_commit` and
+`offset_fetch` here are built on them.
 """
 
 from __future__ import annotations
 
+import struct
 import time
 import uuid
 from collections.abc import Callable
@@ -21,7 +27,7 @@ from harness.errors import SetupError, TargetRefused
 from harness.protocol import errors
 from harness.protocol.auth import from_client_config
 from harness.protocol.client import Exchange, RawClient
-from harness.protocol.exceptions import RequestTimeout
+from harness.protocol.exceptions import ProtocolError, RequestTimeout
 from harness.protocol.records import RecordBatch, parse_batches
 from harness.protocol.sentinels import CONSUMER_REPLICA_ID, NO_EPOCH
 from harness.waiting import asked_again
@@ -34,9 +40,18 @@ FETCH_MAX_WAIT_MS = 0  # the MaxWaitMs of `fetch` unless the target's profile se
 class TargetClient(RawClient):
     """A RawClient that a RawConnector made to a broker of the target under test. It also carries what
     the target's profile asks of the harness's own requests: the MaxWaitMs of `fetch`
-    (`TargetSpec.fetch_max_wait_ms`)."""
+    (`TargetSpec.fetch_max_wait_ms`), and the id of the broker it was made for, whose own Metadata
+    says whether a leader-moving answer came from the partition's leader (`as_a_client_asks`)."""
 
     fetch_max_wait_ms: int = FETCH_MAX_WAIT_MS
+    broker_id: int | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # (api, topic, partition, why) whose answer a client would ask again and which persisted through
+        # a whole READ_RETRY_S on this client: later asks of the kind take the answer as it comes
+        # (`as_a_client_asks`), so a target that keeps it costs the bound once, not once per probe.
+        self.persisted: set[tuple[str, str, int, str]] = set()
 
 
 class RawConnector:
@@ -72,6 +87,7 @@ class RawConnector:
         # connect makes an instance of the class it is called on
         client = cast(TargetClient, TargetClient.connect(host, port, spec=target.protocol_specs, **options))
         client.fetch_max_wait_ms = target.fetch_max_wait_ms
+        client.broker_id = broker
         self._made.append(client)
         return client
 
@@ -124,6 +140,111 @@ def topic_id(client: RawClient, topic: str) -> uuid.UUID:
     return metadata(client, topic)["TopicId"]
 
 
+# -- a partition answer a client would ask again ---------------------------------------------------
+# How long the harness's own requests (its reads of the target's state, and the probes a check judges)
+# go on asking while the target answers as it may while a leader moves, or with nothing below its high
+# watermark: both are answers the protocol allows (a leader moving; a Fetch that returns before MaxWaitMs
+# with fewer batches, KIP-74), and a client asks again. The Java producer's default request.timeout.ms.
+READ_RETRY_S = 30.0
+# Between two asks: a client's retry.backoff.ms (100 ms by default, in the Java client and librdkafka).
+RETRY_BACKOFF_S = 0.1
+# The protocol guide ("Partitioning and bootstrapping"): "If we get an appropriate error, refresh the
+# metadata and try again"; both are retriable (Error Codes). FENCED_LEADER_EPOCH and
+# UNKNOWN_LEADER_EPOCH are retriable too, but they are the subject of the epoch checks: never asked again.
+LEADER_MOVING = frozenset({errors.NOT_LEADER_OR_FOLLOWER, errors.LEADER_NOT_AVAILABLE})
+# The key of a partition answer (`as_a_client_asks`) holding the answers it replaced, oldest first: the
+# evidence that the answer judged came after others a client asks again. Not a field of any schema.
+REPLACED = "ReplacedAnswers"
+
+
+def _leads(client: TargetClient, topic: str, partition: int) -> bool:
+    """Whether the broker `client` was made for names itself the partition's leader in its own Metadata.
+    A Metadata that fails to say (an error, no answer) says nothing: the answer it was asked about stands."""
+    try:
+        return bool(partition_metadata(client, topic, partition)["LeaderId"] == client.broker_id)
+    except (AssertionError, StopIteration, KeyError, ProtocolError):
+        return False
+
+
+def entries_reach(records: bytes | None, offset: int) -> bool:
+    """Whether a Fetch answer's `records` hold a whole entry ending at or after `offset`: a record batch
+    (its base offset plus lastOffsetDelta), or a down-converted magic 0/1 message (its offset; a
+    compressed wrapper's is its last inner message's). Read from the entries' headers alone, as
+    `records.count_entries` does, so that a Fetch below v4 is read too; a cut last entry is not one."""
+    buf, pos = records or b"", 0
+    while len(buf) - pos >= _ENTRY_HEAD:
+        base, length = _OFFSET_LENGTH.unpack_from(buf, pos)
+        if pos + 12 + length > len(buf):
+            return False
+        magic = buf[pos + 16]
+        last = base + _DELTA.unpack_from(buf, pos + 23)[0] if magic >= 2 and length >= 15 else base
+        if last >= offset:
+            return True
+        pos += 12 + length
+    return False
+
+
+_OFFSET_LENGTH = struct.Struct(">qi")  # every entry: its (base) offset and the length of the rest
+_DELTA = struct.Struct(">i")  # a v2 batch's lastOffsetDelta, 23 bytes in
+_ENTRY_HEAD = 27  # up to the end of lastOffsetDelta; a magic 0/1 message is longer than that too
+
+
+def fetched_short(answer: dict[str, Any], fetch_offset: int, isolation: int = 0) -> bool:
+    """A served Fetch answer with no entry at or after `fetch_offset` while the partition holds records
+    there: `fetch_offset` below the high watermark (below the LastStableOffset for read_committed, which
+    is served no further), and the answer names no other replica to read from (KIP-392's
+    PreferredReadReplica). A broker may answer so (a read that did not complete within MaxWaitMs,
+    KIP-1018; fewer batches than asked, KIP-74), and a client fetches the same offset again."""
+    if answer.get("ErrorCode", 0) != 0 or answer.get("PreferredReadReplica", -1) >= 0:
+        return False
+    end = answer.get("HighWatermark", -1)
+    stable = answer.get("LastStableOffset", -1)
+    if isolation and stable is not None and stable >= 0:
+        end = min(end, stable)
+    return bool(fetch_offset < end and not entries_reach(answer.get("Records"), fetch_offset))
+
+
+def as_a_client_asks(
+    client: RawClient, api: str, topic: str, partition: int, ask: Callable[[], dict[str, Any]],
+    fetch_offset: int | None = None, isolation: int = 0,
+) -> dict[str, Any]:
+    """`ask()` (one partition answer of `api`), asked again as a client asks again, on a client a
+    RawConnector made (a plain RawClient is asked once: it does nothing behind the caller's back).
+
+    Asked again, within READ_RETRY_S and RETRY_BACKOFF_S apart, while the answer is
+    - NOT_LEADER_OR_FOLLOWER or LEADER_NOT_AVAILABLE and the broker's own Metadata names it the
+      partition's leader (protocol guide, "Partitioning and bootstrapping": "If we get an appropriate
+      error, refresh the metadata and try again"); where it names another leader, the answer stands at
+      once (a follower owes NOT_LEADER_OR_FOLLOWER, and the probes of followers judge it);
+    - for a Fetch from `fetch_offset`: served with nothing at or after it below the high watermark
+      (`fetched_short`: KIP-74, KIP-1018).
+    FENCED_LEADER_EPOCH and UNKNOWN_LEADER_EPOCH are never asked again: the checks judge them.
+
+    Returns the last answer, with the answers it replaced under `REPLACED` where there were any. An
+    answer that persisted through the bound is returned as it stands, for its check to judge (a FAIL of
+    its promise, or a scene's refusal); the client then takes that kind of answer for that partition
+    as it comes (`TargetClient.persisted`)."""
+    if not isinstance(client, TargetClient) or client.broker_id is None:
+        return ask()
+    why: list[str] = []  # the reason the latest answer would be asked again, "" for none
+
+    def again(answer: dict[str, Any]) -> bool:
+        code = answer.get("ErrorCode", 0)
+        if code in LEADER_MOVING:
+            reason = f"{errors.error_name(code)} from its leader" if _leads(client, topic, partition) else ""
+        elif fetch_offset is not None:
+            reason = "served short" if fetched_short(answer, fetch_offset, isolation) else ""
+        else:
+            reason = ""
+        why.append(reason)
+        return bool(reason) and (api, topic, partition, reason) not in client.persisted
+
+    answer, replaced = asked_again(ask, again, READ_RETRY_S, RETRY_BACKOFF_S)
+    if why and why[-1] and replaced:
+        client.persisted.add((api, topic, partition, why[-1]))
+    return {**answer, REPLACED: replaced} if replaced else answer
+
+
 def fetch(
     client: RawClient,
     version: int,
@@ -134,7 +255,9 @@ def fetch(
     current_epoch: int = NO_EPOCH,
     isolation: int = 0,
 ) -> dict[str, Any]:
-    """One consumer Fetch of one partition; returns its partition answer (Records as bytes).
+    """One consumer Fetch of one partition; returns its partition answer (Records as bytes), asked
+    again as a client asks again (`as_a_client_asks`: a leader moving, an answer short of the high
+    watermark).
 
     MinBytes 0 and MaxWaitMs 0: the leader answers at once with what it holds. A client made by a
     RawConnector asks the wait its target's profile sets instead (`fetch_max_wait_ms`; Nisshi 0.8.1
@@ -157,9 +280,14 @@ def fetch(
         "ForgottenTopicsData": [],
         "RackId": "",
     }
-    resp = client.send("Fetch", version, body)
-    assert resp.get("ErrorCode", 0) == 0, f"Fetch v{version}: top-level {errors.describe(resp['ErrorCode'])}"
-    return fetched_partition(resp, version, topic, partition, body)
+
+    def ask() -> dict[str, Any]:
+        resp = client.send("Fetch", version, body)
+        assert resp.get("ErrorCode", 0) == 0, f"Fetch v{version}: top-level {errors.describe(resp['ErrorCode'])}"
+        return fetched_partition(resp, version, topic, partition, body)
+
+    return as_a_client_asks(client, "Fetch", topic, partition, ask, fetch_offset=offset,
+                            isolation=isolation if version >= 4 else 0)
 
 
 def fetched_partition(resp: dict[str, Any], version: int, topic: str, partition: int,
@@ -173,13 +301,6 @@ def fetched_partition(resp: dict[str, Any], version: int, topic: str, partition:
         raise TargetRefused(f"the target answered a Fetch v{version} of {topic}-{partition} without that partition, "
                             f"so no read of it could be judged: asked {asked}, answered {resp}")
     return found[0]
-
-
-# How long the harness's own reads of the target's state (the log, its edges) go on asking while the
-# target answers with a retriable error or with nothing below its high watermark: both are answers the
-# protocol allows (a leader moving, a Fetch that returns before MaxWaitMs with fewer batches, KIP-74),
-# and a client asks again. The Java producer's default request.timeout.ms.
-READ_RETRY_S = 30.0
 
 
 def until_served(ask: Callable[[], dict[str, Any]], what: str, timeout: float = READ_RETRY_S) -> dict[str, Any]:
@@ -215,7 +336,7 @@ def read_log(
             if time.monotonic() >= deadline:
                 raise TargetRefused(f"reading {topic}-{partition}: no batch from offset {offset} below the high "
                                     f"watermark {hw} within {READ_RETRY_S:.0f}s of Fetches")
-            time.sleep(0.1)  # a client's fetch backoff after an empty answer
+            time.sleep(RETRY_BACKOFF_S)  # a client's fetch backoff after an empty answer
             continue
         batches.extend(got)
         offset = got[-1].next_offset
@@ -226,25 +347,33 @@ LIST_OFFSETS_TIMEOUT_VERSION = 10  # ListOffsets TimeoutMs (KIP-1075, Apache Kaf
 
 
 def list_offsets(
-    client: RawClient, version: int, topic: str, partition: int, timestamp: int, current_epoch: int = NO_EPOCH
+    client: RawClient, version: int, topic: str, partition: int, timestamp: int, current_epoch: int = NO_EPOCH,
+    replica_id: int = CONSUMER_REPLICA_ID,
 ) -> dict[str, Any]:
+    """One ListOffsets of one partition; its partition answer, asked again as a client asks again while
+    a leader moves (`as_a_client_asks`). `replica_id`: a consumer's by default; DEBUGGING_REPLICA_ID
+    asks the replica's own log end (any replica answers it)."""
     part = {"PartitionIndex": partition, "CurrentLeaderEpoch": current_epoch, "Timestamp": timestamp}
     body = {
-        "ReplicaId": CONSUMER_REPLICA_ID,
+        "ReplicaId": replica_id,
         "IsolationLevel": 0,
         "Topics": [{"Name": topic, "Partitions": [part]}],
     }
     if version >= LIST_OFFSETS_TIMEOUT_VERSION:  # a field releases before 4.0 do not know at all
         body["TimeoutMs"] = 5000
-    return client.send("ListOffsets", version, body)["Topics"][0]["Partitions"][0]
+    return as_a_client_asks(client, "ListOffsets", topic, partition,
+                            lambda: client.send("ListOffsets", version, body)["Topics"][0]["Partitions"][0])
 
 
 def offsets_for_leader_epoch(
     client: RawClient, version: int, topic: str, partition: int, leader_epoch: int, current_epoch: int = NO_EPOCH
 ) -> dict[str, Any]:
+    """One consumer OffsetsForLeaderEpoch of one partition; its partition answer, asked again as a client
+    asks again while a leader moves (`as_a_client_asks`)."""
     part = {"Partition": partition, "CurrentLeaderEpoch": current_epoch, "LeaderEpoch": leader_epoch}
     body = {"ReplicaId": CONSUMER_REPLICA_ID, "Topics": [{"Topic": topic, "Partitions": [part]}]}
-    return client.send("OffsetForLeaderEpoch", version, body)["Topics"][0]["Partitions"][0]
+    return as_a_client_asks(client, "OffsetForLeaderEpoch", topic, partition,
+                            lambda: client.send("OffsetForLeaderEpoch", version, body)["Topics"][0]["Partitions"][0])
 
 
 def produce(

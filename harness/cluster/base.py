@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from harness.cluster import probe
-from harness.cluster.target import Capabilities, TargetSpec
+from harness.cluster.model import Capabilities, TargetSpec
 from harness.errors import FaultControlUnavailable, KctsError, SetupError, TargetRefused
 from harness.network.links import LinkFault
 from harness.process.service import ProcessState as NodeState
@@ -254,6 +254,11 @@ class Cluster(abc.ABC):
         (`harness.nemesis.leadership.move_leader` waits for the move). Targets whose capabilities
         name no way of their own move leaders by reassignment, and do not implement this."""
         raise NotImplementedError(f"{self.target.label} moves leaders by reassignment")
+
+    def elect_unclean_itself(self, topic: str, partition: int, to: int) -> bool:
+        """Ask the target in its own way to elect broker `to` uncleanly (an operated target's `unclean`
+        command); False where it has none: ElectLeaders UNCLEAN through the admin API asks then."""
+        return False
 
     def restart_node(self, broker_id: int) -> None:
         """Clean stop, then start; returns once the broker is registered and unfenced again."""

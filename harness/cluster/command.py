@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from harness import session
 from harness.cluster import probe
+from harness.cluster.backend import Backend
 from harness.cluster.base import Cluster, NodeState
 from harness.cluster.builds import BuildSpec, build_root, ensure_built
 from harness.cluster.command_containers import (
@@ -77,6 +78,8 @@ from harness.cluster.command_containers import (
     ContainerCommandNode,
     network_addresses,
 )
+from harness.cluster.kinds.command import KIND  # the kind of target this module serves
+from harness.cluster.model import TargetSpec
 from harness.cluster.node import random_kafka_uuid
 from harness.cluster.services import (
     HOST,
@@ -97,7 +100,6 @@ from harness.cluster.services import (
     string_table,
     typed,
 )
-from harness.cluster.target import TargetSpec
 from harness.docker.network import ClusterNetwork
 from harness.errors import ClusterError, NodeExited, SetupError, TargetRefused
 from harness.process.ports import free_port
@@ -227,7 +229,7 @@ def load_profile(target: TargetSpec) -> Profile:
         raise SetupError(f"target profile {path}: unknown table{'s' if len(unknown) > 1 else ''} "
                          f"{', '.join(f'[{t}]' for t in unknown)}; a command target has [target], "
                          f"{', '.join(f'[{t}]' for t in TABLES if t != 'service')} and [[service]]")
-    name = target.name or (Path(path).stem if path else "command")
+    name = target.name or (Path(path).stem if path else KIND.name)
     build = BuildSpec.from_table(tables["build"], path) if "build" in tables else None
     services = tables.get("service", [])
     if not isinstance(services, list):
@@ -725,3 +727,6 @@ def tail_text(text: str, lines: int = 15) -> str:
 
 
 __all__ = ["CommandCluster", "Profile", "load_profile", "prepare"]
+
+
+BACKEND = Backend(kind=KIND, make=CommandCluster, prepare=prepare)

@@ -22,14 +22,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness import docker_engine, session
+from harness.cluster.backend import Backend
 from harness.cluster.base import NodeCluster, NodeState
+from harness.cluster.kinds.docker import KIND  # the kind of target this module serves
 from harness.cluster.local import CONTROLLER_ID, CONTROLLER_TUNING, broker_tuning
+from harness.cluster.model import TargetSpec
 from harness.cluster.node import COMMON_PROPS, random_kafka_uuid
-from harness.cluster.target import TargetSpec
 from harness.docker import images
 from harness.docker.container import ContainerNode
 from harness.docker.network import ClusterNetwork
 from harness.errors import ClusterError, NodeExited, SetupError
+from harness.kafka.dist import check_java, resolve
 from harness.process.jvm_launch import OPTIONS, Role
 from harness.process.ports import LOOPBACK, free_port
 from harness.waiting import WaitTimeout
@@ -167,8 +170,6 @@ class DockerCluster(NodeCluster):
     def resolve_image(self, client: object) -> str:
         if self.target.image:
             return images.require(client, self.target.image).tag  # type: ignore[arg-type]
-        from harness.kafka.dist import resolve
-
         assert self.target.version is not None
         return images.ensure_kafka(client, resolve(self.target.version)).tag  # type: ignore[arg-type]
 
@@ -234,7 +235,7 @@ class DockerCluster(NodeCluster):
             raise ClusterError(f"no broker {broker_id}; brokers are {self.broker_ids}") from None
 
     def environment(self) -> dict[str, str]:
-        return {**super().environment(), "image": self.image or "", "backend": "docker"}
+        return {**super().environment(), "image": self.image or "", "backend": KIND.name}
 
     def log_paths(self) -> list[Path]:
         return [n.log_path for n in self._all()]
@@ -261,3 +262,20 @@ class DockerCluster(NodeCluster):
 
     def heal_node(self, broker_id: int) -> None:
         self.node(broker_id).heal()
+
+
+def _prepare(target: TargetSpec) -> str:
+    check_java()  # the Java clients, and any side cluster, run here
+    if target.publish_from:
+        check_ports_free({b: target.publish_from + b - 1 for b in range(1, target.brokers + 1)})
+    client = docker_engine.client()
+    if target.image:
+        built = images.require(client, target.image)
+    else:
+        assert target.version is not None
+        built = images.ensure_kafka(client, resolve(target.version))
+    how = f"built in {built.seconds:.0f} s" if built.seconds else "reused"
+    return f"Apache Kafka {target.version or ''} in containers from {built.tag} ({how})"
+
+
+BACKEND = Backend(kind=KIND, make=DockerCluster, prepare=_prepare)

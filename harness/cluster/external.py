@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from harness import confluent
+from harness.cluster.backend import Backend
 from harness.cluster.base import Cluster, FaultControlUnavailable, NodeState
-from harness.cluster.target import EXTERNAL, TargetSpec
+from harness.cluster.kinds.external import KIND  # the kind of target this module serves
+from harness.cluster.model import TargetSpec
 from harness.errors import SetupError
 from harness.protocol.auth import from_client_config
 from harness.protocol.client import RawClient
@@ -15,11 +17,11 @@ ASK_TIMEOUT = 5.0  # each raw question to a target that does not behave
 
 class ExternalCluster(Cluster):
     def __init__(self, target: TargetSpec) -> None:
-        assert target.kind == EXTERNAL and target.bootstrap
+        assert target.bootstrap  # the kind's validate made sure of it
         self.target = target
         self._bootstrap = target.bootstrap
         self.extra_config = target.security.client_config()
-        self.version = target.version or "external"  # a profile may declare its Apache Kafka release
+        self.version = target.version or KIND.name  # a profile may declare its Apache Kafka release
         self._brokers: dict[int, tuple[str, int]] = {}
 
     def start(self) -> ExternalCluster:
@@ -96,3 +98,7 @@ class ExternalCluster(Cluster):
 def _first(bootstrap: str) -> tuple[str, int]:
     host, _, port = bootstrap.split(",")[0].strip().rpartition(":")
     return host.strip("[]"), int(port)
+
+
+BACKEND = Backend(kind=KIND, make=lambda target, log_dir: ExternalCluster(target),
+                  prepare=lambda target: f"external target at {target.bootstrap}")

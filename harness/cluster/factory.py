@@ -1,38 +1,25 @@
 """One factory from a `TargetSpec` to a `Cluster`, and the side clusters some checks start beside it.
 
-Which class serves which kind of target is each kind's module's word (`harness.cluster.kinds`).
+Which class serves which kind of target is the kind's `Backend`, found in `harness.cluster.registry`.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
+from harness.cluster.backend import Backend
 from harness.cluster.base import Cluster
-from harness.cluster.target import KFAKE, KINDS_PACKAGE, TargetSpec, kind_of
+from harness.cluster.local import LocalCluster, LocalClusterSpec, SaslConfig
+from harness.cluster.model import TargetSpec
+from harness.cluster.registry import backend_of
 from harness.errors import FaultControlUnavailable
 
 
-@dataclass(frozen=True)
-class Backend:
-    """How one kind of target is served (`BACKEND` of its module in `harness.cluster.kinds`)."""
-
-    make: Callable[[TargetSpec, Path | None], Cluster]  # the cluster that serves a spec, not started
-    # Fetch or build what the target needs before any test; one line saying what. Raises SetupError
-    # with the fix.
-    prepare: Callable[[TargetSpec], str]
-
-
 def backend(target: TargetSpec) -> Backend:
-    """The backend of the target's kind (its module is imported by name: it imports this one)."""
-    module = importlib.import_module(f"{KINDS_PACKAGE}.{kind_of(target.kind).name.replace('-', '_')}")
-    found = getattr(module, "BACKEND", None)
-    if not isinstance(found, Backend):
-        raise TypeError(f"{module.__name__} defines no BACKEND (a harness.cluster.factory.Backend)")
-    return found
+    """The backend of the target's kind."""
+    return backend_of(target.kind)
 
 
 def make_cluster(target: TargetSpec, log_dir: Path | None = None) -> Cluster:
@@ -57,25 +44,21 @@ def side_cluster(
     version), with SASL/PLAIN and the StandardAuthorizer or finalized features if asked; closed
     on exit. A target whose capabilities do not allow it raises `FaultControlUnavailable`.
 
-    Beside kfake, a SASL side cluster is a one-broker kfake with SASL/PLAIN and ACLs (the same
-    users), so that the checks that need one judge kfake itself."""
-    if beside.target.kind == KFAKE and sasl and version is None and not features:
-        from harness.cluster.kfake import KfakeCluster
-        from harness.cluster.local import SaslConfig
-
-        with KfakeCluster(TargetSpec(kind=KFAKE, version=None, brokers=1, name=f"kfake-{name}"),
-                          sasl=SaslConfig()) as kfake:
-            yield kfake
+    Where the target's backend has a SASL side cluster of its own kind (kfake: a one-broker kfake with
+    SASL/PLAIN and ACLs, the same users), a SASL side cluster is that one, so that the checks that need
+    one judge the target's kind itself."""
+    own = backend(beside.target).sasl_side_cluster
+    if own is not None and sasl and version is None and not features:
+        with own(name) as cluster:
+            yield cluster
         return
     if not beside.capabilities.side_clusters:
         raise FaultControlUnavailable(
             beside.target.label, f"a local Apache Kafka {name} cluster beside the target, and judges that cluster "
             "and the Java client rather than the target; it runs where the target is Apache Kafka")
-    from harness.cluster.local import LocalCluster, LocalClusterSpec, SaslConfig
-
     spec = LocalClusterSpec(
         version=version or beside.version, brokers=1, log_dir=log_dir, features=features or {},
         sasl=SaslConfig() if sasl else None,
     )
-    with LocalCluster(spec) as cluster:
-        yield cluster
+    with LocalCluster(spec) as local:
+        yield local

@@ -26,10 +26,12 @@ from typing import Any
 
 from harness import session
 from harness.cluster import probe
+from harness.cluster.backend import Backend
 from harness.cluster.base import Cluster, NodeState
 from harness.cluster.fixed_addresses import FixedAddresses
+from harness.cluster.kinds.kfake import KIND  # the kind of target this module serves
 from harness.cluster.local import SaslConfig
-from harness.cluster.target import KFAKE, TargetSpec
+from harness.cluster.model import TargetSpec
 from harness.errors import ClusterError
 from harness.kafka.dist import cache_root
 from harness.process.gobuild import go_binary
@@ -67,7 +69,7 @@ class KfakeCluster(FixedAddresses, Cluster):
     super user bypasses them, every other user has none until granted (the KIP-1319 checks)."""
 
     def __init__(self, target: TargetSpec | None = None, sasl: SaslConfig | None = None) -> None:
-        self.target = target or TargetSpec(kind=KFAKE, version=None)
+        self.target = target or TargetSpec(kind=KIND, version=None)
         self.version = f"kfake {kfake_module_version()}"
         self.brokers = self.target.brokers
         self.sasl = sasl
@@ -189,3 +191,13 @@ class KfakeCluster(FixedAddresses, Cluster):
             return True
 
         wait_until(listed, timeout, lambda: f"kfake broker {broker_id} listed by every running broker: {seen}")
+
+
+def _sasl_side_cluster(name: str) -> KfakeCluster:
+    # The checks that need a SASL cluster judge kfake itself beside kfake: the same users, ACLs enforced.
+    return KfakeCluster(TargetSpec(kind=KIND, version=None, brokers=1, name=f"kfake-{name}"),
+                        sasl=SaslConfig())
+
+
+BACKEND = Backend(kind=KIND, make=lambda target, log_dir: KfakeCluster(target),
+                  prepare=lambda target: f"kfake at {ensure_binary()}", sasl_side_cluster=_sasl_side_cluster)

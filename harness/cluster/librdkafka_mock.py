@@ -32,10 +32,12 @@ from typing import Any
 
 from harness import session
 from harness.cluster import probe
+from harness.cluster.backend import Backend
 from harness.cluster.base import Cluster, NodeState
 from harness.cluster.fixed_addresses import FixedAddresses
+from harness.cluster.kinds.librdkafka_mock import KIND  # the kind of target this module serves
+from harness.cluster.model import TargetSpec
 from harness.cluster.rdkafka_mock_holder import library_path
-from harness.cluster.target import LIBRDKAFKA_MOCK, TargetSpec
 from harness.errors import ClusterError, SetupError, TargetRefused
 from harness.process.json_channel import JsonLineChannel
 from harness.protocol.client import RawClient
@@ -80,7 +82,7 @@ def held_by_construction(config: dict[str, str], replication_factor: int) -> dic
 
 class LibrdkafkaMockCluster(FixedAddresses, Cluster):
     def __init__(self, target: TargetSpec | None = None) -> None:
-        self.target = target or TargetSpec(kind=LIBRDKAFKA_MOCK, version=None)
+        self.target = target or TargetSpec(kind=KIND, version=None)
         self.version = f"librdkafka {library()[1]} mock"
         self._addrs: dict[int, tuple[str, int]] = {}
         self._states: dict[int, NodeState] = {}
@@ -258,3 +260,7 @@ class LibrdkafkaMockCluster(FixedAddresses, Cluster):
             return True
 
         wait_until(answers, timeout, lambda: f"mock broker {broker_id} answering Metadata: {seen[0]}")
+
+
+BACKEND = Backend(kind=KIND, make=lambda target, log_dir: LibrdkafkaMockCluster(target),
+                  prepare=lambda target: prepare())

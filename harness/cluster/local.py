@@ -8,10 +8,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness import confluent, session
+from harness.cluster.backend import Backend
 from harness.cluster.base import NodeCluster, NodeState
 from harness.cluster.combined import ensure_cds_archive
+from harness.cluster.kinds.apache import KIND  # the kind of target this module serves
+from harness.cluster.model import Capabilities, TargetSpec
 from harness.cluster.node import KafkaNode, random_kafka_uuid
-from harness.cluster.target import APACHE, Capabilities, TargetSpec
 from harness.cluster.tls import Certificates, Keystore, pkcs12_keystore
 from harness.errors import ClusterError, FaultControlUnavailable, KctsError, NodeExited
 from harness.kafka import releases
@@ -146,7 +148,7 @@ class LocalCluster(NodeCluster):
         self.dist = dist or resolve(self.spec.version)
         self.version = self.dist.version
         self.target = target or TargetSpec(
-            kind=APACHE, version=self.version, brokers=self.spec.brokers, java_clients=self.version
+            kind=KIND, version=self.version, brokers=self.spec.brokers, java_clients=self.version
         )
         self.cluster_id = _cluster_id()
         self.workdir = session.current().scratch(f"cluster-{self.version}")
@@ -447,3 +449,19 @@ class LocalCluster(NodeCluster):
 
 def _cluster_id() -> str:
     return random_kafka_uuid()
+
+
+def _make(target: TargetSpec, log_dir: Path | None) -> LocalCluster:
+    assert target.version is not None
+    return LocalCluster(LocalClusterSpec(version=target.version, brokers=target.brokers, log_dir=log_dir),
+                        target=target)
+
+
+def _prepare(target: TargetSpec) -> str:
+    assert target.version is not None
+    check_java()
+    dist = resolve(target.version)
+    return f"Apache Kafka {dist.version} ({len(dist.jars)} jars, tools {dist.tools_version})"
+
+
+BACKEND = Backend(kind=KIND, make=_make, prepare=_prepare)

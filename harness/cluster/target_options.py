@@ -9,7 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.cluster.target import Security, TargetSpec, backends, from_options, spellings
+from harness.cluster.model import Security, TargetSpec
+from harness.cluster.registry import backends, default_kind, spellings
+from harness.cluster.target import from_options
 from harness.kafka.dist import DEFAULT_VERSION
 
 
@@ -22,7 +24,7 @@ class TargetOption:
     env: str | None = None
     default: Any = None
     type: Callable[[str], Any] | None = None
-    choices: Callable[[], tuple[str, ...]] | None = None  # asked when declared: kinds register late
+    choices: Callable[[], tuple[str, ...]] | None = None  # asked when declared (a test may add a kind)
 
     @property
     def dest(self) -> str:
@@ -59,7 +61,7 @@ TARGET_OPTIONS: tuple[TargetOption, ...] = (
     TargetOption("--target-profile", "a TOML file with a [target] table (see harness/cluster/target.py)"),
     TargetOption("--backend", "local (default): start an Apache Kafka cluster here; docker: start it in "
                  "containers; external: use --bootstrap-servers; any other: that kind of target, started or held "
-                 "here (harness/cluster/kinds/)", default="local", choices=backends),
+                 "here (harness/cluster/kinds/)", default=default_kind().backend, choices=backends),
     TargetOption("--kafka-version", f"the broker version of a local Apache Kafka cluster (default {DEFAULT_VERSION})",
                  env="KCTS_KAFKA_VERSION"),
     TargetOption("--brokers", "brokers of a local cluster (default 3)", default=3, type=int),

@@ -2,6 +2,7 @@
 
 - `Exchange`: one request and its answer on the wire, decoded (from the raw client or the proxy).
 - `ClientEvent`: one line a client driver printed (harness.process.events: a name and its fields).
+- `TimelineEvent`: one line of a scene's own timeline (harness.process.events.EventLog: when, who, what).
 - `Write` and `Read`: one record a client wrote (acknowledged or not) and one it read back.
 - `OffsetCommit` and `FetchedOffset`: an offset a group was asked to commit, and what OffsetFetch
   returned for it afterwards.
@@ -16,8 +17,9 @@ A history of a situation (harness/histories/<kip>.py) is a frozen dataclass of t
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 # A decoded Kafka message body: its shape is the message's JSON spec (harness/protocol/specs), one
 # per API and version, not a Python type; the histories keep it as decoded, fields by their spec names.
@@ -77,6 +79,29 @@ class ClientEvent:
 
     def __str__(self) -> str:
         return f"{self.event} {self.detail}" if self.detail else self.event
+
+
+@dataclass(frozen=True)
+class TimelineEvent:
+    """One line of a scene's timeline (harness.process.events.EventLog): `t` seconds after the log
+    began, `who` (nemesis, observer, scenario, generator, a processor instance), `what` happened, and
+    its other fields (`detail`: a fault's broker and topic, each broker's view, a child's counts)."""
+
+    t: float
+    who: str
+    what: str
+    detail: dict[str, EventValue] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, line: Mapping[str, object]) -> TimelineEvent:
+        """The event of one EventLog line (`{"t": ..., "who": ..., "what": ..., **detail}`)."""
+        detail = {k: cast(EventValue, v) for k, v in line.items() if k not in ("t", "who", "what")}
+        return cls(float(str(line["t"])), str(line["who"]), str(line["what"]), detail)
+
+    def flat(self) -> dict[str, EventValue]:
+        """The line as the EventLog holds it: what recordings and integrity reports keep, so that typing
+        the event changed neither."""
+        return {"t": self.t, "who": self.who, "what": self.what, **self.detail}
 
 
 @dataclass(frozen=True)

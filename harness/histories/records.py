@@ -13,12 +13,7 @@ harness.histories.client_reactions.ClientRecord; these carry no epoch, and their
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-
-
-def _field(item: object, name: str) -> object:
-    return item[name] if isinstance(item, Mapping) else getattr(item, name)
 
 
 @dataclass(frozen=True)
@@ -26,22 +21,11 @@ class LogRecord:
     offset: int
     value: str
 
-    @classmethod
-    def coerce(cls, item: object) -> LogRecord:
-        """`item` as a LogRecord: the KIP-359 failover scene reads its log into mappings of these
-        fields until it is typed."""
-        return cls(_field(item, "offset"), _field(item, "value"))  # type: ignore[arg-type]
-
 
 @dataclass(frozen=True)
 class Ack:
     value: str
     offset: int | None
-
-    @classmethod
-    def coerce(cls, item: object) -> Ack:
-        """`item` as an Ack: the KIP-359 failover scene reports its acks as mappings until it is typed."""
-        return cls(_field(item, "value"), _field(item, "offset"))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

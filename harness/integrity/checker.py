@@ -29,14 +29,14 @@ import itertools
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import reduce
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from harness import progress
 from harness.integrity.layout import part_files, partition_dirs, size, spread
-from harness.integrity.model import Anomaly, Expectation, Findings, TopicTotals, TruncationWindow
+from harness.integrity.model import Anomaly, AnomalyRow, Expectation, Findings, TopicTotals, TruncationWindow
 from harness.integrity.record_pass import (
     PASS_SCHEMA,
     PassPlan,
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     Writes: TypeAlias = DataFrame | Callable[[], DataFrame] | None
 
-ANOMALY_COLUMNS = ("kind", "topic", "partition", "offset", "id", "key", "seq", "detail")
+ANOMALY_COLUMNS = tuple(f.name for f in fields(AnomalyRow))  # the rows' columns are the sample type's fields
 WRITE_COLUMNS = ("id", "topic", "partition", "offset")
 SAMPLES = 20
 
@@ -429,7 +429,7 @@ def _in_log(uncommitted: DataFrame, expect: Expectation) -> dict[str, tuple[int,
 
 def _summarize(
     anomalies: DataFrame,
-) -> tuple[dict[Anomaly, int], dict[str, dict[Anomaly, int]], dict[Anomaly, list[dict[str, object]]]]:
+) -> tuple[dict[Anomaly, int], dict[str, dict[Anomaly, int]], dict[Anomaly, list[AnomalyRow]]]:
     """Counts per kind, per topic and kind, and the first SAMPLES rows of each kind."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -440,11 +440,12 @@ def _summarize(
         kind = Anomaly(r["kind"])
         counts[kind] = counts.get(kind, 0) + r["n"]
         per_topic.setdefault(r["topic"], {})[kind] = r["n"]
-    samples: dict[Anomaly, list[dict[str, object]]] = {}
+    samples: dict[Anomaly, list[AnomalyRow]] = {}
     if not counts:
         return counts, per_topic, samples
     first = Window.partitionBy("kind").orderBy("topic", "partition", "offset", "id")
     rows = anomalies.withColumn("rank", F.row_number().over(first)).where(F.col("rank") <= SAMPLES).drop("rank")
     for row in sorted(rows.collect(), key=lambda r: (r["kind"], r["topic"], r["partition"] or 0, r["offset"] or 0)):
-        samples.setdefault(Anomaly(row["kind"]), []).append(row.asDict())
+        kind = Anomaly(row["kind"])
+        samples.setdefault(kind, []).append(AnomalyRow(kind, *(row[c] for c in ANOMALY_COLUMNS[1:])))
     return counts, per_topic, samples

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.histories.history import Outcome
 from harness.integrity.history_frames import HistoryFrames
@@ -45,8 +45,8 @@ from harness.integrity.history_partition import (
 from harness.integrity.layout import partition_dirs, size, spread
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
-
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame, Row
 
 
 class HistoryAnomaly(StrEnum):
@@ -118,15 +118,10 @@ class HistoryFindings:
 CASE_COLUMNS = ("kind", "topic", "partition", "offset", "value", "detail", "ops")
 
 
-def _F() -> Any:
-    from pyspark.sql import functions as F
-
-    return F
-
-
 def op_ref(role: str, prefix: str = "") -> Column:
     """The operation of a send or read row (columns optionally prefixed) as an OpRef struct."""
-    F = _F()
+    from pyspark.sql import functions as F
+
     return F.struct(F.lit(role).alias("role"), *(F.col(f"{prefix}{f}").alias(f) for f in OP_FIELDS[1:]))
 
 
@@ -136,7 +131,8 @@ def committed_sends(history: HistoryFrames) -> DataFrame:
     writer's sends all have its transaction's status, or fail), and those are few in any history:
     they are broadcast to one scan of the reads, and the proven writers to the sends, so neither side
     is shuffled by value or writer."""
-    F = _F()
+    from pyspark.sql import functions as F
+
     ok = Outcome.OK.value
     keys = ["topic", "partition", "value"]
     unsure = history.sends.filter(F.col("status") != ok).select(*keys, "writer")
@@ -151,7 +147,8 @@ def committed_sends(history: HistoryFrames) -> DataFrame:
 def partition_cases(history: HistoryFrames, read_committed: bool = True) -> DataFrame:
     """Every per-partition class (`history_partition`): one cogroup of each partition's sends and
     reads, or, for a history in `write_parquet`'s layout, each partition's directory read in place."""
-    F = _F()
+    from pyspark.sql import functions as F
+
     if history.folder is not None:
         return in_place_cases(history, read_committed)
     # Fresh column identities on each side: both may come from one frame of operations
@@ -159,7 +156,7 @@ def partition_cases(history: HistoryFrames, read_committed: bool = True) -> Data
     sends = committed_sends(history).select(*(F.col(c).alias(c) for c in ("topic", "partition", *SEND_INPUT)))
     reads = history.reads.select(*(F.col(c).alias(c) for c in ("topic", "partition", *READ_INPUT)))
 
-    def judged(key: tuple[Any, ...], s: Any, r: Any) -> Any:
+    def judged(key: tuple[pa.Scalar, ...], s: pa.Table, r: pa.Table) -> pa.Table:
         return judge(key, s, r, read_committed)
 
     wire = (sends.groupBy("topic", "partition").cogroup(reads.groupBy("topic", "partition"))
@@ -186,7 +183,7 @@ def in_place_cases(history: HistoryFrames, read_committed: bool = True) -> DataF
                    "topic string, partition int, sends string, reads string")
     proven = {r["writer"] for r in tasks.mapInArrow(prove_writers, "writer string").distinct().collect()}
 
-    def judged(batches: Iterator[Any]) -> Iterator[Any]:
+    def judged(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return judge_in_place(batches, proven, read_committed)
 
     wire = tasks.mapInArrow(judged, CASE_WIRE_SCHEMA)
@@ -203,7 +200,8 @@ class Prepared:
 
 
 def prepare(history: HistoryFrames) -> Prepared:
-    F = _F()
+    from pyspark.sql import functions as F
+
     reads = history.reads.withColumn("op", op_ref("poll"))
     sends = committed_sends(history).withColumn("op", op_ref("send"))
     # version-orders: sends only when proven visible, polls always.
@@ -223,11 +221,11 @@ def all_cases(history: HistoryFrames, read_committed: bool = True, with_cycles: 
     return out.unionByName(cycles(prepare(history))) if with_cycles else out
 
 
-def _ranked(cases: DataFrame, examples: int, by: tuple[str, ...]) -> list[Any]:
+def _ranked(cases: DataFrame, examples: int, by: tuple[str, ...]) -> list[Row]:
     """The first `examples` cases of each group of `by` (kind, or topic and kind), with the group's
     count on every row: one job, and only those rows reach the driver."""
-    F = _F()
     from pyspark.sql import Window
+    from pyspark.sql import functions as F
 
     group = Window.partitionBy(*by)
     ranked = (cases.withColumn("n", F.count(F.lit(1)).over(group))
@@ -236,7 +234,7 @@ def _ranked(cases: DataFrame, examples: int, by: tuple[str, ...]) -> list[Any]:
     return ranked.orderBy(*by, "rk").collect()
 
 
-def _findings(rows: list[Any]) -> HistoryFindings:
+def _findings(rows: list[Row]) -> HistoryFindings:
     counts: dict[HistoryAnomaly, int] = {}
     found: dict[HistoryAnomaly, list[Case]] = {}
     for row in rows:
@@ -256,7 +254,7 @@ def summarize(cases: DataFrame, examples: int = EXAMPLES) -> HistoryFindings:
 def summarize_by_topic(cases: DataFrame, examples: int = EXAMPLES) -> dict[str, HistoryFindings]:
     """The same per topic: every check is local to a partition and a process, so histories on
     different topics (and processes) are judged apart in one query."""
-    rows: dict[str, list[Any]] = {}
+    rows: dict[str, list[Row]] = {}
     for row in _ranked(cases, examples, ("topic", "kind")):
         rows.setdefault(row["topic"], []).append(row)
     return {topic: _findings(r) for topic, r in rows.items()}
@@ -285,8 +283,8 @@ def dependency_edges(p: Prepared) -> DataFrame:
     through it are drawn from the nearest transaction before it in that order: T <ww s <ww U becomes
     T <ww U, and T <ww s <wr R becomes T <wr R. Without that, a partition of plain sends is a chain
     as long as the history, and its reachability quadratic in it."""
-    F = _F()
     from pyspark.sql import Window
+    from pyspark.sql import functions as F
 
     writers = p.sends.filter("committed").select("topic", "partition", "value", "writer", F.col("op").alias("wop"),
                                                  F.col("txn").isNotNull().alias("is_txn"))
@@ -323,7 +321,8 @@ def cycles(p: Prepared) -> DataFrame:
     11 s for every other class. So it is off unless asked for (`with_cycles`); at scale it wants a
     component algorithm that does not materialize reachability (trimming sources and sinks, then
     forward-backward colouring), not yet done."""
-    F = _F()
+    from pyspark.sql import functions as F
+
     edges = dependency_edges(p).localCheckpoint()
     reach = edges.select("src", "dst", "wr").distinct().localCheckpoint()
     size = reach.count()

@@ -1,9 +1,10 @@
 """Client histories (harness.histories.history) as Spark DataFrames: sends, and reads (one row per polled record).
 
-Spark's JSON reader loads a folder of per-process `.jsonl` files against a fixed schema, so no row
-crosses into Python; a line cut short by a crashed driver is dropped (DROPMALFORMED), as `read_file`
-drops it. Every send carries what the checks need of its transaction, so none of them joins the
-transaction table again:
+Spark's JSON reader loads a folder of per-process `.jsonl` files against a fixed schema (OP_SCHEMA,
+derived from the format's own dataclasses, so the two cannot disagree), so no row crosses into
+Python; a line cut short by a crashed driver is dropped (DROPMALFORMED), as `read_file` drops it.
+Every send carries what the checks need of its transaction, so none of them joins the transaction
+table again:
 
 - sends: process, start_ns, end_ns, txn, outcome (the send's own), topic, partition, value, offset,
   error, `status` (did its record commit: ok, fail, or info when unknown; the transaction's outcome
@@ -17,33 +18,69 @@ transaction table again:
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import types
+import typing
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.histories.history import SUFFIX, OpType, Outcome
+from harness.histories.history import SUFFIX, Operation, OpType, Outcome, Polled, Sent
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-OP_SCHEMA = (
-    "process string, type string, outcome string, start_ns bigint, end_ns bigint, txn string, "
-    "sent struct<topic: string, partition: int, value: string, offset: bigint, error: string>, "
-    "polled array<struct<topic: string, partition: int, offset: bigint, value: string, leader_epoch: int>>"
-)
-SEND_COLUMNS = ("process", "start_ns", "end_ns", "txn", "outcome", "topic", "partition", "value", "offset",
-                "error", "status", "commit_ns", "writer")
-SEND_SCHEMA = (
-    "process string, start_ns bigint, end_ns bigint, txn string, outcome string, topic string, partition int, "
-    "value string, offset bigint, error string, status string, commit_ns bigint, writer string"
-)
-READ_COLUMNS = ("process", "start_ns", "end_ns", "txn", "outcome", "pos", "topic", "partition", "offset",
-                "value", "leader_epoch", "reader")
-READ_SCHEMA = (
-    "process string, start_ns bigint, end_ns bigint, txn string, outcome string, pos int, topic string, "
-    "partition int, offset bigint, value string, leader_epoch int, reader string"
-)
+# The int fields that are Kafka INT32s (a partition index, a leader epoch): Spark's `int`. Every other
+# int of a history (offsets, nanosecond times) is an INT64 or wider than 32 bits: `bigint`.
+INT32_FIELDS = frozenset({"partition", "leader_epoch"})
+
+Columns = tuple[tuple[str, str], ...]  # (name, Spark type) in order
+
+
+def spark_type(name: str, kind: object) -> str:
+    """The Spark SQL type of a history field `name` of Python type `kind`: text (str and StrEnum) is
+    `string`, an int `int` or `bigint` (INT32_FIELDS), `T | None` is T (a Spark column is nullable), a
+    dataclass a struct of its fields and `tuple[T, ...]` an array of T."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin is typing.Union or origin is types.UnionType:
+        (inner,) = [a for a in args if a is not type(None)]
+        return spark_type(name, inner)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return f"array<{spark_type(name, args[0])}>"
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+        return "struct<" + ", ".join(f"{n}: {t}" for n, t in columns(kind)) + ">"
+    if kind is int:
+        return "int" if name in INT32_FIELDS else "bigint"
+    if isinstance(kind, type) and issubclass(kind, str):
+        return "string"
+    raise TypeError(f"history field {name}: no Spark type for {kind!r}")
+
+
+def columns(kind: type, names: Sequence[str] | None = None) -> Columns:
+    """(name, Spark type) of the fields of the dataclass `kind`: all in their order, or those `names`."""
+    hints = typing.get_type_hints(kind)
+    order = [f.name for f in dataclasses.fields(kind)] if names is None else list(names)
+    return tuple((n, spark_type(n, hints[n])) for n in order)
+
+
+def ddl(cols: Columns) -> str:
+    """A Spark DDL schema string of `cols`."""
+    return ", ".join(f"{n} {t}" for n, t in cols)
+
+
+# What Spark reads each operation line as: the dataclasses themselves (Operation, Sent, Polled), so
+# a field added to the history format is a column without a second edit here.
+OP_SCHEMA = ddl(columns(Operation))
+# Each send and read row keeps the call it came from.
+_CALL = columns(Operation, ("process", "start_ns", "end_ns", "txn", "outcome"))
+_SENDS = (*_CALL, *columns(Sent), ("status", "string"), ("commit_ns", "bigint"), ("writer", "string"))
+_READS = (*_CALL, ("pos", "int"), *columns(Polled), ("reader", "string"))
+SEND_COLUMNS = tuple(n for n, _ in _SENDS)
+SEND_SCHEMA = ddl(_SENDS)
+READ_COLUMNS = tuple(n for n, _ in _READS)
+READ_SCHEMA = ddl(_READS)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,13 @@
-"""What the checker is told (expected ids, truncation windows) and what it finds (named anomalies)."""
+"""What the checker is told (expected ids, truncation windows, what the scene did) and what it finds
+(named anomalies)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from harness.histories.observations import TimelineEvent
 from harness.workload.history import IdRange, TxnOutcome
 
 
@@ -66,6 +69,44 @@ class Expectation:
         return self.inputs + self.outputs
 
 
+@dataclass(frozen=True)
+class ReportMeta:
+    """What a report says of the scene it judged (report.json's "meta", the head of summary.txt): the
+    scene's name; a scene's own subclass (harness.scenarios.integrity, idempotent_writes) adds what it
+    did, a field each, in the order the report lists them."""
+
+    scenario: str
+
+    def as_json(self) -> dict[str, object]:
+        """The fields as the report writes them: sequences as lists, a timeline event as its EventLog line."""
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, TimelineEvent):
+        return value.flat()
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class AnomalyRow:
+    """One row of the checker's anomalies (harness.integrity.checker.ANOMALY_COLUMNS, its fields in
+    order): the anomaly's `kind`, where it is (topic, partition, offset), which
+    record (id, key, seq) and why (`detail`). A lost id that no acknowledged write placed has no
+    partition or offset."""
+
+    kind: Anomaly
+    topic: str
+    partition: int | None
+    offset: int | None
+    id: int | None
+    key: str | None
+    seq: int | None
+    detail: str | None
+
+
 @dataclass
 class TopicTotals:
     topic: str
@@ -82,7 +123,7 @@ class TopicTotals:
 @dataclass
 class Findings:
     counts: dict[Anomaly, int]
-    samples: dict[Anomaly, list[dict[str, object]]]
+    samples: dict[Anomaly, list[AnomalyRow]]
     totals: list[TopicTotals]
     windows: tuple[TruncationWindow, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
@@ -104,7 +145,7 @@ class Findings:
         if not rows:
             return f"no {kind.value}"
         lines = [
-            f"  {r['topic']}-{r['partition']}@{r['offset']} id={r['id']} key={r['key']} seq={r['seq']}: {r['detail']}"
+            f"  {r.topic}-{r.partition}@{r.offset} id={r.id} key={r.key} seq={r.seq}: {r.detail}"
             for r in rows
         ]
         return f"{self.count(kind)} {kind.value}, first {len(rows)}:\n" + "\n".join(lines)

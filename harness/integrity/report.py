@@ -5,6 +5,7 @@ Everything goes to `<run dir>/integrity/<name>/` and is attached to the Allure r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,7 +43,7 @@ def to_json(findings: Findings, meta: dict[str, object]) -> dict[str, object]:
         "truncation_windows": [
             {"topic": w.topic, "partition": w.partition, "start": w.start, "end": w.end} for w in findings.windows
         ],
-        "samples": {k.value: rows for k, rows in findings.samples.items()},
+        "samples": {k.value: [dataclasses.asdict(r) for r in rows] for k, rows in findings.samples.items()},
         "timings": findings.timings,
         "meta": meta,
     }

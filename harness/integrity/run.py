@@ -14,7 +14,7 @@ from harness.errors import KnownClientGap
 from harness.integrity import report
 from harness.integrity.checker import check
 from harness.integrity.connector import connector_client_version
-from harness.integrity.model import Expectation, Findings, TruncationWindow
+from harness.integrity.model import Expectation, Findings, ReportMeta, TruncationWindow
 from harness.integrity.read import READ_COMMITTED, READ_UNCOMMITTED, offset_ranges, read_topics, read_values
 from harness.workload.history import WriteLog, merge_ranges
 from harness.workload.pipeline import Pipeline
@@ -32,11 +32,12 @@ def check_topics(
     writes: DataFrame | Callable[[], DataFrame] | None = None,
     read_uncommitted: bool = True,
     out_dir: Path | None = None,
-    meta: dict[str, object] | None = None,
+    meta: ReportMeta | None = None,
     uncommitted_cap: int = UNCOMMITTED_CAP,
     read_to: dict[str, dict[int, int]] | None = None,
 ) -> Findings:
-    """Read every topic of `expect` under read_committed, check, and write the report to `out_dir`.
+    """Read every topic of `expect` under read_committed, check, and write the report to `out_dir`
+    (with `meta`, what the scene did).
 
     Each partition is read from its log start to ListOffsets LATEST, and with `read_to` (topic ->
     partition -> offset) at least to that offset: the offset after the last acknowledged write, on
@@ -52,8 +53,18 @@ def check_topics(
     A target that Spark's Java kafka-clients cannot talk to (`harness.clients.jvm.java_reaches`)
     raises `NotSupported` before anything is read.
     """
+    return _check_topics(spark, client_config, expect, writes, read_uncommitted, out_dir,
+                         meta.as_json() if meta is not None else {}, uncommitted_cap, read_to)
+
+
+def _check_topics(
+    spark: SparkSession, client_config: dict[str, str], expect: Expectation,
+    writes: DataFrame | Callable[[], DataFrame] | None, read_uncommitted: bool, out_dir: Path | None,
+    meta: dict[str, object], uncommitted_cap: int = UNCOMMITTED_CAP, read_to: dict[str, dict[int, int]] | None = None,
+) -> Findings:
+    """`check_topics`, with the report's meta already as its JSON (a pipeline's adds its own summary)."""
     t0 = time.monotonic()
-    meta = dict(meta or {})
+    meta = dict(meta)
     if client_config.get("bootstrap.servers"):
         # Spark's Kafka source is a Java kafka-clients: where that client cannot talk to the target
         # (librdkafka's mock cluster), the check ends at once, "not supported" with the target's
@@ -203,12 +214,12 @@ def check_pipeline(
     out_dir: Path | None,
     windows: tuple[TruncationWindow, ...] = (),
     read_uncommitted: bool = True,
-    meta: dict[str, object] | None = None,
+    meta: ReportMeta | None = None,
 ) -> Findings:
     expect = expectation(pipeline, windows)
     writes = write_log(spark, pipeline.generator.history.writes, pipeline.history.writes)
     logs = {"client_logs": pipeline.save_client_logs(out_dir / "clients")} if out_dir is not None else {}
-    return check_topics(
+    return _check_topics(
         spark, pipeline.cluster.client_config(), expect, writes, read_uncommitted, out_dir,
-        {**pipeline.summary(), **logs, **(meta or {})},
+        {**pipeline.summary(), **logs, **(meta.as_json() if meta is not None else {})},
     )

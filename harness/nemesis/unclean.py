@@ -104,6 +104,9 @@ def elect_unclean(
                 require_leader_epoch(state)
             if state.leader == candidate and state.leader_epoch > epoch:
                 return state
+            if cluster.elect_unclean_itself(topic, partition, candidate):  # the operator's own command
+                attempts.append("the target's own unclean election command ran")
+                return None
             try:
                 admin.elect_leaders(ElectionType.UNCLEAN, [TopicPartition(topic, partition)]).result(timeout=10)
                 attempts.append("elect_leaders(UNCLEAN) accepted")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cluster.target import TargetSpec
+from harness.cluster.model import TargetSpec
 from harness.cluster.target_options import target_from
 from harness.errors import KctsError
 from harness.plugin.run_folder import RUN_DIR_KEY, run_dir

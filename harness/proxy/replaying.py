@@ -3,8 +3,8 @@ plugin `kcts replay` and `kcts allowed` load with `-p harness.proxy.replaying`):
 
 - `--replay ID`: the rules of that replay of a documented bug (harness/replays.toml);
 - `--allowed ID`: the rules of that item of allowed behaviour (harness/allowed.toml);
-- `--proxy-rule 'Name(key=value, ...)'` (repeatable): any rule of harness/proxy/rules.py or
-  harness/proxy/allowed_rules.py, without a catalogue entry.
+- `--proxy-rule 'Name(key=value, ...)'` (repeatable): any rule of harness/proxy/rules/,
+  harness/proxy/allowed_rules.py or harness/proxy/record_faults.py, without a catalogue entry.
 
 They add up: every rule named is in force for the whole session. Node control stays the target's own.
 The terminal summary ends with each rule and how often it acted (`proxy rule: ...` lines), the
@@ -36,7 +36,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--proxy-rule", action="append", default=[], metavar="'Name(key=value, ...)'",
-        help="put one rule of harness/proxy/rules.py or harness/proxy/allowed_rules.py in front of the target, "
+        help="put one rule of harness/proxy/rules/, allowed_rules.py or record_faults.py in front of the target, "
              "e.g. 'ReplaceErrors(api=\"TxnOffsetCommit\", versions=(6, 6), count=None, error=35)' "
              "(values: Python literals or TOML; repeatable)",
     )

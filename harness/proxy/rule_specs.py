@@ -1,8 +1,8 @@
 """Proxy rules named as data, for the catalogues (harness/replays.toml, harness/allowed.toml) and the
-`--proxy-rule` option: `RuleSpec` is a rule class of harness/proxy/rules.py or
-harness/proxy/allowed_rules.py by name, with its arguments; `parse_rule` reads one from
-`Name(key=value, ...)`; `read_catalogue` and `rules_of` read a catalogue's TOML, naming the entry at
-fault in every error."""
+`--proxy-rule` option: `RuleSpec` is a rule class by name, with its arguments, of a family module of
+harness/proxy/rules/, of harness/proxy/allowed_rules.py or of harness/proxy/record_faults.py;
+`parse_rule` reads one from `Name(key=value, ...)`; `read_catalogue` and `rules_of` read a
+catalogue's TOML, naming the entry at fault in every error."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import KctsError
-from harness.proxy import allowed_rules, rules
+from harness.proxy import allowed_rules, record_faults, rules
 from harness.proxy.rules import Rule
 
-RULE_MODULES = (rules, allowed_rules)
-WHERE = "harness/proxy/rules.py or harness/proxy/allowed_rules.py"
+RULE_MODULES = (*rules.FAMILIES, allowed_rules, record_faults)
+WHERE = "harness/proxy/rules/, harness/proxy/allowed_rules.py or harness/proxy/record_faults.py"
 
 
 def rule_class(name: str) -> type[Rule] | None:

@@ -19,10 +19,12 @@ from harness.clients import raw as rr
 from harness.cluster.base import Cluster
 from harness.errors import TargetRefused
 from harness.histories.epoch_truth import FetchFrom, FetchProbe, MetadataTruthProbe, OutOfRangeProbe
+from harness.histories.version_needs import FETCH_CURRENT_LEADER_EPOCH, require_offered
 from harness.protocol.sentinels import NO_EPOCH
+from harness.scenarios.advertised import offered
 from harness.scenarios.kip320 import EpochHistory
 
-FIRST_WITH_CURRENT_EPOCH = 9  # Fetch v9 (KIP-320) carries CurrentLeaderEpoch
+FIRST_WITH_CURRENT_EPOCH = FETCH_CURRENT_LEADER_EPOCH.first
 PAST_THE_END = 1000  # how far past the log end the out-of-range fetch asks
 
 
@@ -51,6 +53,8 @@ def out_of_range_probe(cluster: Cluster, history: EpochHistory) -> OutOfRangePro
     with rr.RawConnector(cluster) as raw:
         p = rr.partition_metadata(raw(cluster.running_brokers()[0]), history.topic)
         client = raw(p["LeaderId"])
+        # Both probes ask with CurrentLeaderEpoch: a leader without Fetch v9+ is "not supported" (its range shown).
+        require_offered(FETCH_CURRENT_LEADER_EPOCH, offered(client, p["LeaderId"], "Fetch"))
         current = rr.partition_metadata(client, history.topic)["LeaderEpoch"]
         top = client.max_version("Fetch")
         served = rr.fetch(client, top, history.topic, history.topic_id, 0, 0, current_epoch=current)
@@ -69,6 +73,7 @@ def metadata_truth_probe(cluster: Cluster, history: EpochHistory) -> MetadataTru
     with rr.RawConnector(cluster) as raw:
         p = rr.partition_metadata(raw(cluster.running_brokers()[0]), history.topic)
         client = raw(p["LeaderId"])
+        require_offered(FETCH_CURRENT_LEADER_EPOCH, offered(client, p["LeaderId"], "Fetch"))
         epoch = rr.partition_metadata(client, history.topic)["LeaderEpoch"]
         batches, _ = rr.read_log(client, history.topic, history.topic_id)
         start = history.appends[-1].first if history.appends else 0

@@ -24,7 +24,8 @@ from harness import confluent, progress
 from harness.cluster.base import Cluster
 from harness.confluent import LIBRDKAFKA_VERSION
 from harness.errors import WorkerHung
-from harness.integrity.model import Expectation
+from harness.histories.observations import TimelineEvent
+from harness.integrity.model import Expectation, ReportMeta
 from harness.nemesis.leadership import move_leader_away
 from harness.scenarios.kip359 import EPOCH_BUMP
 from harness.waiting import Owed, wait_until
@@ -32,8 +33,8 @@ from harness.workload.generator import GeneratorSpec
 from harness.workload.generator_process import GeneratorProcess
 from harness.workload.history import TxnOutcome, WriteLog, merge_ranges
 
-__all__ = ["IdempotentWrites", "LeaderMove", "PartitionEnd", "idempotent_writes", "partition_ends",
-           "why_no_leader_moves"]
+__all__ = ["IdempotentMeta", "IdempotentWrites", "LeaderMove", "PartitionEnd", "idempotent_writes",
+           "partition_ends", "why_no_leader_moves"]
 
 PARTITIONS = 3
 RECORDS = 3000
@@ -72,6 +73,21 @@ class PartitionEnd:
 
 
 @dataclass(frozen=True)
+class IdempotentMeta(ReportMeta):
+    """The report's account of the idempotent scene: the leader moves (or why none), how many ids were
+    acknowledged and not, the producer's first epoch bumps and last events, and the partitions whose
+    ListOffsets LATEST answered short of the last acknowledged write."""
+
+    leader_moves: list[str]
+    no_leader_moves: str | None
+    acknowledged: int
+    unacknowledged: int
+    epoch_bumps: list[str]
+    producer_events: list[TimelineEvent]
+    log_end_listed_short: list[str]
+
+
+@dataclass(frozen=True)
 class IdempotentWrites:
     """A finished idempotent pipeline: `expect` and `writes` for the checker; the `moves` made (none
     where `no_moves` says why); `epoch_bumps`, the producer's log lines of epoch bumps."""
@@ -83,7 +99,7 @@ class IdempotentWrites:
     moves: tuple[LeaderMove, ...]
     no_moves: str | None
     epoch_bumps: tuple[str, ...]
-    events: tuple[dict[str, object], ...]
+    events: tuple[TimelineEvent, ...]  # the generator's
     ends: tuple[PartitionEnd, ...]
     library: str = LIBRDKAFKA_VERSION  # the producer's librdkafka
 
@@ -101,16 +117,15 @@ class IdempotentWrites:
         return sum(len(r) for r in self.expect.of(TxnOutcome.UNKNOWN))
 
     @property
-    def meta(self) -> dict[str, object]:
-        return {
-            "scenario": "idempotent producer under leader moves" if self.moves else "idempotent producer, fault-free",
-            "leader_moves": [str(m) for m in self.moves], "no_leader_moves": self.no_moves,
-            "acknowledged": self.acknowledged, "unacknowledged": self.unacknowledged,
-            "epoch_bumps": list(self.epoch_bumps[:5]), "producer_events": list(self.events[-10:]),
+    def meta(self) -> IdempotentMeta:
+        return IdempotentMeta(
+            "idempotent producer under leader moves" if self.moves else "idempotent producer, fault-free",
+            [str(m) for m in self.moves], self.no_moves, self.acknowledged, self.unacknowledged,
+            list(self.epoch_bumps[:5]), list(self.events[-10:]),
             # Not this check's promise (the KIP-320 ListOffsets checks judge it), but why the read
             # goes past the log end the target names.
-            "log_end_listed_short": [str(e) for e in self.ends if e.listed < e.acknowledged],
-        }
+            [str(e) for e in self.ends if e.listed < e.acknowledged],
+        )
 
 
 def why_no_leader_moves(cluster: Cluster) -> str | None:
@@ -177,7 +192,8 @@ def idempotent_writes(cluster: Cluster, topic: str, records: int = RECORDS, rate
     bumps = tuple(line.strip()[:400] for line in log.read_text(errors="replace").splitlines()
                   if any(m in line for m in EPOCH_BUMP)) if log.exists() else ()
     return IdempotentWrites(topic, cluster.client_config(), expect, history.writes, tuple(moves), no_moves, bumps,
-                            tuple(history.events.events), partition_ends(cluster, topic, history.writes))
+                            tuple(TimelineEvent.of(e) for e in history.events.events),
+                            partition_ends(cluster, topic, history.writes))
 
 
 def partition_ends(cluster: Cluster, topic: str, writes: WriteLog) -> tuple[PartitionEnd, ...]:

@@ -26,7 +26,8 @@ from harness import attach, confluent
 from harness.clients.history import produce, read_partition
 from harness.cluster.base import Cluster
 from harness.errors import NotSupported, TargetRefused
-from harness.integrity.model import Expectation, Findings, TruncationWindow
+from harness.histories.observations import TimelineEvent
+from harness.integrity.model import Expectation, Findings, ReportMeta, TruncationWindow
 from harness.integrity.run import expectation
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
 from harness.process.events import EventLog
@@ -37,13 +38,35 @@ from harness.workload.pipeline import Pipeline, PipelineSpec, ProcessorKind
 from harness.workload.schedule import Step
 
 __all__ = [
-    "CleanFaults", "CopiedRecord", "Damage", "DeletedHead", "FinishedPipeline", "ProcessorKind", "UncleanPipeline",
-    "clean_faults", "copy_into_output", "cut_off_pipeline", "delete_output_head", "finished_pipeline",
-    "require_clean", "require_deleted_head", "unclean_pipeline",
+    "CleanFaults", "CopiedRecord", "CopyMeta", "Damage", "DeletedHead", "ElectionMeta", "FaultsMeta",
+    "FinishedPipeline", "ProcessorKind", "UncleanPipeline", "clean_faults", "copy_into_output", "cut_off_pipeline",
+    "delete_output_head", "finished_pipeline", "require_clean", "require_deleted_head", "unclean_pipeline",
 ]
 
 RECORDS = 2000  # the generator writes at least this many, and keeps going until the nemesis is done
 RATE = 200.0  # records/s: about 10 s of input, so that every fault lands mid-pipeline
+
+
+@dataclass(frozen=True)
+class FaultsMeta(ReportMeta):
+    """The report's account of a scene under scheduled faults: the nemesis's injection events."""
+
+    faults: list[TimelineEvent]
+
+
+@dataclass(frozen=True)
+class ElectionMeta(ReportMeta):
+    """The report's account of a scene with a forced unclean election: the election, as its repr."""
+
+    election: str
+
+
+@dataclass(frozen=True)
+class CopyMeta(ReportMeta):
+    """The report's account of a record copied into an output: its offset and the copy's."""
+
+    copied_offset: int
+    copy_offset: int
 
 
 @dataclass(frozen=True)
@@ -55,13 +78,13 @@ class CleanFaults:
     input_topic: str
     outputs: list[str]
     done: list[Step]
-    faults: list[dict[str, object]]
-    generator_done: list[dict[str, object]]
+    faults: list[TimelineEvent]
+    generator_done: list[TimelineEvent]
     windows: tuple[TruncationWindow, ...] = ()
 
     @property
-    def meta(self) -> dict[str, object]:
-        return {"scenario": "clean faults", "faults": self.faults}
+    def meta(self) -> FaultsMeta:
+        return FaultsMeta("clean faults", self.faults)
 
 
 def clean_faults(
@@ -102,8 +125,8 @@ def _scheduled_pipeline(
     with Pipeline(cluster, input_topic, outputs, group, PipelineSpec(processor=processor)) as pipeline:
         schedule = drive(pipeline, RECORDS, RATE, steps)
     return CleanFaults(
-        pipeline, input_topic, list(outputs), list(schedule.done), schedule.injected(),
-        pipeline.history.events.of("done"),
+        pipeline, input_topic, list(outputs), list(schedule.done), [TimelineEvent.of(e) for e in schedule.injected()],
+        [TimelineEvent.of(e) for e in pipeline.history.events.of("done")],
     )
 
 
@@ -123,8 +146,8 @@ class UncleanPipeline:
         return (self.window,)
 
     @property
-    def meta(self) -> dict[str, object]:
-        return {"scenario": "unclean election", "election": repr(self.election)}
+    def meta(self) -> ElectionMeta:
+        return ElectionMeta("unclean election", repr(self.election))
 
 
 def unclean_pipeline(cluster: Cluster, victim: str, input_topic: str, other: str, group: str) -> UncleanPipeline:
@@ -184,8 +207,8 @@ class FinishedPipeline:
     windows: tuple[TruncationWindow, ...] = ()
 
     @property
-    def meta(self) -> dict[str, object]:
-        return {"scenario": "fault-free pipeline"}
+    def meta(self) -> ReportMeta:
+        return ReportMeta("fault-free pipeline")
 
 
 def finished_pipeline(cluster: Cluster, input_topic: str, outputs: list[str], group: str) -> FinishedPipeline:
@@ -211,7 +234,7 @@ class Damage:
     pipeline: Pipeline
     output: str
     expect: Expectation
-    meta: dict[str, object]
+    meta: ReportMeta
 
 
 @dataclass(frozen=True)
@@ -286,8 +309,7 @@ def copy_into_output(cluster: Cluster, finished: FinishedPipeline, group: str, o
     with confluent.producer(cluster.client_config()) as producer:
         history = produce(producer, out, [original.value], partition=0)
     (copy,) = history.acked
-    meta: dict[str, object] = {"scenario": "one record copied into an output", "copied_offset": original.offset,
-                               "copy_offset": copy.offset}
+    meta = CopyMeta("one record copied into an output", original.offset, copy.offset)
     return CopiedRecord(pipeline, out, _only_output(pipeline, out), meta, original.offset, copy.offset)
 
 
@@ -312,5 +334,5 @@ def delete_output_head(cluster: Cluster, finished: FinishedPipeline, output_inde
             ) from None
     require_deleted_head(out, cut, before, _watermarks(cluster, out, 0))
     elsewhere = TruncationWindow(out, 1, 0, 1_000_000)
-    meta: dict[str, object] = {"scenario": f"records before offset {cut} of {out}-0 deleted"}
+    meta = ReportMeta(f"records before offset {cut} of {out}-0 deleted")
     return DeletedHead(pipeline, out, _only_output(pipeline, out, (elsewhere,)), meta, cut, deleted, elsewhere)

@@ -7,7 +7,11 @@ beyond `moved_at` is a truncation to the client's validation: the log it claims 
 epoch ended earlier (KIP-320 "Consumer Handling"; what an unclean election leaves, without one).
 
 - `seek_past_the_epoch_end`: a consumer with auto.offset.reset `reset` seeks to (moved_at + PAST,
-  first epoch) and is polled until it read the log's last record, raised, or POLL_MS passed.
+  first epoch) and is polled until it read the log's last record, raised, or POLL_MS passed. kafka-clients
+  validates a position only where the leader advertises OffsetForLeaderEpoch v3+ (harness.histories.
+  version_needs.TRUNCATION_DETECTION): against a leader without it there is no truncation to find,
+  and the scene ends "not supported by this target" before any client runs, the leader's ranges the
+  evidence.
 - `seek_while_idle`: a consumer reads the partition, is left alone until it has sent nothing for
   QUIET_S, is told to seek to (an offset of the first epoch, that epoch), and left alone SETTLE_S more;
   then it is polled again. Every request it sent through the proxy is recorded with when.
@@ -28,6 +32,7 @@ from harness.clients import raw as rr
 from harness.clients.driver import ClientDriver, stopped_on_exit
 from harness.clients.history import produce
 from harness.clients.jvm import JavaClient
+from harness.clients.stacks import JAVA
 from harness.cluster.base import Cluster
 from harness.errors import require_target
 from harness.histories.client_reactions import ClientRecord
@@ -41,9 +46,11 @@ from harness.histories.java_consumer_api import (
     TwoEpochLog,
 )
 from harness.histories.truncation import Divergence
+from harness.histories.version_needs import VALIDATION_APIS, require_offered, truncation_detection
 from harness.kafka.dist import resolve
 from harness.nemesis.leadership import move_leader
 from harness.proxy.server import Proxy
+from harness.scenarios.advertised import leader_offers
 from harness.scenarios.client_validation import partition_asks
 from harness.waiting import Owed, wait_until
 
@@ -116,6 +123,7 @@ def seek_past_the_epoch_end(cluster: Cluster, log: TwoEpochLog, reset: str) -> S
     """See the module."""
     name = f"seek-past-{reset}"  # no "truncat" in it: the check looks for that word in the client log
     sought, epoch = log.moved_at + PAST, log.epoch_before
+    require_offered(truncation_detection(JAVA), leader_offers(cluster, log.topic, *VALIDATION_APIS))
     with Proxy.for_cluster(cluster) as proxy:
         with rr.RawConnector(cluster) as raw:
             tid = rr.topic_id(raw(), log.topic)

@@ -17,15 +17,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from harness import confluent
+from harness import attach, confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients import txn_refusal
-from harness.clients.driver import stopped_on_exit
+from harness.clients.driver import ClientDriver, stopped_on_exit
 from harness.clients.history import produce
 from harness.clients.jvm import JavaClient
 from harness.clients.stacks import client_version, consumers_driver
@@ -45,10 +46,10 @@ from harness.histories.observations import ClientEvent
 from harness.kafka.dist import resolve
 from harness.nemesis.faults import Pause
 from harness.nemesis.leadership import move_leader
-from harness.protocol.errors import OFFSET_OUT_OF_RANGE, describe
+from harness.protocol.errors import OFFSET_OUT_OF_RANGE, describe, is_retriable
 from harness.protocol.exceptions import CorruptRecordError
 from harness.protocol.records import RecordBatch, committed_data, describe_log
-from harness.waiting import Owed, wait_until
+from harness.waiting import Owed, WaitTimeout, asked_again, wait_until
 
 # A frozen broker accepts connections and answers nothing: clients give up on it after 10 s, not 60.
 PAUSED_PEER = {"socket.timeout.ms": 10000}
@@ -170,9 +171,41 @@ def _java(cluster: Cluster, log: Log, group: str, isolation: str, max_poll_recor
     return [ClientEvent.of(e) for e in driver.events]
 
 
-def _committed(consumer: Consumer, topic: str) -> CommittedOffset:
-    (tp,) = consumer.committed([TopicPartition(topic, 0)], timeout=10)
-    return CommittedOffset(tp.offset, tp.leader_epoch)
+# How long an application asks committed() again while its error is retriable: the raw reads' bound
+# (harness.clients.raw.READ_RETRY_S).
+COMMITTED_RETRY_S = 30.0
+
+
+def _retriable(err: KafkaError) -> bool:
+    """An error an application asks again after: librdkafka's own flag, or the protocol guide's
+    (confluent-kafka raises committed()'s NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE, both
+    retriable there, with retriable() False: it builds the error from the code alone)."""
+    return err.retriable() or is_retriable(err.code())
+
+
+def _committed(consumer: Consumer, topic: str) -> tuple[CommittedOffset, tuple[str, ...]]:
+    """The group's commit for `topic`-0 as committed() reads it back, asked again while it raises a
+    retriable error (the coordinator moved, or is loading), as an application does, within
+    COMMITTED_RETRY_S; and the errors those answers were (the evidence). One that persists is raised."""
+
+    def ask() -> TopicPartition | KafkaError:
+        try:
+            (tp,) = consumer.committed([TopicPartition(topic, 0)], timeout=10)
+        except KafkaException as exc:
+            return exc.args[0]
+        return tp
+
+    answer, replaced = asked_again(ask, lambda a: isinstance(a, KafkaError) and _retriable(a), COMMITTED_RETRY_S,
+                                   backoff=0.5)
+    errors = tuple(str(e) for e in replaced)
+    if errors:
+        attach.text("committed() asked again", "\n".join(errors))
+    if isinstance(answer, KafkaError) and _retriable(answer):
+        raise TargetRefused(f"the group's coordinator kept answering committed() with a retriable error for "
+                            f"{COMMITTED_RETRY_S:.0f}s: {answer}, after {len(errors)} such answers {list(errors[-3:])}")
+    if isinstance(answer, KafkaError):
+        raise KafkaException(answer)
+    return CommittedOffset(answer.offset, answer.leader_epoch), errors
 
 
 def _validates(raw: rr.RawConnector, cluster: Cluster, topic: str, committed: CommittedOffset) -> EpochEnd:
@@ -226,6 +259,40 @@ def last_epoch_commits(cluster: Cluster, log: Log, group: str, client: str) -> L
     return LastEpochCommits(client, tuple(commits), current, validations, version)
 
 
+# How long a consumer driver is given to read through a record of a log already written.
+READ_THROUGH_S = 60
+
+
+class NotReadThrough(WaitTimeout):
+    """A consumer driver's client did not read through a record within READ_THROUGH_S: the harness's
+    ERROR (a WaitTimeout) unless its suite finds in `events` (that consumer's, in order) a known
+    client gap's stall (harness.checks.client_reactions.require_committed_offsets_fetched). `client`:
+    what its driver named."""
+
+    def __init__(self, timeout: WaitTimeout, client: str | None, events: tuple[ClientEvent, ...]) -> None:
+        super().__init__(str(timeout))
+        self.client = client
+        self.events = events
+
+    @property
+    def read(self) -> int:
+        """How many records the consumer was handed."""
+        return sum(e.event == "record" for e in self.events)
+
+
+def _read_through(driver: ClientDriver, client: str, name: str, last: int,
+                  reached: Callable[[dict[str, object]], bool]) -> dict[str, object]:
+    """The first event of `driver` that `reached` holds for: consumer `name` read through offset
+    `last`. A wait for the client's own progress on a log the target has served: where it never
+    comes, `NotReadThrough` with that consumer's events, for the suite to tell a known client gap's
+    stall from the harness's own trouble."""
+    try:
+        return driver.wait_for(reached, READ_THROUGH_S, f"{name} reads through {last}")
+    except WaitTimeout as exc:
+        mine = tuple(ClientEvent.of(e) for e in driver.events if e.get("consumer") == name)
+        raise NotReadThrough(exc, client_version(driver) or client, mine) from exc
+
+
 def _commits_after(
     cluster: Cluster, log: Log, group: str, client: str, lasts: list[int]
 ) -> tuple[list[CommitAfterRead], str | None]:
@@ -241,8 +308,9 @@ def _commits_after(
             driver.send_line(f"until {name} {last}")
             if i == 0:
                 driver.send_line(f"subscribe {name} earliest {group}")
-            held = driver.wait_for(lambda e, last=last: e.get("event") == "held" and e["consumer"] == name
-                                   and e["offset"] >= last, 60, f"{name} reads through {last}")
+            held = _read_through(driver, client, name, last,
+                                 lambda e, last=last: e.get("event") == "held" and e["consumer"] == name
+                                 and e["offset"] >= last)
             record = next(e for e in reversed(driver.events) if e.get("event") == "record"
                           and e["consumer"] == name and e["offset"] == held["offset"])
             answer = driver.ask(f"commit {name}", "committed")
@@ -297,8 +365,8 @@ def _marker_commit_driver(
     with driver, stopped_on_exit(driver):
         driver.wait_ready()
         driver.send_line(f"subscribe {name} earliest {group} read_committed")
-        driver.wait_for(lambda e: e.get("event") == "record" and e["consumer"] == name
-                        and e["offset"] >= last_data, 60, f"{name} reads through {last_data}")
+        _read_through(driver, client, name, last_data,
+                      lambda e: e.get("event") == "record" and e["consumer"] == name and e["offset"] >= last_data)
         last: list[ClientEvent] = []  # the driver's last position answer
 
         def position_at_end() -> bool:
@@ -340,14 +408,16 @@ class ZombieLeader:
     seen: LeaderView  # the partition in the zombie's own Metadata
     without_epoch: FetchAnswer  # the zombie's answer to a Fetch of the commit without an epoch
     answers: list[EpochProbe]
+    committed_retried: tuple[str, ...] = ()  # the retriable errors committed() raised before the commit read
 
     @property
     def zombie_epoch(self) -> int:
         return self.seen.epoch
 
 
-def _commit_through(cluster: Cluster, topic: str, group: str, last: int) -> CommittedOffset:
-    """A group member reads through offset `last` and commits; the committed (offset, epoch) read back."""
+def _commit_through(cluster: Cluster, topic: str, group: str, last: int) -> tuple[CommittedOffset, tuple[str, ...]]:
+    """A group member reads through offset `last` and commits; the committed (offset, epoch) read back,
+    and the retriable errors committed() raised before it (`_committed`)."""
     with confluent.consumer({**cluster.client_config(), "group.id": group, "enable.auto.commit": False,
                          "auto.offset.reset": "earliest", **PAUSED_PEER}) as consumer:
         consumer.assign([TopicPartition(topic, 0, 0)])
@@ -385,12 +455,13 @@ def zombie_leader(cluster: Cluster, topic: str, group: str) -> ZombieLeader:
             # A new producer: the first one still waits on requests the frozen leader will never answer.
             with confluent.producer({**config, "acks": "all", **PAUSED_PEER}) as second:
                 produce(second, topic, [f"phase2-{i}".encode() for i in range(30)])
-            committed = _commit_through(cluster, topic, group, 49)
+            committed, replaced = _commit_through(cluster, topic, group, 49)
             expected = CommittedOffset(50, after.leader_epoch)
             assert committed == expected, (
                 f"KIP-320 \"Protocol Changes / OffsetCommit\" (the commit carries \"the epoch of the previously "
                 f"fetched record\"): the group read through offset 49, written at epoch {after.leader_epoch}, and "
-                f"committed {committed} read back, expected {expected}")
+                f"committed {committed} read back, expected {expected}"
+                + (f" (after committed() raised {list(replaced)})" if replaced else ""))
             epoch = after.leader_epoch  # the committed epoch, as read back
 
             # While the controller sleeps, the thawed broker cannot learn that it was replaced.
@@ -425,4 +496,4 @@ def zombie_leader(cluster: Cluster, topic: str, group: str) -> ZombieLeader:
         f"past its log end with OFFSET_OUT_OF_RANGE; asked for {committed.offset}, written only on the new "
         f"leader, it answered {describe(without_epoch.error)}"
     )
-    return ZombieLeader(topic, before, after, committed, seen, without_epoch, answers)
+    return ZombieLeader(topic, before, after, committed, seen, without_epoch, answers, replaced)

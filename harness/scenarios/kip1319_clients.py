@@ -24,9 +24,8 @@ check says so.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from confluent_kafka import IsolationLevel, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
@@ -41,7 +40,7 @@ from harness.clients.raw import RawConnector
 from harness.cluster.base import Cluster
 from harness.errors import ClientLacks, NotSupported, PromiseUnkept, SetupError
 from harness.histories.kip1319 import ClientRun, Injected
-from harness.histories.observations import ClientEvent, Exchange, FetchedOffset, OffsetCommit
+from harness.histories.observations import Body, ClientEvent, Exchange, FetchedOffset, OffsetCommit
 from harness.kafka.dist import resolve
 from harness.protocol import errors
 from harness.proxy import CapVersion, Proxy, ReplaceErrors, ReplaceTopicErrors, Rule, StripTopicIds
@@ -202,7 +201,7 @@ def _require_consumer_protocol(cluster: Cluster, driver: str) -> None:
 
 
 def consumer_protocol_lacking(where: str, versions: tuple[int, int] | None,
-                              probe: Mapping[str, Any] | None) -> str | None:
+                              probe: Body | None) -> str | None:
     """Why the broker at `where` does not serve the consumer protocol, from the ConsumerGroupHeartbeat
     versions it advertises and its answer to `tx.consumer_protocol_probe`; None when it serves it.
     Listing the API is not enough: 3.7 to 3.9 list it and answer UNSUPPORTED_VERSION while their new

@@ -36,12 +36,20 @@ from harness.histories.leader_answers import EndOffsetAnswers, ListOffsetsAnswer
 from harness.histories.metadata import MetadataAnswer
 from harness.histories.observations import Body
 from harness.histories.offset_commits import CommitRead, CommitRoundTrip, SentCommit
+from harness.histories.version_needs import (
+    CURRENT_LEADER_EPOCH,
+    FETCH_FROM_FOLLOWER,
+    LIST_OFFSETS_LEADER_EPOCH,
+    Offered,
+    require_offered,
+)
 from harness.nemesis.faults import Crash, LeaderFailover
 from harness.nemesis.leadership import elect_preferred, move_leader
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
 from harness.protocol.client import RawClient
 from harness.protocol.records import RecordBatch
 from harness.protocol.sentinels import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from harness.scenarios.advertised import offered
 from harness.waiting import Owed, wait_until
 
 RECORDS_PER_EPOCH = 5
@@ -289,11 +297,13 @@ def list_offsets_epochs(cluster: Cluster, history: EpochHistory) -> ListOffsetsA
     try:
         leader, _, epoch = _leader_and_follower(raw, history.topic, need_follower=False)
         client = raw(leader)
+        # A leader that advertises no ListOffsets v4+ returns no epoch: "not supported", its range the evidence.
+        require_offered(LIST_OFFSETS_LEADER_EPOCH, offered(client, leader, "ListOffsets"))
         batches, log_end = rr.read_log(client, history.topic, history.topic_id)
         times = [b.base_timestamp for b in batches if not b.is_control]
         answers = [
             ListOffsetsAtTime(version, ts, rr.list_offsets(client, version, history.topic, 0, ts, current_epoch=epoch))
-            for version in rr.versions(client, "ListOffsets", 4)
+            for version in rr.versions(client, "ListOffsets", LIST_OFFSETS_LEADER_EPOCH.first)
             for ts in [EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, *times]
         ]
         return ListOffsetsAnswers(leader, epoch, log_end, _blob(batches), answers)
@@ -303,12 +313,14 @@ def list_offsets_epochs(cluster: Cluster, history: EpochHistory) -> ListOffsetsA
 
 @dataclass(frozen=True)
 class ReplicaLogs:
-    """The partition's log as each in-sync replica serves it, the leader first."""
+    """The partition's log as each in-sync replica serves it, the leader first; `followers_offered`:
+    each in-sync follower's Fetch range (one without KIP-392's v11 serves no consumer: left unread)."""
 
     history: str
     leader: int
     log_end: int
     logs: dict[int, list[RecordBatch]]
+    followers_offered: tuple[Offered, ...] = ()
 
     def role(self, broker: int) -> str:
         return "leader" if broker == self.leader else "follower"
@@ -330,6 +342,10 @@ def replica_logs(cluster: Cluster, history: EpochHistory) -> ReplicaLogs:
             followers = []  # one log per partition, served by its leader: there is no other to read
         leader_log, log_end = rr.read_log(raw(leader), history.topic, history.topic_id)
         logs = {leader: leader_log}
+        # KIP-392: a follower serves a consumer's Fetch from v11 only (NOT_LEADER_OR_FOLLOWER below): one that
+        # advertises none is not read, its range kept for the check's "not supported".
+        followers_offered = tuple(o for f in followers for o in offered(raw(f), f, "Fetch"))
+        followers = [o.broker for o in followers_offered if FETCH_FROM_FOLLOWER.met_by(o)]
 
         def caught_up(reader: RawClient) -> list[RecordBatch] | None:
             batches, high_watermark = rr.read_log(reader, history.topic, history.topic_id)
@@ -344,7 +360,7 @@ def replica_logs(cluster: Cluster, history: EpochHistory) -> ReplicaLogs:
                 lambda f=follower: f"follower {f}'s high watermark reaching the leader's {log_end}",
                 owed=Owed.PREMISE,
             )
-        return ReplicaLogs(history.name, leader, log_end, logs)
+        return ReplicaLogs(history.name, leader, log_end, logs, followers_offered)
     finally:
         raw.close()
 
@@ -446,6 +462,9 @@ def epoch_validation(
     try:
         leader, follower, epoch = _leader_and_follower(raw, history.topic, need_follower="leader" not in roles)
         roles = tuple(r for r in roles if r == "leader" or follower >= 0)
+        if set(cases) - {"unset"}:  # every case but -1 needs the field: "not supported" where a broker asked lacks it
+            asked = [leader if r == "leader" else follower for r in roles]
+            require_offered(CURRENT_LEADER_EPOCH[api], [o for b in asked for o in offered(raw(b), b, api)])
         if api == "Fetch" and "follower" in roles:
             _wait_for_follower_high_watermark(raw, history, leader, follower, epoch)
         answers: list[EpochProbe] = []

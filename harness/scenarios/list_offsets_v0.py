@@ -9,19 +9,19 @@ it and the target's own schema has it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.clients import raw as rr
 from harness.cluster.base import Cluster
 from harness.histories.leader_answers import ListOffsetsAtTime
 from harness.histories.list_offsets_v0 import ListOffsetsV0
+from harness.histories.observations import Body
+from harness.protocol.client import RawClient
 from harness.protocol.sentinels import CONSUMER_REPLICA_ID, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
 
-def _v0(client: Any, topic: str, timestamp: int) -> dict[str, Any]:
+def _v0(client: RawClient, topic: str, timestamp: int) -> Body:
     body = {"ReplicaId": CONSUMER_REPLICA_ID, "Topics": [{"Name": topic, "Partitions": [
         {"PartitionIndex": 0, "Timestamp": timestamp, "MaxNumOffsets": 1}]}]}
-    answer: dict[str, Any] = client.send("ListOffsets", 0, body)["Topics"][0]["Partitions"][0]
+    answer: Body = client.send("ListOffsets", 0, body)["Topics"][0]["Partitions"][0]
     return answer
 
 

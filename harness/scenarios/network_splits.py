@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
 from harness import confluent, progress
 from harness.clients import raw as rr
@@ -31,7 +31,7 @@ from harness.cluster.base import Cluster, PartitionState
 from harness.errors import TargetRefused, require_target
 from harness.histories.client_reactions import ClientRecord
 from harness.histories.network_splits import IsrSample, ZombieFetch, ZombieFetchFrom, ZombieWrite
-from harness.histories.observations import Body
+from harness.histories.observations import Body, TimelineEvent
 from harness.histories.records import DeliveryReport, LogRecord
 from harness.histories.truncation import ConsumerSeen
 from harness.nemesis.network_splits import NetworkPartition, unclean_election_by_partition
@@ -49,6 +49,11 @@ ZOMBIE_PREFIX = "zombie-"
 def _records(batches: list[RecordBatch]) -> list[LogRecord]:
     return [LogRecord(r.offset, (r.value or b"").decode(errors="replace"))
             for b in batches if not b.is_control for r in b.records]
+
+
+def _timeline(net: NetworkPartition) -> list[TimelineEvent]:
+    """What the nemesis, the observer and the scenario noted, in order, on the nemesis's clock."""
+    return [TimelineEvent.of(e) for e in net.events.events]
 
 
 def _log(cluster: Cluster, broker: int, topic: str, catch_up_to: int | None = None) -> list[LogRecord]:
@@ -99,7 +104,7 @@ class ZombieLeader:
     zombie_reads: dict[str, list[ClientRecord]]  # per consumer: the zombie's writes it was served
     old_leader_log: list[LogRecord]  # after the heal, once caught up
     new_leader_log: list[LogRecord]
-    timeline: list[dict[str, object]]
+    timeline: list[TimelineEvent]
 
     @property
     def election(self) -> UncleanElection:
@@ -173,7 +178,7 @@ def zombie_leader(cluster: Cluster, topic: str, groups: dict[str, str]) -> Zombi
         net.note("scenario", "zombie probed", acked=[a.offset for a in found.acked], own_epoch=own,
                  new_epoch_errors=sorted({a.error for a in found.at_new_epoch}))
 
-    def elect(c: Cluster, t: str, write_divergent: Any) -> UncleanElection:
+    def elect(c: Cluster, t: str, write_divergent: Callable[[], None]) -> UncleanElection:
         return unclean_election_by_partition(c, t, net, write_divergent=write_divergent, while_zombie=while_zombie)
 
     with net:
@@ -187,7 +192,7 @@ def zombie_leader(cluster: Cluster, topic: str, groups: dict[str, str]) -> Zombi
     judged = {n: ConsumerSeen(tuple(r for r in o.reads if not str(r.value).startswith(ZOMBIE_PREFIX)), o.errors)
               for n, o in history.observed.items()}
     history = dataclasses.replace(history, observed=judged)
-    return ZombieLeader(history, probes, zombie_reads, old_log, new_log, net.events.events)
+    return ZombieLeader(history, probes, zombie_reads, old_log, new_log, _timeline(net))
 
 
 # -- acks=all on the minority side --------------------------------------------------------------
@@ -203,7 +208,7 @@ class AcknowledgedWrites:
     writes: list[DeliveryReport]
     log: list[LogRecord]
     cut_off_log_end: int | None  # the cut-off leader's log end while cut off: what it took, acknowledged or not
-    timeline: list[dict[str, object]]
+    timeline: list[TimelineEvent]
 
     @property
     def acked(self) -> list[DeliveryReport]:
@@ -235,7 +240,7 @@ class _Writer:
             value = f"{tag}-{self.n}"
             self.n += 1
 
-            def report(err: Any, msg: Any, value: str = value) -> None:
+            def report(err: KafkaError | None, msg: Message, value: str = value) -> None:
                 self.writes.append(DeliveryReport(value, msg.offset() if err is None else None,
                                                   None if err is None else err.str()))
 
@@ -289,7 +294,7 @@ def minority_leader(cluster: Cluster, topic: str) -> AcknowledgedWrites:
                                        agreed=True)
     log = _log(cluster, final.leader, topic)
     return AcknowledgedWrites(topic, before, final, writer.writes + majority.writes, log, cut_off_end,
-                              net.events.events)
+                              _timeline(net))
 
 
 # -- the controller cut off ---------------------------------------------------------------------
@@ -366,7 +371,7 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
         writer.write(50, "after-heal")
         writer.finish()
     log = _log(cluster, final.leader, topic)
-    record = AcknowledgedWrites(topic, at_cut, final, writer.writes, log, None, net.events.events)
+    record = AcknowledgedWrites(topic, at_cut, final, writer.writes, log, None, _timeline(net))
     return ControllerCutOff(record, [r for r in reads if r.value.startswith("controller-cut-off")], cut_for,
                             session_timeout)
 
@@ -387,7 +392,7 @@ class FencedFollower:
     follower: int
     watched: list[IsrSample]
     rejoined: PartitionState
-    timeline: list[dict[str, object]]
+    timeline: list[TimelineEvent]
 
 
 OBSERVE_FENCED = 5.0  # seconds the ISR is watched once the fenced follower has caught up
@@ -451,4 +456,4 @@ def fenced_follower(cluster: Cluster, topic: str) -> FencedFollower:
         # A follower that never rejoins is a premise the target refused, which the check names.
         rejoined = cluster.partition_state(topic, 0, others[0])
         net.observe(f"follower {follower} reconnected, not back in the ISR after 60 s")
-    return FencedFollower(topic, before.leader, follower, watched, rejoined, net.events.events)
+    return FencedFollower(topic, before.leader, follower, watched, rejoined, _timeline(net))

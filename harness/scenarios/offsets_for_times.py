@@ -35,6 +35,9 @@ from harness.scenarios.client_validation import partition_asks
 BEFORE, AFTER = 20, 10
 STEP_MS, GAP_MS = 10, 60_000
 LOOKED_UP = 5  # the record after the move whose timestamp the clients look up
+# The driver's answer to a lookup: a lookup takes up to 15 s, and a driver asks it again for up to 30 s
+# while the error is one an application retries (kip320_consumers.RETRY_S), then once more.
+LOOKUP_ANSWER_S = 75
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ def lookup_by_time(cluster: Cluster, partition: TwoEpochPartition, client: str) 
         driver = consumers_driver(client, cluster.java_clients, proxy.client_config(), partition.topic)
         with driver, stopped_on_exit(driver):
             driver.wait_ready()
-            answer = driver.ask(f"offsetsfortimes {name} {partition.looked_up}", "offset_for_time", 45)
+            answer = driver.ask(f"offsetsfortimes {name} {partition.looked_up}", "offset_for_time", LOOKUP_ANSWER_S)
         asks = tuple(a for a in partition_asks(proxy, partition.topic, partition.topic_id)
                      if a.api == LIST_OFFSETS and a.client_id == name)
     if answer.get("event") == "command_failed":

@@ -15,13 +15,13 @@ of `hidden` once more. Each phase records alice's ACLs as the broker listed them
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from confluent_kafka.admin import (
     AclBinding,
     AclBindingFilter,
     AclOperation,
     AclPermissionType,
+    AdminClient,
     ResourcePatternType,
     ResourceType,
 )
@@ -31,7 +31,9 @@ from harness.clients import raw as rr
 from harness.clients.history import produce
 from harness.cluster.base import Cluster
 from harness.histories.authorization import OffsetsForEpochAsUser
+from harness.histories.observations import Body
 from harness.histories.ofle_grants import CLUSTER, Acl, GrantAnswers, OffsetsForEpochGrants
+from harness.protocol.client import RawClient
 from harness.protocol.sentinels import CONSUMER_REPLICA_ID, NO_EPOCH
 from harness.scenarios.kip1319 import USER, side_topic
 from harness.waiting import Owed, wait_until
@@ -45,7 +47,7 @@ _RESOURCES = {ResourceType.TOPIC: "topic", ResourceType.BROKER: CLUSTER, Resourc
               ResourceType.TRANSACTIONAL_ID: "transactional-id"}
 
 
-def _acl(b: Any) -> Acl:
+def _acl(b: AclBinding) -> Acl:
     return Acl(_RESOURCES.get(b.restype, str(b.restype.name).lower()), b.name, b.operation.name,
                b.permission_type.name)
 
@@ -55,7 +57,7 @@ def _everything(principal: str) -> AclBindingFilter:
                             AclPermissionType.ANY)
 
 
-def _listed(admin: Any, principal: str, holds: Callable[[set[Acl]], bool], what: str) -> tuple[Acl, ...]:
+def _listed(admin: AdminClient, principal: str, holds: Callable[[set[Acl]], bool], what: str) -> tuple[Acl, ...]:
     """The principal's ACLs as the broker lists them, once `holds(them)` (the authorizer took the change)."""
     seen: list[Acl] = []
 
@@ -67,14 +69,14 @@ def _listed(admin: Any, principal: str, holds: Callable[[set[Acl]], bool], what:
     return tuple(seen)
 
 
-def _ask(client: Any, version: int, topic: str, replica_id: int, epoch: int) -> dict[str, Any]:
-    part: dict[str, Any] = {"Partition": 0, "LeaderEpoch": epoch}
+def _ask(client: RawClient, version: int, topic: str, replica_id: int, epoch: int) -> Body:
+    part: Body = {"Partition": 0, "LeaderEpoch": epoch}
     if version >= CURRENT_EPOCH_FROM:
         part["CurrentLeaderEpoch"] = NO_EPOCH
-    body: dict[str, Any] = {"Topics": [{"Topic": topic, "Partitions": [part]}]}
+    body: Body = {"Topics": [{"Topic": topic, "Partitions": [part]}]}
     if version >= REPLICA_ID_FROM:
         body["ReplicaId"] = replica_id
-    answer: dict[str, Any] = client.send("OffsetForLeaderEpoch", version, body)["Topics"][0]["Partitions"][0]
+    answer: Body = client.send("OffsetForLeaderEpoch", version, body)["Topics"][0]["Partitions"][0]
     return answer
 
 

@@ -14,7 +14,9 @@ On a 2-replica partition (A leads, B follows; unclean election enabled, min.insy
    e2 begins at 20; it takes 20 (offsets 20-39, e2); then B starts and follows it.
 Asked with OffsetsForLeaderEpoch for e1, A answers e0 ending at 20, the start of e2: the point each
 consumer must resume from. The true divergence (10) is out of anyone's reach, and the consumers'
-position (30) is still inside A's log, so only epoch validation can tell that anything changed.
+position (30) is still inside A's log, so only epoch validation can tell that anything changed; what A
+advertises for OffsetForLeaderEpoch and Fetch is kept beside it (a client validates only with the
+versions it speaks: harness.histories.version_needs.TRUNCATION_DETECTION).
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from harness.clients.history import produce
 from harness.cluster.base import Cluster
 from harness.histories.records import LogRecord
 from harness.histories.truncation import ConsumerSeen, RepeatedUncleanConsumer
+from harness.histories.version_needs import VALIDATION_APIS, Offered
 from harness.nemesis.unclean import elect_unclean
+from harness.scenarios.advertised import leader_offers
 from harness.scenarios.truncation import Watched, watch_until_settled
 from harness.waiting import Owed, wait_until
 
@@ -51,6 +55,7 @@ class RepeatedUnclean:
     leader_writes: list[LogRecord]  # A's records from e2_start on
     observed: dict[str, ConsumerSeen]
     incomplete: str | None = None
+    leader_offers: tuple[Offered, ...] = ()  # what A, which the consumers validate against, advertised
 
     def consumer(self, name: str) -> RepeatedUncleanConsumer:
         """The consumer `name` (`<stack>/<reset>`) as its check judges it and its recording keeps it."""
@@ -120,9 +125,10 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
         leader_writes = _write_alone(cluster, topic, "last-leader", LAST_LEADER)
         cluster.start_node(b)
         cluster.wait_for_partition(topic, 0, lambda s: b in s.isr, f"broker {b} back in the ISR", timeout)
+        offers = leader_offers(cluster, topic, *VALIDATION_APIS)
 
         watched = {f"{stack}/{reset}": Watched() for stack in drivers for reset in RESETS}
         incomplete = watch_until_settled(drivers, marks, watched, leader_writes[-1].offset)
     observed = {name: w.seen() for name, w in watched.items()}
     return RepeatedUnclean(topic, a, b, (start.leader_epoch, first.leader_epoch, second.leader_epoch), e1_start,
-                           e2_start, last + 1, leader_writes, observed, incomplete)
+                           e2_start, last + 1, leader_writes, observed, incomplete, offers)

@@ -17,17 +17,20 @@ from harness.cluster.base import Cluster
 from harness.errors import require_target
 from harness.histories.epoch_validation import EpochProbe
 from harness.histories.epochs import EpochHistory
+from harness.histories.observations import Body
 from harness.histories.replica_fencing import FollowerFencing, FollowerProbe
+from harness.protocol import errors
+from harness.protocol.sentinels import DEBUGGING_REPLICA_ID, LATEST_TIMESTAMP
 
 FETCH_WITH_EPOCH = 9
 FETCH_REPLICA_STATE = 15  # KIP-903: ReplicaId moved into the ReplicaState tagged field
 OFLE_WITH_REPLICA_ID = 3
 
 
-def _fetch_as(client: Any, version: int, topic: str, tid: Any, replica_id: int, epoch: int) -> dict[str, Any]:
+def _fetch_as(client: Any, version: int, topic: str, tid: Any, replica_id: int, epoch: int) -> Body:
     key = {"TopicId": tid} if version >= 13 else {"Topic": topic}
     part = {"Partition": 0, "FetchOffset": 0, "PartitionMaxBytes": 1 << 20, "CurrentLeaderEpoch": epoch}
-    body: dict[str, Any] = {
+    body: Body = {
         "MaxWaitMs": 0, "MinBytes": 0, "MaxBytes": 4 << 20, "IsolationLevel": 0, "SessionId": 0, "SessionEpoch": -1,
         "Topics": [{**key, "Partitions": [part]}], "ForgottenTopicsData": [], "RackId": "",
     }
@@ -39,10 +42,10 @@ def _fetch_as(client: Any, version: int, topic: str, tid: Any, replica_id: int, 
     return rr.fetched_partition(resp, version, topic, 0, body)
 
 
-def _ofle_as(client: Any, version: int, topic: str, replica_id: int, epoch: int) -> dict[str, Any]:
+def _ofle_as(client: Any, version: int, topic: str, replica_id: int, epoch: int) -> Body:
     body = {"ReplicaId": replica_id, "Topics": [{"Topic": topic, "Partitions": [
         {"Partition": 0, "CurrentLeaderEpoch": epoch, "LeaderEpoch": epoch}]}]}
-    answer: dict[str, Any] = client.send("OffsetForLeaderEpoch", version, body)["Topics"][0]["Partitions"][0]
+    answer: Body = client.send("OffsetForLeaderEpoch", version, body)["Topics"][0]["Partitions"][0]
     return answer
 
 
@@ -60,7 +63,14 @@ def follower_requests_at_wrong_epochs(cluster: Cluster, history: EpochHistory) -
         theirs = rr.partition_metadata(raw(follower), topic)["LeaderEpoch"]
         require_target(theirs == epoch, f"{topic}'s follower {follower} says epoch {theirs}, leader {leader} {epoch}")
         client = raw(leader)
-        log_end = cluster.log_end_offset(topic, 0, leader)
+        # The leader's own log end, as `Cluster.log_end_offset` reads it (the debugging ReplicaId), but
+        # through the raw client: asked again while the leader answers as a leader moving may
+        # (`rr.as_a_client_asks`), where a single answer would end the scene.
+        end = rr.list_offsets(client, client.max_version("ListOffsets"), topic, 0, LATEST_TIMESTAMP,
+                              replica_id=DEBUGGING_REPLICA_ID)
+        require_target(end["ErrorCode"] == 0, f"leader {leader} of {topic} did not give its log end: "
+                                              f"ListOffsets {errors.describe(end['ErrorCode'])}")
+        log_end = end["Offset"]
         answers = []
         for requested in (epoch - 1, epoch + 1):
             for v in rr.versions(client, "Fetch", FETCH_WITH_EPOCH):

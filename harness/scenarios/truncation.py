@@ -18,7 +18,9 @@ consumers in one driver process of its own that takes the same commands:
   election; after it, a new member of the group, with no reset policy, starts from that commit;
 - `<client>/seek`: after the election, a consumer with no reset policy positioned at (50, the old
   epoch) by seek with an offset and epoch (librdkafka: an assignment carrying the leader epoch).
-Everything each one read or reported after the election is recorded; the checks judge it.
+Everything each one read or reported after the election is recorded; the checks judge it, with what
+the new leader advertised for OffsetForLeaderEpoch and Fetch: a client validates a position only with
+the OffsetForLeaderEpoch versions it speaks (harness.histories.version_needs.TRUNCATION_DETECTION).
 """
 
 from __future__ import annotations
@@ -49,8 +51,10 @@ from harness.histories.truncation import (
     Refusal,
     TruncatedConsumer,
 )
+from harness.histories.version_needs import VALIDATION_APIS, Offered
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
 from harness.process.events import Message
+from harness.scenarios.advertised import leader_offers
 from harness.waiting import Owed, wait_until
 
 REPLICATED, DIVERGENT, REWRITTEN = 20, 30, 60
@@ -89,6 +93,8 @@ class TruncationHistory:
     # (offset, PartitionLeaderEpoch of its batch) of each new-leader write, as the leader serves its log:
     # the epoch it was written in, the election's or a later one (a controller may move the lead on)
     new_leader_epochs: tuple[tuple[int, int | None], ...] = ()
+    # What the new leader, which every consumer validates against, advertised for VALIDATION_APIS.
+    leader_offers: tuple[Offered, ...] = ()
 
     def written_epoch(self, offset: int) -> int:
         """The epoch the record at `offset` was written in: its batch's, else the election's."""
@@ -180,6 +186,7 @@ def unclean_election_watched(
         rewritten = produce(writer, topic, [f"new-leader-{i}".encode() for i in range(REWRITTEN)])
         new_writes = tuple(LogRecord(w.offset, w.value.decode()) for w in rewritten.acked)
         written_epochs = batch_epochs(cluster, topic, [w.offset for w in new_writes])
+        offers = leader_offers(cluster, topic, *VALIDATION_APIS)
         for stack, d in drivers.items():
             for reset in RESETS[stack]:
                 d.send_line(f"resume {stack}/{reset}")
@@ -199,7 +206,7 @@ def unclean_election_watched(
         versions = {stack: client_version(d) or f"{stack} {cluster.java_clients}" for stack, d in drivers.items()}
         return TruncationHistory(
             topic, election, election.old_leader_leo_before, new_writes, committed, observed, incomplete, versions,
-            written_epochs,
+            written_epochs, offers,
         )
 
 

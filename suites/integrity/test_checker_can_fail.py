@@ -31,8 +31,8 @@ def test_checker_flags_a_duplicate_written_into_an_output(
 
     assert findings.failures == {Anomaly.DUPLICATE: 1}, findings.describe_failures()
     (row,) = findings.samples[Anomaly.DUPLICATE]
-    assert (row["topic"], row["partition"], row["offset"]) == (out, 0, damage.original_offset), row
-    assert str(row["detail"]) == f"2 copies, offsets {damage.original_offset} .. {damage.copy_offset}", row
+    assert (row.topic, row.partition, row.offset) == (out, 0, damage.original_offset), row
+    assert row.detail == f"2 copies, offsets {damage.original_offset} .. {damage.copy_offset}", row
 
 
 @pytest.mark.promise("kcts.checker-finds-damage")
@@ -52,5 +52,6 @@ def test_checker_flags_a_loss_outside_every_reported_window(
     assert findings.failures == {Anomaly.LOST: len(deleted)}, findings.describe_failures()
     assert findings.count(Anomaly.LOST_IN_TRUNCATION) == 0, findings.evidence(Anomaly.LOST_IN_TRUNCATION)
     lost = findings.samples[Anomaly.LOST]
-    assert {r["id"] for r in lost} <= deleted, f"reported lost ids that were not deleted: {lost}"
-    assert all(r["partition"] == 0 and r["offset"] < cut and "outside every" in str(r["detail"]) for r in lost), lost
+    assert {r.id for r in lost} <= deleted, f"reported lost ids that were not deleted: {lost}"
+    assert all(r.partition == 0 and r.offset is not None and r.offset < cut and "outside every" in str(r.detail)
+               for r in lost), lost

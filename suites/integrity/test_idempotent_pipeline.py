@@ -43,7 +43,7 @@ def test_idempotent_producer_keeps_every_acknowledged_record_once_in_key_order(
     run = idempotent_writes(cluster, topic)
     if run.acknowledged == 0:
         target_refused(f"the target acknowledged none of the idempotent producer's {run.unacknowledged} records: "
-                       f"{run.events[-5:]}")
+                       f"{[e.flat() for e in run.events[-5:]]}")
     if run.no_moves is None:
         assert len(run.moves) == len(MOVES_AT), f"leader moves done: {[str(m) for m in run.moves]}"
         assert all(m.after[1] > m.before[1] and m.after[0] != m.before[0] for m in run.moves), (

@@ -80,8 +80,8 @@ def test_clean_faults_keep_every_record_exactly_once(
 
     assert [s.fault for s in run.done] == ["crash", "bounce", "pause"], f"nemesis did {run.done}"
     (generator_done,) = run.generator_done
-    assert all(float(str(f["t"])) < float(str(generator_done["t"])) for f in faults), (
-        f"a fault came after the generator stopped at t={generator_done['t']}: {faults}"
+    assert all(f.t < generator_done.t for f in faults), (
+        f"a fault came after the generator stopped at t={generator_done.t}: {[f.flat() for f in faults]}"
     )
     assert findings.ok, failures_message(findings, integrity_dir)
     assert findings.count(Anomaly.LOST_IN_TRUNCATION) == 0, "no window was reported, so nothing may be explained"
@@ -130,5 +130,5 @@ def test_unclean_election_loses_only_records_in_the_reported_window(
         f"{findings.evidence(Anomaly.LOST_IN_TRUNCATION)}"
     )
     explained = findings.samples[Anomaly.LOST_IN_TRUNCATION]
-    assert all((r["topic"], r["partition"]) == (victim, 0) for r in explained), explained[:5]
+    assert all((r.topic, r.partition) == (victim, 0) for r in explained), explained[:5]
     assert findings.ok, failures_message(findings, integrity_dir)

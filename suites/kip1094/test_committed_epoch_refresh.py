@@ -3,7 +3,9 @@ a metadata refresh before it fetches (every client stack judged).
 
 librdkafka fetches at once at its metadata's stale epoch: its FetchedOnStaleMetadata, and only that,
 is the known client gap librdkafka-committed-epoch-no-refresh (harness/client_gaps.toml, with the
-source lines), for the librdkafka versions the table names; any other failure stays a FAIL."""
+source lines), for the librdkafka versions the table names; one that never fetched after its group's
+OffsetFetch was answered a retriable coordinator error (CommittedOffsetsNeverFetched) is
+librdkafka-offset-fetch-coordinator-error-stalls; any other failure stays a FAIL."""
 
 from __future__ import annotations
 
@@ -11,10 +13,12 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import RunNames, TopicFactory
-from harness.checks import recorded
+from harness.checks.client_reactions import CommittedOffsetsNeverFetched
 from harness.checks.committed_refresh import FetchedOnStaleMetadata, assert_committed_epoch_forces_a_refresh
+from harness.histories import store
+from harness.scenarios.client_reactions import OFFSET_FETCH_STALLS
 from harness.scenarios.committed_refresh import committed_epoch_refresh
-from harness.scenarios.truncation import STACKS
+from harness.scenarios.truncation import STACKS, gap_version
 from harness.verdicts import known_gap
 
 pytestmark = [pytest.mark.kip1094, pytest.mark.client_axis]
@@ -39,10 +43,14 @@ def test_a_committed_epoch_ahead_of_metadata_makes_the_consumer_refresh_before_i
     every record from 25 once."""
     run = committed_epoch_refresh(cluster, topic_factory(replication_factor=3), client,
                                   run_names.group(f"kip1094-committed-refresh-{client}"))
-    recorded.save(f"kip1094-committed-refresh-{client}", run)
+    store.save(f"kip1094-committed-refresh-{client}", run)
     try:
         assert_committed_epoch_forces_a_refresh(run)
     except FetchedOnStaleMetadata as exc:
         if client in GAPS:
             known_gap(GAPS[client], run.release.release if run.release else None).found(exc)
+        raise
+    except CommittedOffsetsNeverFetched as exc:
+        if client in OFFSET_FETCH_STALLS:
+            known_gap(OFFSET_FETCH_STALLS[client], gap_version(client, exc.client)).found(exc)
         raise

@@ -3,12 +3,14 @@ stack judged, the Java transactional copier for TxnOffsetCommit)."""
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import RunNames, TopicFactory
-from harness.checks import recorded
 from harness.checks.client_premises import require_commits_accepted
+from harness.checks.client_reactions import CommittedOffsetsNeverFetched, require_committed_offsets_fetched
 from harness.checks.committed_offsets import (
     assert_commit_epochs_follow_consumption,
     assert_commit_past_control_records,
@@ -22,13 +24,28 @@ from harness.checks.epoch_history import describe_log, epoch_of_offset
 from harness.checks.kip1319 import assert_transaction_outcome
 from harness.histories import store
 from harness.histories.kip1094 import MarkerCommit, MarkerRead
-from harness.scenarios.kip1094 import Log, last_epoch_commits, marker_commit
+from harness.scenarios.client_reactions import OFFSET_FETCH_STALLS
+from harness.scenarios.kip1094 import Log, NotReadThrough, last_epoch_commits, marker_commit
 from harness.scenarios.kip1319_clients import java_copy_existing
-from harness.scenarios.truncation import STACKS
-from harness.verdicts import not_supported_by_client, require_scene
+from harness.scenarios.truncation import STACKS, gap_version
+from harness.verdicts import known_gap, not_supported_by_client, require_scene
 
 pytestmark = pytest.mark.kip1094
 STAMPED = "KIP-320 \"Replica Handling\" (from KIP-101): the leader stamps each batch it appends with its epoch"
+
+
+def _stalled(client: str, exc: NotReadThrough) -> NoReturn:
+    """A consumer that did not read through the log: one that never fetched after its group's OffsetFetch
+    was refused with a retriable coordinator error (CommittedOffsetsNeverFetched) is its stack's known
+    client gap (harness/client_gaps.toml) for the versions that gap names; any other stays the
+    harness's WaitTimeout, an ERROR."""
+    try:
+        require_committed_offsets_fetched(exc.client, exc.events, exc.read, str(exc))
+    except CommittedOffsetsNeverFetched as stalled:
+        if client in OFFSET_FETCH_STALLS:
+            known_gap(OFFSET_FETCH_STALLS[client], gap_version(client, stalled.client)).found(stalled)
+        raise
+    raise exc
 
 
 def _require_epochs_stamped(log: Log) -> None:
@@ -57,9 +74,12 @@ def test_committed_epoch_is_the_epoch_of_the_last_consumed_record(
     what they consumed after the 20th and the 40th record. Each commit, read back from the coordinator, must
     also validate: OffsetsForLeaderEpoch(epoch) ends at or after the committed offset."""
     log = two_epochs
-    made = last_epoch_commits(cluster, log, run_names.group(f"kip1094-last-epoch-{client}"), client)
+    try:
+        made = last_epoch_commits(cluster, log, run_names.group(f"kip1094-last-epoch-{client}"), client)
+    except NotReadThrough as exc:
+        _stalled(client, exc)
     commits, current = made.commits, made.current_epoch
-    recorded.save(f"kip1094-last-epoch-{client}", {"commits": commits, "log": log.blob()})
+    store.save(f"kip1094-last-epoch-{client}", {"commits": commits, "log": log.blob()})
     # The broker's part first: batches without epochs give a client none to commit.
     _require_epochs_stamped(log)
     if commits and all(c.epoch is None for c in commits):
@@ -87,7 +107,7 @@ def test_transactional_commit_carries_the_epoch_of_the_last_consumed_record(
     log = two_epochs
     values = [r.value or b"" for b in log.batches if not b.is_control for r in b.records]
     run = java_copy_existing(cluster, log.topic, values, topic_factory(), run_names.group("kip1094-txn-epoch"))
-    recorded.save("kip1094-txn-commit-epochs", {"commits": run.commits, "log": log.blob()})
+    store.save("kip1094-txn-commit-epochs", {"commits": run.commits, "log": log.blob()})
     _require_epochs_stamped(log)
     require_commits_accepted(run)
     assert_transaction_outcome(run, "copied")
@@ -97,7 +117,10 @@ def test_transactional_commit_carries_the_epoch_of_the_last_consumed_record(
 @pytest.fixture(scope="module")
 def markers_read(client: str, cluster: Cluster, transactions: Log, run_names: RunNames) -> MarkerCommit:
     """Each client stack reads the three transactions (read_committed) to the log end, then commits."""
-    return marker_commit(cluster, transactions, run_names.group(f"kip1094-markers-{client}"), client)
+    try:
+        return marker_commit(cluster, transactions, run_names.group(f"kip1094-markers-{client}"), client)
+    except NotReadThrough as exc:
+        _stalled(client, exc)
 
 
 @pytest.mark.client_axis
@@ -125,8 +148,8 @@ def test_position_and_commit_move_past_transaction_markers(
         f"{describe_log(log.batches)}")
     # Why the marker's epoch and not the data's: the data's epoch ends where the marker's begins.
     assert_epoch_ends_before_the_next(read.data_epoch.epoch, read.data_epoch_answer, log.end, log.batches)
-    recorded.save(f"kip1094-markers-{client}", {"position": read.position, "committed": read.committed,
-                                                "end": log.end, "log": log.blob(), "read": read.read})
+    store.save(f"kip1094-markers-{client}", {"position": read.position, "committed": read.committed,
+                                             "end": log.end, "log": log.blob(), "read": read.read})
     with_epoch = read.committed.epoch is not None
     assert_commit_past_control_records(read.position, read.committed, log.batches, log.end, client,
                                        read.position_of, with_epoch)
@@ -152,7 +175,10 @@ def test_poll_hands_the_application_no_control_record(
 def aborted_read(client: str, cluster: Cluster, aborted_last: Log, run_names: RunNames) -> MarkerCommit:
     """Each client stack reads a committed then an aborted transaction (read_committed) to the log end,
     then commits."""
-    return marker_commit(cluster, aborted_last, run_names.group(f"kip1094-aborted-{client}"), client)
+    try:
+        return marker_commit(cluster, aborted_last, run_names.group(f"kip1094-aborted-{client}"), client)
+    except NotReadThrough as exc:
+        _stalled(client, exc)
 
 
 @pytest.mark.client_axis

@@ -9,11 +9,11 @@ import pytest
 from fixtures.cluster import Cluster
 from fixtures.module_scope import module_topic
 from fixtures.topics import RunNames
-from harness.checks import recorded
 from harness.checks.read_committed import (
     assert_aborted_commit_leaves_offsets_unchanged,
     assert_read_committed_hides_aborted_and_open,
 )
+from harness.histories import store
 from harness.histories.transactions_on_the_wire import AbortedCommits
 from harness.scenarios.read_committed import aborted_offset_commits, read_committed_log
 
@@ -37,7 +37,7 @@ def test_read_committed_fetch_names_the_aborted_transaction_and_stops_at_the_ope
     LastStableOffset = the first offset of the open transaction below a HighWatermark past it, and
     returns no batch at or past the LastStableOffset."""
     log = read_committed_log(cluster, wire_topic, run_names.transactional_id)
-    recorded.save("kip1094-read-committed-wire", log)
+    store.save("kip1094-read-committed-wire", log)
     assert_read_committed_hides_aborted_and_open(log)
 
 
@@ -54,5 +54,5 @@ def test_an_aborted_transaction_commits_no_offset(aborted_commits: AbortedCommit
     transaction that is then aborted, at every TxnOffsetCommit version the coordinator advertises
     (from v0, the pre-KIP-890 path below v5), leaves every OffsetFetch version (from v1) reading the
     plain commit's offset and epoch; a committed transaction at the top version does commit."""
-    recorded.save("kip1094-aborted-commits", aborted_commits)
+    store.save("kip1094-aborted-commits", aborted_commits)
     assert_aborted_commit_leaves_offsets_unchanged(aborted_commits)

@@ -7,8 +7,8 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import RunNames, TopicFactory
-from harness.checks import recorded
 from harness.checks.epoch_fencing import assert_epoch_validation
+from harness.histories import store
 from harness.scenarios.kip1094 import zombie_leader
 
 pytestmark = [pytest.mark.kip1094, pytest.mark.needs_fault_control]
@@ -25,7 +25,7 @@ def test_zombie_leader_answers_a_newer_committed_epoch_with_an_epoch_error(
     UNKNOWN_LEADER_EPOCH (so the consumer refreshes its metadata), not OFFSET_OUT_OF_RANGE, which
     the zombie gives a fetch without an epoch; OffsetsForLeaderEpoch and ListOffsets likewise."""
     zombie = zombie_leader(zombie_cluster, topic_factory(), run_names.group("kip1094-zombie"))
-    recorded.save("kip1094-zombie", {"answers": zombie.answers, "committed": zombie.committed,
-                                     "zombie_epoch": zombie.zombie_epoch})
+    store.save("kip1094-zombie", {"answers": zombie.answers, "committed": zombie.committed,
+                                  "zombie_epoch": zombie.zombie_epoch})
     zombie_state = f"from zombie {zombie.before.leader} at epoch {zombie.zombie_epoch}; committed {zombie.committed}"
     assert_epoch_validation(zombie.answers, zombie_state)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fixtures.cluster import Cluster
-from harness.checks import recorded
 from harness.checks.served_versions import assert_every_advertised_version_is_served
+from harness.histories import store
 from harness.scenarios.served_versions import served_versions
 
 pytestmark = pytest.mark.kip320
@@ -18,5 +18,5 @@ def test_every_advertised_version_of_the_epoch_apis_is_served(cluster: Cluster, 
     serves. Metadata, ListOffsets, OffsetForLeaderEpoch and Fetch (the APIs of KIP-320) at every
     advertised version our codec speaks, each one answered, none hung up on."""
     asked = served_versions(cluster, topic)
-    recorded.save("protocol-served-versions", asked)
+    store.save("protocol-served-versions", asked)
     assert_every_advertised_version_is_served(asked)

@@ -8,9 +8,9 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.side_clusters import side_cluster
-from harness.checks import recorded
 from harness.checks.epoch_fencing import assert_offsets_for_epoch_authorized_by_describe
 from harness.checks.ofle_grants import assert_cluster_action_still_authorizes, assert_describe_only_authorizes
+from harness.histories import store
 from harness.histories.ofle_grants import OffsetsForEpochGrants
 from harness.scenarios import kip1319
 from harness.scenarios.kip320 import offsets_for_epoch_authorization
@@ -36,7 +36,7 @@ def test_offsets_for_leader_epoch_is_answered_to_whoever_may_describe_the_topic(
     otherwise); the second topic gets TOPIC_AUTHORIZATION_FAILED each time."""
     acls = kip1319.acl_setup(sasl_cluster)
     run = offsets_for_epoch_authorization(sasl_cluster, acls)
-    recorded.save("kip320-offsets-for-epoch-authorization", run)
+    store.save("kip320-offsets-for-epoch-authorization", run)
     assert_offsets_for_epoch_authorized_by_describe(run.answers, run.user)
 
 
@@ -45,7 +45,7 @@ def ofle_grants(sasl_cluster: Cluster) -> OffsetsForEpochGrants:
     """alice asks OffsetsForLeaderEpoch holding DESCRIBE only on one topic, then ClusterAction on the
     Cluster, then neither (see harness.scenarios.ofle_grants); built once for the two checks below."""
     run = offsets_for_epoch_grants(sasl_cluster)
-    recorded.save("kip320-offsets-for-epoch-grants", run)
+    store.save("kip320-offsets-for-epoch-grants", run)
     return run
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
-from harness.checks import recorded
 from harness.checks.client_reactions import assert_read_on_through_epoch_errors
+from harness.histories import store
 from harness.scenarios.client_reactions import consumer_through_epoch_errors
 from harness.scenarios.truncation import STACKS
 
@@ -29,7 +29,7 @@ def test_consumer_refreshes_metadata_and_reads_on_after_fenced_leader_epoch(
     CurrentLeaderEpoch -1 fail from the first release of the stack that fences Fetch on
     (harness.clients.kip320_releases); only an older release does not support the promise."""
     run = consumer_through_epoch_errors(cluster, topic_factory(), client, "FENCED_LEADER_EPOCH")
-    recorded.save(f"kip320-client-fenced-{client}", run)
+    store.save(f"kip320-client-fenced-{client}", run)
     assert_read_on_through_epoch_errors(run)
 
 
@@ -44,6 +44,6 @@ def test_consumer_retries_after_unknown_leader_epoch(
     again and reads all 30 records once, in order, reporting nothing. The premise (a leader epoch in
     Metadata) and Fetches all at -1: judged as in the check above."""
     run = consumer_through_epoch_errors(cluster, topic_factory(), client, "UNKNOWN_LEADER_EPOCH")
-    recorded.save(f"kip320-client-unknown-{client}", run)
+    store.save(f"kip320-client-unknown-{client}", run)
     assert_read_on_through_epoch_errors(run)
 

@@ -6,11 +6,11 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import RunNames, TopicFactory
-from harness.checks import recorded
 from harness.checks.client_fetch_epochs import (
     assert_fetch_epochs_follow_metadata,
     assert_reset_ahead_of_metadata_read_from_the_reset,
 )
+from harness.histories import store
 from harness.scenarios.client_fetch_epochs import fetch_epochs_through_leader_move, reset_ahead_of_metadata
 from harness.scenarios.truncation import STACKS
 
@@ -30,7 +30,7 @@ def test_fetch_epoch_is_the_one_metadata_gave(cluster: Cluster, topic_factory: T
     fence Fetch (harness.clients.kip320_releases) that sends only -1 fails; an older one is "not
     supported by this client"."""
     run = fetch_epochs_through_leader_move(cluster, topic_factory(replication_factor=3), client)
-    recorded.save(f"kip320-fetch-epochs-{client}", run)
+    store.save(f"kip320-fetch-epochs-{client}", run)
     assert_fetch_epochs_follow_metadata(run)
 
 
@@ -57,5 +57,5 @@ def test_reset_ahead_of_metadata_reads_from_the_reset_offset(
     the offset ListOffsets returned once, in order, reporting nothing."""
     run = reset_ahead_of_metadata(cluster, topic_factory(replication_factor=3), client, reset,
                                   run_names.group(f"kip320-reset-ahead-{client}-{reset}"))
-    recorded.save(f"kip320-reset-ahead-{client}-{reset}", run)
+    store.save(f"kip320-reset-ahead-{client}-{reset}", run)
     assert_reset_ahead_of_metadata_read_from_the_reset(run)

@@ -6,8 +6,8 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import RunNames, TopicFactory
-from harness.checks import recorded
 from harness.checks.client_list_offsets import assert_list_offsets_fenced_with_the_told_epoch
+from harness.histories import store
 from harness.scenarios.client_fetch_epochs import reset_ahead_of_metadata
 from harness.scenarios.truncation import STACKS
 
@@ -31,5 +31,5 @@ def test_list_offsets_for_a_reset_is_fenced_with_the_epoch_metadata_gave(
     -1, so that the reset completes; the recording keeps what the client sent.)"""
     run = reset_ahead_of_metadata(cluster, topic_factory(replication_factor=3), client, reset,
                                   run_names.group(f"kip320-list-offsets-fenced-{client}-{reset}"))
-    recorded.save(f"kip320-list-offsets-fenced-{client}-{reset}", run)
+    store.save(f"kip320-list-offsets-fenced-{client}-{reset}", run)
     assert_list_offsets_fenced_with_the_told_epoch(run)

@@ -12,12 +12,12 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.module_scope import module_topic
-from harness.checks import recorded
 from harness.checks.client_validation import (
     assert_seek_without_epoch_skips_validation,
     assert_undefined_epoch_resets_by_policy,
     assert_validation_error_retried,
 )
+from harness.histories import store
 from harness.histories.kip320_clients import UndefinedEpochRun, WrittenPartition
 from harness.scenarios.client_validation import (
     seek_without_epoch,
@@ -64,7 +64,7 @@ def test_validation_answered_with_no_offset_resets_by_the_policy(
     for the log end and it reads nothing; with no reset policy (librdkafka `error`, Java and franz-go
     `none`) it reports an error and reads nothing, instead of reading on from 15."""
     run = undefined_epoch(client)[NO_RESET[client] if reset == "none" else reset]
-    recorded.save(f"kip320-undefined-epoch-{client}-{reset}", run)
+    store.save(f"kip320-undefined-epoch-{client}-{reset}", run)
     assert_undefined_epoch_resets_by_policy(run)
 
 
@@ -84,7 +84,7 @@ def test_validation_answered_with_a_retriable_error_is_sent_again(
     nothing before that, does not reset (no ListOffsets, no move to the log start), reports nothing,
     and then reads 15..29 once each."""
     run = validation_error_answered(cluster, written, client, error)
-    recorded.save(f"kip320-validation-error-{client}-{error}", run)
+    store.save(f"kip320-validation-error-{client}-{error}", run)
     assert_validation_error_retried(run)
 
 
@@ -101,5 +101,5 @@ def test_seek_without_an_epoch_fetches_the_offset_without_validation(
     ending at 5 (a validating consumer would move there or report it). The control beside it, sought to
     (15, the partition's epoch), does validate: the proxy sees validations when they are sent."""
     run = seek_without_epoch(cluster, written, client)
-    recorded.save(f"kip320-seek-without-epoch-{client}", run)
+    store.save(f"kip320-seek-without-epoch-{client}", run)
     assert_seek_without_epoch_skips_validation(run)

@@ -8,8 +8,8 @@ import pytest
 from fixtures.cluster import Cluster
 from fixtures.module_scope import module_topic
 from fixtures.topics import RunNames
-from harness.checks import recorded
 from harness.checks.committed_offsets import assert_commits_kept, assert_metadata_kept
+from harness.histories import store
 from harness.scenarios.kip320 import CommittedEpochs, committed_epochs
 
 pytestmark = pytest.mark.kip320
@@ -20,7 +20,7 @@ def offset_commits(request: pytest.FixtureRequest, cluster: Cluster, run_names: 
     """Every OffsetCommit version (v6+) commits its own (offset, epoch, metadata); every OffsetFetch reads it."""
     commits = committed_epochs(cluster, module_topic(request, "offset-commits", 3),
                                run_names.group("kip320-committed-epoch"), run_names.transactional_id)
-    recorded.save("kip320-committed-epoch", {"rounds": commits.rounds})
+    store.save("kip320-committed-epoch", {"rounds": commits.rounds})
     return commits
 
 
@@ -30,7 +30,7 @@ def txn_offset_commits(request: pytest.FixtureRequest, cluster: Cluster, run_nam
     commits = committed_epochs(cluster, module_topic(request, "txn-offset-commits", 3),
                                run_names.group("kip320-committed-txn-epoch"), run_names.transactional_id,
                                api="TxnOffsetCommit")
-    recorded.save("kip320-committed-txn-epoch", {"rounds": commits.rounds})
+    store.save("kip320-committed-txn-epoch", {"rounds": commits.rounds})
     return commits
 
 

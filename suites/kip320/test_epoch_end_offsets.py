@@ -10,7 +10,6 @@ import pytest
 from fixtures.cluster import Cluster
 from fixtures.module_scope import module_topic
 from fixtures.topics import RunNames
-from harness.checks import recorded
 from harness.checks.epoch_end_offsets import (
     assert_epoch_before_the_earliest_answered_with_its_start,
     assert_gap_epoch_answered_with_the_epoch_below,
@@ -28,6 +27,7 @@ from harness.checks.old_versions import (
     assert_old_list_offsets_work,
     assert_old_metadata_works,
 )
+from harness.histories import store
 from harness.histories.leader_answers import EndOffsetAnswers, ListOffsetsAnswers
 from harness.scenarios.epoch_edges import GappedEpochs, gapped_epochs
 from harness.scenarios.list_offsets_v0 import list_offsets_v0
@@ -42,7 +42,7 @@ def gapped(request: pytest.FixtureRequest, cluster: Cluster, run_names: RunNames
 
 
 def _answers(probe: EndOffsetAnswers, name: str) -> EndOffsetAnswers:
-    recorded.save(name, probe)
+    store.save(name, probe)
     return probe
 
 
@@ -96,7 +96,7 @@ def test_offsets_for_leader_epoch_answers_every_epoch_from_the_leaders_epochs(ga
 
 
 def _list_offsets(gapped: GappedEpochs) -> ListOffsetsAnswers:
-    recorded.save("kip320-list-offsets-edges", gapped.list_offsets)
+    store.save("kip320-list-offsets-edges", gapped.list_offsets)
     return gapped.list_offsets
 
 
@@ -132,7 +132,7 @@ def test_list_offsets_versions_without_an_epoch_keep_working_after_leader_moves(
 def test_metadata_versions_without_an_epoch_keep_working_after_leader_moves(gapped: GappedEpochs) -> None:
     """KIP-320, "Compatibility, Deprecation, and Migration Plan": Metadata below v7 (no LeaderEpoch),
     from every broker, names the leader the same broker's newest Metadata names, without an error."""
-    recorded.save("kip320-old-metadata", {"answers": gapped.metadata})
+    store.save("kip320-old-metadata", {"answers": gapped.metadata})
     assert_old_metadata_works(gapped.metadata)
 
 
@@ -144,7 +144,7 @@ def test_offset_commit_and_fetch_versions_without_an_epoch_keep_working_after_le
     every commit reads back with every OffsetFetch version, v1-v4 included, on a partition whose
     leader moved."""
     rounds = gapped.require_commits()
-    recorded.save("kip320-old-commits", {"rounds": rounds, "current_epoch": gapped.list_offsets.current_epoch})
+    store.save("kip320-old-commits", {"rounds": rounds, "current_epoch": gapped.list_offsets.current_epoch})
     assert_old_commits_work(rounds, gapped.list_offsets.current_epoch)
 
 
@@ -155,7 +155,7 @@ def test_a_commit_without_an_epoch_reads_back_without_the_previous_epoch(gapped:
     (OffsetCommit v2-v5, or CommittedLeaderEpoch -1 from v6) reads back from OffsetFetch v5+ with
     CommittedLeaderEpoch -1, not that epoch."""
     rounds = gapped.require_commits()
-    recorded.save("kip320-old-commits", {"rounds": rounds, "current_epoch": gapped.list_offsets.current_epoch})
+    store.save("kip320-old-commits", {"rounds": rounds, "current_epoch": gapped.list_offsets.current_epoch})
     assert_commit_without_epoch_reads_back_undefined(rounds)
 
 
@@ -167,5 +167,5 @@ def test_list_offsets_v0_keeps_working_after_leader_moves(gapped: GappedEpochs, 
     (MaxNumOffsets 1) with the log start and end the newest version gives. Apache Kafka 4.0 removed v0
     (KIP-896): a leader that does not advertise it is "not supported by this target"."""
     h = list_offsets_v0(cluster, gapped.topic)
-    recorded.save("kip320-list-offsets-v0", h)
+    store.save("kip320-list-offsets-v0", h)
     assert_list_offsets_v0_works(h)

@@ -6,14 +6,15 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
-from harness.checks import recorded
 from harness.checks.epoch_history import (
     assert_batches_carry_append_epochs,
     assert_end_offsets,
     assert_epochs_rise,
     assert_list_offsets_epochs,
     assert_metadata_versions_agree,
+    require_every_follower_read,
 )
+from harness.histories import store
 from harness.scenarios.epoch_truth import require_moves
 from harness.scenarios.kip320 import (
     EpochHistory,
@@ -43,7 +44,7 @@ def test_offsets_for_leader_epoch_ends_each_epoch_where_the_next_begins(
     nemesis history includes an unclean election: the truncated epoch ends where the new leader began."""
     require_moves(history, MOVES[history.name])
     asked = end_offsets(cluster, history)
-    recorded.save(f"kip320-end-offsets-{history.name}", {
+    store.save(f"kip320-end-offsets-{history.name}", {
         "log": asked.log, "current_epoch": asked.current_epoch, "log_end": asked.log_end,
         "answers": asked.answers[max(asked.answers)], "by_version": asked.answers,
     })
@@ -60,10 +61,11 @@ def test_list_offsets_returns_the_epoch_of_the_offset_it_returns(history: EpochH
     """KIP-320, "Protocol Changes / ListOffsets": "we add the leader epoch to the response that
     corresponds with the returned offset": EARLIEST gives offset 0 and the epoch of its batch,
     LATEST the log end and the current epoch, a timestamp the first record at or after it and that
-    record's epoch. Asked with the current epoch, at every version from v4 (the first with LeaderEpoch)."""
+    record's epoch. Asked with the current epoch, at every version from v4 (the first with LeaderEpoch);
+    a leader that advertises none is "not supported by this target", its ListOffsets range the evidence."""
     require_moves(history, MOVES[history.name])
     asked = list_offsets_epochs(cluster, history)
-    recorded.save(f"kip320-list-offsets-epochs-{history.name}", {
+    store.save(f"kip320-list-offsets-epochs-{history.name}", {
         "log": asked.log, "current_epoch": asked.current_epoch, "log_end": asked.log_end, "answers": asked.answers,
     })
     assert_list_offsets_epochs(asked.batches, asked.current_epoch, asked.log_end, asked.answers)
@@ -75,16 +77,19 @@ def test_fetched_batches_carry_the_epoch_they_were_appended_in(history: EpochHis
     leader stamps PartitionLeaderEpoch into each batch at append; consumers commit and validate with it.
     Each acknowledged write sits in a batch stamped with
     the epoch it was written in, on the leader and, read through Fetch v11+, on every in-sync
-    follower (a follower keeps the leader's stamp)."""
+    follower (a follower keeps the leader's stamp). A follower serves a consumer's Fetch from v11 only
+    (KIP-392): one that advertises none is not read, and once the logs read are judged the check ends
+    "not supported by this target", the followers' Fetch ranges the evidence."""
     require_moves(history, MOVES[history.name])
     replicas = replica_logs(cluster, history)
     appends = history.append_dicts()
     for broker, batches in replicas.logs.items():
         role = replicas.role(broker)
-        recorded.save(f"kip320-batch-epochs-{history.name}-{role}", {
+        store.save(f"kip320-batch-epochs-{history.name}-{role}", {
             "log": replicas.blob(batches), "appends": appends, "replica": f"{role} {broker}",
         })
         assert_batches_carry_append_epochs(batches, appends, f"{role} {broker}")
+    require_every_follower_read(replicas.followers_offered)
 
 
 @pytest.mark.promise("kip320.metadata.leader-epoch")
@@ -104,7 +109,7 @@ def test_every_metadata_version_gives_the_current_leader_epoch(
     answers = metadata_versions(cluster, leader_moves)
     epochless = [a for a in answers if a.leader is not None and a.leader >= 0 and a.epoch is not None and a.epoch < 0]
     reached = None if leader_moves.refused else max(leader_moves.step_dicts()[-1]["epochs"].values())
-    recorded.save("kip320-metadata-versions", {"answers": answers, "reached": reached, "epochless": epochless})
+    store.save("kip320-metadata-versions", {"answers": answers, "reached": reached, "epochless": epochless})
     assert not epochless, (
         f"{len(epochless)} of {len(answers)} Metadata answers (v7+, which carry LeaderEpoch) name a leader at no "
         "epoch (-1):\n  " + "\n  ".join(f"broker {a.broker} Metadata v{a.version}: leader {a.leader} epoch "
@@ -121,7 +126,7 @@ def test_metadata_leader_epoch_rises_with_every_leader_move(leader_moves: EpochH
     the epoch after each move, and the epoch rises strictly with each one."""
     leader_moves.require_moves("the Metadata epoch across leader moves")
     steps = leader_moves.step_dicts()
-    recorded.save("kip320-metadata-epochs-moves", {"steps": steps})
+    store.save("kip320-metadata-epochs-moves", {"steps": steps})
     moves = [s for s in steps if "leader move" in s["step"]]
     require_scene(len(moves) == 3, f"the harness's history has {len(moves)} leader moves, not 3: {steps}")
     assert_epochs_rise(leader_moves.steps)
@@ -135,7 +140,7 @@ def test_metadata_leader_epoch_rises_with_every_election(nemesis_history: EpochH
     and a forced unclean election, every running broker's Metadata (at its top version) agrees on
     the epoch after each election, and the epoch rises strictly with each one."""
     steps = nemesis_history.step_dicts()
-    recorded.save("kip320-metadata-epochs", {"steps": steps})
+    store.save("kip320-metadata-epochs", {"steps": steps})
     kinds = ["clean stop", "failback", "crash", "unclean election"]
     missing = [k for k in kinds if not any(k in s["step"] for s in steps)]
     require_scene(not missing, f"the harness's history lacks {missing}: {steps}")

@@ -8,12 +8,12 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import RunNames
-from harness.checks import recorded
 from harness.checks.epoch_truth import (
     assert_commit_epoch_persisted,
     assert_epoch_error_before_out_of_range,
     assert_metadata_epoch_is_the_appending_leaders,
 )
+from harness.histories import store
 from harness.scenarios.epoch_truth import metadata_truth_probe, out_of_range_probe, require_moves
 from harness.scenarios.kip320 import EpochHistory
 from harness.scenarios.persisted_epoch import persisted_commit_epochs
@@ -37,7 +37,7 @@ def test_fetch_past_the_log_end_gets_the_epoch_error_before_offset_out_of_range(
     OFFSET_OUT_OF_RANGE; with the current epoch or -1 it is OFFSET_OUT_OF_RANGE."""
     require_moves(leader_moves, MOVES)
     probe = out_of_range_probe(cluster, leader_moves)
-    recorded.save("kip320-fetch-out-of-range-epochs", probe)
+    store.save("kip320-fetch-out-of-range-epochs", probe)
     assert_epoch_error_before_out_of_range(probe)
 
 
@@ -53,7 +53,7 @@ def test_metadata_epoch_after_a_move_is_the_epoch_the_new_leader_appends_and_ser
     batches of that epoch; not an epoch Metadata made up."""
     require_moves(leader_moves, MOVES)
     probe = metadata_truth_probe(cluster, leader_moves)
-    recorded.save("kip320-metadata-epoch-truth", probe)
+    store.save("kip320-metadata-epoch-truth", probe)
     assert_metadata_epoch_is_the_appending_leaders(probe)
 
 
@@ -67,7 +67,7 @@ def test_a_plain_commit_persists_its_leader_epoch_in_the_offset_commit_value(
     record in __consumer_offsets holds that offset and that LeaderEpoch (read from the log, decoded
     with the coordinator's own schema), not -1 and not the epoch of an earlier commit."""
     persisted = persisted_commit_epochs(cluster, leader_moves.topic, run_names.group("kip320-persisted-epoch"))
-    recorded.save("kip320-persisted-commit-epochs", persisted)
+    store.save("kip320-persisted-commit-epochs", persisted)
     if persisted.unreadable:
         not_supported("reading the committed offsets the group coordinator persisted", persisted.unreadable)
     assert_commit_epoch_persisted(persisted)

@@ -1,7 +1,10 @@
 """KIP-320 epoch validation: Fetch, OffsetsForLeaderEpoch and ListOffsets check CurrentLeaderEpoch first.
 
 Each API has two checks: the cases any partition can be asked about (no epoch, the current one, a
-newer one), and the older epoch, which needs a partition whose leader has moved.
+newer one), and the older epoch, which needs a partition whose leader has moved. A broker asked that
+advertises no version with CurrentLeaderEpoch (Fetch v9, ListOffsets v4, OffsetForLeaderEpoch v2:
+harness.histories.version_needs) ends the check "not supported by this target", its range the evidence
+(the protocol guide, "Versioning and Compatibility", lets a broker advertise any range).
 """
 
 from __future__ import annotations
@@ -9,8 +12,9 @@ from __future__ import annotations
 import pytest
 
 from fixtures.cluster import Cluster
-from harness.checks import recorded
 from harness.checks.epoch_fencing import assert_covers, assert_epoch_validation
+from harness.histories import store
+from harness.histories.version_needs import FETCH_CURRENT_LEADER_EPOCH
 from harness.scenarios.kip320 import EpochHistory, ValidationProbes, epoch_validation
 from harness.verdicts import not_supported
 
@@ -18,10 +22,11 @@ pytestmark = pytest.mark.kip320
 
 ANY_PARTITION = ("unset", "current", "newer")
 OLDER = ("older",)
+FETCH_WITH_EPOCH = FETCH_CURRENT_LEADER_EPOCH.first  # v9
 
 
 def _judge(name: str, probes: ValidationProbes, cases: tuple[str, ...]) -> None:
-    recorded.save(name, {"answers": probes.answers})
+    store.save(name, {"answers": probes.answers})
     assert_covers(probes.answers, set(cases))
     assert_epoch_validation(probes.answers, f"on {probes.topic}")
 
@@ -37,7 +42,7 @@ def test_fetch_on_the_leader_serves_the_current_epoch_and_refuses_a_newer_one(
     """KIP-320, "Leader Fetch Handling" and "Protocol Changes / Fetch": at every Fetch version with
     CurrentLeaderEpoch (v9+), the leader answers a newer epoch with UNKNOWN_LEADER_EPOCH, returning
     no records; the current epoch and the sentinel -1 ("bypass the epoch validation") are served."""
-    probes = epoch_validation(cluster, leader_moves, "Fetch", ("leader",), lowest=9, cases=ANY_PARTITION)
+    probes = epoch_validation(cluster, leader_moves, "Fetch", ("leader",), lowest=FETCH_WITH_EPOCH, cases=ANY_PARTITION)
     _judge("kip320-fetch-leader-current", probes, ANY_PARTITION)
 
 
@@ -46,7 +51,7 @@ def test_fetch_on_the_leader_fences_an_older_epoch(leader_moves: EpochHistory, c
     """KIP-320, "Leader Fetch Handling": at every Fetch version with CurrentLeaderEpoch (v9+), the
     leader answers an older epoch with FENCED_LEADER_EPOCH, returning no records. The partition is
     at epoch 3 after three leader moves."""
-    probes = epoch_validation(cluster, leader_moves, "Fetch", ("leader",), lowest=9, cases=OLDER)
+    probes = epoch_validation(cluster, leader_moves, "Fetch", ("leader",), lowest=FETCH_WITH_EPOCH, cases=OLDER)
     _judge("kip320-fetch-leader-older", probes, OLDER)
 
 
@@ -56,10 +61,11 @@ def test_fetch_below_v9_is_served_as_before(leader_moves: EpochHistory, cluster:
     before." Every Fetch version the leader speaks below v9 (no CurrentLeaderEpoch field) is served
     with records, from a partition whose leader moved three times."""
     probes = epoch_validation(cluster, leader_moves, "Fetch", ("leader",), lowest=0, cases=("unset",))
-    old = [a for a in probes.answers if a.version < 9]
+    old = [a for a in probes.answers if a.version < FETCH_WITH_EPOCH]
     if not old:
-        not_supported("Fetch below v9", f"the leader speaks Fetch v{min(a.version for a in probes.answers)} up")
-    recorded.save("kip320-fetch-leader-old-versions", {"answers": old})
+        not_supported(f"Fetch below v{FETCH_WITH_EPOCH}",
+                      f"the leader speaks Fetch v{min(a.version for a in probes.answers)} up")
+    store.save("kip320-fetch-leader-old-versions", {"answers": old})
     assert_epoch_validation(old, f"on {probes.topic}")
 
 
@@ -78,7 +84,7 @@ def test_fetch_on_a_follower_answers_per_kip_320_then_kip_392(leader_moves: Epoc
 def test_fetch_on_a_follower_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
     """KIP-320, "Protocol Changes / Fetch": a follower answers a fetch with an older
     CurrentLeaderEpoch with FENCED_LEADER_EPOCH (validation before KIP-392's follower rules)."""
-    probes = epoch_validation(cluster, leader_moves, "Fetch", ("follower",), lowest=9, cases=OLDER)
+    probes = epoch_validation(cluster, leader_moves, "Fetch", ("follower",), lowest=FETCH_WITH_EPOCH, cases=OLDER)
     _judge("kip320-fetch-follower-older", probes, OLDER)
 
 

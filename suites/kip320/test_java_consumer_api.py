@@ -3,6 +3,8 @@ epoch, and OffsetAndMetadata's old constructors (harness.scenarios.java_consumer
 
 The API is the one the KIP's "Public Interfaces" defines, in Java; the other stacks have none of these
 names (librdkafka and franz-go report a truncation their own way, judged by the truncation checks).
+The two truncation checks need a leader that advertises OffsetForLeaderEpoch v3+, the first version
+kafka-clients validates a position with: without it they end "not supported by this target".
 """
 
 from __future__ import annotations
@@ -12,13 +14,13 @@ import pytest
 from fixtures.cluster import Cluster
 from fixtures.module_scope import module_topic
 from fixtures.topics import RunNames
-from harness.checks import recorded
 from harness.checks.java_consumer_api import (
     assert_old_constructors_commit_no_epoch,
     assert_seek_with_epoch_makes_no_remote_call,
     assert_truncation_is_an_out_of_range_exception,
     assert_truncation_reset_is_logged,
 )
+from harness.histories import store
 from harness.histories.java_consumer_api import TwoEpochLog
 from harness.scenarios.java_consumer_api import (
     commits_by_constructor,
@@ -47,7 +49,7 @@ def test_a_truncation_without_a_reset_policy_is_caught_as_offset_out_of_range(
     poll raises an exception that the driver's catch of OffsetOutOfRangeException catches (instanceof,
     not the class name), naming divergent offset 20, and reads nothing from 20 on."""
     run = seek_past_the_epoch_end(cluster, two_epochs, "none")
-    recorded.save("kip320-java-api-truncation-none", run)
+    store.save("kip320-java-api-truncation-none", run)
     assert_truncation_is_an_out_of_range_exception(run)
 
 
@@ -62,7 +64,7 @@ def test_a_truncation_handled_by_the_reset_policy_is_logged(
     nothing, reads from offset 20 every record written there, and its client log (INFO and up) holds a
     line naming the truncation and the partition."""
     run = seek_past_the_epoch_end(cluster, two_epochs, reset)
-    recorded.save(f"kip320-java-api-truncation-{reset}", run)
+    store.save(f"kip320-java-api-truncation-{reset}", run)
     assert_truncation_reset_is_logged(run)
 
 
@@ -74,7 +76,7 @@ def test_seek_with_an_epoch_makes_no_remote_call(cluster: Cluster, two_epochs: T
     through the proxy from the command until 1.5 s after seek returned; polled again, it sends requests
     (the validation the KIP defers to "the next call to poll()")."""
     run = seek_while_idle(cluster, two_epochs)
-    recorded.save("kip320-java-api-seek-window", run)
+    store.save("kip320-java-api-seek-window", run)
     assert_seek_with_epoch_makes_no_remote_call(run)
 
 
@@ -89,5 +91,5 @@ def test_old_offset_and_metadata_constructors_commit_no_epoch(
     metadata): the first two have no leaderEpoch() and go out with CommittedLeaderEpoch -1, not the
     consumed epoch; the third carries its epoch (the premise that the field is sent at all)."""
     run = commits_by_constructor(cluster, two_epochs, run_names.group("kip320-java-api-commits"))
-    recorded.save("kip320-java-api-commits", run)
+    store.save("kip320-java-api-commits", run)
     assert_old_constructors_commit_no_epoch(run)

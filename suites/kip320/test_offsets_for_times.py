@@ -7,9 +7,9 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.module_scope import module_topic
-from harness.checks import recorded
 from harness.checks.offsets_for_times import assert_lookup_carries_the_batch_epoch
 from harness.checks.offsets_for_times_older import assert_lookup_in_an_older_epoch_carries_its_batch_epoch
+from harness.histories import store
 from harness.scenarios.offsets_for_times import TwoEpochPartition, lookup_by_time, two_epoch_partition
 from harness.scenarios.offsets_for_times_older import (
     ThreeEpochPartition,
@@ -40,7 +40,7 @@ def test_offsets_for_times_returns_the_epoch_of_the_batch_found(
     of the batch holding it in the leader's log (librdkafka offsets_for_times, TopicPartition.leader_epoch;
     Java OffsetAndTimestamp.leaderEpoch(); franz-go the ListOffsets answer's LeaderEpoch)."""
     run = lookup_by_time(cluster, two_epochs, client)
-    recorded.save(f"kip320-offsets-for-times-{client}", run)
+    store.save(f"kip320-offsets-for-times-{client}", run)
     assert_lookup_carries_the_batch_epoch(run)
 
 
@@ -63,5 +63,5 @@ def test_offsets_for_times_returns_an_older_epoch_than_the_current_one(
     epoch of the log's newest batch (a client that echoed either passes a lookup in the current epoch,
     and fails here)."""
     run = looked_up_in_an_older_epoch(cluster, three_epochs, client)
-    recorded.save(f"kip320-offsets-for-times-older-{client}", run)
+    store.save(f"kip320-offsets-for-times-older-{client}", run)
     assert_lookup_in_an_older_epoch_carries_its_batch_epoch(run)

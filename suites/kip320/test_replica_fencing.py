@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fixtures.cluster import Cluster
-from harness.checks import recorded
 from harness.checks.replica_fencing import assert_follower_requests_fenced
+from harness.histories import store
 from harness.scenarios.kip320 import EpochHistory
 from harness.scenarios.replica_fencing import follower_requests_at_wrong_epochs
 from harness.verdicts import not_supported
@@ -28,5 +28,5 @@ def test_a_followers_requests_at_a_stale_epoch_are_fenced(leader_moves: EpochHis
         not_supported("a follower's requests to its leader (replication between brokers)",
                       cluster.capabilities.no_replication)
     run = follower_requests_at_wrong_epochs(cluster, leader_moves)
-    recorded.save("kip320-follower-fencing", run)
+    store.save("kip320-follower-fencing", run)
     assert_follower_requests_fenced(run)

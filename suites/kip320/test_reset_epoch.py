@@ -6,8 +6,8 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import RunNames, TopicFactory
-from harness.checks import recorded
 from harness.checks.client_reactions import assert_first_fetch_uses_the_reset_epoch
+from harness.histories import store
 from harness.scenarios.client_reactions import reset_then_fetch
 from harness.scenarios.truncation import STACKS
 from harness.verdicts import not_supported_by_client
@@ -29,7 +29,7 @@ def test_first_fetch_after_a_reset_carries_the_epoch_list_offsets_returned(
     returned, with a CurrentLeaderEpoch no older than the epoch returned with it (not -1)."""
     run = reset_then_fetch(cluster, topic_factory(replication_factor=3), client, reset,
                            run_names.group(f"kip320-reset-{client}-{reset}"))
-    recorded.save(f"kip320-reset-fetch-{client}-{reset}", run)
+    store.save(f"kip320-reset-fetch-{client}-{reset}", run)
     asked = sorted({a.version for a in run.list_offsets})
     if asked and max(asked) < LIST_OFFSETS_WITH_EPOCH:
         not_supported_by_client(run.version or client, "the leader epoch ListOffsets returns (v4+, KIP-320)",

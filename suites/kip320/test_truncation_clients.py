@@ -1,17 +1,22 @@
 """KIP-320 consumer truncation detection after a forced unclean election, for every client stack judged
-(librdkafka of the run's confluent-kafka release, the Java clients, franz-go with --go-client)."""
+(librdkafka of the run's confluent-kafka release, the Java clients, franz-go with --go-client).
+
+The checks of detection need the new leader to advertise an OffsetForLeaderEpoch version the client
+validates with (kafka-clients v3+, librdkafka v2, franz-go v2+): without one they end "not supported by
+this target", the leader's OffsetForLeaderEpoch and Fetch ranges the evidence (harness.checks.truncation)."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.checks import recorded
 from harness.checks.truncation import (
     ReadOnAfterSurfacing,
     TruncationNotSurfaced,
     assert_resumed_at_divergence,
     assert_truncation_surfaced,
+    require_truncation_detectable,
 )
+from harness.histories import store
 from harness.histories.client_reactions import ClientRecord
 from harness.histories.truncation import CommitFailed, ConsumerError, GroupCommit
 from harness.scenarios.truncation import NO_RESET, STACKS, TruncationHistory, gap_version
@@ -31,7 +36,7 @@ def _judged(truncation: TruncationHistory, name: str) -> tuple[tuple[ClientRecor
     version could not set up ends as "not supported by this client", with the driver's answer."""
     o = truncation.consumer(name)
     client = name.split("/")[0]
-    recorded.save(f"kip320-truncation-{name.replace('/', '-')}", o)
+    store.save(f"kip320-truncation-{name.replace('/', '-')}", o)
     lacking = [r for r in o.refused if r.lacks]
     if lacking:
         r = lacking[0]
@@ -62,6 +67,7 @@ def test_consumer_beyond_the_divergence_point_resumes_exactly_there(
     precisely as possible": it resumes at the divergence offset, not at the log start nor at the
     end, and reads every record the new leader wrote, in order."""
     reads, errors = _judged(truncation, f"{client}/{reset}")
+    require_truncation_detectable(client, truncation.leader_offers)
     try:
         assert_resumed_at_divergence(
             client, reads, errors, truncation.divergence, truncation.position_before, truncation.new_leader_writes
@@ -77,6 +83,7 @@ def test_consumer_without_reset_policy_surfaces_the_truncation(truncation: Trunc
     (LogTruncationException with the divergent offset; in librdkafka an _AUTO_OFFSET_RESET error
     naming the truncation) instead of reading on."""
     reads, errors = _judged(truncation, f"{client}/{NO_RESET[client]}")
+    require_truncation_detectable(client, truncation.leader_offers)
     _assert_surfaced(truncation, client, reads, errors, "")
 
 
@@ -119,6 +126,7 @@ def test_restarted_group_detects_truncation_from_its_committed_epoch(
         f"KIP-320 \"Protocol Changes / OffsetCommit\" (the commit carries \"the epoch of the previously fetched "
         f"record\"): the group read through offset {expected.offset - 1}, appended at epoch {expected.epoch}, "
         f"and committed {committed} read back, expected {expected}")
+    require_truncation_detectable(client, truncation.leader_offers)
     _assert_surfaced(truncation, client, reads, errors, f"group committed {committed}; ", "restart")
 
 
@@ -134,6 +142,7 @@ def test_position_restored_with_its_epoch_is_validated_on_the_next_poll(
     assignment carrying the leader epoch). Its next poll reports the truncation at the divergence
     offset instead of reading the new leader's records from that offset on."""
     reads, errors = _judged(truncation, f"{client}/seek")
+    require_truncation_detectable(client, truncation.leader_offers)
     _assert_surfaced(truncation, client, reads, errors,
                      f"sought ({truncation.position_before}, epoch {truncation.election.epoch_before}); ")
 
@@ -149,8 +158,8 @@ def test_group_commit_carries_the_leader_epoch_of_the_last_consumed_record(
     OffsetFetch reads back (50, that epoch)."""
     committed = truncation.committed_before[client]
     expected = GroupCommit(truncation.position_before, truncation.election.epoch_before)
-    recorded.save(f"kip320-truncation-{client}-commit", {"client": truncation.clients.get(client),
-                                                         "committed": committed, "expected": expected})
+    store.save(f"kip320-truncation-{client}-commit", {"client": truncation.clients.get(client),
+                                                      "committed": committed, "expected": expected})
     if _without_epoch(committed, expected):
         not_supported_by_client(truncation.clients.get(client) or client, "a leader epoch in its offset commits",
                                 f"committed() read back {committed}")

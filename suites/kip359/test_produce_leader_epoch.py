@@ -6,7 +6,6 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
-from harness.checks import recorded
 from harness.checks.delivery import anomalies, assert_exactly_once_in_order
 from harness.checks.epoch_fencing import assert_covers, assert_epoch_validation
 from harness.checks.produce_fencing import (
@@ -42,7 +41,7 @@ def test_produce_carries_current_leader_epoch(cluster: Cluster, topic_factory: T
     schema as evidence; with it, the fencing is checked at each version that has it."""
     schema = produce_schema(cluster)
     fields = partition_fields(schema.specs, schema.spoken)
-    recorded.save("kip359-produce-schema", {"fields": fields, "advertised": list(schema.advertised)})
+    store.save("kip359-produce-schema", {"fields": fields, "advertised": list(schema.advertised)})
     with_epoch = versions_with_epoch(fields)
     if not with_epoch:
         not_supported("KIP-359 CurrentLeaderEpoch in Produce", schema_evidence(fields, schema.advertised),
@@ -87,8 +86,8 @@ def test_produce_to_a_former_leader_is_refused_with_the_current_leader(
     leader's endpoint."""
     former = former_leader_produce(cluster, topic_factory())
     answers = former.answers
-    recorded.save("kip359-former-leader", {"answers": answers, "leader": former.leader,
-                                           "epoch": former.epoch, "endpoint": list(former.endpoint)})
+    store.save("kip359-former-leader", {"answers": answers, "leader": former.leader,
+                                        "epoch": former.epoch, "endpoint": list(former.endpoint)})
     require_scene(answers, f"the harness sent no Produce to the former leader {former.leader}")
     if not any(a.version >= LEADER_HINT_VERSION for a in answers):
         not_supported(f"the KIP-951 CurrentLeader hint in Produce (v{LEADER_HINT_VERSION} and later)",
@@ -112,7 +111,7 @@ def test_idempotent_producer_across_leader_failovers_writes_no_duplicate_and_no_
     w = failover_writes.writes_of(client)
     # Recorded: the first writes only (a prefix of a history is a history), to keep the file small.
     head = set(w.sent[:RECORDED_WRITES])
-    recorded.save(f"kip359-failover-writes-{client}", {
+    store.save(f"kip359-failover-writes-{client}", {
         "sent": w.sent[:RECORDED_WRITES], "acks": [a for a in w.acks if a.value in head], "failures": w.failures,
         "log": [r for r in failover_writes.log if r.value in head],
     })

@@ -6,13 +6,13 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
-from harness.checks import recorded
 from harness.checks.client_reactions import (
     assert_written_once_through_epoch_errors,
     metadata_answers,
     require_epoch_told,
 )
 from harness.checks.produce_fencing import partition_fields, schema_evidence, versions_with_epoch
+from harness.histories import store
 from harness.scenarios.client_reactions import producer_through_epoch_errors
 from harness.scenarios.kip359 import produce_schema
 from harness.verdicts import not_supported, not_supported_by_client
@@ -41,7 +41,7 @@ def test_idempotent_producer_retries_epoch_errors_and_writes_once(
         not_supported("KIP-359 CurrentLeaderEpoch in Produce", schema_evidence(fields, schema.advertised),
                       target=cluster.target, capability="produce-current-leader-epoch")
     run = producer_through_epoch_errors(cluster, topic_factory(), error)
-    recorded.save(f"kip359-producer-{error.lower()}", run)
+    store.save(f"kip359-producer-{error.lower()}", run)
     # No Produce sent at all is the check's own premise (require_ruled); -1 in every entry is the
     # client's lack only where the target's Metadata gave it an epoch to send.
     if run.sent_epochs and not any(e >= 0 for e in run.sent_epochs):

@@ -6,8 +6,8 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
-from harness.checks import recorded
 from harness.checks.producer_epochs import assert_produce_carries_the_metadata_epoch
+from harness.histories import store
 from harness.scenarios.producer_epochs import producer_epochs
 from harness.scenarios.truncation import STACKS
 
@@ -27,5 +27,5 @@ def test_producer_fences_produce_with_the_epoch_metadata_gave(
     field is "not supported by this client", with the versions and fields it sent as the evidence
     (Apache Kafka's Produce schema has the field at no version, so no Apache client sends it)."""
     run = producer_epochs(cluster, topic_factory(replication_factor=3), client)
-    recorded.save(f"kip359-producer-epochs-{client}", run)
+    store.save(f"kip359-producer-epochs-{client}", run)
     assert_produce_carries_the_metadata_epoch(run)

@@ -7,8 +7,8 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
-from harness.checks import recorded
 from harness.checks.network_splits import assert_no_acknowledged_write_lost, assert_served_without_the_controller
+from harness.histories import store
 from harness.scenarios.network_splits import controller_cut_off, minority_leader
 
 pytestmark = [pytest.mark.partition, pytest.mark.needs_fault_control]
@@ -26,7 +26,8 @@ def test_minority_leader_loses_no_acknowledged_write(
     majority side and the heal. Every write that was acknowledged is in the final log, once, at the
     offset its acknowledgement gave; the cut-off leader could acknowledge none of its own."""
     run = minority_leader(replica_link_cluster, topic_factory(replication_factor=3, config=SAFE))
-    recorded.save("partition-minority-leader", {"writes": run.writes, "log": run.log, "timeline": run.timeline})
+    store.save("partition-minority-leader", {"writes": run.writes, "log": run.log,
+                                             "timeline": [e.flat() for e in run.timeline]})
     # The scene waited for a new leader on the majority side: an epoch that did not rise with it
     # breaks KIP-320's, not this check's promise.
     assert run.after.leader_epoch > run.before.leader_epoch, (
@@ -48,8 +49,8 @@ def test_brokers_serve_while_the_controller_is_cut_off(link_cluster: Cluster, to
     no acknowledged write is lost."""
     run = controller_cut_off(link_cluster, topic_factory(replication_factor=3, config=SAFE))
     w = run.writes
-    recorded.save("partition-controller-cut-off", {"writes": w.writes, "reads": run.reads_during, "log": w.log,
-                                                   "timeline": w.timeline})
+    store.save("partition-controller-cut-off", {"writes": w.writes, "reads": run.reads_during, "log": w.log,
+                                                "timeline": [e.flat() for e in w.timeline]})
     try:
         assert_served_without_the_controller(w.writes, run.reads_during, run.cut_for, run.session_timeout)
         assert_no_acknowledged_write_lost(w.writes, w.log)

@@ -6,8 +6,8 @@ import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import TopicFactory
-from harness.checks import recorded
 from harness.checks.network_splits import assert_fenced_replica_kept_out_of_the_isr
+from harness.histories import store
 from harness.scenarios.network_splits import OBSERVE_FENCED, fenced_follower
 from harness.verdicts import require_scene, require_target
 
@@ -24,8 +24,8 @@ def test_a_fenced_follower_that_caught_up_stays_out_of_the_isr(
     log end; for the seconds watched after that, no broker reports it in the ISR. Reconnected and
     unfenced, it rejoins (the premise that it could)."""
     run = fenced_follower(replica_link_cluster, topic_factory(replication_factor=3))
-    recorded.save("partition-fenced-follower", {"watched": run.watched, "follower": run.follower,
-                                                "timeline": run.timeline})
+    store.save("partition-fenced-follower", {"watched": run.watched, "follower": run.follower,
+                                             "timeline": [e.flat() for e in run.timeline]})
     require_scene((run.watched and run.watched[-1].t >= OBSERVE_FENCED - 1) or any(
         run.follower in w.isr for w in run.watched),
         f"the harness watched the ISR for less than {OBSERVE_FENCED - 1} s: {run.watched[-2:]}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from fixtures.cluster import Cluster
-from harness.checks import recorded
 from harness.checks.network_splits import (
     assert_truncated_to_the_new_leader,
     assert_zombie_refuses_the_new_epoch,
@@ -14,6 +13,7 @@ from harness.checks.network_splits import (
 )
 from harness.checks.produce_fencing import schema_evidence
 from harness.checks.truncation import assert_resumed_at_divergence, assert_truncation_surfaced
+from harness.histories import store
 from harness.scenarios.network_splits import ZombieLeader
 from harness.scenarios.truncation import NO_RESET
 from harness.verdicts import not_supported, require_scene, require_target
@@ -40,8 +40,8 @@ def test_zombie_refuses_a_fetch_at_the_new_leaders_epoch(zombie: ZombieLeader) -
     Fetch version from v9, from offset 0 and from past the zombie's log end, the answer is
     UNKNOWN_LEADER_EPOCH (or FENCED_LEADER_EPOCH): never records and never OFFSET_OUT_OF_RANGE, which
     would send the consumer to its reset policy."""
-    recorded.save("partition-zombie-fetches", {"view": zombie.probes.view, "own": zombie.probes.at_own_epoch,
-                                               "new": zombie.probes.at_new_epoch})
+    store.save("partition-zombie-fetches", {"view": zombie.probes.view, "own": zombie.probes.at_own_epoch,
+                                            "new": zombie.probes.at_new_epoch})
     _premise(zombie)
     assert_zombie_refuses_the_new_epoch(zombie.probes.at_new_epoch, f"zombie {zombie.election.old_leader}",
                                         zombie.probes.fetch_advertised)
@@ -56,9 +56,9 @@ def test_zombie_refuses_a_write_at_the_new_leaders_epoch(zombie: ZombieLeader, c
     without the field takes such writes as the zombie's own acks=1 writes show: "not supported",
     with its Produce schema and those writes as evidence."""
     p = zombie.probes
-    recorded.save("partition-zombie-writes", {"fields": {str(v): f for v, f in p.produce_fields.items()},
-                                              "advertised": list(p.produce_advertised), "acked": p.acked,
-                                              "at_new_epoch": p.writes_at_new_epoch, "log": p.log})
+    store.save("partition-zombie-writes", {"fields": {str(v): f for v, f in p.produce_fields.items()},
+                                           "advertised": list(p.produce_advertised), "acked": p.acked,
+                                           "at_new_epoch": p.writes_at_new_epoch, "log": p.log})
     _premise(zombie)
     if not p.writes_at_new_epoch:
         not_supported("KIP-359 CurrentLeaderEpoch in Produce",
@@ -73,7 +73,7 @@ def test_former_leader_truncates_what_only_it_held(zombie: ZombieLeader) -> None
     """KIP-320 "Replica Handling" (with KIP-101's epoch-based truncation): reconnected, the former
     leader truncates its log to the divergence point and then holds exactly the new leader's log:
     the records it alone took (acks=1) before and while it was cut off are gone."""
-    recorded.save("partition-zombie-logs", {
+    store.save("partition-zombie-logs", {
         "old": zombie.old_leader_log, "new": zombie.new_leader_log, "acked_by_zombie": zombie.probes.acked,
         "gone": zombie.only_the_zombie_held, "divergence": zombie.election.divergence_offset})
     e = zombie.election
@@ -105,7 +105,7 @@ def test_consumer_served_by_the_zombie_resumes_at_the_divergence(
     t = zombie.truncation
     name = f"{client}/{reset}"
     o = t.observed[name]
-    recorded.save(f"partition-zombie-{client}-{reset}", {
+    store.save(f"partition-zombie-{client}-{reset}", {
         "reads": o.reads, "errors": o.errors, "zombie_reads": zombie.zombie_reads[name], "divergence": t.divergence,
         "position_before": t.position_before, "new_leader_writes": t.new_leader_writes})
     try:

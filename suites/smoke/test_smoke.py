@@ -7,7 +7,7 @@ import pytest
 from fixtures.cluster import Cluster
 from fixtures.topics import RunNames, TopicFactory
 from harness.checks.mid_batch import assert_mid_batch_fetch_serves_the_holding_batch
-from harness.histories.store import save
+from harness.histories import store
 from harness.scenarios.mid_batch import mid_batch_fetches
 from harness.scenarios.smoke import acknowledged_reads, clean_failover, unclean_loss
 from harness.verdicts import target_refused
@@ -40,7 +40,7 @@ def test_a_fetch_from_inside_a_batch_is_answered_with_the_batch_holding_its_offs
     Fetched from the second and the last record of each of three 5-record batches, at the lowest and
     the highest Fetch version from v4."""
     seen = mid_batch_fetches(cluster, topic_factory(replication_factor=1))
-    save("fetch-mid-batch", seen)
+    store.save("fetch-mid-batch", seen)
     assert_mid_batch_fetch_serves_the_holding_batch(seen)
 
 

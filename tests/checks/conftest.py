@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from recordings import DATA, Recording
 
-from harness.checks.recorded import load
+from harness.histories.store import load_untyped
 
 
 @pytest.fixture
@@ -25,6 +25,6 @@ def recording() -> Recording:
         path = DATA / f"{name}.json"
         if not path.exists():
             pytest.fail(f"no recorded answer {path.name}; refresh tests/checks/data (see tests/checks/conftest.py)")
-        return copy.deepcopy(load(path))
+        return copy.deepcopy(load_untyped(path))
 
     return read

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from alterations import Alteration, alteration, altered
+from alterations import Alteration, alteration, altered, typed
 from recordings import Recording
 
 from harness.checks.delivery import assert_exactly_once_in_order
@@ -18,6 +18,7 @@ from harness.checks.produce_fencing import (
     versions_with_epoch,
 )
 from harness.histories.kip359 import OldVersionProduce
+from harness.histories.records import Ack, LogRecord
 from harness.promises import catalogue
 from harness.protocol.errors import FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH
 from harness.protocol.spec import load_specs
@@ -80,9 +81,15 @@ def _writes(recorded: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], 
     return recorded["sent"], recorded["acks"], recorded["failures"], recorded["log"]
 
 
+def _judged(client: str, sent: list[str], acks: list[dict[str, Any]], failures: list[str],
+            log: list[dict[str, Any]]) -> None:
+    """The check on a recording as altered, its acks and log read into their types through the codec."""
+    assert_exactly_once_in_order(client, sent, typed(list[Ack], acks), failures, typed(list[LogRecord], log))
+
+
 @pytest.mark.parametrize("client", CLIENTS)
 def test_recorded_failover_writes_pass(recording: Recording, client: str) -> None:
-    assert_exactly_once_in_order(client, *_writes(recording(f"kip359-failover-writes-{client}")))
+    _judged(client, *_writes(recording(f"kip359-failover-writes-{client}")))
 
 
 @pytest.mark.parametrize("client", CLIENTS)
@@ -90,7 +97,7 @@ def test_a_duplicate_fails(recording: Recording, client: str) -> None:
     sent, acks, failures, log = _writes(recording(f"kip359-failover-writes-{client}"))
     log.append({"offset": log[-1]["offset"] + 1, "value": log[100]["value"]})
     with pytest.raises(AssertionError, match=rf"duplicate x1 \(first \['{log[100]['value']}'\]\)"):
-        assert_exactly_once_in_order(client, sent, acks, failures, log)
+        _judged(client, sent, acks, failures, log)
 
 
 @pytest.mark.parametrize("client", CLIENTS)
@@ -98,14 +105,14 @@ def test_a_gap_fails(recording: Recording, client: str) -> None:
     sent, acks, failures, log = _writes(recording(f"kip359-failover-writes-{client}"))
     missing = log.pop(150)
     with pytest.raises(AssertionError, match=rf"lost x1 .*gap x1 \(first \['{missing['value']}'\]\)"):
-        assert_exactly_once_in_order(client, sent, acks, failures, log)
+        _judged(client, sent, acks, failures, log)
 
 
 def test_a_reorder_fails(recording: Recording) -> None:
     sent, acks, failures, log = _writes(recording("kip359-failover-writes-librdkafka"))
     log[10]["value"], log[11]["value"] = log[11]["value"], log[10]["value"]
     with pytest.raises(AssertionError, match=r"reorder x1 .*inconsistent_offset x2"):
-        assert_exactly_once_in_order("librdkafka", sent, acks, failures, log)
+        _judged("librdkafka", sent, acks, failures, log)
 
 
 def test_a_failed_send_fails(recording: Recording) -> None:
@@ -113,7 +120,7 @@ def test_a_failed_send_fails(recording: Recording) -> None:
     failed = acks.pop()
     failures.append(f"{failed['value']}: NotEnoughReplicasException")
     with pytest.raises(AssertionError, match=r"failed_send x1"):
-        assert_exactly_once_in_order("java", sent, acks, failures, log)
+        _judged("java", sent, acks, failures, log)
 
 
 def test_a_target_with_the_field_that_does_not_fence_fails(recording: Recording) -> None:
@@ -133,9 +140,9 @@ def test_an_ack_without_an_offset_claims_none_but_a_wrong_one_is_caught() -> Non
     that is no anomaly; an ack naming an offset that holds another record still is."""
     from harness.checks.delivery import anomalies
 
-    log = [{"offset": 0, "value": "a"}, {"offset": 1, "value": "b"}]
-    assert anomalies(["a", "b"], [{"value": "a", "offset": 0}, {"value": "b", "offset": None}], [], log) == {}
-    wrong = anomalies(["a", "b"], [{"value": "a", "offset": 0}, {"value": "b", "offset": 0}], [], log)
+    log = [LogRecord(0, "a"), LogRecord(1, "b")]
+    assert anomalies(["a", "b"], [Ack("a", 0), Ack("b", None)], [], log) == {}
+    wrong = anomalies(["a", "b"], [Ack("a", 0), Ack("b", 0)], [], log)
     assert wrong == {"inconsistent_offset": [("b", 0, "a")]}
 
 

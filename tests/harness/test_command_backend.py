@@ -22,7 +22,7 @@ from harness import session
 from harness.cluster.base import NodeState
 from harness.cluster.command import CommandCluster, prepare
 from harness.cluster.services import PostgresService, port_open
-from harness.cluster.target import COMMAND, from_profile
+from harness.cluster.target import from_profile
 from harness.errors import ClusterError, SetupError, TargetRefused
 from harness.waiting import wait_until
 
@@ -144,7 +144,7 @@ def test_a_failing_leader_move_hook_is_the_target_refusing_the_move(tmp_path: Pa
     hook = ["sh", "-c", "echo cannot move {topic}-{partition} to {to} at {to_host}:{to_port} >&2; exit 4"]
     path = write_profile(tmp_path, node=listener_node(token), leader_move={"command": hook, "timeout": 10})
     spec = from_profile(path)
-    assert spec.kind == COMMAND and spec.capabilities.leader_moves == "hook"
+    assert spec.kind.name == "command" and spec.capabilities.leader_moves == "hook"
     with CommandCluster(spec) as cluster:
         with pytest.raises(TargetRefused) as refused:
             cluster.move_leader_to("t1", 0, 1)

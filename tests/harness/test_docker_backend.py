@@ -20,7 +20,7 @@ from harness.clients.admin import create_topic
 from harness.cluster import probe
 from harness.cluster.base import NodeState
 from harness.cluster.docker import DockerCluster, to_env
-from harness.cluster.target import docker_target
+from harness.cluster.kinds.docker import docker_target
 from harness.docker import images
 from harness.errors import SetupError
 from harness.kafka.dist import DEFAULT_VERSION, resolve

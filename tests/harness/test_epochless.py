@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness.cluster.base import METADATA_EPOCH_CHECK, Cluster, NodeState, PartitionState, require_leader_epoch
-from harness.cluster.target import EXTERNAL, TargetSpec
+from harness.cluster.target import parse
 from harness.errors import TargetRefused
 from harness.nemesis.faults import LeaderFailover
 from harness.nemesis.leadership import move_leader
@@ -19,7 +19,7 @@ class StateCluster(Cluster):
     """A cluster whose partition state comes from a list of answers, one per read (the last repeats)."""
 
     def __init__(self, *states: PartitionState) -> None:
-        self.target = TargetSpec(kind=EXTERNAL, version=None, bootstrap="127.0.0.1:1")
+        self.target = parse("external:127.0.0.1:1")
         self.version = "stub"
         self.states = list(states)
         self.stopped: list[int] = []

@@ -43,6 +43,7 @@ LAYERS: dict[str, int] = {
     "harness.checks": 4, "harness.docker": 4,
     "harness.cluster": 5,
     "harness.clients": 6, "harness.nemesis": 6, "harness.proxy": 6,
+    "harness.proxy.rules": 6,  # the proxy's rule families, one a module, with the proxy
     "harness.workload": 7, "harness.integrity": 7,
     "harness.scenarios": 8,
     "harness.verdicts": 9, "harness.reports": 9, "harness.pytest_plugin": 9, "harness.plugin": 9, "harness.bench": 9,

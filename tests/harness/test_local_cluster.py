@@ -13,7 +13,7 @@ from harness.clients.history import produce
 from harness.cluster.base import Cluster, NodeState
 from harness.cluster.external import ExternalCluster
 from harness.cluster.local import LocalCluster, LocalClusterSpec
-from harness.cluster.target import TargetSpec
+from harness.cluster.target import parse
 from harness.errors import ClusterError, SetupError
 from harness.nemesis.faults import Crash, Pause
 
@@ -85,7 +85,7 @@ def test_bad_bootstrap_is_one_clear_error() -> None:
         s.bind(("127.0.0.1", 0))
         dead = s.getsockname()[1]
     with pytest.raises(SetupError, match=f"no broker answers at --bootstrap-servers 127.0.0.1:{dead}"):
-        ExternalCluster(TargetSpec(kind="external", version=None, bootstrap=f"127.0.0.1:{dead}")).start()
+        ExternalCluster(parse(f"external:127.0.0.1:{dead}")).start()
 
 
 def test_topic_factory_waits_for_a_full_isr(cluster: Cluster, topic_factory: TopicFactory) -> None:

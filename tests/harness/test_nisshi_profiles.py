@@ -16,7 +16,7 @@ import pytest
 from harness.cluster.builds import build_root
 from harness.cluster.command import load_profile, prepare
 from harness.cluster.services import PostgresService
-from harness.cluster.target import COMMAND, from_profile, parse, profile_path
+from harness.cluster.target import from_profile, parse, profile_path
 from harness.errors import SetupError
 
 NISSHI = ("nisshi", "nisshi-memory", "nisshi-docker")
@@ -26,7 +26,7 @@ NISSHI = ("nisshi", "nisshi-memory", "nisshi-docker")
 def test_a_nisshi_profile_parses_into_the_0_8_1_build_shared_by_all(name: str) -> None:
     spec = from_profile(profile_path(name))
     profile = load_profile(spec)
-    assert (spec.kind, spec.name, spec.version, spec.replication) == (COMMAND, name, "0.8.1", False)
+    assert (spec.kind.name, spec.name, spec.version, spec.replication) == ("command", name, "0.8.1", False)
     assert profile.root == build_root("nisshi", "0.8.1")
     assert profile.build is not None and profile.build.creates == "{root}/bin/nisshi"
     if profile.node.image is None:

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness.cluster.target import TargetSpec, docker_target, parse
+from harness.cluster.kinds.docker import docker_target
+from harness.cluster.target import TargetSpec, parse
 from harness.errors import FaultControlUnavailable
 from harness.nemesis.faults import CleanStop, Crash, Isolate, Pause, node_faults
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from harness import verdicts
+from harness.cluster.kinds.docker import docker_target
 from harness.cluster.reference import CAPABILITIES, expected
-from harness.cluster.target import TargetSpec, docker_target, parse
+from harness.cluster.target import TargetSpec, parse
 from harness.errors import KctsError, NotSupported
 
 
@@ -26,7 +27,7 @@ def test_a_release_is_expected_to_have_what_it_shipped(version: str, capability:
 
 
 @pytest.mark.parametrize("target", [parse("kfake"), parse("external:127.0.0.1:9092"),
-                                    TargetSpec(kind="docker", version=None, image="example/broker:1")])
+                                    docker_target("example/broker:1", None)])
 def test_no_expectation_of_a_target_that_is_not_a_known_release(target: TargetSpec) -> None:
     assert expected(target, "txn-offset-commit-v6") is None
 

@@ -6,17 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster.target import (
-    APACHE,
-    EXTERNAL,
-    KFAKE,
-    Security,
-    TargetSpec,
-    from_options,
-    from_profile,
-    parse,
-    to_run_args,
-)
+from harness.cluster.model import Security
+from harness.cluster.registry import default_kind
+from harness.cluster.target import from_options, from_profile, parse, to_run_args
 from harness.errors import KctsError
 from harness.kafka.dist import DEFAULT_VERSION
 
@@ -77,7 +69,7 @@ def test_a_command_profile_keeps_its_backend_tables_and_its_word_on_replication(
     )
     spec = from_profile(profile)
     caps = spec.capabilities
-    assert (spec.kind, spec.label, spec.brokers, spec.profile) == ("command", "broker-x", 2, profile)
+    assert (spec.kind.name, spec.label, spec.brokers, spec.profile) == ("command", "broker-x", 2, profile)
     assert spec.tables["node"]["command"] == ["broker-x", "{port}"]
     assert caps.leader_moves == "hook" and caps.replication is False and caps.no_replication == "one shared store"
     assert to_run_args(spec)[:2] == ["--target-profile", str(profile)]
@@ -105,8 +97,8 @@ def test_a_profile_file_names_a_target_and_keeps_its_password_out_of_reprs(tmp_p
         '[target.security]\nprotocol = "SASL_PLAINTEXT"\nmechanism = "PLAIN"\nusername = "u"\npassword = "s3cret"\n'
     )
     spec = from_profile(profile)
-    got = (spec.kind, spec.bootstrap, spec.label, spec.java_clients)
-    assert got == (EXTERNAL, "127.0.0.1:19092", "vendor-x", "4.3.1")
+    got = (spec.kind.name, spec.bootstrap, spec.label, spec.java_clients)
+    assert got == ("external", "127.0.0.1:19092", "vendor-x", "4.3.1")
     assert spec.security.client_config()["sasl.password"] == "s3cret"
     assert "s3cret" not in repr(spec) and "s3cret" not in str(spec.environment())
     assert "s3cret" not in " ".join(to_run_args(spec))
@@ -126,7 +118,55 @@ def test_a_bad_profile_is_one_clear_error(tmp_path: Path, text: str, error: str)
         from_profile(profile)
 
 
-def test_spec_defaults_are_a_local_apache_cluster_of_the_default_version() -> None:
-    spec = TargetSpec()
-    assert (spec.kind, spec.version, spec.brokers, spec.java_clients) == (APACHE, DEFAULT_VERSION, 3, DEFAULT_VERSION)
-    assert parse("kfake").kind == KFAKE
+def test_the_default_target_is_a_local_apache_cluster_of_the_default_version() -> None:
+    default = default_kind()
+    assert (default.name, default.backend) == ("apache", "local")
+    spec = from_options(str(default.backend), None, 3, None, NO_SECURITY, None)
+    assert (spec.kind, spec.version, spec.brokers, spec.java_clients) == (default, DEFAULT_VERSION, 3, DEFAULT_VERSION)
+    assert parse(DEFAULT_VERSION) == spec
+    assert parse("kfake").kind.name == "kfake"
+
+
+def test_a_profile_without_a_kind_is_the_default_kind_and_its_release_leads_the_java_clients(tmp_path: Path) -> None:
+    profile = tmp_path / "plain.toml"
+    profile.write_text('[target]\nversion = "4.0.x"\nbrokers = 1\n')
+    spec = from_profile(profile)
+    assert (spec.kind, spec.version, spec.java_clients, spec.label) == (default_kind(), "4.0.2", "4.0.2", "4.0.2")
+
+
+def test_an_external_profile_may_declare_its_release(tmp_path: Path) -> None:
+    """Its version is read as a release (normalized, the Java clients follow it); none by default."""
+    profile = tmp_path / "declared.toml"
+    profile.write_text('[target]\nkind = "external"\nbootstrap = "127.0.0.1:1"\nversion = "4.0.x"\n')
+    spec = from_profile(profile)
+    assert (spec.version, spec.java_clients, spec.capabilities.side_clusters) == ("4.0.2", "4.0.2", True)
+    profile.write_text('[target]\nkind = "external"\nbootstrap = "127.0.0.1:1"\n')
+    spec = from_profile(profile)
+    assert (spec.version, spec.java_clients, spec.capabilities.side_clusters) == (None, DEFAULT_VERSION, False)
+
+
+def test_a_command_profile_keeps_its_own_version_as_written(tmp_path: Path) -> None:
+    profile = tmp_path / "own.toml"
+    profile.write_text('[target]\nkind = "command"\nversion = "0.8.1"\n[node]\ncommand = ["b", "{port}"]\n')
+    spec = from_profile(profile)
+    assert (spec.version, spec.java_clients, spec.apache_release) == ("0.8.1", DEFAULT_VERSION, False)
+
+
+def test_image_options_belong_to_the_docker_backend() -> None:
+    with pytest.raises(KctsError, match=r"--image and --publish-from belong to a docker target: add --backend docker"):
+        from_options("local", None, 3, None, NO_SECURITY, None, image="apache/kafka:4.4.0")
+    spec = from_options("docker", None, 1, None, NO_SECURITY, None, image="apache/kafka:4.3.1", publish_from=20000)
+    assert (spec.kind.name, spec.version, spec.image, spec.publish_from) == ("docker", "4.3.1", "apache/kafka:4.3.1",
+                                                                             20000)
+
+
+def test_the_security_options_reach_an_external_target_named_by_target() -> None:
+    sasl = Security(protocol="SASL_PLAINTEXT", mechanism="PLAIN", username="u", password="p")
+    assert from_options("local", None, 3, None, sasl, None, target="external:127.0.0.1:9092").security == sasl
+    assert from_options("local", None, 3, None, sasl, None, target="kfake").security == NO_SECURITY
+    assert from_options("external", None, 3, "127.0.0.1:9092", sasl, None).security == sasl
+
+
+def test_an_unknown_backend_names_the_known_ones() -> None:
+    with pytest.raises(KctsError, match=r"unknown --backend 'nope'; use one of local, docker, external, kfake"):
+        from_options("nope", None, 3, None, NO_SECURITY, None)

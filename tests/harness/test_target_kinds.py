@@ -1,56 +1,56 @@
-"""Adding a kind of target is adding one module to `harness.cluster.kinds`: the target model, the
-factory and the command line find it there, and nothing else names it."""
+"""Adding a kind of target is its module in `harness.cluster.kinds`, the module that serves it (its
+`BACKEND`) and one line in `harness.cluster.registry`: the target parser, the factory and the command
+line find it there, nothing else names it, and nothing is imported by name."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import ast
 from pathlib import Path
 
 import pytest
 
-from harness.cluster import factory, kinds, target
-from harness.cluster.target import TargetSpec, backends, kind_of, parse, to_run_args
+from harness.cluster import factory, registry, target
+from harness.cluster.backend import Backend
+from harness.cluster.model import Capabilities, Security, TargetKind, TargetSpec
+from harness.cluster.registry import backends, kind_of, kinds
+from harness.cluster.target import from_options, parse, to_run_args
+from tests.harness.test_layers import MODULES, REPO, imports
 
-TOY = '''
-from harness.cluster.factory import Backend
-from harness.cluster.target import Capabilities, TargetKind
-
-KIND = TargetKind(
+TOY = TargetKind(
     name="toy", spelling="`toy`  a toy broker",
     capabilities=lambda spec: Capabilities(fault_control=False, node_logs=False, side_clusters=False,
                                            owned=True, leader_moves=None, replication=False),
     run_args=lambda spec: ["--backend", "toy"], words=("toy",), backend="toy")
-BACKEND = Backend(make=lambda spec, log_dir: ("a toy cluster", spec), prepare=lambda spec: "toy ready")
-'''
+TOY_BACKEND = Backend(kind=TOY, make=lambda spec, log_dir: ("a toy cluster", spec),  # type: ignore[arg-type,return-value]
+                      prepare=lambda spec: "toy ready")
 
 
 @pytest.fixture
-def toy_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    (tmp_path / "toy.py").write_text(TOY)
-    monkeypatch.setattr(kinds, "__path__", [*kinds.__path__, str(tmp_path)])
-    target.kinds.cache_clear()
-    yield
-    target.kinds.cache_clear()
+def toy_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The toy kind's one line in the registry."""
+    monkeypatch.setattr(registry, "BACKENDS", (*registry.BACKENDS, TOY_BACKEND))
 
 
-def test_every_kind_module_defines_its_kind_and_its_backend() -> None:
-    found = target.kinds()
+def test_every_kind_has_its_backend() -> None:
+    found = kinds()
     assert set(found) == {"apache", "command", "docker", "external", "kfake", "librdkafka-mock"}
-    for name in found:
-        spec = TargetSpec(kind=name, version=None if name != "apache" else "4.4.0",
+    assert [k for k in found.values() if k.default] == [kind_of("apache")]
+    for name, kind in found.items():
+        spec = TargetSpec(kind=kind, version=None if name != "apache" else "4.4.0",
                           bootstrap="127.0.0.1:9092" if name == "external" else None,
                           image="i" if name == "docker" else None)
-        assert factory.backend(spec).make and factory.backend(spec).prepare, name
+        assert factory.backend(spec).kind is kind, name
 
 
-def test_a_new_kind_is_one_module(toy_kind: None) -> None:
+def test_a_new_kind_is_one_module_and_one_line(toy_kind: None) -> None:
     spec = parse("toy")
-    assert (spec.kind, spec.label, spec.capabilities.owned) == ("toy", "toy", True)
+    assert (spec.kind, spec.label, spec.capabilities.owned) == (TOY, "toy", True)
     assert "toy" in backends()
+    assert from_options("toy", None, 3, None, Security(), None) == spec
     assert to_run_args(spec) == ["--backend", "toy", "--java-clients", spec.java_clients]
     assert factory.make_cluster(spec) == ("a toy cluster", spec)  # type: ignore[comparison-overlap]
     assert factory.prepare(spec) == "toy ready"
-    assert "`toy`  a toy broker" in target.spellings()
+    assert "`toy`  a toy broker" in registry.spellings()
 
 
 def test_an_unknown_kind_names_the_known_ones() -> None:
@@ -58,13 +58,59 @@ def test_an_unknown_kind_names_the_known_ones() -> None:
         kind_of("nope")
 
 
+def test_a_spec_carries_its_kind_not_a_name() -> None:
+    """The model asks the kind itself; a name is read into a kind only where text comes in."""
+    with pytest.raises(TypeError, match=r"TargetSpec\.kind is a TargetKind"):
+        TargetSpec(kind="kfake", version=None)  # type: ignore[arg-type]
+    assert str(kind_of("kfake")) == "kfake" and parse("kfake").environment()["target_kind"] == "kfake"
+
+
 def test_no_module_outside_the_kinds_names_a_kind_s_backend_class() -> None:
-    """The target model, the factory and the command line reach backends only through the kinds."""
+    """The target parser, the registry and the factory reach backends only through the kinds' BACKENDs."""
     here = Path(target.__file__).parent
-    for name in ("target.py", "factory.py"):
+    for name in ("target.py", "factory.py", "registry.py"):
         text = (here / name).read_text()
         for backend_class in ("LocalCluster(", "KfakeCluster(", "LibrdkafkaMockCluster(", "DockerCluster(",
                               "ExternalCluster(", "CommandCluster("):
-            if name == "factory.py" and backend_class in ("LocalCluster(", "KfakeCluster("):
-                continue  # side clusters: an Apache one beside any target, a SASL kfake beside kfake
+            if name == "factory.py" and backend_class == "LocalCluster(":
+                continue  # a side cluster is an Apache Kafka one beside any target whose capabilities allow it
             assert backend_class not in text, f"{name} names {backend_class}"
+
+
+def _cluster_imports(module: str) -> set[str]:
+    return {m for m, _ in imports(module, MODULES[module], type_checking=True) if m.startswith("harness.cluster")}
+
+
+KIND_MODULES = sorted(m for m in MODULES if m.startswith("harness.cluster.kinds."))
+# The module that serves each kind: the one other module that names its KIND.
+SERVING = {f"harness.cluster.kinds.{b.kind.name.replace('-', '_')}": b.make.__module__ for b in registry.BACKENDS}
+
+
+def test_the_model_sits_below_the_kinds_and_the_kinds_import_only_the_model() -> None:
+    assert _cluster_imports("harness.cluster.model") == set()
+    for module in KIND_MODULES:
+        assert _cluster_imports(module) <= {"harness.cluster.model"}, module
+
+
+def test_every_kind_module_is_in_the_registry_and_only_its_server_names_it() -> None:
+    assert set(SERVING) == set(KIND_MODULES)
+    # bench/startup times Apache Kafka in containers, the docker kind's own: it reads the docker word.
+    allowed = {"harness.cluster.kinds.docker": {"harness.bench.startup"}}
+    for module in MODULES:
+        for kind_module in _cluster_imports(module) & set(KIND_MODULES):
+            if module not in {SERVING[kind_module], *allowed.get(kind_module, ())}:
+                pytest.fail(f"{module} imports {kind_module}: only {SERVING[kind_module]} serves that kind")
+
+
+def test_nothing_compares_a_target_s_kind() -> None:
+    """Outside the kinds, code asks the kind's fields or the spec's capabilities, never which kind it is."""
+    found = []
+    for name, path in MODULES.items():
+        if name == "harness.cluster.registry":
+            continue  # finding a kind is its one job
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                sides = [ast.unparse(n) for n in (node.left, *node.comparators)]
+                if any(s.endswith(".kind") or s.endswith(".kind.name") for s in sides):
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, "kind comparisons:\n  " + "\n  ".join(found)

@@ -13,7 +13,7 @@ import pytest
 
 from harness.cluster.base import PartitionState
 from harness.errors import NotSupported, TargetRefused
-from harness.integrity.model import Anomaly, Findings, TopicTotals
+from harness.integrity.model import Anomaly, AnomalyRow, Findings, TopicTotals
 from harness.scenarios.integrity import (
     ProcessorKind,
     clean_faults,
@@ -25,9 +25,7 @@ from tests.harness.test_epochless import StateCluster
 
 
 def findings(**counts: int) -> Findings:
-    rows = {Anomaly(k): [{"kind": k, "topic": "out", "partition": 0, "offset": 7, "id": 3, "key": "k1", "seq": 2,
-                          "detail": "d"}]
-            for k in counts}
+    rows = {Anomaly(k): [AnomalyRow(Anomaly(k), "out", 0, 7, 3, "k1", 2, "d")] for k in counts}
     return Findings({Anomaly(k): n for k, n in counts.items()}, rows, [TopicTotals("out", "output", 10, 10, 10)])
 
 

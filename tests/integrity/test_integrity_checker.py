@@ -84,8 +84,8 @@ def test_a_missing_output_record_outside_every_window_is_a_lost_write(spark: Spa
     findings = run(spark, log, committed(6), windows=(TruncationWindow(OUT, 0, 0, 3),), layout=layout)
     only(findings, lost=1)
     (row,) = findings.samples[Anomaly.LOST]
-    assert (row["topic"], row["partition"], row["offset"], row["id"]) == (OUT, 1, 1, 3), row
-    assert "outside every reported truncation window" in str(row["detail"])
+    assert (row.topic, row.partition, row.offset, row.id) == (OUT, 1, 1, 3), row
+    assert "outside every reported truncation window" in str(row.detail)
     assert not findings.ok
 
 
@@ -105,7 +105,7 @@ def test_a_loss_with_no_acknowledged_write_cannot_be_explained(spark: SparkSessi
     log.rows = [r for r in log.rows if not (r[0] == OUT and r[1] == 1 and r[2] == 1)]
     findings = run(spark, log, committed(6), windows=(TruncationWindow(OUT, 1, 0, 10),), with_writes=False)
     only(findings, lost=1)
-    assert "no acknowledged write" in str(findings.samples[Anomaly.LOST][0]["detail"])
+    assert "no acknowledged write" in str(findings.samples[Anomaly.LOST][0].detail)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -116,7 +116,7 @@ def test_a_record_read_twice_is_one_duplicate_and_not_an_order_violation(spark: 
     findings = run(spark, log, committed(6), layout=layout)
     only(findings, duplicate=1)
     (row,) = findings.samples[Anomaly.DUPLICATE]
-    assert (row["topic"], row["id"], row["offset"]) == (OUT, 0, 0) and "2 copies" in str(row["detail"]), row
+    assert (row.topic, row.id, row.offset) == (OUT, 0, 0) and "2 copies" in str(row.detail), row
 
 
 def test_records_of_aborted_transactions_are_aborted_reads(spark: SparkSession) -> None:
@@ -128,7 +128,7 @@ def test_records_of_aborted_transactions_are_aborted_reads(spark: SparkSession) 
     ranges = (IdRange(0, 4, TxnOutcome.COMMITTED), IdRange(4, 6, TxnOutcome.ABORTED))
     findings = run(spark, log, ranges)
     only(findings, aborted_visible=2)
-    details = sorted(str(r["detail"]) for r in findings.samples[Anomaly.ABORTED_VISIBLE])
+    details = sorted(str(r.detail) for r in findings.samples[Anomaly.ABORTED_VISIBLE])
     assert details == [
         "id of a generator transaction that was aborted", "written by proc>0 into a transaction it aborted",
     ]
@@ -146,7 +146,7 @@ def test_a_key_going_backwards_is_an_order_violation(spark: SparkSession, layout
     findings = run(spark, log, committed(4), layout=layout)
     only(findings, order_violation=1)
     (row,) = findings.samples[Anomaly.ORDER_VIOLATION]
-    assert (row["offset"], row["seq"]) == (2, 1) and "after seq 2" in str(row["detail"]), row
+    assert (row.offset, row.seq) == (2, 1) and "after seq 2" in str(row.detail), row
 
 
 def test_corrupt_and_unparseable_values_are_checksum_mismatches(spark: SparkSession) -> None:
@@ -159,7 +159,7 @@ def test_corrupt_and_unparseable_values_are_checksum_mismatches(spark: SparkSess
     log.append(OUT, 0, "not a record")
     findings = run(spark, log, committed(3))
     only(findings, checksum_mismatch=2, lost=1)
-    details = sorted(str(r["detail"]) for r in findings.samples[Anomaly.CHECKSUM_MISMATCH])
+    details = sorted(str(r.detail) for r in findings.samples[Anomaly.CHECKSUM_MISMATCH])
     assert details[0].startswith("crc field") and details[1] == "unparseable value: not a record", details
 
 
@@ -180,7 +180,7 @@ def test_records_of_unknown_transactions_are_owed_to_outputs_once_read(spark: Sp
     findings = run(spark, log, (IdRange(0, 3, TxnOutcome.COMMITTED), IdRange(3, 4, TxnOutcome.UNKNOWN)))
     if in_input:
         only(findings, lost=1)
-        assert findings.samples[Anomaly.LOST][0]["id"] == 3
+        assert findings.samples[Anomaly.LOST][0].id == 3
     else:
         only(findings)
 
@@ -211,8 +211,8 @@ def test_a_copy_in_another_partition_is_a_duplicate_there_and_not_an_order_viola
     only(findings, duplicate=1)
     (row,) = findings.samples[Anomaly.DUPLICATE]
     # The first copy in (partition, offset) order is the one appended to partition 0, at offset 3.
-    assert (row["topic"], row["partition"], row["offset"], row["id"]) == (OUT, 0, 3, 1), row
-    assert row["detail"] == "2 copies, offsets 3 .. 3", row
+    assert (row.topic, row.partition, row.offset, row.id) == (OUT, 0, 3, 1), row
+    assert row.detail == "2 copies, offsets 3 .. 3", row
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -228,4 +228,4 @@ def test_an_order_violation_at_the_first_record_of_a_later_task_is_found(spark: 
     findings = run(spark, log, committed(6), layout=layout)
     only(findings, order_violation=1)
     (row,) = findings.samples[Anomaly.ORDER_VIOLATION]
-    assert (row["offset"], row["seq"], row["detail"]) == (3, 1, "seq 1 after seq 3 at offset 2"), row
+    assert (row.offset, row.seq, row.detail) == (3, 1, "seq 1 after seq 3 at offset 2"), row

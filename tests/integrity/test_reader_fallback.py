@@ -10,7 +10,7 @@ import pytest
 
 from harness.errors import KnownClientGap
 from harness.integrity import run
-from harness.integrity.model import Expectation, Findings
+from harness.integrity.model import Expectation, Findings, ReportMeta
 
 NPE = RuntimeError(
     "An error occurred while calling o206.persist.\n: java.util.concurrent.ExecutionException: "
@@ -75,7 +75,7 @@ def test_the_admin_reader_failing_on_a_null_elr_list_is_read_again_with_the_cons
     monkeypatch.setattr(run.report, "write", lambda f, a, out, meta: written.append(meta))
     spark = Spark()
 
-    findings = run.check_topics(spark, {}, EXPECT, out_dir=tmp_path, meta={"scenario": "s"})  # type: ignore[arg-type]
+    findings = run.check_topics(spark, {}, EXPECT, out_dir=tmp_path, meta=ReportMeta("s"))  # type: ignore[arg-type]
 
     assert findings.ok and reads == [None, "true"]
     assert run.CONSUMER_OFFSETS not in spark.conf.values, "the session's setting is restored"

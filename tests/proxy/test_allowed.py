@@ -97,7 +97,7 @@ def test_the_loader_reads_a_staged_and_an_unstaged_item(tmp_path: Path) -> None:
     (ENTRY.replace('source = "KIP-1, Proposed Changes"\n', ""), "missing source"),
     (ENTRY + ENTRY, "id 'one' is used twice"),
     (ENTRY.replace("error = 14", "error = 6"), "answers only"),
-    (ENTRY.replace('"CoordinatorErrorOnce"', '"NoSuchRule"'), "no rule of harness/proxy/rules.py or"),
+    (ENTRY.replace('"CoordinatorErrorOnce"', '"NoSuchRule"'), "no rule of harness/proxy/rules/, "),
     (UNSTAGED.replace('how = "the brokers hold that state"\n', ""), "no rules and no `how`"),
     (UNSTAGED.replace("rules = []\n", ""), "missing rules"),
     (ENTRY.replace('tests = ["suites/smoke"]\n', 'tests = ["suites/smoke"]\nhow = "why"\n'),

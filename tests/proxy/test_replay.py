@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.cluster.base import Cluster, NodeState
-from harness.cluster.target import EXTERNAL, TargetSpec
+from harness.cluster.target import parse
 from harness.errors import KctsError
 from harness.layout import ROOT
 from harness.protocol.client import RawClient
@@ -60,8 +60,8 @@ def test_the_loader_turns_arrays_into_tuples_for_the_rules(tmp_path: Path) -> No
 
 @pytest.mark.parametrize(("edit", "message"), [
     (lambda t: t.replace('"kip320.metadata.leader-epoch"', '"kip999.nothing"'), "not in harness/promises.toml"),
-    (lambda t: t.replace('"CurrentEpochInListOffsets"', '"NoSuchRule"'), "no rule of harness/proxy/rules.py"),
-    (lambda t: t.replace('"CurrentEpochInListOffsets"', '"Proxy"'), "no rule of harness/proxy/rules.py"),
+    (lambda t: t.replace('"CurrentEpochInListOffsets"', '"NoSuchRule"'), "no rule of harness/proxy/rules/"),
+    (lambda t: t.replace('"CurrentEpochInListOffsets"', '"Proxy"'), "no rule of harness/proxy/rules/"),
     (lambda t: t.replace("lookups =", "lookup ="), "unexpected keyword argument 'lookup'"),
     (lambda t: t.replace('link = "https://github.com/o/r/issues/1"\n', ""), "missing link"),
     (lambda t: t + t, "id 'one' is used twice"),
@@ -150,7 +150,7 @@ class FakeCluster(Cluster):
     """A cluster of fake brokers, with the node control a proxied cluster must hand through."""
 
     def __init__(self, brokers: dict[int, FakeBroker]) -> None:
-        self.target = TargetSpec(kind=EXTERNAL, version=None, bootstrap="127.0.0.1:1")
+        self.target = parse("external:127.0.0.1:1")
         self.version = "fake"
         self.brokers = brokers
         self.calls: list[str] = []

@@ -15,15 +15,19 @@ Commands, one per line (RESET is auto.offset.reset: earliest, latest, error):
                                       (ISOLATION: read_uncommitted, the default, or read_committed)
   position NAME                       answers "position" with position() of its partition
   commit NAME                         a synchronous commit; answers with what committed() reads back
+                                      (each call made again while it raises a coordinator error or
+                                      another retriable one, within RETRY_S; `retried`: those errors)
   pause NAME / resume NAME            stop and restart fetching its partition (the position stays)
   until NAME OFFSET                   the consumer stops polling once it delivered the record at OFFSET
                                       (given before or after it starts); answers "held" then
   offsetsfortimes NAME TIMESTAMP      a consumer of its own looks TIMESTAMP up (offsets_for_times) and
-                                      answers "offset_for_time" {offset, epoch, timestamp, error}
+                                      answers "offset_for_time" {offset, epoch, timestamp, error, retried};
+                                      a leader-moving error is asked again as an application does
+                                      (`retried`: the errors replaced), within RETRY_S
   close NAME
   exit
 Events: ready, record {consumer, offset, epoch, value}, error {consumer, code, message},
-committed {consumer, offset, epoch}, position {consumer, offset, of}, offset_for_time {consumer,
+committed {consumer, offset, epoch, retried}, position {consumer, offset, of}, offset_for_time {consumer,
 timestamp, offset, epoch, found_timestamp, error}, closed, done {command},
 command_failed {command, exception, message}, exited. Unlike Java's poll, librdkafka's keeps going
 after an error: later records are reported too, so the checks see whether it read on.
@@ -37,9 +41,53 @@ import queue
 import sys
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+# How long a lookup is asked again while librdkafka returns an error an application retries: the
+# harness's READ_RETRY_S (harness.clients.raw), the Java client's request.timeout.ms. librdkafka hands
+# offsets_for_times' NOT_LEADER_FOR_PARTITION and LEADER_NOT_AVAILABLE to the application (raised, or
+# on the partition) and confluent-kafka builds that KafkaError from the code alone, so retriable() says
+# False; the protocol guide's Error Codes table says both are retriable ("refresh the metadata and try
+# again", Partitioning and bootstrapping), and librdkafka refreshes its metadata on them itself.
+RETRY_S = 30.0
+RETRY_BACKOFF_S = 0.1  # retry.backoff.ms's default
+LEADER_MOVING = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
+T = TypeVar("T")
+
+
+def asked_again(err: Any) -> bool:
+    """Whether an application asks again after `err` (a KafkaError, or None)."""
+    if err is None:
+        return False
+    retriable = getattr(err, "retriable", None)  # KafkaError.retriable() came with confluent-kafka 1.4
+    return err.code() in LEADER_MOVING or bool(retriable and retriable())
+
+
+# The group's coordinator errors, retriable in the protocol guide's Error Codes (COORDINATOR_LOAD_IN_PROGRESS,
+# COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR): an application commits, or reads its commit, again after
+# them. confluent-kafka raises committed()'s with retriable() False too (built from the code alone).
+COORDINATOR_ERRORS = (14, 15, 16)
+
+
+def called_again(call: Callable[[], T]) -> tuple[T, list[str]]:
+    """`call()`, made again while it raises a coordinator error or another an application retries
+    (`asked_again`), within RETRY_S; its result and the errors it raised before (reported with the
+    answer). One that persists, or any other, is raised."""
+    deadline = time.monotonic() + RETRY_S
+    retried: list[str] = []
+    while True:
+        try:
+            return call(), retried
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+            if err is None or not (asked_again(err) or err.code() in COORDINATOR_ERRORS) \
+                    or time.monotonic() >= deadline:
+                raise
+            retried.append(f"{err.name()}: {err.str()}")
+        time.sleep(RETRY_BACKOFF_S)  # an application's backoff before it asks again
 
 
 def emit(event: dict[str, Any]) -> None:
@@ -94,10 +142,11 @@ class Consumers:
             emit({"event": "position", "consumer": name, "offset": tp.offset, "of": "position()"})
         elif op == "commit":
             c = self.polling[name]
-            c.commit(asynchronous=False)
-            (got,) = c.committed([TopicPartition(self.topic, self.partition)], timeout=10)
+            _, retried = called_again(lambda: c.commit(asynchronous=False))
+            (got,), read_retried = called_again(
+                lambda: c.committed([TopicPartition(self.topic, self.partition)], timeout=10))
             emit({"event": "committed", "consumer": name, "offset": got.offset,
-                  "epoch": getattr(got, "leader_epoch", None)})
+                  "epoch": getattr(got, "leader_epoch", None), "retried": retried + read_retried})
         elif op == "offsetsfortimes":
             self.offset_for_time(name, int(cmd[2]))
         elif op == "until":
@@ -116,16 +165,36 @@ class Consumers:
             raise ValueError(f"unknown command {op}")
 
     def offset_for_time(self, name: str, timestamp: int) -> None:
-        """offsets_for_times of the partition with a consumer of its own (assigned nothing), closed after."""
+        """offsets_for_times of the partition with a consumer of its own (assigned nothing), closed after;
+        asked again, on the same consumer, while the error (raised or on the partition) is one an
+        application retries (`asked_again`), within RETRY_S. What persists is the answer: raised (the
+        driver's command_failed, the replaced errors in its message) or reported on the partition."""
         c = self.consumer(name, "error", None)
+        retried: list[str] = []
+        deadline = time.monotonic() + RETRY_S
         try:
-            (tp,) = c.offsets_for_times([TopicPartition(self.topic, self.partition, timestamp)], timeout=15)
+            while True:
+                try:
+                    (tp,) = c.offsets_for_times([TopicPartition(self.topic, self.partition, timestamp)], timeout=15)
+                    err = tp.error
+                except KafkaException as e:
+                    err = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
+                    if not asked_again(err) or time.monotonic() >= deadline:
+                        if retried:  # the errors it replaced, kept in what the application is told
+                            raise KafkaException(KafkaError(err.code(), f"{err.str()}, still after asking again "
+                                                            f"{len(retried)} times: {retried}")) from e
+                        raise
+                else:
+                    if not asked_again(err) or time.monotonic() >= deadline:
+                        break
+                retried.append(str(err))
+                time.sleep(RETRY_BACKOFF_S)  # an application's backoff before it asks again
         finally:
             c.close()
         # TopicPartition.leader_epoch came with KIP-320 (confluent-kafka 2.1.0): None before it, and for none.
         emit({"event": "offset_for_time", "consumer": name, "timestamp": timestamp, "offset": tp.offset,
               "epoch": getattr(tp, "leader_epoch", None), "found_timestamp": None,
-              "error": tp.error.str() if tp.error else None})
+              "error": tp.error.str() if tp.error else None, "retried": retried})
 
     def poll(self, name: str) -> None:
         if name in self.held:

@@ -2,8 +2,13 @@
 //
 // Args: BOOTSTRAP TOPIC PARTITION GROUP ISOLATION MAX_POLL_RECORDS END
 // Reads from the group's start (earliest) until position() reaches END or 30 s pass. After each
-// poll that returned records it commits that poll's nextOffsets() and prints what poll returned,
+// poll whose nextOffsets() moved past the last commit it commits them and prints what poll returned,
 // nextOffsets(), position() and committed() read back; at the end it prints position and committed.
+// A poll that returned no records may still carry nextOffsets(): one whose fetch held only control
+// records (transaction markers) or aborted data, which move the position on (KIP-1094 guide, "How to
+// Know Which Offset to Commit": "the consumer's position steps over these markers"). A broker may
+// answer a Fetch with the first batch alone (PartitionMaxBytes, KIP-74), so the markers after the
+// last data record can come a poll later; committing them then is what keeps the lag at 0.
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
@@ -29,10 +34,12 @@ public class Kip1094NextOffsets {
         try (KafkaConsumer<String, String> c = new KafkaConsumer<>(p, new StringDeserializer(), new StringDeserializer())) {
             c.subscribe(List.of(tp.topic()));
             long deadline = System.currentTimeMillis() + 30_000;
+            OffsetAndMetadata last = null;  // the last nextOffsets() committed
             while (System.currentTimeMillis() < deadline) {
                 ConsumerRecords<String, String> records = c.poll(Duration.ofMillis(100));
-                if (!records.isEmpty()) {
-                    OffsetAndMetadata next = records.nextOffsets().get(tp);
+                OffsetAndMetadata next = records.nextOffsets().get(tp);
+                if (next != null && !next.equals(last)) {
+                    last = next;
                     c.commitSync(records.nextOffsets());
                     StringBuilder got = new StringBuilder("[");
                     for (ConsumerRecord<String, String> r : records.records(tp)) {

@@ -1,26 +1,11 @@
 """Any broker binary the harness starts and controls, as its profile says (`--target tansu`, a
-profile with kind = "command": the tables harness/cluster/command.py reads)."""
+profile with kind = "command": the tables harness/cluster/command.py reads, and serves with its BACKEND)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
-from harness.cluster.base import Cluster
-from harness.cluster.factory import Backend
-from harness.cluster.target import COMMAND, HOOK, Capabilities, TargetKind, TargetSpec
-
-
-def _make(target: TargetSpec, log_dir: Path | None) -> Cluster:
-    from harness.cluster.command import CommandCluster
-
-    return CommandCluster(target, log_dir)
-
-
-def _prepare(target: TargetSpec) -> str:
-    from harness.cluster.command import prepare
-
-    return prepare(target)
+from harness.cluster.model import HOOK, Capabilities, TargetKind, TargetSpec
 
 
 def _capabilities(spec: TargetSpec) -> Capabilities:
@@ -32,11 +17,10 @@ def _capabilities(spec: TargetSpec) -> Capabilities:
 
 
 KIND = TargetKind(
-    name=COMMAND,
+    name="command",
     spelling="`tansu`, `tansu-memory`, `nisshi`, `nisshi-memory`   a shipped profile (harness/profiles/<name>.toml)",
     capabilities=_capabilities,
     # Only a profile describes a command target.
     run_args=lambda spec: ["--target-profile", str(spec.profile)],
+    profile_tables=True,
 )
-
-BACKEND = Backend(make=_make, prepare=_prepare)

@@ -1,38 +1,41 @@
-"""Apache Kafka in containers, from an image kcts builds offline or a named one (`--target docker:4.4.0`)."""
+"""Apache Kafka in containers, from an image kcts builds offline or a named one (`--target docker:4.4.0`,
+`--backend docker`). Served by harness/cluster/docker.py (its BACKEND)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
+from typing import Any
 
-from harness.cluster.base import Cluster
-from harness.cluster.factory import Backend
-from harness.cluster.target import DOCKER, REASSIGNMENT, Capabilities, TargetKind, TargetSpec, docker_target
+from harness.cluster.model import REASSIGNMENT, BackendOptions, Capabilities, TargetKind, TargetSpec
 from harness.errors import KctsError
+from harness.kafka.dist import DEFAULT_VERSION, normalize_version
+
+NAME = "docker"
 
 
-def _make(target: TargetSpec, log_dir: Path | None) -> Cluster:
-    from harness.cluster.docker import DockerCluster
+def docker_target(version_or_image: str | None, image: str | None, **overrides: Any) -> TargetSpec:
+    """Apache Kafka in containers: `4.4.0` (an image kcts builds), or an image reference whose tag
+    may name the release (`apache/kafka:4.4.0`); `image` names the image beside a version."""
+    text = (version_or_image or "").strip()
+    version: str | None = None
+    if text and re.fullmatch(r"\d+\.\d+\.(\d+|x)", text):
+        version = normalize_version(text)
+    elif text:
+        image = image or text
+    if image and version is None:
+        tag = image.rpartition(":")[2] if ":" in image.rpartition("/")[2] else ""
+        if re.fullmatch(r"\d+\.\d+\.\d+", tag):
+            version = tag
+    if image is None and version is None:
+        version = DEFAULT_VERSION
+    if version is not None:
+        overrides.setdefault("java_clients", version)
+    return TargetSpec(kind=KIND, version=version, image=image, **overrides)
 
-    return DockerCluster(target, log_dir)
 
-
-def _prepare(target: TargetSpec) -> str:
-    from harness import docker_engine
-    from harness.cluster.docker import check_ports_free
-    from harness.docker import images
-    from harness.kafka.dist import check_java, resolve
-
-    check_java()  # the Java clients, and any side cluster, run here
-    if target.publish_from:
-        check_ports_free({b: target.publish_from + b - 1 for b in range(1, target.brokers + 1)})
-    client = docker_engine.client()
-    if target.image:
-        built = images.require(client, target.image)
-    else:
-        assert target.version is not None
-        built = images.ensure_kafka(client, resolve(target.version))
-    how = f"built in {built.seconds:.0f} s" if built.seconds else "reused"
-    return f"Apache Kafka {target.version or ''} in containers from {built.tag} ({how})"
+def _from_backend(kind: TargetKind, options: BackendOptions) -> TargetSpec:
+    return docker_target(options.kafka_version, options.image, brokers=options.brokers,
+                         publish_from=options.publish_from)
 
 
 def _validate(spec: TargetSpec) -> None:
@@ -44,11 +47,11 @@ def _run_args(spec: TargetSpec) -> list[str]:
     own = ["--kafka-version", spec.version] if spec.version else []
     image = ["--image", spec.image] if spec.image else []
     ports = ["--publish-from", str(spec.publish_from)] if spec.publish_from else []
-    return ["--backend", DOCKER, *own, *image, *ports, "--brokers", str(spec.brokers)]
+    return ["--backend", NAME, *own, *image, *ports, "--brokers", str(spec.brokers)]
 
 
 KIND = TargetKind(
-    name=DOCKER,
+    name=NAME,
     spelling="`docker:4.4.0`            Apache Kafka 4.4.0 in containers, from an image kcts builds offline\n"
              "  `docker:IMAGE`            the same from a named image (`docker:apache/kafka:4.4.0`)",
     # As a local cluster, and a node can be cut off the network.
@@ -56,13 +59,15 @@ KIND = TargetKind(
         fault_control=True, node_logs=True, side_clusters=spec.version is not None, owned=True,
         leader_moves=REASSIGNMENT, replication=True, controller=True, partitions=True),
     run_args=_run_args,
-    prefix=f"{DOCKER}:",
+    prefix=f"{NAME}:",
     parse_rest=lambda rest, **overrides: docker_target(rest, None, **overrides),
-    backend=DOCKER,
+    backend=NAME,
+    from_backend=_from_backend,
+    image_options=True,
+    # A profile's docker target runs a release (the default one if it names none).
+    profile_version=lambda version: normalize_version(version or DEFAULT_VERSION),
     # A named image's release is the image's business unless its tag says it (docker_target).
     apache_release=lambda spec: spec.version is not None,
     validate=_validate,
-    label=lambda spec: f"docker:{spec.image or spec.version}",
+    label=lambda spec: f"{NAME}:{spec.image or spec.version}",
 )
-
-BACKEND = Backend(make=_make, prepare=_prepare)

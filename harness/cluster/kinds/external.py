@@ -1,31 +1,22 @@
-"""A cluster that is already running, reached at a bootstrap address (`--target external:HOST:PORT`)."""
+"""A cluster that is already running, reached at a bootstrap address (`--target external:HOST:PORT`,
+`--backend external`). Served by harness/cluster/external.py (its BACKEND)."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
-from harness.cluster.base import Cluster
-from harness.cluster.factory import Backend
-from harness.cluster.target import EXTERNAL, Capabilities, TargetKind, TargetSpec
+from harness.cluster.model import Capabilities, TargetKind, TargetSpec
 from harness.errors import KctsError
+from harness.kafka.dist import normalize_version
 
-
-def _make(target: TargetSpec, log_dir: Path | None) -> Cluster:
-    from harness.cluster.external import ExternalCluster
-
-    return ExternalCluster(target)
-
-
-def _prepare(target: TargetSpec) -> str:
-    return f"external target at {target.bootstrap}"
+NAME = "external"
 
 
 def _parse(hostport: str, **overrides: Any) -> TargetSpec:
     if not re.fullmatch(r"[^:,\s]+:\d+(,[^:,\s]+:\d+)*", hostport):
-        raise KctsError(f"target {EXTERNAL}:{hostport!r}: use external:HOST:PORT")
-    return TargetSpec(kind=EXTERNAL, version=None, bootstrap=hostport, **overrides)
+        raise KctsError(f"target {NAME}:{hostport!r}: use external:HOST:PORT")
+    return TargetSpec(kind=KIND, version=None, bootstrap=hostport, **overrides)
 
 
 def _validate(spec: TargetSpec) -> None:
@@ -34,7 +25,7 @@ def _validate(spec: TargetSpec) -> None:
 
 
 def _run_args(spec: TargetSpec) -> list[str]:
-    args = ["--backend", EXTERNAL, "--bootstrap-servers", str(spec.bootstrap)]
+    args = ["--backend", NAME, "--bootstrap-servers", str(spec.bootstrap)]
     sec = spec.security
     for flag, value in (("--security-protocol", sec.protocol), ("--sasl-mechanism", sec.mechanism),
                         ("--sasl-username", sec.username), ("--ssl-ca-location", sec.ssl_ca_location),
@@ -49,7 +40,7 @@ def _run_args(spec: TargetSpec) -> list[str]:
 
 
 KIND = TargetKind(
-    name=EXTERNAL,
+    name=NAME,
     spelling="`external:HOST:PORT`      a cluster that is already running",
     # An external target whose profile declares its Apache Kafka release gets the side-cluster
     # checks, which then judge that release as they do for a local cluster of it.
@@ -57,10 +48,11 @@ KIND = TargetKind(
                                            side_clusters=spec.version is not None, owned=False, leader_moves=None,
                                            replication=None),
     run_args=_run_args,
-    prefix=f"{EXTERNAL}:",
+    prefix=f"{NAME}:",
     parse_rest=_parse,
-    backend=EXTERNAL,
+    backend=NAME,
+    security_options=True,
+    # A profile may declare the Apache Kafka release the cluster runs (see capabilities); none by default.
+    profile_version=lambda version: normalize_version(version) if version else version,
     validate=_validate,
 )
-
-BACKEND = Backend(make=_make, prepare=_prepare)
