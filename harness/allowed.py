@@ -25,7 +25,7 @@ from harness.proxy.allowed import CATALOGUE, Allowed, load
 from harness.replay import LOG, CheckVerdict, Run, run_entry
 from harness.verdicts import JUDGED
 
-__all__ = ["CATALOGUE", "Allowed", "Outcome", "load", "main", "run_one"]
+__all__ = ["CATALOGUE", "Allowed", "AllowedOutcome", "load", "main", "run_one"]
 
 DETAILS = "allowed.md"  # the item, its text and every FAIL or ERROR with its reason, in its folder
 ACTED = "proxy rule: "  # how harness.proxy.replaying's summary names each rule and how often it acted
@@ -39,7 +39,7 @@ def first_line(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class AllowedOutcome:
     item: Allowed
     run: Run | None  # None: not staged, not run
     acted: tuple[str, ...] = ()  # each rule and how often it acted, from the run's own summary
@@ -96,15 +96,15 @@ class Outcome:
         return "\n".join(lines) + "\n"
 
 
-def run_one(item: Allowed, run_id: str, reports: Path, kafka_version: str, extra: list[str]) -> Outcome:
+def run_one(item: Allowed, run_id: str, reports: Path, kafka_version: str, extra: list[str]) -> AllowedOutcome:
     """One item as a `kcts run` of its own (a fresh cluster, its own report folder)."""
     if not item.staged:
-        return Outcome(item, None)
+        return AllowedOutcome(item, None)
     log = reports / run_id / LOG
     run = run_entry(f"allowed: {item.id}", ["--allowed", item.id], item.tests, item.select, run_id, reports,
                     kafka_version, extra, log=log)
     said = log.read_text(errors="replace").splitlines() if log.is_file() else []
-    outcome = Outcome(item, run, tuple(line for line in said if line.startswith(ACTED)))
+    outcome = AllowedOutcome(item, run, tuple(line for line in said if line.startswith(ACTED)))
     if run.run_dir.is_dir():
         (run.run_dir / DETAILS).write_text(outcome.details())
     return outcome

@@ -106,7 +106,7 @@ def run_entry(name: str, option: list[str], tests: tuple[str, ...], select: str 
 
 # -- reading a replay's run -------------------------------------------------------------------
 @dataclass(frozen=True)
-class Outcome:
+class ReplayOutcome:
     replay: Replay
     caught_by: tuple[str, ...]  # checks of the broken promise that FAILed
     cells: dict[str, int]  # cell -> how many checks gave it
@@ -152,16 +152,16 @@ def judge(replay: Replay, results: dict[str, Any]) -> tuple[tuple[str, ...], dic
     return _caught_by(replay, checks), count_cells(checks)
 
 
-def run_one(replay: Replay, run_id: str, reports: Path, kafka_version: str, extra: list[str]) -> Outcome:
+def run_one(replay: Replay, run_id: str, reports: Path, kafka_version: str, extra: list[str]) -> ReplayOutcome:
     """One replay as a `kcts run` of its own (a fresh cluster, its own report folder), its pytest output
     into pytest.log there and replay.md beside it."""
     run = run_entry(f"replay: {replay.id}", ["--replay", replay.id], replay.tests, replay.select, run_id, reports,
                     kafka_version, extra, log=reports / run_id / LOG)
     if run.checks is None:
-        outcome = Outcome(replay, (), {}, run.run_dir, run.exit_code, run.seconds,
+        outcome = ReplayOutcome(replay, (), {}, run.run_dir, run.exit_code, run.seconds,
                           f"the run wrote no results.json (exit {run.exit_code}; see {LOG} there)")
     else:
-        outcome = Outcome(replay, _caught_by(replay, run.checks), run.cells(), run.run_dir, run.exit_code,
+        outcome = ReplayOutcome(replay, _caught_by(replay, run.checks), run.cells(), run.run_dir, run.exit_code,
                           run.seconds)
     if run.run_dir.is_dir():
         (run.run_dir / DETAILS).write_text(outcome.details())

@@ -26,8 +26,8 @@ from harness.histories.client_reactions import (
     EpochLearned,
     FetchEpochRun,
     FetchSent,
+    ProxiedRequest,
     ResetAheadRun,
-    Sent,
 )
 
 GRACE_S = 0.5
@@ -67,7 +67,7 @@ def _told(learned: Sequence[EpochLearned], at: float, n: int = 3) -> str:
                      + ("" if m.error == "NONE" else f" ({m.error})") for m in before) or "nothing"
 
 
-def _require_sent(sent: Sequence[Sent], client: str, api: str, lowest: int, field: str, found: int,
+def _require_sent(sent: Sequence[ProxiedRequest], client: str, api: str, lowest: int, field: str, found: int,
                   seen: str) -> None:
     """The premise that the client sent `api` at `lowest`+ and it was answered (`found` of them count)."""
     if found:

@@ -12,9 +12,9 @@ from harness.histories.client_reactions import (
     EpochErrorRun,
     EpochLearned,
     FetchEpochRun,
+    ProxiedRequest,
     ResetAheadRun,
     ResetFetch,
-    Sent,
 )
 from harness.histories.observations import ClientEvent
 from harness.protocol.errors import COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, error_name
@@ -88,7 +88,7 @@ def reported(errors: Sequence[ClientEvent], n: int = 2) -> str:
     return "; ".join(str(e) for e in errors[:n]) or "nothing"
 
 
-def _exchanges(sent: Sequence[Sent], n: int = 12) -> str:
+def _exchanges(sent: Sequence[ProxiedRequest], n: int = 12) -> str:
     if not sent:
         return "none: it never reached the proxy"
     shown = ", ".join(f"{s.api}" + (f" v{s.version}" if s.version >= 0 else "") + f": {s.outcome}"

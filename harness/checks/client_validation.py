@@ -31,10 +31,10 @@ from harness.histories.kip320_clients import (
     LIST_OFFSETS,
     VALIDATION,
     ConsumerRun,
-    EpochErrorRun,
     PartitionAsk,
     UndefinedEpochRun,
     UnvalidatedSeekRun,
+    ValidationErrorRun,
     WrittenPartition,
 )
 from harness.histories.observations import Read
@@ -144,7 +144,7 @@ def assert_undefined_epoch_resets_by_policy(run: UndefinedEpochRun) -> None:
         f"{'nothing' if not want else f'offsets {want[0][0]}..{want[-1][0]} once each'}; {evidence}")
 
 
-def assert_validation_error_retried(run: EpochErrorRun) -> None:
+def assert_validation_error_retried(run: ValidationErrorRun) -> None:
     """See the module: after the answers carrying the error, a validation answered without error and
     before it no Fetch; no ListOffsets from the first error on; the first Fetch asks for the offset
     sought; the consumer reads from there, each record once, and reports nothing."""

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from harness.checks.epoch_history import epoch_of_offset
 from harness.errors import require_scene
 from harness.histories.kip1094 import CommitAfterRead, CommittedOffset, EpochEnd
-from harness.histories.observations import Exchange
+from harness.histories.observations import ObservedExchange
 from harness.histories.offset_commits import CommitRoundTrip
 from harness.protocol.errors import describe
 from harness.protocol.records import RecordBatch, describe_log
@@ -129,7 +129,7 @@ def _span(offsets: Sequence[int]) -> str:
 
 
 def assert_txn_commit_epochs_follow_consumption(
-    commits: Sequence[Exchange], batches: Sequence[RecordBatch], client: str
+    commits: Sequence[ObservedExchange], batches: Sequence[RecordBatch], client: str
 ) -> None:
     """KIP-1094 guide, "Committing Specific Offsets" (sendOffsetsToTransaction, "ideally combined with
     the leader epoch"), and KIP-320's TxnOffsetCommit LeaderEpoch: each offset a client's transaction

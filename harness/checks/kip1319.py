@@ -44,7 +44,7 @@ from harness.histories.kip1319 import (
     TopicFact,
     TxnCommit,
 )
-from harness.histories.observations import Body, ClientEvent, Exchange
+from harness.histories.observations import Body, ClientEvent, ObservedExchange
 from harness.protocol.errors import describe, error_code, error_name
 from harness.protocol.types import ZERO_UUID
 
@@ -72,17 +72,17 @@ def _topic_key(t: Body) -> uuid.UUID | str | None:
     return t["TopicId"] if "TopicId" in t else t.get("Name")
 
 
-def _topics(ex: Exchange | None, side: str) -> list[Body]:
+def _topics(ex: ObservedExchange | None, side: str) -> list[Body]:
     body = None if ex is None else ex.request if side == "request" else ex.response
     return list((body or {}).get("Topics") or [])
 
 
-def requested(ex: Exchange) -> list[Key]:
+def requested(ex: ObservedExchange) -> list[Key]:
     """(topic key, partition) of every partition the request names, in request order."""
     return [(_topic_key(t), p["PartitionIndex"]) for t in _topics(ex, "request") for p in t["Partitions"]]
 
 
-def answered(ex: Exchange) -> list[tuple[Key, int]]:
+def answered(ex: ObservedExchange) -> list[tuple[Key, int]]:
     """((topic key, partition), error code) of every partition the response answers."""
     return [((_topic_key(t), p["PartitionIndex"]), p["ErrorCode"]) for t in _topics(ex, "response")
             for p in t["Partitions"]]
@@ -103,7 +103,7 @@ def dump_commit(commit: TxnCommit) -> str:
     return "\n".join([*before, ("the answer judged:\n" if before else "") + dump_exchange(commit.exchange)])
 
 
-def dump_exchange(ex: Exchange) -> str:
+def dump_exchange(ex: ObservedExchange) -> str:
     """One exchange in readable form: the request's group and offsets, the response's errors."""
     req = ex.request or {}
     head = f"{ex.api} v{ex.version}"
@@ -127,13 +127,13 @@ def dump_exchange(ex: Exchange) -> str:
     return "\n".join(lines)
 
 
-def _dump_all(exchanges: Sequence[Exchange], limit: int = 10) -> str:
+def _dump_all(exchanges: Sequence[ObservedExchange], limit: int = 10) -> str:
     shown = [dump_exchange(e) for e in exchanges[-limit:]]
     more = f"(last {limit} of {len(exchanges)})\n" if len(exchanges) > limit else ""
     return more + "\n".join(shown) if shown else "no TxnOffsetCommit exchanges"
 
 
-def partition_problems(ex: Exchange, expected: Mapping[Key, tuple[str, str]]) -> list[str]:
+def partition_problems(ex: ObservedExchange, expected: Mapping[Key, tuple[str, str]]) -> list[str]:
     """What differs between the answer and `expected` ({key: (error name, why)}): wrong codes,
     partitions answered twice, answered without being asked, asked and not answered."""
     got = answered(ex)
@@ -231,7 +231,7 @@ def assert_error_precedence(commit: TxnCommit) -> None:
             dump_commit(commit) + context)
 
 
-def generation(ex: Exchange) -> int | None:
+def generation(ex: ObservedExchange) -> int | None:
     """The generation (classic group) or member epoch (consumer group) a membership commit carries."""
     req = ex.request or {}
     found = req.get("GenerationIdOrMemberEpoch", req.get("GenerationId"))
@@ -369,7 +369,7 @@ def assert_offsets_fetched_back(rec: TxnCommit | ClientRun) -> None:
 
 # -- the client ---------------------------------------------------------------------------------
 
-def _codes(ex: Exchange) -> set[int]:
+def _codes(ex: ObservedExchange) -> set[int]:
     return set(ex.codes())
 
 
@@ -477,7 +477,7 @@ def assert_mixed_answer_retried(run: ClientRun, failed_topic_id: uuid.UUID) -> N
     if not commits or len(commits) <= fired:
         wrong.append(f"{len(commits)} TxnOffsetCommit(s) for {fired} injected answers: no retry was accepted")
     else:
-        def offsets(c: Exchange) -> dict[tuple[uuid.UUID, int], tuple[int, int]]:
+        def offsets(c: ObservedExchange) -> dict[tuple[uuid.UUID, int], tuple[int, int]]:
             return {(t["TopicId"], p["PartitionIndex"]): (p["CommittedOffset"], p["CommittedLeaderEpoch"])
                     for t in c.request["Topics"] for p in t["Partitions"]}
 

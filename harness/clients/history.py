@@ -16,7 +16,7 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Write:
+class Delivery:
     """One produce attempt and its outcome, as the delivery report told it."""
 
     value: bytes
@@ -27,7 +27,9 @@ class Write:
 
 
 @dataclass(frozen=True)
-class Read:
+class PartitionRecord:
+    """One record `read_partition` read back, with the leader epoch its batch carried (None: not exposed)."""
+
     partition: int
     offset: int
     value: bytes
@@ -36,14 +38,14 @@ class Read:
 
 @dataclass
 class ProduceHistory:
-    writes: list[Write] = field(default_factory=list)
+    writes: list[Delivery] = field(default_factory=list)
 
     @property
-    def acked(self) -> list[Write]:
+    def acked(self) -> list[Delivery]:
         return [w for w in self.writes if w.acked]
 
     @property
-    def failed(self) -> list[Write]:
+    def failed(self) -> list[Delivery]:
         return [w for w in self.writes if not w.acked]
 
 
@@ -87,9 +89,9 @@ def produce(
 
     def report(err: KafkaError | None, msg: Message) -> None:
         if err is None:
-            history.writes.append(Write(msg.value(), True, msg.partition(), msg.offset()))
+            history.writes.append(Delivery(msg.value(), True, msg.partition(), msg.offset()))
         else:
-            history.writes.append(Write(msg.value(), False, partition, -1, str(err)))
+            history.writes.append(Delivery(msg.value(), False, partition, -1, str(err)))
 
     for i, v in enumerate(values):
         produce_one(producer, topic, v, partition, report, timestamp=timestamps[i] if timestamps else 0)
@@ -120,17 +122,17 @@ def read_through(consumer: Consumer, last: int, what: str, timeout: float = 30.0
 def read_partition(
     consumer: Consumer, topic: str, partition: int, start: int, end: int, timeout: float = 30.0, *,
     owed: Owed = Owed.PREMISE, promise: str = "",
-) -> list[Read]:
+) -> list[PartitionRecord]:
     """Every record of [start, end) on one partition, read with an assignment (no group). `owed`:
     records the target does not serve refuse the scene's premise, unless serving them is what
     `promise` owes (acknowledged records read back)."""
     consumer.assign([TopicPartition(topic, partition, start)])
-    records: list[Read] = []
+    records: list[PartitionRecord] = []
 
     def done() -> bool:
         msg = consumer.poll(0.2)
         if msg is not None and msg.error() is None:
-            records.append(Read(msg.partition(), msg.offset(), msg.value(), msg.leader_epoch()))
+            records.append(PartitionRecord(msg.partition(), msg.offset(), msg.value(), msg.leader_epoch()))
         elif msg is not None and msg.error().code() != KafkaError._PARTITION_EOF:
             raise AssertionError(f"consumer error reading {topic}-{partition}: {msg.error()}")
         return bool(records) and records[-1].offset >= end - 1

@@ -72,8 +72,8 @@ def from_event(msg: dict[str, Any]) -> InitRefused | None:
                        int(msg["code"]), str(msg.get("answer", "")))
 
 
-class Recorded(Protocol):
-    """An exchange as the protocol proxy recorded it (harness.proxy.recorder.Exchange)."""
+class ProxiedExchangeLike(Protocol):
+    """An exchange as the protocol proxy recorded it (harness.proxy.recorder.ProxiedExchange)."""
 
     api: str
     version: int
@@ -86,7 +86,7 @@ class Recorded(Protocol):
     def response(self) -> dict[str, Any] | None: ...
 
 
-def from_recorded(exchanges: Iterable[Recorded], client: str) -> InitRefused | None:
+def from_recorded(exchanges: Iterable[ProxiedExchangeLike], client: str) -> InitRefused | None:
     """The refusal in what a client driven through the proxy exchanged with the target: an
     InitProducerId with a TransactionalId answered with an error that asking again does not mend
     (by the target: no proxy rule altered it) where none was granted. Any client's (Java,

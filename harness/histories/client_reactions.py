@@ -9,9 +9,10 @@
 - `ResetAheadRun`: a consumer resetting while its Metadata is held behind the epoch ListOffsets
   returns (harness.scenarios.client_fetch_epochs).
 
-Made of: `ClientRecord` (a record written or read), `Sent` (one exchange as the premise guards read it),
-`harness.histories.observations.ClientEvent` (what the client reported), and `ClientRelease` (the
-client that ran, with the first release of its stack that fences Fetch: harness.clients.kip320_releases).
+Made of: `ClientRecord` (a record written or read), `ProxiedRequest` (one exchange as the premise
+guards read it), `harness.histories.observations.ClientEvent` (what the client reported), and
+`ClientRelease` (the client that ran, with the first release of its stack that fences Fetch:
+harness.clients.kip320_releases).
 Recordings (tests/checks/data/kip320-client-*, -committed-ahead-*, -reset-*, -fetch-epochs-*) load
 into them through the codec.
 """
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 from harness.histories.observations import ClientEvent
 
-CONNECT = "connect"  # the `api` of a Sent that stands for a client connection the proxy could not make
+CONNECT = "connect"  # the `api` of a ProxiedRequest that stands for a client connection the proxy could not make
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class ClientRecord:
 
 
 @dataclass(frozen=True)
-class Sent:
+class ProxiedRequest:
     """One exchange through the proxy, as the premise guards read it: API, version and outcome
     (answered, connection-lost, ...); api `CONNECT`, version -1: a client connection the proxy
     could not take to a broker, `outcome` saying why."""
@@ -123,7 +124,7 @@ class EpochErrorRun:
     incomplete: str | None = None
     sent_epochs: tuple[int, ...] = ()
     version: str | None = None  # the client and version its driver named
-    exchanges: tuple[Sent, ...] = ()
+    exchanges: tuple[ProxiedRequest, ...] = ()
     release: ClientRelease | None = None
     learned: tuple[EpochLearned, ...] = ()
     first_refused_at: float | None = None
@@ -203,7 +204,7 @@ class CommittedAhead:
     incomplete: str | None = None
     metadata_versions: tuple[int, ...] = ()  # of every Metadata request the client sent
     version: str | None = None  # the client and version its driver named
-    exchanges: tuple[Sent, ...] = ()
+    exchanges: tuple[ProxiedRequest, ...] = ()
     learned: tuple[EpochLearned, ...] = ()
 
 
@@ -247,7 +248,7 @@ class FetchEpochRun:
     reads: tuple[ClientRecord, ...]
     errors: tuple[ClientEvent, ...]
     incomplete: str | None = None
-    exchanges: tuple[Sent, ...] = ()
+    exchanges: tuple[ProxiedRequest, ...] = ()
     release: ClientRelease | None = None
 
 
@@ -286,5 +287,5 @@ class ResetAheadRun:
     errors: tuple[ClientEvent, ...]
     list_offsets_at: tuple[float, ...] = ()  # when each ListOffsets answer was passed on, in order
     incomplete: str | None = None
-    exchanges: tuple[Sent, ...] = ()
+    exchanges: tuple[ProxiedRequest, ...] = ()
     release: ClientRelease | None = None

@@ -9,12 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.histories.client_reactions import ClientRecord, ClientRelease, Committed, EpochLearned, FetchSent, Sent
+from harness.histories.client_reactions import (
+    ClientRecord,
+    ClientRelease,
+    Committed,
+    EpochLearned,
+    FetchSent,
+    ProxiedRequest,
+)
 from harness.histories.observations import ClientEvent
 
 
 @dataclass(frozen=True)
-class CommitRead:
+class CommitFetched:
     """An OffsetFetch answer for the partition the client got: when the proxy passed it on (seconds from
     the scene's start), its version, and the offset, epoch and error it carried."""
 
@@ -35,7 +42,7 @@ class CommittedRefreshRun:
     client: str
     committed: Committed
     stale: int
-    commit_reads: tuple[CommitRead, ...]
+    commit_reads: tuple[CommitFetched, ...]
     metadata_asked: tuple[float, ...]
     learned: tuple[EpochLearned, ...]
     fetches: tuple[FetchSent, ...]
@@ -43,5 +50,5 @@ class CommittedRefreshRun:
     reads: tuple[ClientRecord, ...]
     errors: tuple[ClientEvent, ...]
     incomplete: str | None = None
-    exchanges: tuple[Sent, ...] = ()
+    exchanges: tuple[ProxiedRequest, ...] = ()
     release: ClientRelease | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from harness.histories.observations import ClientEvent, Exchange, FetchedOffset, OffsetCommit
+from harness.histories.observations import ClientEvent, FetchedOffset, ObservedExchange, OffsetCommit
 
 
 @dataclass(frozen=True)
@@ -86,14 +86,14 @@ class TxnCommit:
 
     group: str
     topics: tuple[TopicFact, ...]
-    exchange: Exchange
+    exchange: ObservedExchange
     committed: bool  # EndTxn(commit) rather than abort
     asked: tuple[OffsetCommit, ...] = ()
     fetched: tuple[FetchedOffset, ...] = ()
     context: str = ""
     # Earlier answers to the same commit with a partition error a client retries (KIP-1319's
     # UNKNOWN_TOPIC_ID for a topic that exists), each replaced by sending it again: `exchange` is the last.
-    retried: tuple[Exchange, ...] = ()
+    retried: tuple[ObservedExchange, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,11 +105,11 @@ class GroupErrorAnswers:
     group: str
     member_id: str
     generation_or_epoch: int
-    v6: Exchange
-    v5: Exchange
-    older: dict[str, Exchange] = field(default_factory=dict)
+    v6: ObservedExchange
+    v5: ObservedExchange
+    older: dict[str, ObservedExchange] = field(default_factory=dict)
 
-    def all(self) -> list[tuple[str, Exchange]]:
+    def all(self) -> list[tuple[str, ObservedExchange]]:
         """Every exchange by its version's name, v6 first."""
         return [("v6", self.v6), ("v5", self.v5), *sorted(self.older.items())]
 
@@ -122,7 +122,7 @@ class StaleEpochAnswers:
     group: str
     member_id: str
     member_epoch: int
-    heartbeats: tuple[Exchange, ...]
+    heartbeats: tuple[ObservedExchange, ...]
     stale: GroupErrorAnswers
     current: GroupErrorAnswers
 
@@ -193,7 +193,7 @@ class ClientRun:
     exit_code: int | None
     copier: bool  # a consume-transform-produce loop (it redoes an aborted transaction), not one transaction
     events: tuple[ClientEvent, ...]
-    commits: tuple[Exchange, ...]
+    commits: tuple[ObservedExchange, ...]
     injected: Injected | None
     asked: tuple[OffsetCommit, ...]
     fetched: tuple[FetchedOffset, ...]
@@ -230,7 +230,7 @@ class UnknownNameAnswers:
     group: str
     missing: str
     known: str
-    exchanges: dict[str, Exchange] = field(default_factory=dict)
+    exchanges: dict[str, ObservedExchange] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -241,6 +241,6 @@ class ClassicGenerationAnswers:
     group: str
     member_id: str
     generation: int
-    joins: tuple[Exchange, ...]
+    joins: tuple[ObservedExchange, ...]
     stale: GroupErrorAnswers
     current: GroupErrorAnswers

@@ -94,7 +94,7 @@ class UndefinedEpochRun:
 
 
 @dataclass(frozen=True)
-class EpochErrorRun:
+class ValidationErrorRun:
     """A consumer with auto.offset.reset earliest positioned at (`sought`, `sought_epoch`) by seek with
     an epoch; the proxy answers the first `errored` OffsetsForLeaderEpoch requests through it with
     `error` (a retriable partition error, by name) and no offset (LeaderEpoch -1, EndOffset -1), and

@@ -1,6 +1,6 @@
 """The observations every history is made of, one frozen dataclass per kind.
 
-- `Exchange`: one request and its answer on the wire, decoded (from the raw client or the proxy).
+- `ObservedExchange`: one request and its answer on the wire, decoded (from the raw client or the proxy).
 - `ClientEvent`: one line a client driver printed (harness.process.events: a name and its fields).
 - `TimelineEvent`: one line of a scene's own timeline (harness.process.events.EventLog: when, who, what).
 - `Write` and `Read`: one record a client wrote (acknowledged or not) and one it read back.
@@ -27,7 +27,7 @@ Body = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class Exchange:
+class ObservedExchange:
     """One request and its answer. `response` None: none came. `broker`: who answered (host:port)
     when known; `role`: what it was to the request (e.g. "group coordinator"). From the proxy also
     `outcome` (answered, dropped, ...) and the `rules` it applied to the exchange."""

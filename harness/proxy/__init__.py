@@ -1,6 +1,6 @@
 """A Kafka protocol proxy for tests: observe every exchange, inject faults, keep clients behind it."""
 
-from harness.proxy.recorder import Exchange, Recording
+from harness.proxy.recorder import ProxiedExchange, Recording
 from harness.proxy.rules import (
     CapVersion,
     CloseConnection,
@@ -29,12 +29,12 @@ __all__ = [
     "CommittedEpochReadBack",
     "CurrentEpochInListOffsets",
     "Delay",
-    "Exchange",
     "FenceUnsetCurrentEpoch",
     "FutureEpochEndsAtCurrent",
     "HideAbortedTransactions",
     "IgnoreCurrentLeaderEpoch",
     "NoLeaderEpochInMetadata",
+    "ProxiedExchange",
     "Proxy",
     "ProxyError",
     "Recording",

@@ -30,7 +30,7 @@ from harness.proxy.frames import (
     produce_expects_response,
     response_correlation_id,
 )
-from harness.proxy.recorder import ANSWERED, CLOSED_BY_PROXY, LOST, NO_RESPONSE, Exchange, Recording
+from harness.proxy.recorder import ANSWERED, CLOSED_BY_PROXY, LOST, NO_RESPONSE, ProxiedExchange, Recording
 from harness.proxy.rewrite import address_fields, endpoints, is_real_endpoint, rewrite_addresses
 from harness.proxy.rules import HeldRequest, Rule
 
@@ -84,12 +84,12 @@ class Link:
     upstream: tuple[str, int]
     client_reader: asyncio.StreamReader
     client_writer: asyncio.StreamWriter
-    pending: dict[int, Exchange] = field(default_factory=dict)
+    pending: dict[int, ProxiedExchange] = field(default_factory=dict)
     _raw_sasl_token: bool = False
     # Requests a rule holds back (exchange, whether it expects an answer, the request); once a rule
     # held one, the correlation ids of the answers owed, in the client's order, and answers that
     # came before their turn. Untouched (and free) on a link where no rule holds anything.
-    _held: list[tuple[Exchange, bool, HeldRequest]] = field(default_factory=list)
+    _held: list[tuple[ProxiedExchange, bool, HeldRequest]] = field(default_factory=list)
     _owed: deque[int] | None = None
     _early: dict[int, bytes] = field(default_factory=dict)
 
@@ -156,7 +156,7 @@ class Link:
                 broker.write(size_bytes + frame)
                 await broker.drain()
                 continue
-            ex = Exchange(
+            ex = ProxiedExchange(
                 specs, self.label, header.api_key, header.api_version, header.correlation_id,
                 header.client_id, started,
                 # SaslAuthenticate carries credentials: recorded as a header fact only.
@@ -196,7 +196,9 @@ class Link:
             if out:
                 await broker.drain()
 
-    def _hold(self, rule: Rule, ex: Exchange, expects: bool, frame: bytes) -> list[tuple[Exchange, bool, bytes]]:
+    def _hold(
+        self, rule: Rule, ex: ProxiedExchange, expects: bool, frame: bytes
+    ) -> list[tuple[ProxiedExchange, bool, bytes]]:
         """`ex` joins the requests `rule` holds; those it releases, in the order it sends them on."""
         if self._owed is None:
             self._owed = deque([ex.correlation_id] if expects else [])
@@ -250,7 +252,7 @@ class Link:
                     client.write(self._early.pop(owed.popleft()))
             await client.drain()
 
-    def _edit_request(self, ex: Exchange, frame: bytes) -> bytes:
+    def _edit_request(self, ex: ProxiedExchange, frame: bytes) -> bytes:
         """The request as the broker should see it: rules that edit requests applied (the recording
         keeps what the client sent)."""
         acting = [r for r in self.proxy.rules if r.acts_on_request(ex.api_key, ex.version)]
@@ -270,7 +272,7 @@ class Link:
                 changed = True
         return frame[:start] + encode(api.request, ex.version, body) if changed else frame
 
-    def _request(self, ex: Exchange) -> dict[str, Any] | None:
+    def _request(self, ex: ProxiedExchange) -> dict[str, Any] | None:
         """The decoded request of `ex`, for a rule that answers by what was asked; None (and a proxy
         error) where it cannot be read."""
         try:
@@ -279,10 +281,10 @@ class Link:
             self.proxy.note_error(f"{self.label}: {ex.api} v{ex.version} request undecodable for a rule: {exc}")
             return None
 
-    def _matching(self, ex: Exchange) -> list[Any]:
+    def _matching(self, ex: ProxiedExchange) -> list[Any]:
         return [r for r in self.proxy.rules if r.matches(ex.api_key, ex.version)]
 
-    async def _edit(self, ex: Exchange, frame: bytes) -> bytes:
+    async def _edit(self, ex: ProxiedExchange, frame: bytes) -> bytes:
         """The response as the client should see it: addresses rewritten, rules applied."""
         specs = self.proxy.specs
         try:

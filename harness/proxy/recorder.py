@@ -1,4 +1,4 @@
-"""What went through the proxy: one `Exchange` per request, kept in arrival order.
+"""What went through the proxy: one `ProxiedExchange` per request, kept in arrival order.
 
 Only the request header is read on the hot path. Bodies are kept as the bytes that went over the
 wire and decoded on demand (error codes, dumps), so recording costs a reference, not a decode.
@@ -30,7 +30,7 @@ _API_VERSIONS = 18
 
 
 @dataclass(eq=False)
-class Exchange:
+class ProxiedExchange:
     """One request and, once it came, its response, as the proxy saw them."""
 
     specs: SpecSet = field(repr=False)
@@ -149,13 +149,13 @@ class Recording:
         self.specs = specs
         self.keep_body_bytes = keep_body_bytes
         self._lock = threading.Lock()
-        self._exchanges: list[Exchange] = []
+        self._exchanges: list[ProxiedExchange] = []
 
-    def add(self, exchange: Exchange) -> None:
+    def add(self, exchange: ProxiedExchange) -> None:
         with self._lock:
             self._exchanges.append(exchange)
 
-    def trim(self, exchange: Exchange) -> None:
+    def trim(self, exchange: ProxiedExchange) -> None:
         """Drop bulky bodies once an exchange is complete."""
         limit = self.keep_body_bytes
         if exchange.request_bytes is not None and len(exchange.request_bytes) > limit:
@@ -167,7 +167,7 @@ class Recording:
         with self._lock:
             self._exchanges.clear()
 
-    def exchanges(self, api: str | int | None = None, version: int | None = None) -> list[Exchange]:
+    def exchanges(self, api: str | int | None = None, version: int | None = None) -> list[ProxiedExchange]:
         """A snapshot, filtered by API (name or key) and version."""
         with self._lock:
             found = list(self._exchanges)
@@ -182,11 +182,12 @@ class Recording:
         return [e.version for e in self.exchanges(api)]
 
     def wait_for(
-        self, predicate: Callable[[list[Exchange]], bool], timeout: float, what: str, api: str | int | None = None
-    ) -> list[Exchange]:
+        self, predicate: Callable[[list[ProxiedExchange]], bool], timeout: float, what: str,
+        api: str | int | None = None,
+    ) -> list[ProxiedExchange]:
         """Wait until `predicate(exchanges of api)` holds; return those exchanges."""
 
-        def check() -> list[Exchange] | None:
+        def check() -> list[ProxiedExchange] | None:
             found = self.exchanges(api)
             return found if predicate(found) else None
 
@@ -211,7 +212,7 @@ class Recording:
             return len(self._exchanges)
 
 
-def _safe_errors(e: Exchange) -> list[int | str]:
+def _safe_errors(e: ProxiedExchange) -> list[int | str]:
     try:
         return list(e.error_codes)
     except ProtocolError as exc:

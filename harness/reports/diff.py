@@ -33,7 +33,7 @@ REGRESSED = ("fail", "error")
 
 
 @dataclass(frozen=True)
-class Run:
+class DiffSide:
     """One side of a comparison: a target's results, and the folder its evidence paths are relative to."""
 
     name: str
@@ -89,7 +89,7 @@ class RunDiff:
         return [c for c in self.changed if c.regression]
 
 
-def load(path: Path) -> list[Run]:
+def load(path: Path) -> list[DiffSide]:
     """The runs a path holds: one for a run folder or results.json, one per column for a matrix."""
     if path.is_dir() and (path / "matrix.json").is_file():
         matrix = _read(path / "matrix.json")
@@ -98,14 +98,14 @@ def load(path: Path) -> list[Run]:
             folder = path / target["folder"]
             results = folder / "results.json"
             data = _read(results) if results.is_file() else _from_matrix(matrix, target)
-            runs.append(Run(target["name"], folder, data))
+            runs.append(DiffSide(target["name"], folder, data))
         return runs
     results = path / "results.json" if path.is_dir() else path
     if not results.is_file():
         raise KctsError(f"{path} holds neither results.json nor matrix.json: name a run folder (reports/<run-id>), "
                         "its results.json, or a matrix folder (reports/matrix-<stamp>)")
     data = _read(results)
-    return [Run(data.get("target") or results.parent.name, results.parent, data)]
+    return [DiffSide(data.get("target") or results.parent.name, results.parent, data)]
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -143,7 +143,7 @@ def diff(old: Path, new: Path) -> list[RunDiff]:
     return [diff_runs(a, b) for a, b in pairs]
 
 
-def diff_runs(old: Run, new: Run) -> RunDiff:
+def diff_runs(old: DiffSide, new: DiffSide) -> RunDiff:
     a, b = old.checks, new.checks
     target = new.name if new.name == old.name else f"{old.name} -> {new.name}"
     out = RunDiff(target, str(old.folder), str(new.folder))
@@ -170,7 +170,7 @@ def defects_of(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[Defect], 
     return defects.from_reasons(old), defects.from_reasons(new)
 
 
-def what_changed(old: Run, a: dict[str, Any], new: Run, b: dict[str, Any]) -> str:
+def what_changed(old: DiffSide, a: dict[str, Any], new: DiffSide, b: dict[str, Any]) -> str:
     """One line from both sides' evidence: the wire error codes that differ, then the new reason."""
     errs_a, errs_b = answered(old, a), answered(new, b)
     parts = []
@@ -183,7 +183,7 @@ def what_changed(old: Run, a: dict[str, Any], new: Run, b: dict[str, Any]) -> st
     return "; ".join(parts) or "no evidence kept (a pass keeps none)"
 
 
-def answered(run: Run, check: dict[str, Any]) -> list[str]:
+def answered(run: DiffSide, check: dict[str, Any]) -> list[str]:
     """The error codes other than NONE that the target answered in the check's wire evidence, per API."""
     rel = check.get("wire_evidence") or check.get("wire")
     if not rel:

@@ -28,7 +28,7 @@ from harness.errors import KctsError
 
 
 @dataclass(frozen=True)
-class Run:
+class SoakRun:
     run_id: str
     exit_code: int
     seconds: float
@@ -65,7 +65,7 @@ def _spread(values: Sequence[float]) -> dict[str, float]:
     return {"min": round(min(values), 2), "median": round(statistics.median(values), 2), "max": round(max(values), 2)}
 
 
-def aggregate(runs: Sequence[Run]) -> list[CheckSoak]:
+def aggregate(runs: Sequence[SoakRun]) -> list[CheckSoak]:
     """Per check, in the order first seen: every run's cell, duration and, per cell, its first evidence."""
     checks: dict[str, CheckSoak] = {}
     for run in runs:
@@ -78,7 +78,7 @@ def aggregate(runs: Sequence[Run]) -> list[CheckSoak]:
     return list(checks.values())
 
 
-def report(soak_id: str, args: Sequence[str], runs: Sequence[Run], checks: Sequence[CheckSoak]) -> dict[str, Any]:
+def report(soak_id: str, args: Sequence[str], runs: Sequence[SoakRun], checks: Sequence[CheckSoak]) -> dict[str, Any]:
     flips = [c for c in checks if c.flipped]
     missing = [c for c in checks if len(c.cells) < len(runs)]
     return {
@@ -138,7 +138,7 @@ def run_soak(repeat: int, args: Sequence[str], reports: Path, soak_id: str | Non
     if any(a == "--run-id" or a.startswith("--run-id=") for a in args):
         raise KctsError("kcts soak names each run itself (<soak id>-<i>): drop --run-id")
     soak_id = soak_id or f"soak-{time.strftime('%Y%m%d-%H%M%S')}"
-    runs: list[Run] = []
+    runs: list[SoakRun] = []
     for i in range(1, repeat + 1):
         run_id = f"{soak_id}-{i}"
         print(f"kcts soak: run {i}/{repeat} ({run_id})", flush=True)
@@ -146,7 +146,7 @@ def run_soak(repeat: int, args: Sequence[str], reports: Path, soak_id: str | Non
         done = subprocess.run([*_kcts(), "run", *args, "--run-id", run_id, "--reports-dir", str(reports)], check=False)
         path = reports / run_id / "results.json"
         results = json.loads(path.read_text()) if path.exists() else None
-        runs.append(Run(run_id, done.returncode, time.monotonic() - start, results))
+        runs.append(SoakRun(run_id, done.returncode, time.monotonic() - start, results))
         if done.returncode == 130:
             print("kcts soak: interrupted; writing what the finished runs gave", file=sys.stderr)
             break

@@ -36,8 +36,8 @@ from harness.histories.client_reactions import (
     EpochLearned,
     FetchAsk,
     ListOffsetsAnswer,
+    ProxiedRequest,
     ResetFetch,
-    Sent,
     Validation,
 )
 from harness.histories.observations import Body, ClientEvent
@@ -114,11 +114,12 @@ def _first_ruled_at(proxy: Proxy, t0: float) -> float | None:
     return at(min(ruled), t0) if ruled else None
 
 
-def sent_through(proxy: Proxy) -> tuple[Sent, ...]:
+def sent_through(proxy: Proxy) -> tuple[ProxiedRequest, ...]:
     """Every exchange through `proxy`, in order; then one `CONNECT` per client connection the proxy
     could not take to a broker."""
-    seen = [Sent(e.api, e.version, e.outcome) for e in sorted(proxy.recording.exchanges(), key=lambda e: e.started)]
-    return tuple(seen + [Sent(CONNECT, -1, why) for why in proxy.unreachable])
+    exchanges = sorted(proxy.recording.exchanges(), key=lambda e: e.started)
+    seen = [ProxiedRequest(e.api, e.version, e.outcome) for e in exchanges]
+    return tuple(seen + [ProxiedRequest(CONNECT, -1, why) for why in proxy.unreachable])
 
 
 def _after_first_ruled(proxy: Proxy, n: int = 20) -> tuple[str, ...]:

@@ -41,10 +41,10 @@ from harness.histories.kip320_clients import (
     LIST_OFFSETS,
     VALIDATION,
     ConsumerRun,
-    EpochErrorRun,
     PartitionAsk,
     UndefinedEpochRun,
     UnvalidatedSeekRun,
+    ValidationErrorRun,
     WrittenPartition,
 )
 from harness.histories.observations import Body, ClientEvent, Read
@@ -119,7 +119,9 @@ def seek_without_epoch(cluster: Cluster, partition: WrittenPartition, client: st
                               watched.incomplete, watched.version)
 
 
-def validation_error_answered(cluster: Cluster, partition: WrittenPartition, client: str, error: str) -> EpochErrorRun:
+def validation_error_answered(
+    cluster: Cluster, partition: WrittenPartition, client: str, error: str
+) -> ValidationErrorRun:
     """A consumer at (SOUGHT, the partition's epoch), auto.offset.reset earliest; the first ERRORED
     OffsetsForLeaderEpoch answers carry `error` and no offset (see the module). The two rules act on
     the same answers: the first blanks the broker's offset and epoch, the second sets the error."""
@@ -128,8 +130,8 @@ def validation_error_answered(cluster: Cluster, partition: WrittenPartition, cli
                          ReplaceErrors(VALIDATION, error=errors.error_code(error), count=ERRORED)]
     lines = [f"seekepoch {name} earliest {SOUGHT} {partition.leader_epoch}"]
     watched = _watch(cluster, partition, client, rules, lines, [name])
-    return EpochErrorRun(client, error, ERRORED, partition, SOUGHT, partition.leader_epoch, watched.consumers[name],
-                         watched.exchanges, watched.incomplete, watched.version)
+    return ValidationErrorRun(client, error, ERRORED, partition, SOUGHT, partition.leader_epoch,
+                              watched.consumers[name], watched.exchanges, watched.incomplete, watched.version)
 
 
 def require_validation_api(leader: rr.TargetClient) -> None:

@@ -16,7 +16,7 @@ import time
 from harness.clients.kip320_releases import client_release
 from harness.cluster.base import Cluster
 from harness.histories.client_reactions import METADATA
-from harness.histories.committed_refresh import CommitRead, CommittedRefreshRun
+from harness.histories.committed_refresh import CommitFetched, CommittedRefreshRun
 from harness.histories.observations import Body
 from harness.protocol import errors
 from harness.proxy.rules import StaleUntilCommitRead
@@ -39,7 +39,7 @@ def committed_epoch_refresh(cluster: Cluster, topic: str, client: str, group: st
         rule = proxy.add(StaleUntilCommitRead(topic=topic, behind=1, count=None))
         got, incomplete, named = read_through(cluster, proxy, topic, client, written[-1].offset,
                                               f"subscribe {{name}} {{none}} {group}")
-        reads = tuple(CommitRead(at(e.started + e.latency, t0), e.version, p.get("CommittedOffset", -1),
+        reads = tuple(CommitFetched(at(e.started + e.latency, t0), e.version, p.get("CommittedOffset", -1),
                                  p.get("CommittedLeaderEpoch", -1), errors.error_name(p.get("ErrorCode", 0)))
                       for e in sorted(proxy.recording.exchanges("OffsetFetch"), key=lambda e: e.started)
                       if e.response is not None and e.latency is not None

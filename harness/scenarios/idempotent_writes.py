@@ -33,7 +33,7 @@ from harness.workload.generator import GeneratorSpec
 from harness.workload.generator_process import GeneratorProcess
 from harness.workload.history import TxnOutcome, WriteLog, merge_ranges
 
-__all__ = ["IdempotentMeta", "IdempotentWrites", "LeaderMove", "PartitionEnd", "idempotent_writes",
+__all__ = ["IdempotentMeta", "IdempotentWrites", "MidStreamMove", "PartitionEnd", "idempotent_writes",
            "partition_ends", "why_no_leader_moves"]
 
 PARTITIONS = 3
@@ -44,7 +44,7 @@ CHUNK = 100  # records per write command: the writer checks between two whether 
 
 
 @dataclass(frozen=True)
-class LeaderMove:
+class MidStreamMove:
     """One leader move the scene made: partition, leader and epoch before and after, and the ids
     handed to the producer when it began."""
 
@@ -96,7 +96,7 @@ class IdempotentWrites:
     client_config: dict[str, str]  # how the checker reaches the target
     expect: Expectation
     writes: WriteLog
-    moves: tuple[LeaderMove, ...]
+    moves: tuple[MidStreamMove, ...]
     no_moves: str | None
     epoch_bumps: tuple[str, ...]
     events: tuple[TimelineEvent, ...]  # the generator's
@@ -148,7 +148,7 @@ def idempotent_writes(cluster: Cluster, topic: str, records: int = RECORDS, rate
     generator = GeneratorProcess(GeneratorSpec(
         cluster.client_config(), topic, PARTITIONS, keys=30, txn_size=50, abort_every=0, transactional=False,
     ))
-    moves: list[LeaderMove] = []
+    moves: list[MidStreamMove] = []
     moved = threading.Event()
     failure: list[BaseException] = []
 
@@ -173,7 +173,7 @@ def idempotent_writes(cluster: Cluster, topic: str, records: int = RECORDS, rate
                     break
                 at_id = generator.next_id
                 before, after = move_leader_away(cluster, topic, partition)
-                moves.append(LeaderMove(partition, (before.leader, before.leader_epoch),
+                moves.append(MidStreamMove(partition, (before.leader, before.leader_epoch),
                                         (after.leader, after.leader_epoch), at_id))
                 progress.step(f"idempotent pipeline: {moves[-1]}")
         except BaseException:

@@ -35,7 +35,7 @@ from harness.scenarios.premises import require_transactions
 from harness.waiting import Owed, wait_until
 from harness.workload.drive import drive
 from harness.workload.pipeline import Pipeline, PipelineSpec, ProcessorKind
-from harness.workload.schedule import Step
+from harness.workload.schedule import FaultStep
 
 __all__ = [
     "CleanFaults", "CopiedRecord", "CopyMeta", "Damage", "DeletedHead", "ElectionMeta", "FaultsMeta",
@@ -77,7 +77,7 @@ class CleanFaults:
     pipeline: Pipeline
     input_topic: str
     outputs: list[str]
-    done: list[Step]
+    done: list[FaultStep]
     faults: list[TimelineEvent]
     generator_done: list[TimelineEvent]
     windows: tuple[TruncationWindow, ...] = ()
@@ -120,8 +120,8 @@ def _scheduled_pipeline(
     if caps.leader_moves is None and caps.replication is False:
         raise NotSupported("a broker fault that moves a partition's leader to another broker", caps.no_replication)
     require_transactions(cluster)
-    steps = [Step(0.15, faults[0], outputs[0], 0), Step(0.4, faults[1], input_topic, 1),
-             Step(0.65, faults[2], outputs[1], 2)]
+    steps = [FaultStep(0.15, faults[0], outputs[0], 0), FaultStep(0.4, faults[1], input_topic, 1),
+             FaultStep(0.65, faults[2], outputs[1], 2)]
     with Pipeline(cluster, input_topic, outputs, group, PipelineSpec(processor=processor)) as pipeline:
         schedule = drive(pipeline, RECORDS, RATE, steps)
     return CleanFaults(

@@ -394,7 +394,7 @@ def _marker_commit_driver(
 
 
 @dataclass(frozen=True)
-class ZombieLeader:
+class ThawedLeaderAnswers:
     """What the thawed former leader (the zombie) answered about the group's commit from the new leader.
 
     `answers`: Fetch, OffsetForLeaderEpoch and ListOffsets with the committed epoch, the zombie's
@@ -431,7 +431,7 @@ def _commit_through(cluster: Cluster, topic: str, group: str, last: int) -> tupl
         return _committed(consumer, topic)
 
 
-def zombie_leader(cluster: Cluster, topic: str, group: str) -> ZombieLeader:
+def zombie_leader(cluster: Cluster, topic: str, group: str) -> ThawedLeaderAnswers:
     """KIP-1094's "Committing Leader Epoch", phases 1-3, on `topic` (3 replicas): 20 records; the
     leader paused until replaced; 30 more on the new leader, read and committed by `group` (offset
     50, the new epoch); with the controller paused, the old leader thawed (it cannot learn it was
@@ -496,4 +496,4 @@ def zombie_leader(cluster: Cluster, topic: str, group: str) -> ZombieLeader:
         f"past its log end with OFFSET_OUT_OF_RANGE; asked for {committed.offset}, written only on the new "
         f"leader, it answered {describe(without_epoch.error)}"
     )
-    return ZombieLeader(topic, before, after, committed, seen, without_epoch, answers, replaced)
+    return ThawedLeaderAnswers(topic, before, after, committed, seen, without_epoch, answers, replaced)

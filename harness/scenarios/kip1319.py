@@ -47,11 +47,10 @@ from harness.histories.kip1319 import (
     TopicFact,
     TxnCommit,
 )
-from harness.histories.observations import Body, Exchange, FetchedOffset, OffsetCommit
+from harness.histories.observations import Body, FetchedOffset, ObservedExchange, OffsetCommit
 from harness.kafka.dist import FIRST_KIP1319_RELEASE, PRE_KIP1319_RELEASE
 from harness.protocol import errors
-from harness.protocol.client import Exchange as RawExchange
-from harness.protocol.client import RawClient
+from harness.protocol.client import Exchange, RawClient
 from harness.protocol.coordinator import decode_coordinator_record
 from harness.waiting import Owed, wait_until
 
@@ -67,10 +66,10 @@ OFFSET_COMMIT_TYPES = (0, 1)
 Unique = Callable[[str], str]  # `unique(hint)` -> a fresh group or transactional id of this run
 
 
-def exchange_record(ex: RawExchange, client: RawClient | None = None, role: str | None = None) -> Exchange:
+def exchange_record(ex: Exchange, client: RawClient | None = None, role: str | None = None) -> ObservedExchange:
     """A raw client's exchange as the histories keep it (`client`: who answered, when known)."""
     broker = f"{client.host}:{client.port}" if client is not None else None
-    return Exchange(ex.api.name, ex.version, ex.request, ex.response, broker, role)
+    return ObservedExchange(ex.api.name, ex.version, ex.request, ex.response, broker, role)
 
 
 COORDINATOR = "group coordinator"  # the role of the broker that answers a TxnOffsetCommit
@@ -245,7 +244,7 @@ FIRST_WITH_MEMBERSHIP = 3  # TxnOffsetCommit v3 (KIP-447) added GenerationId and
 def _commit_at(
     raw: RawConnector, unique: Unique, coordinator: RawClient, version: int, group: str, key: Body,
     epoch: int, member: str,
-) -> Exchange:
+) -> ObservedExchange:
     """One membership commit at `version` in a transaction of its own, then aborted. Below v5 (before
     KIP-890's Transaction V2) the producer adds the group to its transaction itself, and ends it at
     EndTxn v4 at most."""
@@ -281,10 +280,10 @@ def unknown_group_answers(cluster: Cluster, topic: str, unique: Unique) -> Group
         return _v6_and_v5(raw, unique, topic, topic_id, unique("no-such-group"), 1, "kcts-member")
 
 
-def _consumer_group_member(raw: RawConnector, group: str, topic: str) -> tuple[str, int, tuple[Exchange, ...]]:
+def _consumer_group_member(raw: RawConnector, group: str, topic: str) -> tuple[str, int, tuple[ObservedExchange, ...]]:
     """A member of a consumer-protocol group (KIP-848) whose epoch has moved past its first one."""
     coordinator = group_coordinator(raw, group)
-    seen: list[Exchange] = []
+    seen: list[ObservedExchange] = []
 
     def heartbeat(member: str, epoch: int) -> Body:
         ex = tx.consumer_group_heartbeat(coordinator, group, member, epoch, [topic])

@@ -40,11 +40,10 @@ from harness.clients.raw import RawConnector
 from harness.cluster.base import Cluster
 from harness.errors import ClientLacks, NotSupported, PromiseUnkept, SetupError
 from harness.histories.kip1319 import ClientRun, Injected
-from harness.histories.observations import Body, ClientEvent, Exchange, FetchedOffset, OffsetCommit
+from harness.histories.observations import Body, ClientEvent, FetchedOffset, ObservedExchange, OffsetCommit
 from harness.kafka.dist import resolve
 from harness.protocol import errors
-from harness.proxy import CapVersion, Proxy, ReplaceErrors, ReplaceTopicErrors, Rule, StripTopicIds
-from harness.proxy import Exchange as ProxyExchange
+from harness.proxy import CapVersion, ProxiedExchange, Proxy, ReplaceErrors, ReplaceTopicErrors, Rule, StripTopicIds
 from harness.scenarios.kip1319 import (
     COORDINATOR,
     FIRST_KIP1319_CLIENT,
@@ -92,9 +91,9 @@ class Offset:
         return f"{self.topic}:{self.partition}:{self.offset}{epoch}"
 
 
-def proxy_exchange(e: ProxyExchange, role: str | None = None) -> Exchange:
+def proxy_exchange(e: ProxiedExchange, role: str | None = None) -> ObservedExchange:
     """An exchange the proxy recorded, as the histories keep it (`role`: what the broker was to it)."""
-    return Exchange(e.api, e.version, e.request or {}, e.response, e.upstream, role, e.outcome, tuple(e.rules))
+    return ObservedExchange(e.api, e.version, e.request or {}, e.response, e.upstream, role, e.outcome, tuple(e.rules))
 
 
 def _injected(rule: Rule | None, topic_id: uuid.UUID | None = None) -> Injected | None:

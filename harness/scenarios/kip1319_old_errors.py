@@ -19,10 +19,9 @@ from harness.clients.transactions import COORDINATOR_TRANSIENT, settle
 from harness.cluster.base import Cluster
 from harness.errors import ClusterError
 from harness.histories.kip1319 import ClassicGenerationAnswers, UnknownNameAnswers
-from harness.histories.observations import Body, Exchange
+from harness.histories.observations import Body, ObservedExchange
 from harness.protocol import errors
-from harness.protocol.client import Exchange as RawExchange
-from harness.protocol.client import RawClient
+from harness.protocol.client import Exchange, RawClient
 from harness.scenarios.kip1319 import (
     COORDINATOR,
     TXN_OFFSET_COMMIT,
@@ -38,7 +37,7 @@ PROTOCOL = "kcts"  # a classic group of a protocol type of its own: no coordinat
 
 def _commit_names(
     raw: RawConnector, unique: Unique, coordinator: RawClient, version: int, group: str, names: list[str],
-) -> Exchange:
+) -> ObservedExchange:
     txn = tx.begin(raw, unique("txn"), reconnect=True)  # its steps are setup: sent again after a timeout
     if version < FIRST_TXN_V2:
         txn.add_group(group)
@@ -61,15 +60,15 @@ def unknown_topic_name_answers(cluster: Cluster, topic: str, unique: Unique) -> 
         return UnknownNameAnswers(group, missing, topic, exchanges)
 
 
-def _classic_member(raw: RawConnector, group: str) -> tuple[str, int, tuple[Exchange, ...]]:
+def _classic_member(raw: RawConnector, group: str) -> tuple[str, int, tuple[ObservedExchange, ...]]:
     """A member of a classic group, synced at its second generation."""
     c = group_coordinator(raw, group)
-    seen: list[Exchange] = []
+    seen: list[ObservedExchange] = []
 
     def send(api: str, body: Body, accept: frozenset[int] = frozenset({0})) -> Body:
         v = c.max_version(api)
         ex = settle(lambda: c.exchange(api, v, body), COORDINATOR_TRANSIENT, f"{api} {group}")
-        assert isinstance(ex, RawExchange)
+        assert isinstance(ex, Exchange)
         seen.append(exchange_record(ex, c, COORDINATOR))
         if ex.response["ErrorCode"] not in accept:
             raise ClusterError(f"{api} of {group}: {errors.describe(ex.response['ErrorCode'])}\n{ex.dump()}")

@@ -138,7 +138,10 @@ def _txn_round(raw: rr.RawConnector, gcoord: RawClient, version: int, txn_id: st
         txn.add_group(group)
     key = {"TopicId": tid} if version >= 6 else {"Name": topic}
     part = tx.partition(0, sent.offset, sent.epoch, sent.metadata)
-    ex = tx.txn_offset_commit(gcoord, version, txn, group, [{**key, "Partitions": [part]}])
+    # UNKNOWN_TOPIC_ID or UNKNOWN_TOPIC_OR_PARTITION for this topic, which exists, is asked again as a
+    # client retries it (KIP-1319 "Producer-Side": "treated as a retriable error"); what persists stays.
+    ex, _ = tx.txn_offset_commit_settled(gcoord, version, txn, group, [{**key, "Partitions": [part]}],
+                                         lambda _topic, _partition, code: code in tx.TOPIC_RETRIABLE)
     code = ex.response["Topics"][0]["Partitions"][0]["ErrorCode"]
     txn.end(commit, min(TV1_END_TXN, txn.coordinator.max_version("EndTxn")) if legacy else None)
     reads_after = [TxnRead(fv, read_commit(gcoord, fv, group, topic, tid)) for fv in reads]

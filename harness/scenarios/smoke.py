@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness import confluent
-from harness.clients.history import ProduceHistory, Read, produce, read_partition
+from harness.clients.history import PartitionRecord, ProduceHistory, produce, read_partition
 from harness.cluster.base import Cluster
 from harness.nemesis.faults import LeaderFailover
 from harness.nemesis.leadership import move_leader_away
@@ -33,7 +33,7 @@ class PartitionRoundTrip:
     partition: int
     sent: list[bytes]
     written: ProduceHistory
-    read: list[Read]
+    read: list[PartitionRecord]
 
 
 def acknowledged_reads(cluster: Cluster, topic: str, group: str, partitions: int = 3, n: int = 200) -> list[
@@ -61,7 +61,7 @@ class CleanFailover:
     old_epoch: int
     new: int
     new_epoch: int
-    log: list[Read]
+    log: list[PartitionRecord]
 
 
 def clean_failover(cluster: Cluster, topic: str, group: str, n: int = 300) -> CleanFailover:
@@ -78,7 +78,7 @@ def clean_failover(cluster: Cluster, topic: str, group: str, n: int = 300) -> Cl
     if cluster.capabilities.fault_control:
         cluster.start_node(old)
     acked = first.acked + second.acked
-    log: list[Read] = []
+    log: list[PartitionRecord] = []
     if acked and not (first.failed or second.failed):  # else there is nothing to judge but the failed writes
         with confluent.consumer(_consumer_config(cluster, group)) as consumer:
             log = read_partition(consumer, topic, 0, 0, max(w.offset for w in acked) + 1)
@@ -94,7 +94,7 @@ class UncleanLoss:
     divergent: list[ProduceHistory]
     after: ProduceHistory
     election: UncleanElection
-    log: list[Read]
+    log: list[PartitionRecord]
 
 
 def unclean_loss(cluster: Cluster, topic: str, group: str) -> UncleanLoss:
@@ -112,7 +112,7 @@ def unclean_loss(cluster: Cluster, topic: str, group: str) -> UncleanLoss:
         )
     with confluent.producer({**config, "acks": "all"}) as new_writer:
         after = produce(new_writer, topic, values("new-leader", 100))
-    log: list[Read] = []
+    log: list[PartitionRecord] = []
     if after.acked:
         with confluent.consumer(_consumer_config(cluster, group)) as consumer:
             log = read_partition(consumer, topic, 0, 0, after.acked[-1].offset + 1)

@@ -13,14 +13,14 @@ import threading
 from harness import progress
 from harness.errors import WorkerHung
 from harness.workload.pipeline import Pipeline
-from harness.workload.schedule import FaultSchedule, Step
+from harness.workload.schedule import FaultSchedule, FaultStep
 
 
 def drive(
     pipeline: Pipeline,
     records: int,
     rate: float,
-    steps: list[Step] | None = None,
+    steps: list[FaultStep] | None = None,
     deadline: float = 180.0,
     chunk: int = 100,
 ) -> FaultSchedule:

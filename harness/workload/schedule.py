@@ -36,7 +36,7 @@ def internal_topics(cluster: Cluster) -> dict[str, int]:
 
 
 @dataclass(frozen=True)
-class Step:
+class FaultStep:
     at: float  # fraction of the workload done when the fault fires
     fault: str  # a key of FAULTS
     topic: str
@@ -47,7 +47,7 @@ class FaultSchedule:
     def __init__(
         self,
         cluster: Cluster,
-        steps: list[Step],
+        steps: list[FaultStep],
         progress: Callable[[], float],
         watched: dict[str, int],
         events: EventLog | None = None,
@@ -61,7 +61,7 @@ class FaultSchedule:
         self.watched = {**internal_topics(cluster), **watched}
         self.events = events or EventLog()
         self.timeout = timeout
-        self.done: list[Step] = []
+        self.done: list[FaultStep] = []
         self.halt = threading.Event()
 
     def run(self) -> None:
@@ -79,7 +79,7 @@ class FaultSchedule:
     def injected(self) -> list[dict[str, object]]:
         return [e for e in self.events.of_who("nemesis") if str(e["what"]).endswith("-injected")]
 
-    def _run(self, step: Step) -> None:
+    def _run(self, step: FaultStep) -> None:
         # The workload's pace is its own clients' (the generator and processors raise the target's
         # refusals themselves), so a stalled one is the harness's to explain.
         wait_until(lambda: self.halt.is_set() or self.progress() >= step.at, self.timeout,

@@ -23,7 +23,12 @@ from harness.checks.client_validation import (
 )
 from harness.checks.offsets_for_times import assert_lookup_carries_the_batch_epoch, expected_lookup
 from harness.errors import ClientLacks, SceneUnmet, TargetRefused
-from harness.histories.kip320_clients import EpochErrorRun, OffsetsForTimesRun, UndefinedEpochRun, UnvalidatedSeekRun
+from harness.histories.kip320_clients import (
+    OffsetsForTimesRun,
+    UndefinedEpochRun,
+    UnvalidatedSeekRun,
+    ValidationErrorRun,
+)
 from harness.promises import catalogue
 
 PASSING = ("librdkafka", "java")  # the stacks whose recorded runs keep every one of these promises on 4.4.0
@@ -40,7 +45,7 @@ def kind(name: str) -> type:
     if name.startswith("kip320-seek-without-epoch-"):
         return UnvalidatedSeekRun
     if name.startswith("kip320-validation-error-"):
-        return EpochErrorRun
+        return ValidationErrorRun
     return OffsetsForTimesRun
 
 

@@ -20,7 +20,7 @@ from harness.checks.committed_offsets import (
 )
 from harness.checks.epoch_history import epoch_of_offset
 from harness.histories.kip1094 import CommitAfterRead, CommittedOffset, EpochEnd, MarkerRead
-from harness.histories.observations import Exchange
+from harness.histories.observations import ObservedExchange
 from harness.histories.offset_commits import CommitRoundTrip
 from harness.promises import catalogue
 
@@ -169,9 +169,9 @@ def test_a_data_record_handed_twice_or_skipped_fails(recording: Recording) -> No
         assert_poll_hands_no_control_record(r["read"][1:], log, "java")
 
 
-def _exchanges(r: dict[str, Any]) -> list[Exchange]:
+def _exchanges(r: dict[str, Any]) -> list[ObservedExchange]:
     """The recorded TxnOffsetCommit exchanges (decoded mappings) as the histories type them."""
-    return [Exchange(c["api"], c["version"], c["request"], c.get("response")) for c in r["commits"]]
+    return [ObservedExchange(c["api"], c["version"], c["request"], c.get("response")) for c in r["commits"]]
 
 
 def test_recorded_transactional_commits_carry_the_consumed_epochs(recording: Recording) -> None:

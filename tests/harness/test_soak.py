@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from harness.errors import KctsError
-from harness.reports.soak import Run, aggregate, render_md, report, run_soak
+from harness.reports.soak import SoakRun, aggregate, render_md, report, run_soak
 
 STEADY = "suites/kip320/test_a.py::test_steady"
 FLAKY = "suites/kip320/test_b.py::test_flaky"
@@ -24,10 +24,10 @@ def _check(nodeid: str, cell: str, seconds: float, reason: str = "", evidence: s
 
 
 RUNS = [
-    Run("soak-x-1", 0, 60.0, _results(_check(STEADY, "pass", 2.0), _check(FLAKY, "pass", 5.0))),
-    Run("soak-x-2", 1, 70.0, _results(_check(STEADY, "pass", 3.0),
+    SoakRun("soak-x-1", 0, 60.0, _results(_check(STEADY, "pass", 2.0), _check(FLAKY, "pass", 5.0))),
+    SoakRun("soak-x-2", 1, 70.0, _results(_check(STEADY, "pass", 3.0),
                                       _check(FLAKY, "fail", 45.0, "timed out after 45 s waiting", "evidence/b.txt"))),
-    Run("soak-x-3", 0, 65.0, _results(_check(STEADY, "pass", 4.0), _check(FLAKY, "pass", 6.0))),
+    SoakRun("soak-x-3", 0, 65.0, _results(_check(STEADY, "pass", 4.0), _check(FLAKY, "pass", 6.0))),
 ]
 
 
@@ -52,7 +52,7 @@ def test_the_markdown_puts_flips_first_with_their_evidence() -> None:
 
 
 def test_a_run_that_wrote_no_results_leaves_its_checks_short() -> None:
-    runs = [*RUNS[:1], Run("soak-x-2", 3, 4.0, None)]
+    runs = [*RUNS[:1], SoakRun("soak-x-2", 3, 4.0, None)]
     doc = report("soak-x", [], runs, aggregate(runs))
     assert doc["summary"]["not_in_every_run"] == 2 and doc["runs"][1]["results"] is False
 

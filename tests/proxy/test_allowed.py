@@ -196,18 +196,19 @@ def _run(*cells: str, run_dir: Path = Path("/r/allowed-one")) -> Run:
 
 
 def test_an_item_is_ok_only_with_no_fail_and_no_error() -> None:
-    ok = runner.Outcome(_item(), _run("pass", "pass", "not-supported", "target-refused", "client-gap", "skipped"))
+    ok = runner.AllowedOutcome(_item(), _run("pass", "pass", "not-supported", "target-refused", "client-gap",
+                                             "skipped"))
     assert ok.ok and ok.judged == pytest.approx(4 / 6)
     assert ok.render() == ("OK      one: 2 pass, 0 fail, 0 error, 1 not-supported, 1 refused, 1 client-gap, "
                            "1 skipped; judged 67%; 12 s; /r/allowed-one")
     for broken in ("fail", "error"):
-        outcome = runner.Outcome(_item(), _run("pass", broken))
+        outcome = runner.AllowedOutcome(_item(), _run("pass", broken))
         assert not outcome.ok and outcome.render().startswith("BROKEN  one: 1 pass")
         assert [c.nodeid for c in outcome.broken] == ["suites/x.py::test_1"]
         assert f"- {broken.upper()} `suites/x.py::test_1`: {broken.upper()}: why\n" in outcome.details()
-    assert not runner.Outcome(_item(), Run(Path("/r"), 3, 1.0, None)).ok, "no results.json is no verdict"
-    assert "(no check ran)" in runner.Outcome(_item(), _run()).render()
-    assert runner.Outcome(_item(staged=False), None).render() == "NOT STAGED  one: the brokers hold that state"
+    assert not runner.AllowedOutcome(_item(), Run(Path("/r"), 3, 1.0, None)).ok, "no results.json is no verdict"
+    assert "(no check ran)" in runner.AllowedOutcome(_item(), _run()).render()
+    assert runner.AllowedOutcome(_item(staged=False), None).render() == "NOT STAGED  one: the brokers hold that state"
 
 
 def test_an_item_runs_as_a_kcts_run_with_its_output_in_the_run_folder(

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from harness.protocol.codec import encode, encode_request_header, encode_response
 from harness.protocol.spec import SpecSet
-from harness.proxy.recorder import ANSWERED, PENDING, Exchange, Recording
+from harness.proxy.recorder import ANSWERED, PENDING, ProxiedExchange, Recording
 from tests.proxy.recorded import recorded
 
 
-def _exchange(specs: SpecSet, api: str, version: int, request: dict[str, object], response: bytes) -> Exchange:
+def _exchange(specs: SpecSet, api: str, version: int, request: dict[str, object], response: bytes) -> ProxiedExchange:
     a = specs.api(api)
     header = encode_request_header(a, version, {"CorrelationId": 9, "ClientId": "c"})
     frame = header + encode(a.request, version, request)
-    return Exchange(specs, "broker 1", a.key, version, 9, "c", 0.0, request_bytes=frame, response_bytes=response,
+    return ProxiedExchange(specs, "broker 1", a.key, version, 9, "c", 0.0, request_bytes=frame, response_bytes=response,
                     latency=0.002, outcome=ANSWERED)
 
 

@@ -17,7 +17,7 @@ from harness.protocol.client import RawClient
 from harness.protocol.spec import SpecSet
 from harness.proxy import CurrentEpochInListOffsets, IgnoreCurrentLeaderEpoch, Proxy
 from harness.proxy.cluster import ProxiedCluster
-from harness.replay import Outcome, Replay, judge, load
+from harness.replay import Replay, ReplayOutcome, judge, load
 from tests.proxy.fake_broker import ADVERTISED, FakeBroker
 
 
@@ -96,12 +96,12 @@ def test_a_replay_is_one_line_on_the_terminal_and_its_details_go_to_its_folder()
     """The terminal gets one line per replay (its verdict, link, the FAILs that caught it, the run folder);
     the rules and the checks that caught it go to replay.md there."""
     replay = next(iter(load().values()))
-    caught = Outcome(replay, ("test_a", "test_b"), {"fail": 2, "pass": 3}, Path("/r/x"), 1, 12.0)
+    caught = ReplayOutcome(replay, ("test_a", "test_b"), {"fail": 2, "pass": 3}, Path("/r/x"), 1, 12.0)
     line = caught.render()
     assert "\n" not in line
     assert line.startswith(f"CAUGHT {replay.id} ({replay.link}): 2 FAIL of {replay.promise}; 2 fail, 3 pass; 12 s")
     assert "- caught by `test_a`" in caught.details() and replay.link in caught.details()
-    missed = Outcome(replay, (), {}, Path("/r/x"), 3, 1.0, "the run wrote no results.json (exit 3)")
+    missed = ReplayOutcome(replay, (), {}, Path("/r/x"), 3, 1.0, "the run wrote no results.json (exit 3)")
     assert missed.render().startswith(f"MISSED {replay.id}") and "no results.json" in missed.render()
     assert "\n" not in missed.render()
 
