@@ -1,19 +1,33 @@
 """The reaper: `python -m harness.reaper SESSION_ID ROOT FD`.
 
-Blocks on FD until the harness process that holds its other end is gone, then kills every
-process whose command line carries the session marker, removes the session's containers, networks
-and volumes, its link rules and node cgroups, and
-deletes the session root. Runs no longer than that.
+Blocks on FD until the harness process that holds its other end is gone, then runs the undo
+commands an operated target left in its ledger (what the operator's commands stopped, paused or cut
+off is started, resumed and healed), kills every process whose command line carries the session
+marker, removes the session's containers, networks and volumes, its link rules and node cgroups, and
+deletes the session root. Runs no longer than that: each undo command within its own deadline, all
+of them within `UNDO_BUDGET_S`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
+
+# An operated target's ledgers (harness/cluster/operations.py writes them): ROOT/undo/<cluster>.json,
+# {"log": a file to append what ran to, or "", "entries": [{"what", "argv", "timeout",
+# "in_flight_until"}, ...]} in the order they are undone. `in_flight_until` (seconds since the epoch)
+# is set while the command that made the fault runs: it may still act until then (the Docker daemon
+# stops a container whether or not its CLI was killed with the runner), so its undo waits for it.
+UNDO_DIR = "undo"
+UNDO_BUDGET_S = 600.0  # every undo command of a session, at most
+UNDO_COMMAND_MAX_S = 300.0  # one undo command, whatever its ledger says
+IN_FLIGHT_MAX_S = 120.0  # the longest wait for a command that was running when the runner died
 
 
 def tagged_pids(session_id: str) -> list[int]:
@@ -67,6 +81,67 @@ def remove_links(session_id: str) -> None:
         pass
 
 
+def undo_operations(root: Path, budget: float = UNDO_BUDGET_S) -> list[str]:
+    """Run every undo command of the ledgers under ROOT/undo/, in each ledger's order; what ran, as
+    lines (also appended to the ledger's log). Never raises: a command that fails or hangs (killed at
+    its deadline) is noted and the next one runs."""
+    deadline = time.monotonic() + budget
+    done: list[str] = []
+    for path in sorted((root / UNDO_DIR).glob("*.json")):
+        try:
+            ledger = json.loads(path.read_text())
+            entries = list(ledger["entries"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        lines = []
+        for entry in entries:
+            try:
+                argv = [str(a) for a in entry["argv"]]
+                timeout = min(float(entry["timeout"]), UNDO_COMMAND_MAX_S)
+                in_flight = float(entry.get("in_flight_until") or 0) - time.time()
+            except (KeyError, TypeError, ValueError):
+                continue
+            if in_flight > 0:
+                time.sleep(max(0.0, min(in_flight, IN_FLIGHT_MAX_S, deadline - time.monotonic())))
+            left = deadline - time.monotonic()
+            if left <= 0:
+                lines.append(f"reaper: out of time before {entry.get('what', argv)}")
+                break
+            lines.append(f"reaper: {entry.get('what', '')}: $ {' '.join(argv)}: {_run(argv, min(timeout, left))}")
+        done += lines
+        try:
+            if ledger.get("log"):
+                with open(ledger["log"], "a") as log:
+                    log.write("".join(f"{line}\n" for line in lines))
+        except (OSError, TypeError):
+            pass
+    return done
+
+
+def _run(argv: list[str], timeout: float) -> str:
+    """One undo command to its end, in a process group of its own that goes whole at its deadline
+    (a shell string's children with it)."""
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    except OSError as exc:
+        return f"could not run: {exc}"
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:  # a child that left the group holds the pipe: not waited for
+            pass
+        return f"killed after {timeout:.0f} s"
+    lines = out.decode(errors="replace").strip().splitlines()
+    return f"exit {proc.returncode}" + (f" ({lines[-1][:200]})" if lines else "")
+
+
 class _ReapNow(Exception):
     """SIGTERM or SIGHUP to the reaper itself (a `kill` of the whole process tree, a closing
     terminal): reap at once rather than die and leave the session's processes and containers."""
@@ -94,6 +169,9 @@ def main(argv: list[str]) -> int:
                 break
     except _ReapNow:
         pass
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)  # the reaping below runs to its end (each step bounded)
+    undo_operations(root)  # first: the operator's cluster whole again as soon as can be
     kill_tagged(session_id)
     remove_containers(session_id)
     remove_links(session_id)

@@ -9,7 +9,7 @@ is the whole story (`tests/harness/test_layers.py`).
 
 from __future__ import annotations
 
-from harness.cluster import command, docker, external, kfake, librdkafka_mock, local
+from harness.cluster import command, docker, external, kfake, librdkafka_mock, local, operated
 from harness.cluster.backend import Backend
 from harness.cluster.model import TargetKind
 from harness.errors import KctsError
@@ -20,6 +20,7 @@ BACKENDS: tuple[Backend, ...] = (
     command.BACKEND,
     docker.BACKEND,
     external.BACKEND,
+    operated.BACKEND,  # an external cluster under the operator's own commands
     kfake.BACKEND,
     librdkafka_mock.BACKEND,
 )

@@ -106,9 +106,9 @@ def from_profile(path: Path) -> TargetSpec:
     table["kind"] = kind
     extra = sorted(set(data) - {"replication_why"})
     if extra and not kind.profile_tables:
-        owners = " or ".join(k.name for k in kinds().values() if k.profile_tables)
-        raise KctsError(f"target profile {path}: tables {extra} belong to a {owners} target (kind = \"{owners}\"); "
-                        f"a {kind.name} target has only [target]")
+        owners = [k.name for k in kinds().values() if k.profile_tables]
+        raise KctsError(f"target profile {path}: tables {extra} belong to a {' or '.join(owners)} target "
+                        f"({' or '.join(f'kind = {o!r}' for o in owners)}); a {kind.name} target has only [target]")
     declared = table.get("version")
     if kind.profile_version is None:
         table.setdefault("version", None)

@@ -81,7 +81,7 @@ def test_a_profile_typo_is_one_error_naming_the_field_and_the_known_ones(tmp_pat
     with pytest.raises(KctsError, match=r"unknown \[target\] fields \['brokerz'\]; known: .*'brokers'"):
         from_profile(profile)
     profile.write_text('[target]\nkind = "kfake"\n[node]\ncommand = ["x"]\n')
-    with pytest.raises(KctsError, match=r"tables \['node'\] belong to a command target"):
+    with pytest.raises(KctsError, match=r"tables \['node'\] belong to a command or operated target"):
         from_profile(profile)
 
 

@@ -33,12 +33,13 @@ def toy_kind(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_every_kind_has_its_backend() -> None:
     found = kinds()
-    assert set(found) == {"apache", "command", "docker", "external", "kfake", "librdkafka-mock"}
+    assert set(found) == {"apache", "command", "docker", "external", "kfake", "librdkafka-mock", "operated"}
     assert [k for k in found.values() if k.default] == [kind_of("apache")]
     for name, kind in found.items():
         spec = TargetSpec(kind=kind, version=None if name != "apache" else "4.4.0",
-                          bootstrap="127.0.0.1:9092" if name == "external" else None,
-                          image="i" if name == "docker" else None)
+                          bootstrap="127.0.0.1:9092" if name in ("external", "operated") else None,
+                          image="i" if name == "docker" else None,
+                          profile=Path("op.toml") if name == "operated" else None)
         assert factory.backend(spec).kind is kind, name
 
 

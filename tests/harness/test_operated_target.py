@@ -1,0 +1,483 @@
+"""An operated target: a cluster kcts does not start, under the operator's own commands
+(harness/cluster/operated.py, the profile's format in harness/cluster/operations.py).
+
+Its capabilities come from the commands given; each command is rendered with no value ever reaching
+a shell unquoted; one that fails, hangs or cannot run is the target refusing, with its output, within
+its deadline; and every fault the commands make is in a ledger that the cluster's close undoes, and
+the session's reaper when the runner is killed. The Kubernetes and systemd recipes of docs/recipes.md
+cannot run here: their commands are rendered and checked below. The containers recipe runs: the
+heavy test at the end (`python3 -m tox -e operated`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cluster import operations
+from harness.cluster.base import NodeState
+from harness.cluster.kinds import operated as kind
+from harness.cluster.model import HOOK, REASSIGNMENT, TargetSpec
+from harness.cluster.operated import BACKEND, OperatedCluster
+from harness.cluster.operations import Command, check_programs, load, run
+from harness.cluster.target import from_profile
+from harness.errors import ClusterError, KctsError, SetupError, TargetRefused
+from harness.reaper import undo_operations
+from harness.waiting import wait_until
+
+REPO = Path(__file__).resolve().parents[2]
+RECIPES = REPO / "docs" / "recipes"
+ALL = {name: ["true"] for name in (*operations.FAULTS, *operations.PARTITIONS, *operations.CONTROLLER, "logs")}
+
+
+def spec(operations_table: dict[str, Any], version: str | None = "4.4.0", **tables: Any) -> TargetSpec:
+    return TargetSpec(kind=kind.KIND, version=version, bootstrap="127.0.0.1:9092", profile=Path("op.toml"),
+                      tables={"operations": operations_table, **tables})
+
+
+def write_profile(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "op.toml"
+    path.write_text(text)
+    return path
+
+
+# -- the profile ---------------------------------------------------------------------------------
+def test_the_kind_and_the_profile_reader_name_the_same_operations() -> None:
+    assert (kind.FAULTS, kind.PARTITIONS, kind.CONTROLLER) == \
+        (operations.FAULTS, operations.PARTITIONS, operations.CONTROLLER)
+
+
+def test_the_capabilities_are_the_commands_given() -> None:
+    every = spec(ALL).capabilities
+    assert (every.fault_control, every.partitions, every.controller, every.node_logs, every.owned) == \
+        (True, True, True, True, False)
+    assert (every.leader_moves, every.replication, every.side_clusters, every.links) == \
+        (REASSIGNMENT, True, True, False)
+    faults = spec({k: ["true"] for k in operations.FAULTS}).capabilities
+    assert (faults.fault_control, faults.partitions, faults.controller, faults.node_logs) == (True, False, False, False)
+    logs_only = spec({"logs": ["true"]}, version=None).capabilities
+    assert (logs_only.fault_control, logs_only.leader_moves, logs_only.replication, logs_only.side_clusters) == \
+        (False, None, None, False)
+    assert spec({"move_leader": ["true"]}).capabilities.leader_moves == HOOK  # the operator's own way wins
+
+
+def test_a_profile_file_reads_into_an_operated_target(tmp_path: Path) -> None:
+    path = write_profile(tmp_path, """
+[target]
+kind = "operated"
+version = "4.4.0"
+bootstrap = "127.0.0.1:29092"
+[nodes.1]
+port = 29092
+container = "c1"
+[operations]
+stop = ["docker", "stop", "{container}"]
+start = { command = ["docker", "start", "{container}"], timeout = 90 }
+kill = "docker kill {container}"
+pause = ["docker", "pause", "{container}"]
+resume = ["docker", "unpause", "{container}"]
+""")
+    target = from_profile(path)
+    profile = load(target)
+    assert target.kind is kind.KIND and target.java_clients == "4.4.0" and target.capabilities.fault_control
+    assert profile.nodes == {1: {"port": "29092", "container": "c1"}}
+    assert profile.commands["start"].timeout == 90 and profile.commands["stop"].timeout == operations.DEFAULT_TIMEOUT
+    assert profile.commands["kill"].argv(profile.node_values(1, "h", 1, "b")) == ["/bin/sh", "-c", "docker kill c1"]
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ({"stop": ["x"], "start": ["x"]}, "has stop, start but not kill, pause, resume: these go together"),
+    ({**ALL, "heal": None}, "[operations] heal: give its command"),
+    ({k: v for k, v in ALL.items() if k != "heal"}, "has isolate but not heal"),
+    ({"timeout": 5}, "needs an [operations] table with the operator's commands"),
+    ({"stpo": ["x"]}, "[operations] stpo is no operation; known: stop, start"),
+    ({"stop": []}, "give its command as a list of arguments"),
+    ({"logs": {"command": ["x"], "timeout": -1}}, "timeout = -1: give a number of seconds above 0"),
+])
+def test_a_wrong_operations_table_is_one_error_naming_it(table: dict[str, Any], message: str) -> None:
+    with pytest.raises(SetupError) as raised:
+        load(spec(table))
+    assert message in str(raised.value)
+
+
+def test_an_unknown_placeholder_names_the_known_ones_and_the_broker_lacking_it() -> None:
+    nodes = {"1": {"container": "c1"}, "2": {"pod": "p2"}}
+    with pytest.raises(SetupError) as raised:
+        load(spec({"logs": ["docker", "logs", "{container}"]}, nodes=nodes))
+    text = str(raised.value)
+    assert "[operations] logs: unknown placeholder {container}" in text and "[nodes.2] lacks it" in text
+    assert "known: {bootstrap}, {host}, {node}, {port}" in text
+    with pytest.raises(SetupError, match=r"pause_controller: unknown placeholder \{container\}"):
+        load(spec({"pause_controller": ["x", "{container}"], "resume_controller": ["x"]}, nodes=nodes))
+    with pytest.raises(SetupError, match=r"\[nodes\.one\]: name each broker's table by its broker id"):
+        load(spec({"logs": ["x"]}, nodes={"one": {}}))
+
+
+# -- rendering: quoting safe -----------------------------------------------------------------------
+HOSTILE = "a b'; rm -rf / $(touch /tmp/owned) `id` \"q\""
+
+
+def test_a_value_fills_its_argv_element_as_it_is_and_no_shell_reads_it() -> None:
+    command = Command("stop", ("docker", "stop", "{container}", "--label={container}"), 5)
+    assert command.argv({"container": HOSTILE}) == ["docker", "stop", HOSTILE, f"--label={HOSTILE}"]
+
+
+def test_a_shell_string_quotes_every_value_for_its_shell() -> None:
+    command = Command("stop", "printf '%s\\n' {container} && printf '%s\\n' done", 5)
+    argv = command.argv({"container": HOSTILE})
+    assert argv[:2] == ["/bin/sh", "-c"]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    assert out == f"{HOSTILE}\ndone\n" and not Path("/tmp/owned").exists()
+
+
+def test_q_quotes_a_value_once_more_for_the_shell_a_command_hands_it_to() -> None:
+    """ssh joins its arguments into one command line for the remote shell: `{unit:q}` is quoted for it."""
+    remote = Command("stop", ("ssh", "--", "{ssh}", "sudo systemctl stop {unit:q}"), 5).argv(
+        {"ssh": "vm", "unit": HOSTILE})[-1]
+    assert shlex.split(remote) == ["sudo", "systemctl", "stop", HOSTILE]
+    # In a shell string, twice: the local shell takes one quoting off, the remote one the other.
+    local = Command("stop", "echo {unit:q}", 5).argv({"unit": HOSTILE})[-1]
+    assert shlex.split(shlex.split(local)[1]) == [HOSTILE]
+
+
+# -- the recipes that cannot run here: rendered and checked ----------------------------------------
+def recipe(name: str) -> tuple[TargetSpec, operations.OperatedProfile]:
+    target = from_profile(RECIPES / name / "kafka-4.4.0.toml")
+    return target, load(target)
+
+
+def rendered(profile: operations.OperatedProfile, operation: str, broker: int | None = 2) -> list[str]:
+    values = profile.controller_values("b:1") if broker is None else profile.node_values(broker, "h", 1, "b:1")
+    return profile.commands[operation].argv(values)
+
+
+def test_the_kubernetes_recipe_renders_kubectl_commands_for_each_pod() -> None:
+    target, profile = recipe("kubernetes")
+    caps = target.capabilities
+    assert (caps.fault_control, caps.partitions, caps.controller, caps.node_logs) == (True, True, True, True)
+    exec_ = ["kubectl", "--namespace", "kcts-recipe", "exec", "kafka-1", "--", "/opt/kcts/kcts-node"]
+    for operation in operations.FAULTS:
+        assert rendered(profile, operation) == [*exec_, operation]
+    label = ["kubectl", "--namespace", "kcts-recipe", "label"]
+    assert rendered(profile, "isolate") == [*label, "--overwrite", "pod", "kafka-1", "kcts-isolated=true"]
+    assert rendered(profile, "heal") == [*label, "pod", "kafka-1", "kcts-isolated-"]
+    assert rendered(profile, "pause_controller", None)[4] == "kafka-controller-0"
+    assert rendered(profile, "logs", 3) == ["kubectl", "--namespace", "kcts-recipe", "logs", "kafka-2"]
+    assert {b: v["port"] for b, v in profile.nodes.items()} == {1: "30091", 2: "30092", 3: "30093"}
+
+
+def test_the_systemd_recipe_renders_ssh_commands_quoted_for_the_remote_shell() -> None:
+    target, profile = recipe("systemd")
+    assert target.capabilities.fault_control and target.capabilities.partitions
+    assert rendered(profile, "stop") == ["ssh", "-o", "BatchMode=yes", "--", "kcts@kafka-2.example.net",
+                                         "sudo systemctl stop kafka"]
+    assert rendered(profile, "kill")[-1] == "sudo systemctl kill --signal=SIGKILL kafka"
+    assert rendered(profile, "pause_controller", None)[-2:] == [
+        "kcts@kafka-controller.example.net", "sudo systemctl kill --signal=SIGSTOP kafka-controller"]
+    assert "nft -f -" in rendered(profile, "isolate")[-1] and rendered(profile, "heal")[-1] == \
+        "sudo nft delete table inet kcts"
+    # A unit name a shell would read is one word for the VM's shell.
+    hostile = {**profile.node_values(1, "h", 1, "b"), "unit": HOSTILE}
+    assert shlex.split(profile.commands["start"].argv(hostile)[-1]) == ["sudo", "systemctl", "start", HOSTILE]
+
+
+@pytest.mark.parametrize(("name", "tool", "operation"), [
+    ("kubernetes", "kubectl", "stop"), ("systemd", "ssh", "stop"), ("containers", "docker", "stop")])
+def test_a_missing_tool_is_named_with_its_operation_before_any_test(
+    name: str, tool: str, operation: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    target, profile = recipe(name)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(SetupError) as raised:
+        BACKEND.prepare(target)
+    assert f"[operations] {operation} runs {tool!r}, which is not on PATH" in str(raised.value)
+    fake = tmp_path / tool
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    assert check_programs(profile) == [tool]
+
+
+# -- running: a command that fails, hangs or is missing is the target refusing -----------------------
+def test_a_failing_command_is_refused_with_its_output(tmp_path: Path) -> None:
+    log = tmp_path / "ops.log"
+    ran = run(["/bin/sh", "-c", "echo no such container >&2; exit 3"], 10, log, "stop broker 2")
+    assert not ran.ok and ran.returncode == 3
+    text = str(operations.refusal("stop broker 2", ran, 10, log))
+    assert text.startswith("the operator's command to stop broker 2 exited with code 3: /bin/sh -c")
+    assert "no such container" in text and "no such container" in log.read_text()
+
+
+def test_a_hanging_command_is_killed_at_its_deadline(tmp_path: Path) -> None:
+    started = time.monotonic()
+    ran = run(["/bin/sh", "-c", "echo waiting; exec sleep 60"], 1, tmp_path / "ops.log", "pause broker 1")
+    assert time.monotonic() - started < 10 and ran.timed_out and not ran.ok
+    text = str(operations.refusal("pause broker 1", ran, 1, tmp_path / "ops.log"))
+    assert "did not finish within 1 s and was killed" in text and "waiting" in text
+
+
+def test_a_missing_program_is_named(tmp_path: Path) -> None:
+    ran = run(["/nonexistent/kubectl", "get"], 5, tmp_path / "ops.log", "start broker 1")
+    assert ran.returncode is None and "/nonexistent/kubectl" in ran.missing
+    assert "could not run: /nonexistent/kubectl: No such file or directory" in \
+        str(operations.refusal("start broker 1", ran, 5, tmp_path / "ops.log"))
+    inner = run(["/bin/sh", "-c", "kubectl-not-here get pods"], 5, tmp_path / "ops.log", "start broker 1")
+    assert "exited with code 127 (a program it runs was not found)" in \
+        str(operations.refusal("start broker 1", inner, 5, tmp_path / "ops.log"))
+
+
+# -- the cluster: state, the ledger and its undo -----------------------------------------------------
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def fake_cluster(tmp_path: Path, ops: dict[str, Any] | None = None) -> tuple[OperatedCluster, Path]:
+    """An operated cluster of three brokers that answer nowhere, whose commands write what they did
+    to a file (the record); start() is not called (it would ask a real Metadata)."""
+    record = tmp_path / "record"
+    table = {name: f"echo '{name} {{node}}' >> {record}" for name in ALL}
+    table.update({name: f"echo '{name}' >> {record}" for name in operations.CONTROLLER})
+    table.update(ops or {})
+    target = spec(table, nodes={str(b): {"container": f"c{b}"} for b in (1, 2, 3)})
+    cluster = OperatedCluster(target, tmp_path / "nodes")
+    cluster._brokers = {b: ("127.0.0.1", closed_port()) for b in (1, 2, 3)}
+    cluster._state = dict.fromkeys(cluster._brokers, NodeState.RUNNING)
+    cluster.wait_registered = lambda *a, **k: None  # type: ignore[method-assign]
+    return cluster, record
+
+
+def records(record: Path) -> list[str]:
+    return record.read_text().splitlines() if record.exists() else []
+
+
+def ledger_of(cluster: OperatedCluster) -> list[dict[str, Any]]:
+    path = cluster.ledger.path
+    return json.loads(path.read_text())["entries"] if path.exists() else []
+
+
+def test_each_fault_is_in_the_ledger_with_its_undo_until_undone(tmp_path: Path) -> None:
+    cluster, record = fake_cluster(tmp_path)
+    cluster.stop_node(2)
+    assert cluster.node_state(2) is NodeState.STOPPED and cluster.running_brokers() == [1, 3]
+    (entry,) = ledger_of(cluster)
+    assert entry["argv"][-1].startswith("echo 'start 2'") and entry["in_flight_until"] == 0
+    cluster.stop_node(2)  # idempotent: nothing runs
+    cluster.start_node(2)
+    assert ledger_of(cluster) == [] and not cluster.ledger.path.exists()
+    cluster.pause_node(1)
+    cluster.isolate_node(3)
+    cluster.pause_controller()
+    assert [e["what"] for e in ledger_of(cluster)] == [
+        "undo 'cut broker 3 off the network'", "undo 'pause the controller'", "undo 'pause broker 1'"]
+    cluster.kill_node(1)  # a paused broker is resumed, then killed
+    assert records(record) == ["stop 2", "start 2", "pause 1", "isolate 3", "pause_controller", "resume 1", "kill 1"]
+    cluster.close()
+    # Undone in order: the network, the controller, then the brokers; then each broker's log kept.
+    assert records(record)[7:] == ["heal 3", "resume_controller", "start 1", "logs 1", "logs 2", "logs 3"]
+    assert (tmp_path / "nodes" / "broker-2.log").exists()
+    assert not cluster.ledger.path.exists() and cluster.node_state(1) is NodeState.RUNNING
+    assert "$ /bin/sh -c echo 'heal 3'" in (tmp_path / "nodes" / "operations.log").read_text()
+
+
+def test_a_failing_command_ends_the_check_target_refused_and_the_cluster_stays_whole(tmp_path: Path) -> None:
+    cluster, record = fake_cluster(tmp_path, {"pause": "echo 'cannot pause: no such container' >&2; exit 1"})
+    with pytest.raises(TargetRefused) as raised:
+        cluster.pause_node(2)
+    assert "the operator's command to pause broker 2 exited with code 1" in str(raised.value)
+    assert "cannot pause: no such container" in str(raised.value)
+    assert cluster.node_state(2) is NodeState.RUNNING  # kcts does not think it paused
+    # The fault may or may not be in force: resumed at once and again at the close, blind (a failed
+    # resume there is no error).
+    assert records(record) == ["resume 2"] and cluster.ledger.entries["paused:2"].sure is False
+    cluster.close()
+    assert records(record)[:2] == ["resume 2", "resume 2"] and not cluster.ledger.path.exists()
+
+
+def test_an_undo_that_fails_at_the_close_is_an_error_naming_it(tmp_path: Path) -> None:
+    cluster, _ = fake_cluster(tmp_path, {"start": "echo 'start refused' >&2; exit 2"})
+    cluster.stop_node(3)
+    with pytest.raises(ClusterError) as raised:
+        cluster.close()
+    assert "could not undo what kcts did" in str(raised.value) and "start broker 3 exited with code 2" in \
+        str(raised.value)
+
+
+def test_a_stopped_broker_that_still_answers_is_the_target_refusing(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster, _ = fake_cluster(tmp_path)
+    monkeypatch.setattr("harness.cluster.operated.GONE_TIMEOUT", 0.5)
+    monkeypatch.setattr("harness.cluster.probe.metadata", lambda *a, **k: "answered")
+    with pytest.raises(TargetRefused, match=r"broker 1 still answers at 127\.0\.0\.1:\d+ after the stop command"):
+        cluster.stop_node(1)
+    cluster.close()
+
+
+def test_the_profile_s_brokers_are_held_against_the_metadata(tmp_path: Path) -> None:
+    cluster, _ = fake_cluster(tmp_path)
+    cluster._brokers = {1: ("127.0.0.1", 29092), 2: ("127.0.0.1", 29093), 4: ("127.0.0.1", 29095)}
+    with pytest.raises(SetupError) as raised:
+        cluster._check_nodes()
+    text = str(raised.value)
+    assert "[nodes.3] names broker 3, which the Metadata does not list" in text
+    assert "the Metadata lists broker 4, which the profile has no [nodes.<id>] table for" in text
+    cluster.profile.nodes[1]["port"] = "29999"
+    cluster._brokers = {1: ("127.0.0.1", 29092), 2: ("127.0.0.1", 29093), 3: ("127.0.0.1", 29094)}
+    with pytest.raises(SetupError, match=r"\[nodes\.1\] says broker 1 is at 127\.0\.0\.1:29999, but the target's "
+                                         r"Metadata advertises it at 127\.0\.0\.1:29092"):
+        cluster._check_nodes()
+
+
+def test_an_unclean_command_replaces_elect_leaders_where_the_profile_has_one(tmp_path: Path) -> None:
+    cluster, record = fake_cluster(tmp_path, {"unclean": "echo 'unclean {topic} {partition} {to} {container}' >> "
+                                              f"{tmp_path / 'record'}"})
+    assert cluster.elect_unclean_itself("t", 0, 2) is True and records(record) == ["unclean t 0 2 c2"]
+    (tmp_path / "plain").mkdir()
+    plain, _ = fake_cluster(tmp_path / "plain")
+    assert plain.elect_unclean_itself("t", 0, 2) is False
+
+
+# -- the reaper runs what is left ----------------------------------------------------------------------
+def test_the_reaper_undoes_a_ledger_in_order_waiting_for_a_command_in_flight(tmp_path: Path) -> None:
+    record, log = tmp_path / "record", tmp_path / "ops.log"
+    entries = [
+        {"what": "heal", "argv": ["/bin/sh", "-c", f"echo heal >> {record}"], "timeout": 5, "in_flight_until": 0},
+        {"what": "hangs", "argv": ["/bin/sh", "-c", "sleep 60"], "timeout": 0.5, "in_flight_until": 0},
+        {"what": "start", "argv": ["/bin/sh", "-c", f"echo start >> {record}"], "timeout": 5,
+         "in_flight_until": time.time() + 1},
+        {"what": "missing", "argv": ["/nonexistent/tool"], "timeout": 5, "in_flight_until": 0},
+    ]
+    (tmp_path / "undo").mkdir()
+    (tmp_path / "undo" / "op.json").write_text(json.dumps({"log": str(log), "entries": entries}))
+    started = time.monotonic()
+    lines = undo_operations(tmp_path)
+    assert 0.9 < time.monotonic() - started < 10
+    assert records(record) == ["heal", "start"]
+    assert "killed after 0 s" in lines[1] and "could not run" in lines[3]
+    assert log.read_text().count("reaper: ") == 4
+
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from tests.harness.test_operated_target import fake_cluster
+cluster, record = fake_cluster(Path(sys.argv[1]))
+cluster.stop_node(2)
+cluster.pause_node(1)
+print(cluster.ledger.path, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_runner_killed_mid_fault_leaves_its_faults_to_the_reaper(tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], cwd=REPO, stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "KCTS_TMP": str(tmp_path)})
+    try:
+        ledger = Path(proc.stdout.readline().strip())  # type: ignore[union-attr]
+        assert ledger.exists() and records(tmp_path / "record") == ["stop 2", "pause 1"]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    wait_until(lambda: len(records(tmp_path / "record")) == 4, 30,
+               lambda: f"the reaper ran {records(tmp_path / 'record')}")
+    assert records(tmp_path / "record")[2:] == ["resume 1", "start 2"]
+    wait_until(lambda: not ledger.parent.parent.exists(), 30, lambda: f"{ledger.parent.parent} still there")
+
+
+def test_the_interface_s_refusals_stay_verdicts(tmp_path: Path) -> None:
+    """What the operator did not allow is the target's lack of it (a skip with its reason), not an error."""
+    target = spec({k: ["true"] for k in operations.FAULTS})
+    cluster = OperatedCluster(target, tmp_path)
+    cluster._brokers = {1: ("127.0.0.1", closed_port())}
+    cluster._state = {1: NodeState.RUNNING}
+    with pytest.raises(KctsError, match="needs network partitions; the target is "):
+        cluster.isolate_node(1)
+    with pytest.raises(KctsError, match="needs fault control"):
+        cluster.pause_controller()
+    assert cluster.node_log(1) is None and cluster.node_log_size(1) == 0
+
+
+# -- the containers recipe, run: nothing left stopped, paused or cut ---------------------------------
+CONTAINERS = RECIPES / "containers"
+NAMES = [f"kcts-recipe-broker-{b}" for b in (1, 2, 3)] + ["kcts-recipe-controller"]
+
+
+def recipe_state() -> dict[str, str]:
+    """Each container of the recipe: its status, whether paused, and its networks."""
+    out = subprocess.run(
+        ["docker", "inspect", "-f", "{{.Name}} {{.State.Status}} paused={{.State.Paused}} "
+         "{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}", *NAMES],
+        capture_output=True, text=True, timeout=60)
+    return {line.split()[0].lstrip("/"): " ".join(line.split()[1:]) for line in out.stdout.splitlines()}
+
+
+WHOLE = dict.fromkeys(NAMES, "running paused=false kcts-recipe")
+
+
+@pytest.fixture(scope="module")
+def containers_recipe() -> Any:
+    """The recipe's cluster, started outside kcts (cluster.sh), removed at the end."""
+    script = ["sh", str(CONTAINERS / "cluster.sh")]
+    subprocess.run([*script, "down"], timeout=120)
+    up = subprocess.run([*script, "up"], capture_output=True, text=True, timeout=300)
+    assert up.returncode == 0, up.stdout + up.stderr
+    yield
+    subprocess.run([*script, "down"], timeout=120)
+
+
+def kcts_run(tmp_path: Path, run_id: str, *args: str) -> subprocess.Popen[bytes]:
+    with open(tmp_path / f"{run_id}.log", "wb") as log:  # the child holds its own copy
+        return subprocess.Popen(
+            [sys.executable, "-m", "harness.cli", "run", "--target-profile", str(CONTAINERS / "kafka-4.4.0.toml"),
+             "--reports-dir", str(tmp_path), "--run-id", run_id, *args], cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+
+
+def cells(tmp_path: Path, run_id: str) -> dict[str, str]:
+    checks = json.loads((tmp_path / run_id / "results.json").read_text())["checks"]
+    return {c["nodeid"].split("::")[1]: c["cell"] for c in checks}
+
+
+def mid_fault(proc: subprocess.Popen[bytes], log: Path) -> None:
+    """Wait until a broker of the recipe is stopped by the run (its unclean election stops them)."""
+    def stopped() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"the run ended before any fault: {log.read_text()[-2000:]}")
+        return any(s.startswith("exited") for s in recipe_state().values())
+
+    wait_until(stopped, 300, lambda: f"no broker stopped yet: {recipe_state()}", interval=0.5)
+
+
+@pytest.mark.docker
+@pytest.mark.heavy
+def test_the_containers_recipe_is_left_whole_after_a_pass_a_fail_a_ctrl_c_and_a_kill_9(
+    containers_recipe: None, tmp_path: Path,
+) -> None:
+    smoke = str(REPO / "suites" / "smoke")
+    passing = kcts_run(tmp_path, "pass", smoke)
+    assert passing.wait(900) == 0, (tmp_path / "pass.log").read_text()[-3000:]
+    assert set(cells(tmp_path, "pass").values()) == {"pass"} and recipe_state() == WHOLE
+
+    # A check that FAILs (a proxy rule that skips the batch holding a mid-batch offset) in a run
+    # whose other checks stop, kill and pause brokers.
+    failing = kcts_run(tmp_path, "fail", "-p", "harness.proxy.replaying", "--proxy-rule",
+                       "SkipBatchHoldingFetchOffset()", smoke)
+    assert failing.wait(900) == 1, (tmp_path / "fail.log").read_text()[-3000:]
+    assert "fail" in cells(tmp_path, "fail").values() and recipe_state() == WHOLE
+
+    for how, sig in (("ctrl-c", signal.SIGINT), ("kill-9", signal.SIGKILL)):
+        proc = kcts_run(tmp_path, how, smoke, "-k", "unclean")
+        mid_fault(proc, tmp_path / f"{how}.log")
+        proc.send_signal(sig)
+        proc.wait(300)
+        # After kill -9 the session's reaper undoes the ledger on its own time: waited for, bounded.
+        wait_until(lambda: recipe_state() == WHOLE, 180, lambda how=how: f"after {how}: {recipe_state()}",
+                   interval=1)
