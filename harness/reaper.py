@@ -20,14 +20,14 @@ import time
 from pathlib import Path
 
 # An operated target's ledgers (harness/cluster/operations.py writes them): ROOT/undo/<cluster>.json,
-# {"log": a file to append what ran to, or "", "entries": [{"what", "argv", "timeout",
-# "in_flight_until"}, ...]} in the order they are undone. `in_flight_until` (seconds since the epoch)
-# is set while the command that made the fault runs: it may still act until then (the Docker daemon
-# stops a container whether or not its CLI was killed with the runner), so its undo waits for it.
+# {"log": a file to append what ran to, or "", "entries": [{"what", "argv", "timeout", "in_flight_pid",
+# "in_flight_until"}, ...]} in the order they are undone. `in_flight_pid` is the process group of the
+# command that made the fault while it runs (0 once it ended): it does not die with the runner, so
+# that what it asked for is done, or not, before its undo runs; the reaper waits for it until
+# `in_flight_until` (seconds since the epoch, its deadline) and kills its group there.
 UNDO_DIR = "undo"
 UNDO_BUDGET_S = 600.0  # every undo command of a session, at most
 UNDO_COMMAND_MAX_S = 300.0  # one undo command, whatever its ledger says
-IN_FLIGHT_MAX_S = 120.0  # the longest wait for a command that was running when the runner died
 
 
 def tagged_pids(session_id: str) -> list[int]:
@@ -98,11 +98,13 @@ def undo_operations(root: Path, budget: float = UNDO_BUDGET_S) -> list[str]:
             try:
                 argv = [str(a) for a in entry["argv"]]
                 timeout = min(float(entry["timeout"]), UNDO_COMMAND_MAX_S)
-                in_flight = float(entry.get("in_flight_until") or 0) - time.time()
+                pid = int(entry.get("in_flight_pid") or 0)
+                until = float(entry.get("in_flight_until") or 0)
             except (KeyError, TypeError, ValueError):
                 continue
-            if in_flight > 0:
-                time.sleep(max(0.0, min(in_flight, IN_FLIGHT_MAX_S, deadline - time.monotonic())))
+            if pid > 0:
+                lines.append(f"reaper: {entry.get('what', '')}: its fault's command (pid {pid}) "
+                             f"{_wait_for(pid, min(until - time.time(), deadline - time.monotonic()))}")
             left = deadline - time.monotonic()
             if left <= 0:
                 lines.append(f"reaper: out of time before {entry.get('what', argv)}")
@@ -116,6 +118,29 @@ def undo_operations(root: Path, budget: float = UNDO_BUDGET_S) -> list[str]:
         except (OSError, TypeError):
             pass
     return done
+
+
+def _wait_for(pid: int, timeout: float) -> str:
+    """Until the process `pid` is gone (it is not ours to wait on: polled), or its group killed at the timeout."""
+    end = time.monotonic() + max(0.0, timeout)
+    while _alive(pid):
+        if time.monotonic() >= end:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            return "was killed at its deadline"
+        time.sleep(0.1)
+    return "had ended"
+
+
+def _alive(pid: int) -> bool:
+    """Running, and not a zombie (a process whose parent died is reaped by init; until then, a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _run(argv: list[str], timeout: float) -> str:

@@ -123,7 +123,8 @@ class OperatedCluster(ExternalCluster):
             self.resume_node(broker)
         else:
             self.start_node(broker)
-        self.ledger.drop(entry.key)  # also where kcts's own state thought it undone already
+        if entry.key in self.ledger.entries:  # kcts's state had it undone already: the ledger is the word
+            self._undo_blind(entry)
 
     def _undo_blind(self, entry: Entry) -> None:
         """Run an undo command whatever kcts thinks the broker's state is; its failure is no error (a
@@ -189,8 +190,12 @@ class OperatedCluster(ExternalCluster):
         if key is not None:
             undo = self.profile.commands[UNDO[operation]]
             self.ledger.put(Entry(key, f"undo '{what}'", undo.operation, undo.argv(values), undo.timeout,
-                                  in_flight_until=time.time() + command.timeout + 5))
-        ran = run(command.argv(values), command.timeout, self.operations_log, what)
+                                  in_flight_until=time.time() + command.timeout))
+            # In force from here on, as far as kcts knows: whatever ends the run now (a Ctrl-C while the
+            # command runs or just after) finds the fault in kcts's state too, and undoes it.
+            self._mark(key, True)
+        ran = run(command.argv(values), command.timeout, self.operations_log, what,
+                  started=None if key is None else lambda pid: self.ledger.flying(key, pid))
         if key is not None:
             self.ledger.settle(key, sure=ran.ok)
         if not ran.ok:
@@ -200,12 +205,25 @@ class OperatedCluster(ExternalCluster):
                 # for the close to undo once more, should it have taken effect after all.
                 entry = self.ledger.entries[key]
                 run(entry.argv, entry.timeout, self.operations_log, entry.what)
+                self._mark(key, False)
             raise refusal(what, ran, command.timeout, self.operations_log)
 
     def _cleared(self, operation: str, what: str, values: dict[str, str], key: str) -> None:
         """Run an undoing operation; its fault leaves the ledger once the command succeeded."""
         self._do(operation, what, values)
         self.ledger.drop(key)
+        self._mark(key, False)
+
+    def _mark(self, key: str, on: bool) -> None:
+        """kcts's state of a fault (a ledger key): in force, or not."""
+        kind, _, broker = key.partition(":")
+        if kind == "controller-paused":
+            self._controller_paused = on
+        elif kind == "isolated":
+            (self._isolated.add if on else self._isolated.discard)(int(broker))
+        else:
+            down = NodeState.STOPPED if kind == "stopped" else NodeState.PAUSED
+            self._state[int(broker)] = down if on else NodeState.RUNNING
 
     # -- node control ------------------------------------------------------------------------
     def node_state(self, broker_id: int) -> NodeState:
@@ -219,7 +237,6 @@ class OperatedCluster(ExternalCluster):
         if self.node_state(b) is NodeState.RUNNING:
             return
         self._cleared("start", f"start broker {b}", self._values(b), f"stopped:{b}")
-        self._state[b] = NodeState.RUNNING
         self._wait_registered(f"broker {b} started")
 
     def stop_node(self, broker_id: int) -> None:
@@ -235,7 +252,6 @@ class OperatedCluster(ExternalCluster):
         if self.node_state(b) is not NodeState.RUNNING:
             return
         self._do(operation, f"{operation} broker {b}", self._values(b), f"stopped:{b}")
-        self._state[b] = NodeState.STOPPED
         if b not in self._isolated:
             self._wait_gone(b, operation)
 
@@ -244,14 +260,12 @@ class OperatedCluster(ExternalCluster):
         if self.node_state(b) is not NodeState.RUNNING:
             return
         self._do("pause", f"pause broker {b}", self._values(b), f"paused:{b}")
-        self._state[b] = NodeState.PAUSED
 
     def resume_node(self, broker_id: int) -> None:
         b = self._broker(broker_id)
         if self.node_state(b) is not NodeState.PAUSED:
             return
         self._cleared("resume", f"resume broker {b}", self._values(b), f"paused:{b}")
-        self._state[b] = NodeState.RUNNING
 
     def isolate_node(self, broker_id: int) -> None:
         if not self.capabilities.partitions:
@@ -261,7 +275,6 @@ class OperatedCluster(ExternalCluster):
         if b in self._isolated:
             return
         self._do("isolate", f"cut broker {b} off the network", self._values(b), f"isolated:{b}")
-        self._isolated.add(b)
 
     def heal_node(self, broker_id: int) -> None:
         """Reconnect; return once every running broker, this one included, lists every other again."""
@@ -272,7 +285,6 @@ class OperatedCluster(ExternalCluster):
         if b not in self._isolated:
             return
         self._cleared("heal", f"reconnect broker {b}", self._values(b), f"isolated:{b}")
-        self._isolated.discard(b)
         if self.node_state(b) is NodeState.RUNNING:
             self._wait_registered(f"broker {b} reconnected")
 
@@ -284,7 +296,6 @@ class OperatedCluster(ExternalCluster):
             return
         self._do("pause_controller", "pause the controller", self.profile.controller_values(self.bootstrap_servers),
                  "controller-paused")
-        self._controller_paused = True
 
     def resume_controller(self) -> None:
         if not self.capabilities.controller:
@@ -294,7 +305,6 @@ class OperatedCluster(ExternalCluster):
             return
         self._cleared("resume_controller", "resume the controller",
                       self.profile.controller_values(self.bootstrap_servers), "controller-paused")
-        self._controller_paused = False
 
     # -- leaders ---------------------------------------------------------------------------------
     def move_leader_to(self, topic: str, partition: int, to: int) -> None:

@@ -46,22 +46,26 @@ runner dies, kill -9 included.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shlex
 import shutil
+import signal
+import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.cluster.model import TargetSpec
-from harness.cluster.services import child_env, run_once
+from harness.cluster.services import child_env
 from harness.errors import SetupError, TargetRefused
+from harness.process.spawn import spawn
 from harness.reaper import UNDO_DIR
 
 TABLES = ("nodes", "controller", "operations")
@@ -322,42 +326,80 @@ class Ran:
         return f"exited with code {self.returncode}"
 
 
-def run(argv: list[str], timeout: float, log_path: Path, what: str) -> Ran:
+def run(argv: list[str], timeout: float, log_path: Path, what: str,
+        started: Callable[[int], None] | None = None) -> Ran:
     """Run one operator command to its end (killed at its deadline), its output appended to `log_path`.
+
+    With `started` (a command that makes a fault, whose pid it is told), the command does not die with
+    the runner: killed with it, the command would leave what it asked for half done (the Docker daemon
+    stops a container whether or not its CLI still runs), and the session's reaper, told its pid by
+    the ledger, waits for it to end (killing its group at its deadline) before it runs the undo.
 
     It runs in a thread of its own (harness.process.spawn ties the child to its thread), and a Ctrl-C
     meanwhile lets it end before it propagates: what the command asked for goes on without it (the
     Docker daemon stops a container whether or not its CLI still runs), and its undo must come after."""
     start = time.monotonic()
     box: dict[str, Any] = {}
+    # Waited on through an event, not Thread.join: a join that a Ctrl-C interrupted may return at once
+    # when asked again, with the thread still running (CPython 3.11).
+    ended = threading.Event()
 
     def work() -> None:
         try:
-            box["done"] = run_once(argv, log_path, what, timeout, env=child_env({}))
+            box["done"] = _run_group(argv, log_path, what, timeout, started)
         except OSError as exc:  # the program is not there, or not executable
             box["missing"] = f"{argv[0]}: {exc.strerror or exc}"
             with open(log_path, "a") as log:
                 log.write(f"$ {' '.join(argv)}  # {what}: could not run: {box['missing']}\n")
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             box["error"] = exc
+        finally:
+            ended.set()
 
-    thread = threading.Thread(target=work, name=f"operation: {what}", daemon=True)
-    thread.start()
+    threading.Thread(target=work, name=f"operation: {what}", daemon=True).start()
     try:
-        thread.join()
+        ended.wait()
     except KeyboardInterrupt:
         print(f"kcts: letting {what} end (at most {timeout:.0f} s) before undoing it", file=sys.stderr, flush=True)
-        thread.join(timeout + 40)
+        ended.wait(timeout + 20)  # _run_group kills it at its deadline, then waits 10 s at most for its output
         raise
     if "error" in box:
         raise box["error"]
     seconds = time.monotonic() - start
     if "missing" in box:
         return Ran(argv, None, "", seconds, missing=box["missing"])
-    done = box["done"]
-    # run_once's mark of a command it killed at the deadline
-    killed = done.returncode == -9 and done.stdout.rstrip().endswith(f"<killed after {timeout:.0f}s>")
-    return Ran(argv, done.returncode, done.stdout, seconds, timed_out=killed)
+    returncode, output, killed = box["done"]
+    return Ran(argv, returncode, output, seconds, timed_out=killed)
+
+
+def _run_group(argv: list[str], log_path: Path, what: str, timeout: float,
+               started: Callable[[int], None] | None) -> tuple[int, str, bool]:
+    """harness.cluster.services.run_once, in a process group of the command's own that goes whole at
+    the deadline: a shell string's children (`sh -c "...; sleep 60"`) would otherwise outlive the
+    shell and hold its output open. The group also keeps a Ctrl-C on the terminal from the command,
+    which `run` lets end."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    how = dict(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+               env=child_env({}), start_new_session=True)
+    proc = subprocess.Popen(argv, **how) if started else spawn(argv, **how)  # type: ignore[call-overload]
+    if started:
+        started(proc.pid)
+    killed = False
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        killed = True
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            out, _ = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:  # a child that left the group holds the pipe: its output is lost
+            proc.kill()
+            out = ""
+        out = f"{out}\n<killed after {timeout:.0f} s>"
+    with open(log_path, "a") as log:
+        log.write(f"$ {shlex.join(argv)}  # {what}: {'killed' if killed else f'exit {proc.returncode}'}\n{out}\n")
+    return proc.returncode, out, killed
 
 
 def refusal(what: str, ran: Ran, timeout: float, log_path: Path) -> TargetRefused:
@@ -377,7 +419,8 @@ class Entry:
     undo: str  # the operation that undoes it
     argv: list[str]
     timeout: float
-    in_flight_until: float = 0.0  # while the command that made the fault runs: it may act until then
+    in_flight_until: float = 0.0  # while the command that made the fault runs: its deadline
+    in_flight_pid: int = 0  # and its process (group), once it runs
     sure: bool = True  # False: the command that made it failed, so it may not be in force
 
 
@@ -401,7 +444,15 @@ class Ledger:
         with self._lock:
             entry = self.entries.get(key)
             if entry is not None:
-                entry.in_flight_until, entry.sure = 0.0, entry.sure and sure
+                entry.in_flight_until, entry.in_flight_pid, entry.sure = 0.0, 0, entry.sure and sure
+                self._write()
+
+    def flying(self, key: str, pid: int) -> None:
+        """The command that makes the fault `key` runs as `pid`."""
+        with self._lock:
+            entry = self.entries.get(key)
+            if entry is not None:
+                entry.in_flight_pid = pid
                 self._write()
 
     def drop(self, key: str) -> None:
@@ -418,7 +469,7 @@ class Ledger:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         body = {"log": str(self.log), "entries": [
-            {k: v for k, v in asdict(e).items() if k in ("what", "argv", "timeout", "in_flight_until")}
+            {k: v for k, v in asdict(e).items() if k in ("what", "argv", "timeout", "in_flight_until", "in_flight_pid")}
             for e in self.ordered()]}
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(body))

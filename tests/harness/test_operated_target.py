@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -218,7 +219,8 @@ def test_a_failing_command_is_refused_with_its_output(tmp_path: Path) -> None:
 
 def test_a_hanging_command_is_killed_at_its_deadline(tmp_path: Path) -> None:
     started = time.monotonic()
-    ran = run(["/bin/sh", "-c", "echo waiting; exec sleep 60"], 1, tmp_path / "ops.log", "pause broker 1")
+    # The shell's child holds its output open: the whole group goes at the deadline.
+    ran = run(["/bin/sh", "-c", "echo waiting; sleep 60; echo never"], 1, tmp_path / "ops.log", "pause broker 1")
     assert time.monotonic() - started < 10 and ran.timed_out and not ran.ok
     text = str(operations.refusal("pause broker 1", ran, 1, tmp_path / "ops.log"))
     assert "did not finish within 1 s and was killed" in text and "waiting" in text
@@ -286,7 +288,7 @@ def test_each_fault_is_in_the_ledger_with_its_undo_until_undone(tmp_path: Path) 
     assert records(record)[7:] == ["heal 3", "resume_controller", "start 1", "logs 1", "logs 2", "logs 3"]
     assert (tmp_path / "nodes" / "broker-2.log").exists()
     assert not cluster.ledger.path.exists() and cluster.node_state(1) is NodeState.RUNNING
-    assert "$ /bin/sh -c echo 'heal 3'" in (tmp_path / "nodes" / "operations.log").read_text()
+    assert "heal 3" in (tmp_path / "nodes" / "operations.log").read_text()
 
 
 def test_a_failing_command_ends_the_check_target_refused_and_the_cluster_stays_whole(tmp_path: Path) -> None:
@@ -301,6 +303,40 @@ def test_a_failing_command_ends_the_check_target_refused_and_the_cluster_stays_w
     assert records(record) == ["resume 2"] and cluster.ledger.entries["paused:2"].sure is False
     cluster.close()
     assert records(record)[:2] == ["resume 2", "resume 2"] and not cluster.ledger.path.exists()
+
+
+def test_a_ctrl_c_while_a_command_runs_lets_it_end_before_it_propagates(tmp_path: Path) -> None:
+    """What the command asked for goes on without it (the Docker daemon stops a container whether or not
+    its CLI still runs): the undo must come after it, so the interrupt waits for the command."""
+    done = tmp_path / "done"
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        run(["/bin/sh", "-c", f"sleep 1; touch {done}"], 10, tmp_path / "ops.log", "stop broker 2")
+    assert done.exists()
+
+
+@pytest.mark.parametrize("where", ["put", "settle"])
+def test_a_ctrl_c_around_a_fault_s_command_leaves_the_fault_to_the_close(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Interrupted as the ledger is written (before the command, or after it): the close still starts
+    the broker, whatever kcts's state of it says."""
+    cluster, record = fake_cluster(tmp_path)
+    real = getattr(cluster.ledger, where)
+
+    def interrupted(*args: Any, **kwargs: Any) -> None:
+        real(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cluster.ledger, where, interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cluster.stop_node(2)
+    monkeypatch.undo()
+    cluster.close()
+    assert records(record)[-4:] == [*(["stop 2"] if where == "settle" else []), "start 2", "logs 1", "logs 2",
+                                    "logs 3"][-4:]
+    assert "start 2" in records(record) and not cluster.ledger.path.exists()
 
 
 def test_an_undo_that_fails_at_the_close_is_an_error_naming_it(tmp_path: Path) -> None:
@@ -347,23 +383,31 @@ def test_an_unclean_command_replaces_elect_leaders_where_the_profile_has_one(tmp
 
 
 # -- the reaper runs what is left ----------------------------------------------------------------------
-def test_the_reaper_undoes_a_ledger_in_order_waiting_for_a_command_in_flight(tmp_path: Path) -> None:
+def test_the_reaper_undoes_a_ledger_in_order_after_the_commands_in_flight(tmp_path: Path) -> None:
+    """A fault's command that was running when the runner died runs on (what it asked for is done or
+    not); the reaper waits for it, killing its group at its deadline, then runs the undo."""
     record, log = tmp_path / "record", tmp_path / "ops.log"
+    flying = subprocess.Popen(["/bin/sh", "-c", f"sleep 1; echo stopped >> {record}"], start_new_session=True)
+    hung = subprocess.Popen(["/bin/sh", "-c", "sleep 60"], start_new_session=True)
     entries = [
-        {"what": "heal", "argv": ["/bin/sh", "-c", f"echo heal >> {record}"], "timeout": 5, "in_flight_until": 0},
-        {"what": "hangs", "argv": ["/bin/sh", "-c", "sleep 60"], "timeout": 0.5, "in_flight_until": 0},
+        {"what": "heal", "argv": ["/bin/sh", "-c", f"echo heal >> {record}"], "timeout": 5},
+        {"what": "hangs", "argv": ["/bin/sh", "-c", "sleep 60"], "timeout": 0.5},
         {"what": "start", "argv": ["/bin/sh", "-c", f"echo start >> {record}"], "timeout": 5,
-         "in_flight_until": time.time() + 1},
-        {"what": "missing", "argv": ["/nonexistent/tool"], "timeout": 5, "in_flight_until": 0},
+         "in_flight_pid": flying.pid, "in_flight_until": time.time() + 30},
+        {"what": "resume", "argv": ["/bin/sh", "-c", f"echo resume >> {record}"], "timeout": 5,
+         "in_flight_pid": hung.pid, "in_flight_until": time.time() + 1},
+        {"what": "missing", "argv": ["/nonexistent/tool"], "timeout": 5},
     ]
     (tmp_path / "undo").mkdir()
     (tmp_path / "undo" / "op.json").write_text(json.dumps({"log": str(log), "entries": entries}))
     started = time.monotonic()
     lines = undo_operations(tmp_path)
-    assert 0.9 < time.monotonic() - started < 10
-    assert records(record) == ["heal", "start"]
-    assert "killed after 0 s" in lines[1] and "could not run" in lines[3]
-    assert log.read_text().count("reaper: ") == 4
+    assert 1 < time.monotonic() - started < 15
+    assert records(record) == ["heal", "stopped", "start", "resume"]
+    assert hung.wait(5) == -signal.SIGKILL
+    assert "killed after 0 s" in lines[1] and "had ended" in lines[2] and "was killed at its deadline" in lines[4]
+    assert "could not run" in lines[-1] and log.read_text().count("reaper: ") == len(lines) == 7
+    flying.wait()
 
 
 HOLDER = """
@@ -391,6 +435,34 @@ def test_a_runner_killed_mid_fault_leaves_its_faults_to_the_reaper(tmp_path: Pat
                lambda: f"the reaper ran {records(tmp_path / 'record')}")
     assert records(tmp_path / "record")[2:] == ["resume 1", "start 2"]
     wait_until(lambda: not ledger.parent.parent.exists(), 30, lambda: f"{ledger.parent.parent} still there")
+
+
+MID_COMMAND = """
+import sys
+from pathlib import Path
+from tests.harness.test_operated_target import fake_cluster
+record = Path(sys.argv[1]) / "record"
+cluster, _ = fake_cluster(Path(sys.argv[1]), {"stop": f"sleep 2; echo 'stop {{node}}' >> {record}"})
+print(cluster.ledger.path, flush=True)
+cluster.stop_node(2)
+"""
+
+
+def test_a_runner_killed_while_a_fault_s_command_runs_has_it_undone_after_it(tmp_path: Path) -> None:
+    """The stop runs on after the runner's death, and the reaper starts the broker after the stop, not
+    before it (then the broker would be left stopped)."""
+    proc = subprocess.Popen([sys.executable, "-c", MID_COMMAND, str(tmp_path)], cwd=REPO, stdout=subprocess.PIPE,
+                            text=True, env={**os.environ, "KCTS_TMP": str(tmp_path)})
+    try:
+        ledger = Path(proc.stdout.readline().strip())  # type: ignore[union-attr]
+        wait_until(lambda: ledger.exists() and json.loads(ledger.read_text())["entries"][0]["in_flight_pid"] > 0,
+                   30, lambda: "the stop command never ran")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    wait_until(lambda: len(records(tmp_path / "record")) == 2, 30,
+               lambda: f"the reaper ran {records(tmp_path / 'record')}")
+    assert records(tmp_path / "record") == ["stop 2", "start 2"]
 
 
 def test_the_interface_s_refusals_stay_verdicts(tmp_path: Path) -> None:
@@ -435,10 +507,12 @@ def containers_recipe() -> Any:
 
 
 def kcts_run(tmp_path: Path, run_id: str, *args: str) -> subprocess.Popen[bytes]:
+    (tmp_path / "sessions").mkdir(exist_ok=True)  # its session's root, which its reaper deletes last
     with open(tmp_path / f"{run_id}.log", "wb") as log:  # the child holds its own copy
         return subprocess.Popen(
             [sys.executable, "-m", "harness.cli", "run", "--target-profile", str(CONTAINERS / "kafka-4.4.0.toml"),
-             "--reports-dir", str(tmp_path), "--run-id", run_id, *args], cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+             "--reports-dir", str(tmp_path), "--run-id", run_id, *args], cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+            env={**os.environ, "KCTS_TMP": str(tmp_path / "sessions")})
 
 
 def cells(tmp_path: Path, run_id: str) -> dict[str, str]:
@@ -478,6 +552,7 @@ def test_the_containers_recipe_is_left_whole_after_a_pass_a_fail_a_ctrl_c_and_a_
         mid_fault(proc, tmp_path / f"{how}.log")
         proc.send_signal(sig)
         proc.wait(300)
-        # After kill -9 the session's reaper undoes the ledger on its own time: waited for, bounded.
-        wait_until(lambda: recipe_state() == WHOLE, 180, lambda how=how: f"after {how}: {recipe_state()}",
-                   interval=1)
+        # The session's reaper has done its work (after kill -9: the ledger's undo) once its root is gone.
+        wait_until(lambda: not list((tmp_path / "sessions").glob("kcts-*")), 300,
+                   lambda how=how: f"after {how}: the reaper still runs: {list((tmp_path / 'sessions').iterdir())}")
+        assert recipe_state() == WHOLE, f"after {how}: {recipe_state()}"
