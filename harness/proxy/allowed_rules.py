@@ -20,6 +20,7 @@ from harness.protocol.spec import ApiSpec
 from harness.protocol.types import ZERO_UUID
 from harness.proxy.batches import batch_spans
 from harness.proxy.rules import Rule
+from harness.proxy.rules.base import replica_of
 
 FETCH = 1
 LIST_OFFSETS = 2
@@ -39,12 +40,6 @@ UNKNOWN_TOPIC_ID = 100
 COORDINATOR_ERRORS = (COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR)
 NO_EPOCH = -1
 ANY_VERSION = 0x7FFF
-
-
-def _replica(request: dict[str, Any] | None) -> int:
-    """The replica id of a Fetch, ListOffsets or OffsetForLeaderEpoch request: -1 for a consumer."""
-    request = request or {}
-    return (request.get("ReplicaState") or {}).get("ReplicaId", request.get("ReplicaId", -1))
 
 
 def _topic_key(topic: dict[str, Any]) -> Any:
@@ -285,7 +280,7 @@ class NotLeaderOnce(_OncePerKey):
         return self.matches(api_key, version)
 
     def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
-        if _replica(request) >= 0:
+        if replica_of(request or {}) >= 0:
             return False
         topics = body.get("Responses") if api.key == FETCH else body.get("Topics")
         changed = False
@@ -363,7 +358,7 @@ class FetchFirstBatchOnly(Rule):
         return self.matches(api_key, version)
 
     def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
-        if _replica(request) >= 0:
+        if replica_of(request or {}) >= 0:
             return False
         changed = False
         for t in body.get("Responses") or ():
@@ -409,7 +404,7 @@ class FetchEmptyNowAndThen(Rule):
 
     def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
         self._owed = 0.0
-        if _replica(request) >= 0:
+        if replica_of(request or {}) >= 0:
             return False
         parts = [p for t in body.get("Responses") or () for p in t.get("Partitions") or () if p.get("Records")]
         if not parts:
