@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,14 @@ from harness.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 HOLD = "KCTS_HOLD_FILE"
+
+
+def interruptible() -> None:
+    """preexec_fn: SIGINT back to its default in a child a test will interrupt. A shell without job
+    control starts background commands with SIGINT ignored (CI runners do), the ignore is inherited,
+    and Python then installs no KeyboardInterrupt handler: Ctrl-C would never reach the child, so a
+    test must not depend on how its own runner was started."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def hold(tmp_path: Path, profile: str, node: str, timeout: float) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:

@@ -15,15 +15,11 @@ import pytest
 from harness.network.links import leftovers, unavailable_reason
 from harness.reaper import tagged_pids
 from harness.waiting import wait_until
+from tests.harness.holder import interruptible
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.live
 
-
-def interruptible() -> None:
-    """preexec_fn: SIGINT back to its default (a shell without job control starts background jobs
-    with it ignored; see tests/harness/test_no_leaks.py)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class Held:

@@ -13,17 +13,11 @@ import pytest
 
 from harness.reaper import tagged_pids
 from harness.waiting import wait_until
+from tests.harness.holder import interruptible
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.live
 
-
-def interruptible() -> None:
-    """preexec_fn: SIGINT back to its default in the holder. A shell without job control starts
-    background commands with SIGINT ignored, the ignore is inherited, and Python then installs no
-    KeyboardInterrupt handler: Ctrl-C on a terminal never reaches such a process, so the test must
-    not depend on how its own runner was started."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def start_holder(tmp_path: Path, *options: str) -> tuple[subprocess.Popen[bytes], dict]:

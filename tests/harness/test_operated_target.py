@@ -34,6 +34,7 @@ from harness.cluster.target import from_profile
 from harness.errors import ClusterError, KctsError, SetupError, TargetRefused
 from harness.reaper import undo_operations
 from harness.waiting import wait_until
+from tests.harness.holder import interruptible
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = REPO / "docs" / "recipes"
@@ -308,11 +309,24 @@ def test_a_failing_command_ends_the_check_target_refused_and_the_cluster_stays_w
 def test_a_ctrl_c_while_a_command_runs_lets_it_end_before_it_propagates(tmp_path: Path) -> None:
     """What the command asked for goes on without it (the Docker daemon stops a container whether or not
     its CLI still runs): the undo must come after it, so the interrupt waits for the command."""
-    done = tmp_path / "done"
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    go, done = tmp_path / "go", tmp_path / "done"
+
+    def interrupt() -> None:
+        # The command ends only after the interrupt, whatever the machine's load: it waits for `go`.
+        os.kill(os.getpid(), signal.SIGINT)
+        go.touch()
+
+    # Ctrl-C as a terminal gives it, whatever handler an earlier test of this process left behind.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(0.3, interrupt)
     timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        run(["/bin/sh", "-c", f"sleep 1; touch {done}"], 10, tmp_path / "ops.log", "stop broker 2")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run(["/bin/sh", "-c", f"until [ -e {go} ]; do sleep 0.05; done; touch {done}"], 10,
+                tmp_path / "ops.log", "stop broker 2")
+    finally:
+        timer.join()
+        signal.signal(signal.SIGINT, previous)
     assert done.exists()
 
 
@@ -512,7 +526,7 @@ def kcts_run(tmp_path: Path, run_id: str, *args: str) -> subprocess.Popen[bytes]
         return subprocess.Popen(
             [sys.executable, "-m", "harness.cli", "run", "--target-profile", str(CONTAINERS / "kafka-4.4.0.toml"),
              "--reports-dir", str(tmp_path), "--run-id", run_id, *args], cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-            env={**os.environ, "KCTS_TMP": str(tmp_path / "sessions")})
+            env={**os.environ, "KCTS_TMP": str(tmp_path / "sessions")}, preexec_fn=interruptible)
 
 
 def cells(tmp_path: Path, run_id: str) -> dict[str, str]:

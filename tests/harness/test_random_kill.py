@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from harness.waiting import wait_until
+from tests.harness.holder import interruptible
 
 REPO = Path(__file__).resolve().parents[2]
 KFAKE_SOURCE = REPO / "harness" / "kfake"
@@ -143,7 +144,7 @@ def test_a_random_stop_leaves_nothing_behind(scene: Scene, tmp_path: Path) -> No
         reports = [] if scene.argv[0] == "-c" or "image" in scene.argv else ["--reports-dir", str(tmp_path / "reports")]
         proc = subprocess.Popen([sys.executable, *scene.argv, *reports],
                                 cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                                preexec_fn=interruptible)
     sessions: set[str] = set()
     deadline = time.monotonic() + moment
     while time.monotonic() < deadline and proc.poll() is None:
