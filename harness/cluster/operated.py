@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 
 from harness import session
@@ -40,7 +41,8 @@ from harness.cluster.operations import (
     refusal,
     run,
 )
-from harness.errors import ClusterError, KctsError, SetupError, TargetRefused
+from harness.errors import ClusterError, FaultControlUnavailable, KctsError, SetupError, TargetRefused
+from harness.network.links import LinkFault
 from harness.waiting import Owed, wait_until
 
 GONE_TIMEOUT = 30.0  # how long a broker may still answer after its stop or kill command returned
@@ -59,6 +61,7 @@ class OperatedCluster(ExternalCluster):
                              self.operations_log)
         self._state: dict[int, NodeState] = {}
         self._isolated: set[int] = set()
+        self._cuts: set[tuple[int, int]] = set()  # directed links cut: (from, to)
         self._controller_paused = False
         self._closed = False
 
@@ -114,6 +117,10 @@ class OperatedCluster(ExternalCluster):
                                f"in {self.operations_log}): " + "; ".join(errors))
 
     def _undo(self, entry: Entry) -> None:
+        if entry.undo == "mend":  # nothing to wait for: the close heals the rest, then resumes and starts
+            self._undo_blind(entry)
+            self._mark(entry.key, False)
+            return
         broker = int(entry.key.split(":")[1]) if ":" in entry.key else None
         if broker is None:
             self.resume_controller()
@@ -221,6 +228,9 @@ class OperatedCluster(ExternalCluster):
             self._controller_paused = on
         elif kind == "isolated":
             (self._isolated.add if on else self._isolated.discard)(int(broker))
+        elif kind == "cut":
+            frm, _, to = broker.partition(">")
+            (self._cuts.add if on else self._cuts.discard)((int(frm), int(to)))
         else:
             down = NodeState.STOPPED if kind == "stopped" else NodeState.PAUSED
             self._state[int(broker)] = down if on else NodeState.RUNNING
@@ -306,6 +316,54 @@ class OperatedCluster(ExternalCluster):
         self._cleared("resume_controller", "resume the controller",
                       self.profile.controller_values(self.bootstrap_servers), "controller-paused")
 
+    # -- links between nodes -----------------------------------------------------------------------
+    @property
+    def controller_ids(self) -> list[int]:
+        cid = self.profile.controller_id
+        return [cid] if self.capabilities.links and cid is not None else []
+
+    def cut_links(self, faults: Iterable[LinkFault]) -> None:
+        """The profile's cut command, once per directed link: `to` stops hearing `from`."""
+        faults = list(faults)
+        if not self.capabilities.links:
+            super().cut_links(faults)
+            return
+        for f in faults:
+            if f.loss != 100 or f.delay_ms:
+                raise FaultControlUnavailable(self.target.label, f"a degraded link ({f}): an operated target's cut "
+                                              "command drops a link whole")
+        for f in faults:
+            if (f.frm, f.to) not in self._cuts:
+                self._do("cut", f"cut the link {f.frm}->{f.to}", self._link_values(f.frm, f.to), f"cut:{f.frm}>{f.to}")
+
+    def heal_links(self) -> None:
+        """The profile's mend command for every link cut; return once every running broker is registered."""
+        if not self.capabilities.links:
+            super().heal_links()
+            return
+        for frm, to in sorted(self._cuts):
+            self._cleared("mend", f"let the link {frm}->{to} through", self._link_values(frm, to), f"cut:{frm}>{to}")
+        self._wait_registered("links healed")
+
+    def links_in_force(self) -> str:
+        if not self.capabilities.links:
+            return super().links_in_force()
+        return ", ".join(f"{frm}->{to}" for frm, to in sorted(self._cuts)) or "none"
+
+    def observers(self) -> list[int]:
+        """Brokers that still hear the controller first: their Metadata is the cluster's."""
+        running = self.running_brokers()
+        deaf = {to for frm, to in self._cuts if frm in self.controller_ids}
+        return [b for b in running if b not in deaf] + [b for b in running if b in deaf]
+
+    def _link_values(self, frm: int, to: int) -> dict[str, str]:
+        return self.profile.link_values(self._end(frm), self._end(to), self.bootstrap_servers)
+
+    def _end(self, node: int) -> dict[str, str]:
+        if node in self.controller_ids:
+            return {**self.profile.controller, "node": str(node)}
+        return self._values(self._broker(node))
+
     # -- leaders ---------------------------------------------------------------------------------
     def move_leader_to(self, topic: str, partition: int, to: int) -> None:
         """The profile's move_leader command; its failure is the target refusing the move."""
@@ -360,6 +418,7 @@ def _prepare(target: TargetSpec) -> str:
     caps = target.capabilities
     allowed = [name for name, on in (("stop, kill and pause brokers", caps.fault_control),
                                      ("cut them off the network", caps.partitions),
+                                     ("cut single links between nodes", caps.links),
                                      ("pause the controller", caps.controller), ("read their logs", caps.node_logs))
                if on]
     return (f"operated target at {target.bootstrap}: the operator's commands ({', '.join(programs)}) "

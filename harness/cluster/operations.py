@@ -74,17 +74,22 @@ TABLES = ("nodes", "controller", "operations")
 FAULTS = ("stop", "start", "kill", "pause", "resume")
 PARTITIONS = ("isolate", "heal")
 CONTROLLER = ("pause_controller", "resume_controller")
+# One directed link: `{to}` stops hearing `{from}` (its packets dropped where `to` receives them),
+# while clients reach both; `mend` lets it through again. Their values are each end's, prefixed.
+LINKS = ("cut", "mend")
 SETTINGS = ("timeout", "start_timeout")
 NODE_OPERATIONS = (*FAULTS, *PARTITIONS, "logs")
 PARTITION_OPERATIONS = ("move_leader", "unclean")
-OPERATIONS = (*NODE_OPERATIONS, *CONTROLLER, *PARTITION_OPERATIONS)
+OPERATIONS = (*NODE_OPERATIONS, *CONTROLLER, *PARTITION_OPERATIONS, *LINKS)
 # What undoes each fault, and in which order a ledger is undone: the network first (a broker started
 # while cut off could not register), then the controller (brokers register with it), then brokers.
-UNDO = {"isolate": "heal", "pause_controller": "resume_controller", "pause": "resume", "stop": "start",
-        "kill": "start"}
-UNDO_ORDER = ("heal", "resume_controller", "resume", "start")
-NODE_VALUES = ("node", "host", "port", "bootstrap")
-MOVE_VALUES = ("topic", "partition", "to", "to_host", "to_port", "bootstrap")
+UNDO = {"isolate": "heal", "cut": "mend", "pause_controller": "resume_controller", "pause": "resume",
+        "stop": "start", "kill": "start"}
+UNDO_ORDER = ("mend", "heal", "resume_controller", "resume", "start")
+# Every command has {bootstrap} and {profile_dir} (the folder of the profile: a recipe's own scripts).
+COMMON_VALUES = ("bootstrap", "profile_dir")
+NODE_VALUES = ("node", "host", "port", *COMMON_VALUES)
+MOVE_VALUES = ("topic", "partition", "to", "to_host", "to_port", *COMMON_VALUES)
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_START_TIMEOUT = 120.0
 SHELL = "/bin/sh"
@@ -154,10 +159,25 @@ class OperatedProfile:
 
     def node_values(self, broker: int, host: str, port: int, bootstrap: str) -> dict[str, str]:
         return {**self.nodes.get(broker, {}), "node": str(broker), "host": host, "port": str(port),
-                "bootstrap": bootstrap}
+                **self.common(bootstrap)}
 
     def controller_values(self, bootstrap: str) -> dict[str, str]:
-        return {**self.controller, "bootstrap": bootstrap}
+        return {**self.controller, **self.common(bootstrap)}
+
+    def common(self, bootstrap: str) -> dict[str, str]:
+        return {"bootstrap": bootstrap, "profile_dir": str(self.path.resolve().parent) if self.path else "."}
+
+    @property
+    def controller_id(self) -> int | None:
+        """The controller's node id ([controller] id), for link faults to and from it."""
+        text = self.controller.get("id")
+        return int(text) if text is not None and text.isdigit() else None
+
+    def link_values(self, frm: dict[str, str], to: dict[str, str], bootstrap: str) -> dict[str, str]:
+        """A link's values: each end's (a node's values, or the controller's with its id as {node}),
+        prefixed from_ and to_; {from} and {to} are the two ids."""
+        return {**{f"from_{k}": v for k, v in frm.items()}, **{f"to_{k}": v for k, v in to.items()},
+                "from": frm["node"], "to": to["node"], **self.common(bootstrap)}
 
     def programs(self) -> dict[str, str]:
         """Each program the argv commands run (and the shell, for strings), by the first operation naming it."""
@@ -198,7 +218,8 @@ def load(target: TargetSpec) -> OperatedProfile:
         commands[name] = _command(name, value, default, where)
     for group, why in ((FAULTS, "a fault kcts could not undo is not one it may make"),
                        (PARTITIONS, "a broker kcts cut off must be reconnected"),
-                       (CONTROLLER, "a controller kcts paused must be resumed")):
+                       (CONTROLLER, "a controller kcts paused must be resumed"),
+                       (LINKS, "a link kcts cut must be let through again")):
         given = [g for g in group if g in commands]
         if given and len(given) < len(group):
             missing = [g for g in group if g not in commands]
@@ -231,9 +252,9 @@ def _values(table: Any, name: str, where: str) -> dict[str, str]:
         raise SetupError(f"{where}: {name} must be a table of values")
     values = {}
     for key, value in table.items():
-        if not _VALUE_NAME.fullmatch(key) or key == "bootstrap":
-            raise SetupError(f"{where}: {name} {key!r}: a value's name is letters, digits and _ (and not bootstrap, "
-                             "which every command has)")
+        if not _VALUE_NAME.fullmatch(key) or key in COMMON_VALUES:
+            raise SetupError(f"{where}: {name} {key!r}: a value's name is letters, digits and _ (and not "
+                             "bootstrap or profile_dir, which every command has)")
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             raise SetupError(f"{where}: {name} {key} = {value!r}: give a string or a whole number")
         values[key] = str(value)
@@ -269,7 +290,12 @@ def _check_placeholders(profile: OperatedProfile, where: str) -> None:
     common = set.intersection(*node_keys)
     for name, command in profile.commands.items():
         if name in CONTROLLER:
-            known = {"bootstrap", *profile.controller}
+            known = {*COMMON_VALUES, *profile.controller}
+        elif name in LINKS:
+            # A link's ends may be the controller: only values the controller and every broker have.
+            ends = {*NODE_VALUES[:1], *(common & set(profile.controller))} if profile.controller_id is not None \
+                else {*NODE_VALUES[:3], *common}
+            known = {"from", "to", *COMMON_VALUES, *(f"{side}_{v}" for side in ("from", "to") for v in ends)}
         elif name in PARTITION_OPERATIONS:
             known = {*MOVE_VALUES, *NODE_VALUES, *common}
         else:

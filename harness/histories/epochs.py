@@ -1,7 +1,7 @@
-"""The epoch history of a partition: what was appended in which leader epoch, every broker's view of
+"""The epoch lineage of a partition: what was appended in which leader epoch, every broker's view of
 the epoch after each leader change, and what a forced unclean election cost.
 
-The KIP-320 scenarios build one (harness.scenarios.kip320: `leader_moves`, `nemesis_history`), the
+The KIP-320 scenarios build one (harness.scenarios.kip320: `leader_moves`, `nemesis_lineage`), the
 nemesis reports the election (harness.nemesis.unclean), and the checks read both.
 """
 
@@ -26,11 +26,7 @@ class UncleanElection:
     divergence_offset: int  # the new leader's log end at election: the first offset rewritten
     old_leader_leo_before: int
     old_leader_leo_after: int
-    logged_truncation_offset: int | None  # from the old leader's log; None where logs are not ours
-
-    @property
-    def truncation_logged(self) -> bool:
-        return self.logged_truncation_offset == self.divergence_offset
+    logged_truncation_offset: int | None  # Apache's log line, where logs are ours; None otherwise
 
     @property
     def truncated(self) -> range:
@@ -58,7 +54,7 @@ class Step:
 
 
 @dataclass(frozen=True)
-class EpochHistory:
+class EpochLineage:
     """One partition's past: what was appended in which epoch, and every broker's view after each step."""
 
     name: str
@@ -67,7 +63,7 @@ class EpochHistory:
     appends: tuple[Append, ...]
     steps: tuple[Step, ...]
     unclean: UncleanElection | None = None
-    refused: str | None = None  # why the target would not move the leader (the history then has no move)
+    refused: str | None = None  # why the target would not move the leader (the lineage then has no move)
     # The target has no leader moves at all (one log per partition, no replicas to lead): `refused`
     # is then its account, and a check that needs a move is "not supported", not a refused premise.
     unsupported: bool = False

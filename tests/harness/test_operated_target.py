@@ -31,7 +31,8 @@ from harness.cluster.model import HOOK, REASSIGNMENT, TargetSpec
 from harness.cluster.operated import BACKEND, OperatedCluster
 from harness.cluster.operations import Command, check_programs, load, run
 from harness.cluster.target import from_profile
-from harness.errors import ClusterError, KctsError, SetupError, TargetRefused
+from harness.errors import ClusterError, FaultControlUnavailable, KctsError, SetupError, TargetRefused
+from harness.network.links import LinkFault
 from harness.reaper import undo_operations
 from harness.waiting import wait_until
 from tests.harness.holder import interruptible
@@ -205,7 +206,7 @@ def test_a_missing_tool_is_named_with_its_operation_before_any_test(
     fake = tmp_path / tool
     fake.write_text("#!/bin/sh\nexit 0\n")
     fake.chmod(0o755)
-    assert check_programs(profile) == [tool]
+    assert [p for p in check_programs(profile) if "/" not in p] == [tool]  # /bin/sh runs the recipe's scripts
 
 
 # -- running: a command that fails, hangs or is missing is the target refusing -----------------------
@@ -570,3 +571,51 @@ def test_the_containers_recipe_is_left_whole_after_a_pass_a_fail_a_ctrl_c_and_a_
         wait_until(lambda: not list((tmp_path / "sessions").glob("kcts-*")), 300,
                    lambda how=how: f"after {how}: the reaper still runs: {list((tmp_path / 'sessions').iterdir())}")
         assert recipe_state() == WHOLE, f"after {how}: {recipe_state()}"
+
+
+# -- single links ----------------------------------------------------------------------------------
+LINK_OPS = {"cut": "echo 'cut {from}>{to} {from_container} {to_container}' >> {record}",
+            "mend": "echo 'mend {from}>{to}' >> {record}"}
+
+
+def linked_cluster(tmp_path: Path) -> tuple[OperatedCluster, Path]:
+    record = tmp_path / "record"
+    ops = {name: command.replace("{record}", str(record)) for name, command in LINK_OPS.items()}
+    cluster, _ = fake_cluster(tmp_path, ops)
+    return cluster, record
+
+
+def test_cut_and_mend_give_link_faults_and_the_controller_is_an_end_where_its_id_is_given(tmp_path: Path) -> None:
+    assert spec({**ALL, "cut": ["true"], "mend": ["true"]}).capabilities.links
+    with pytest.raises(SetupError, match="has cut but not mend"):
+        load(spec({"cut": ["true"]}))
+    cluster, _ = linked_cluster(tmp_path)
+    assert cluster.capabilities.links and cluster.controller_ids == []  # no [controller] id: brokers only
+    profile = load(spec({"cut": "x {to_container}", "mend": ["true"]}, controller={"id": 1000, "container": "k"},
+                        nodes={"1": {"container": "c1"}}))
+    assert profile.controller_id == 1000
+    with pytest.raises(SetupError, match=r"unknown placeholder \{to_host\}"):  # the controller has no host
+        load(spec({"cut": "x {to_host}", "mend": ["true"]}, controller={"id": 1000, "container": "k"},
+                  nodes={"1": {"container": "c1"}}))
+
+
+def test_a_cut_link_is_in_the_ledger_until_mended_and_the_close_mends_it_first(tmp_path: Path) -> None:
+    cluster, record = linked_cluster(tmp_path)
+    cluster.cut_links([LinkFault(1, 3), LinkFault(3, 1)])
+    cluster.cut_links([LinkFault(1, 3)])  # in force already: nothing runs
+    assert records(record) == ["cut 1>3 c1 c3", "cut 3>1 c3 c1"]
+    assert cluster.links_in_force() == "1->3, 3->1"
+    assert [e["what"] for e in ledger_of(cluster)] == ["undo 'cut the link 1->3'", "undo 'cut the link 3->1'"]
+    cluster.heal_links()
+    assert records(record)[2:] == ["mend 1>3", "mend 3>1"] and ledger_of(cluster) == []
+    cluster.cut_links([LinkFault(2, 1)])
+    cluster.stop_node(1)
+    cluster.close()
+    assert records(record)[-6:] == ["stop 1", "mend 2>1", "start 1", "logs 1", "logs 2", "logs 3"]
+
+
+def test_a_degraded_link_is_not_an_operated_targets_to_make(tmp_path: Path) -> None:
+    cluster, record = linked_cluster(tmp_path)
+    with pytest.raises(FaultControlUnavailable, match="a degraded link"):
+        cluster.cut_links([LinkFault(1, 2, loss=30)])
+    assert records(record) == []

@@ -5,7 +5,8 @@ harness/cluster/operations.py.
 
 What the harness may do to it is what the profile's `[operations]` allow: stopping, killing and
 pausing brokers needs all five of stop, start, kill, pause and resume (a fault the harness could not
-undo is not one it may make); cutting a broker off the network needs isolate and heal; pausing the
+undo is not one it may make); cutting a broker off the network needs isolate and heal; cutting single
+directed links between nodes (controller included, where [controller] gives its id) cut and mend; pausing the
 controller quorum pause_controller and resume_controller; node logs a logs command. Leaders move by
 reassignment and ElectLeaders where the profile names an Apache Kafka release, else by the profile's
 move_leader command where it has one.
@@ -25,6 +26,7 @@ NAME = "operated"
 FAULTS = ("stop", "start", "kill", "pause", "resume")
 PARTITIONS = ("isolate", "heal")
 CONTROLLER = ("pause_controller", "resume_controller")
+LINKS = ("cut", "mend")
 
 
 def operations(spec: TargetSpec) -> frozenset[str]:
@@ -45,8 +47,9 @@ def _capabilities(spec: TargetSpec) -> Capabilities:
         # An Apache Kafka release keeps a log per replica; any other broker says so in its profile.
         replication=True if release else None,
         controller=given.issuperset(CONTROLLER), partitions=given.issuperset(PARTITIONS),
-        no_links="an operated target's commands stop, pause and cut off whole brokers, not single links "
-                 "between them")
+        links=given.issuperset(LINKS),
+        no_links="the operated target's profile has no cut and mend commands for single links between its "
+                 "nodes (docs/recipes.md: link faults)")
 
 
 def _validate(spec: TargetSpec) -> None:
