@@ -114,6 +114,7 @@ class ReplayOutcome:
     exit_code: int
     seconds: float
     problem: str = ""  # why there is no verdict (no results.json)
+    client: str = ""  # the client the run judged, as results.json names it (a client replay's)
 
     @property
     def caught(self) -> bool:
@@ -128,13 +129,16 @@ class ReplayOutcome:
             how = f"{len(self.caught_by)} FAIL of {self.replay.promise}"
         else:
             how = f"no FAIL of {self.replay.promise}" + (f" ({self.problem})" if self.problem else "")
-        return (f"{word:<7}{self.replay.id} ({self.replay.link}): {how}; {counts}; {self.seconds:.0f} s; "
+        judged = self.client or self.replay.client_stack
+        client = f" on {judged}" if judged else ""
+        return (f"{word:<7}{self.replay.id}{client} ({self.replay.link}): {how}; {counts}; {self.seconds:.0f} s; "
                 f"{self.run_dir}")
 
     def details(self) -> str:
         """replay.md in the run folder: the bug, its rules and the checks that caught it."""
         lines = [f"# Replay: {self.replay.id}", "", self.replay.title, "", f"- link: {self.replay.link}",
                  f"- promise: {self.replay.promise}",
+                 *([f"- client: {self.client or self.replay.client_stack}"] if self.replay.client_stack else []),
                  f"- rules: {'; '.join(r.describe() for r in self.replay.rules)}",
                  f"- tests: {' '.join(self.replay.tests)}", "", "    " + self.render(), ""]
         lines += [f"- caught by `{c}`" for c in self.caught_by]
@@ -152,20 +156,29 @@ def judge(replay: Replay, results: dict[str, Any]) -> tuple[tuple[str, ...], dic
     return _caught_by(replay, checks), count_cells(checks)
 
 
-def run_one(replay: Replay, run_id: str, reports: Path, kafka_version: str, extra: list[str]) -> ReplayOutcome:
+def run_one(replay: Replay, run_id: str, reports: Path, kafka_version: str, extra: list[str],
+            client_stack: str | None = None) -> ReplayOutcome:
     """One replay as a `kcts run` of its own (a fresh cluster, its own report folder), its pytest output
-    into pytest.log there and replay.md beside it."""
-    run = run_entry(f"replay: {replay.id}", ["--replay", replay.id], replay.tests, replay.select, run_id, reports,
+    into pytest.log there and replay.md beside it. `client_stack` judges that stack instead of the
+    entry's own (a client bug's rules against the release that fixed it)."""
+    client = client_stack or replay.client_stack
+    option = ["--replay", replay.id] + (["--client-stack", client] if client else [])
+    run = run_entry(f"replay: {replay.id}", option, replay.tests, replay.select, run_id, reports,
                     kafka_version, extra, log=reports / run_id / LOG)
     if run.checks is None:
         outcome = ReplayOutcome(replay, (), {}, run.run_dir, run.exit_code, run.seconds,
                           f"the run wrote no results.json (exit {run.exit_code}; see {LOG} there)")
     else:
         outcome = ReplayOutcome(replay, _caught_by(replay, run.checks), run.cells(), run.run_dir, run.exit_code,
-                          run.seconds)
+                          run.seconds, client=_client(run.run_dir) if client else "")
     if run.run_dir.is_dir():
         (run.run_dir / DETAILS).write_text(outcome.details())
     return outcome
+
+
+def _client(run_dir: Path) -> str:
+    """The client release a run judged, as its results.json names it."""
+    return str(json.loads((run_dir / "results.json").read_text()).get("environment", {}).get("client") or "")
 
 
 def main(args: list[str]) -> int:
@@ -176,6 +189,9 @@ def main(args: list[str]) -> int:
     parser.add_argument("--list", action="store_true", help="list the replays and exit")
     parser.add_argument("--kafka-version", default=DEFAULT_VERSION)
     parser.add_argument("--reports-dir", type=Path, default=Path(os.environ.get("KCTS_REPORTS", "reports")))
+    parser.add_argument("--client-stack", metavar="S[@VERSION]",
+                        help="judge this client stack instead of each replay's own (a client bug's rules against "
+                             "the release that fixed it: MISSED is the fix seen)")
     parser.add_argument("--stamp", default=os.environ.get("KCTS_RUN_STAMP") or time.strftime("%Y%m%d-%H%M%S"))
     opts, extra = parser.parse_known_args(args)
     replays = load()
@@ -185,12 +201,13 @@ def main(args: list[str]) -> int:
     chosen = [replays[i] for i in opts.ids] if opts.ids else list(replays.values())
     if opts.list:
         for r in chosen:
-            print(f"{r.id}: {r.title} ({r.link}); promise {r.promise}; tests {' '.join(r.tests)}")
+            client = f"; client {r.client_stack}" if r.client_stack else ""
+            print(f"{r.id}: {r.title} ({r.link}); promise {r.promise}{client}; tests {' '.join(r.tests)}")
         return 0
     reports = opts.reports_dir.resolve()
     outcomes = []
     for r in chosen:
-        outcome = run_one(r, f"replay-{r.id}-{opts.stamp}", reports, opts.kafka_version, extra)
+        outcome = run_one(r, f"replay-{r.id}-{opts.stamp}", reports, opts.kafka_version, extra, opts.client_stack)
         print(outcome.render(), flush=True)
         outcomes.append(outcome)
     print(f"kcts replay: {sum(o.caught for o in outcomes)} of {len(outcomes)} documented bugs caught")

@@ -1,6 +1,6 @@
 """Rules that make a broker serve a log other than the one it acknowledged: the faults behind Jepsen's
-anomaly classes of Kafka histories (harness.integrity.history_checks), each made by one edit of a
-Fetch answer (or request), so that a real client's history shows it to the history checker.
+anomaly classes of Kafka histories (harness.integrity.anomaly_checks), each made by one edit of a
+Fetch answer (or request), so that a real client's history shows it to the anomaly checker.
 
 They act on every partition of every matching Fetch answer, for as long as they are in force (a
 scene puts one topic behind its own proxy). Record batches are re-encoded where a record changes

@@ -28,6 +28,9 @@ class Replay:
     tests: tuple[str, ...]
     select: str | None = None  # a pytest -k expression that narrows the tests to the checks that bear on it
     caught_by: tuple[str, ...] = field(default=())  # the checks seen catching it on a live run, for the README
+    # A broker answer that made a client misbehave is replayed to that client at the release that had
+    # the bug: the run is a client-only run of this stack (`--client-stack S@VERSION`); None: the default stacks.
+    client_stack: str | None = None
 
     def make_rules(self) -> list[Rule]:
         return [r.make() for r in self.rules]
@@ -46,6 +49,7 @@ def load(path: Path = CATALOGUE) -> dict[str, Replay]:
         if entry["promise"] not in promises:
             raise KctsError(f"{where}: promise {entry['promise']!r} is not in harness/promises.toml")
         replay = Replay(entry["id"], entry["title"], entry["link"], entry["promise"], rules_of(entry, "replay", where),
-                        tuple(entry["tests"]), entry.get("select"), tuple(entry.get("caught_by", ())))
+                        tuple(entry["tests"]), entry.get("select"), tuple(entry.get("caught_by", ())),
+                        entry.get("client_stack"))
         out[replay.id] = replay
     return out

@@ -44,7 +44,7 @@ id = "one"
 title = "a bug"
 link = "https://github.com/o/r/issues/1"
 promise = "kip320.metadata.leader-epoch"
-tests = ["suites/kip320/test_epoch_history.py"]
+tests = ["suites/kip320/test_epoch_lineage.py"]
 [[replay.rules]]
 rule = "CurrentEpochInListOffsets"
 lookups = ["earliest"]

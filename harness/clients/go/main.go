@@ -227,7 +227,8 @@ func (c *consumers) committed(ctx context.Context, cl *kgo.Client, group string)
 		return 0, 0, err
 	}
 	gt := kmsg.NewOffsetFetchRequestGroupTopic()
-	gt.Topic, gt.TopicID = c.topic, id // v10+ names the topic by its ID
+	gt.Topic = c.topic
+	setOffsetFetchTopicID(&gt, id) // v10+ names the topic by its ID
 	gt.Partitions = []int32{c.partition}
 	g.Topics = append(g.Topics, gt)
 	req.Groups = append(req.Groups, g)
@@ -241,7 +242,7 @@ func (c *consumers) committed(ctx context.Context, cl *kgo.Client, group string)
 		}
 		for _, rt := range rg.Topics {
 			for _, p := range rt.Partitions {
-				if (rt.Topic == c.topic || rt.TopicID == id) && p.Partition == c.partition {
+				if (rt.Topic == c.topic || offsetFetchTopicID(&rt) == id) && p.Partition == c.partition {
 					return p.Offset, p.LeaderEpoch, kerr.ErrorForCode(p.ErrorCode)
 				}
 			}
@@ -321,8 +322,9 @@ func describeError(err error) map[string]any {
 	var loss *kgo.ErrDataLoss
 	if errors.As(err, &loss) {
 		event["code"] = "ErrDataLoss"
+		resetToEpoch, consumedToEpoch := lossEpochs(loss)
 		event["divergent"] = []map[string]any{{"partition": loss.Partition, "offset": loss.ResetTo,
-			"epoch": loss.ResetToEpoch, "consumed_to": loss.ConsumedTo, "consumed_to_epoch": loss.ConsumedToEpoch}}
+			"epoch": resetToEpoch, "consumed_to": loss.ConsumedTo, "consumed_to_epoch": consumedToEpoch}}
 	} else if ke := (*kerr.Error)(nil); errors.As(err, &ke) {
 		event["code"] = ke.Message
 	}

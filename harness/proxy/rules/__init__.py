@@ -8,7 +8,8 @@ what the families share are in `base`):
     list_offsets       the leader epoch of a ListOffsets answer
     committed          the leader epoch an OffsetFetch reads back
     epoch_validation   a Fetch or ListOffsets CurrentLeaderEpoch validated wrongly
-    transactions       read_committed answers: aborted transactions, the last stable offset
+    transactions       Fetch answers: aborted transactions (either isolation level), the last stable offset
+    txn_ends           EndTxn: the outcome a transaction reaches, and how it is answered
     fetch_batches      the record batches of a Fetch answer: which are served, their epoch stamps
     timing             delays and closed connections
 
@@ -31,6 +32,7 @@ from harness.proxy.rules import (
     metadata_epochs,
     timing,
     transactions,
+    txn_ends,
     versions,
 )
 from harness.proxy.rules.base import (
@@ -51,34 +53,55 @@ from harness.proxy.rules.base import (
     ResponseEdit,
     Rule,
 )
-from harness.proxy.rules.committed import CommittedEpochReadBack
+from harness.proxy.rules.committed import CommittedEpochReadBack, CommittedMetadataDropped
 from harness.proxy.rules.epoch_end_offsets import (
     DivergedEpochEndOffset,
     EpochAnsweredAtLogEnd,
+    EpochBelowLogStartUndefined,
     FutureEpochEndsAtCurrent,
+    PastEpochAnsweredWithCurrent,
     UndefinedEpochEndOffset,
     WrongEpochEndOffsets,
 )
-from harness.proxy.rules.epoch_validation import FenceUnsetCurrentEpoch, IgnoreCurrentLeaderEpoch
+from harness.proxy.rules.epoch_validation import (
+    FenceUnsetCurrentEpoch,
+    IgnoreCurrentLeaderEpoch,
+    StaleEpochUntilWritten,
+)
 from harness.proxy.rules.errors import RefusePartitions, ReplaceErrors, ReplaceTopicErrors
 from harness.proxy.rules.fetch_batches import SkipBatchHoldingFetchOffset, StampBatchEpoch
-from harness.proxy.rules.list_offsets import LOOKUPS, CurrentEpochInListOffsets, NoEpochInListOffsets
+from harness.proxy.rules.list_offsets import (
+    LOOKUPS,
+    CurrentEpochInListOffsets,
+    CurrentEpochOnEmptyPartition,
+    NoEpochInListOffsets,
+    NoOffsetAnsweredAtStableOffset,
+)
 from harness.proxy.rules.metadata_epochs import NoLeaderEpochInMetadata, StaleLeaderEpoch, StaleUntilCommitRead
 from harness.proxy.rules.timing import CloseConnection, Delay
-from harness.proxy.rules.transactions import HideAbortedTransactions, ReadPastStableOffset
+from harness.proxy.rules.transactions import (
+    AbortedTransactionsAtReadUncommitted,
+    AbortedTransactionsNewestFirst,
+    HideAbortedTransactions,
+    ReadPastStableOffset,
+)
+from harness.proxy.rules.txn_ends import UnconfirmedEndTxnCommit
 from harness.proxy.rules.versions import CapVersion, StripTopicIds
 
 # The modules whose rule classes the catalogues and `--proxy-rule` may name (harness.proxy.rule_specs).
 FAMILIES = (versions, errors, metadata_epochs, epoch_end_offsets, list_offsets, committed, epoch_validation,
-            transactions, fetch_batches, timing)
+            transactions, txn_ends, fetch_batches, timing)
 
 __all__ = [
     "API_VERSIONS", "EARLIEST_TIMESTAMP", "FAMILIES", "FENCED_LEADER_EPOCH", "FETCH", "LATEST_TIMESTAMP",
     "LIST_OFFSETS", "LOOKUPS", "METADATA", "NO_EPOCH", "OFFSET_FETCH", "OFFSET_FOR_LEADER_EPOCH", "READ_COMMITTED",
-    "READ_UNCOMMITTED", "CapVersion", "CloseConnection", "CommittedEpochReadBack", "CurrentEpochInListOffsets",
-    "Delay", "DivergedEpochEndOffset", "EpochAnsweredAtLogEnd", "FenceUnsetCurrentEpoch", "FutureEpochEndsAtCurrent",
+    "READ_UNCOMMITTED", "AbortedTransactionsAtReadUncommitted", "AbortedTransactionsNewestFirst",
+    "CapVersion", "CloseConnection", "CommittedEpochReadBack", "CommittedMetadataDropped",
+    "CurrentEpochInListOffsets", "CurrentEpochOnEmptyPartition", "Delay", "DivergedEpochEndOffset",
+    "EpochAnsweredAtLogEnd", "EpochBelowLogStartUndefined", "FenceUnsetCurrentEpoch", "FutureEpochEndsAtCurrent",
     "HeldRequest", "HideAbortedTransactions", "IgnoreCurrentLeaderEpoch", "NoEpochInListOffsets",
-    "NoLeaderEpochInMetadata", "ReadPastStableOffset", "RefusePartitions", "ReplaceErrors", "ReplaceTopicErrors",
-    "RequestAction", "ResponseEdit", "Rule", "SkipBatchHoldingFetchOffset", "StaleLeaderEpoch", "StaleUntilCommitRead",
-    "StampBatchEpoch", "StripTopicIds", "UndefinedEpochEndOffset", "WrongEpochEndOffsets",
+    "NoLeaderEpochInMetadata", "NoOffsetAnsweredAtStableOffset", "PastEpochAnsweredWithCurrent", "ReadPastStableOffset",
+    "RefusePartitions", "ReplaceErrors", "ReplaceTopicErrors", "RequestAction", "ResponseEdit", "Rule",
+    "SkipBatchHoldingFetchOffset", "StaleEpochUntilWritten", "StaleLeaderEpoch", "StaleUntilCommitRead",
+    "StampBatchEpoch", "StripTopicIds", "UnconfirmedEndTxnCommit", "UndefinedEpochEndOffset", "WrongEpochEndOffsets",
 ]

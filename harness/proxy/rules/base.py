@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.protocol.spec import ApiSpec, SpecSet
 
+PRODUCE = 0
 FETCH = 1
 LIST_OFFSETS = 2
 METADATA = 3

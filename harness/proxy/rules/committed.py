@@ -1,4 +1,5 @@
-"""Committed offsets read back: the leader epoch an OffsetFetch answers for a commit (KIP-320)."""
+"""Committed offsets read back: the leader epoch (KIP-320) and the metadata string an OffsetFetch answers
+for a commit."""
 
 from __future__ import annotations
 
@@ -52,3 +53,25 @@ class CommittedEpochReadBack(Rule):
         which = "named topics" if self.named_topics_only else "every topic"
         return (f"CommittedEpochReadBack(OffsetFetch of {which}, commits {self.of} an epoch -> epoch {self.epoch}, "
                 f"{self.fired} answers edited)")
+
+
+@dataclass(eq=False)
+class CommittedMetadataDropped(Rule):
+    """OffsetFetch answers every committed offset with an empty Metadata string, whatever was committed
+    with it: Nisshi's open gap "OffsetCommit `metadata` is not round-tripped — committed metadata comes
+    back empty from OffsetFetch" (nisshi-io/nisshi compat/librdkafka/FINDINGS.md; librdkafka tests 0099
+    and 0140)."""
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == OFFSET_FETCH
+
+    def edit_response(self, api: ApiSpec, version: int, body: dict[str, Any]) -> bool:
+        groups = (body.get("Groups") or ()) if version >= 8 else (body,)
+        parts = [p for g in groups for t in g.get("Topics") or () for p in t.get("Partitions") or ()
+                 if p.get("CommittedOffset", -1) >= 0 and p.get("Metadata")]
+        for p in parts:
+            p["Metadata"] = ""
+        return bool(parts) and self.take()
+
+    def describe(self) -> str:
+        return f"CommittedMetadataDropped(OffsetFetch Metadata read back empty, {self.fired} answers edited)"

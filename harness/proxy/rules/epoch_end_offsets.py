@@ -8,6 +8,8 @@ from typing import Any
 
 from harness.protocol.spec import ApiSpec
 from harness.proxy.rules.base import (
+    EARLIEST_TIMESTAMP,
+    LIST_OFFSETS,
     NO_EPOCH,
     OFFSET_FOR_LEADER_EPOCH,
     KnowsCurrentEpochs,
@@ -182,3 +184,79 @@ class EpochAnsweredAtLogEnd(KnowsCurrentEpochs):
 
     def describe(self) -> str:
         return f"EpochAnsweredAtLogEnd(OffsetForLeaderEpoch, every epoch at the log end, {self.fired} answers edited)"
+
+
+@dataclass(eq=False)
+class PastEpochAnsweredWithCurrent(KnowsCurrentEpochs):
+    """OffsetsForLeaderEpoch answers a past epoch the leader knows with the current epoch as its
+    LeaderEpoch (its end offset right), not the asked one: Redpanda's answer until
+    redpanda-data/redpanda#12063, the second case of #11864 ("Requested epoch is in the past, but still
+    present in the log ... we currently return leader_epoch=current_term"); its handler answered every
+    partition with the partition's own term. Answers where Apache names another epoch than the asked
+    one (a gap, -1, a future epoch) are left alone: the issue names only the epochs still in the log."""
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return super().acts_on_response(api_key, version) or api_key == OFFSET_FOR_LEADER_EPOCH
+
+    def edit_known(self, api: ApiSpec, version: int, request: dict[str, Any], body: dict[str, Any]) -> bool:
+        asked = requested(request, "Topic", "Partition")
+        changed = False
+        for t in body.get("Topics") or ():
+            for p in t.get("Partitions") or ():
+                q = asked.get((t["Topic"], p["Partition"]))
+                if q is None or p.get("ErrorCode") or p["EndOffset"] < 0 or p["LeaderEpoch"] != q["LeaderEpoch"]:
+                    continue
+                current = self.current_epoch(t["Topic"], p["Partition"], q.get("CurrentLeaderEpoch", NO_EPOCH))
+                if 0 <= p["LeaderEpoch"] < current:
+                    p["LeaderEpoch"] = current
+                    changed = True
+        return changed and self.take()
+
+    def describe(self) -> str:
+        return f"PastEpochAnsweredWithCurrent(OffsetForLeaderEpoch, {self.fired} answers edited)"
+
+
+@dataclass(eq=False)
+class EpochBelowLogStartUndefined(KnowsCurrentEpochs):
+    """OffsetsForLeaderEpoch answers an epoch older than the epoch of the log's first record with end
+    offset -1 (and, as its handler then answered every partition, the current epoch), not the asked
+    epoch ending at the log start: Redpanda's answer without tiered storage until
+    redpanda-data/redpanda#9264 ("we would previously return an offset -1 if the epoch queried fell
+    below the start of our local log"; `get_leader_epoch_last_offset` gave nothing below the first
+    local term). The epoch of the log start is the one the broker's last ListOffsets EARLIEST (v4+)
+    answer gave for the partition; where none was seen, answers are left alone."""
+
+    _first: dict[tuple[str, int], int] = field(default_factory=dict, init=False, repr=False)
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return (super().acts_on_response(api_key, version) or api_key == OFFSET_FOR_LEADER_EPOCH
+                or (api_key == LIST_OFFSETS and version >= 4))
+
+    def edit_known(self, api: ApiSpec, version: int, request: dict[str, Any], body: dict[str, Any]) -> bool:
+        if api.key == LIST_OFFSETS:
+            asked_times = requested(request, "Name", "PartitionIndex")
+            for t in body.get("Topics") or ():
+                for p in t.get("Partitions") or ():
+                    q = asked_times.get((t.get("Name"), p["PartitionIndex"]), {})
+                    if q.get("Timestamp") == EARLIEST_TIMESTAMP and not p.get("ErrorCode") \
+                            and p.get("LeaderEpoch", NO_EPOCH) >= 0:
+                        with self._lock:
+                            self._first[(t["Name"], p["PartitionIndex"])] = p["LeaderEpoch"]
+            return False
+        asked = requested(request, "Topic", "Partition")
+        changed = False
+        for t in body.get("Topics") or ():
+            for p in t.get("Partitions") or ():
+                key = (t["Topic"], p["Partition"])
+                q = asked.get(key)
+                first = self._first.get(key)
+                if q is None or first is None or p.get("ErrorCode") or not 0 <= q["LeaderEpoch"] < first:
+                    continue
+                p["LeaderEpoch"] = self.current_epoch(*key, q.get("CurrentLeaderEpoch", NO_EPOCH))
+                p["EndOffset"] = -1
+                changed = True
+        return changed and self.take()
+
+    def describe(self) -> str:
+        return (f"EpochBelowLogStartUndefined(OffsetForLeaderEpoch below the log start's epoch, "
+                f"{self.fired} answers edited)")

@@ -1,5 +1,5 @@
-"""read_committed Fetch answers (KIP-98): the aborted transactions a consumer is told of, and where
-the answer stops (the last stable offset)."""
+"""Fetch answers and transactions (KIP-98): the aborted transactions a consumer is told of (at which
+isolation level, in which order), and where a read_committed answer stops (the last stable offset)."""
 
 from __future__ import annotations
 
@@ -124,3 +124,78 @@ class ReadPastStableOffset(Rule):
 
     def describe(self) -> str:
         return f"ReadPastStableOffset(read_committed Fetch v4+ served {UPTO[self.upto]}, {self.fired} answers edited)"
+
+
+@dataclass(eq=False)
+class AbortedTransactionsAtReadUncommitted(Rule):
+    """A consumer's read_uncommitted Fetch (v4+, IsolationLevel 0) is answered with the aborted
+    transactions of its range, as a read_committed answer lists them: Redpanda sent them at either
+    level until redpanda-data/redpanda#18852 ("do not return aborted txs for read uncommitted
+    requests"; Apache Kafka lists none there). The Fetch schema has the field at every level and
+    KIP-98 does not say what a read_uncommitted answer holds, so no broker check may fail it; what
+    broke was a client that filtered read_uncommitted records by the list (franz-go before v1.17.1,
+    twmb/franz-go#758: "causes records to be skipped").
+
+    The list is the transactions whose ABORT marker the answer carries (`aborted_in`), each from its
+    first batch there; the records are served as the broker answered them. Replicas' Fetches and
+    read_committed ones are left alone, and so is an answer that already lists some."""
+
+    needs_request: bool = field(default=True, init=False, repr=False)
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == FETCH and version >= 4
+
+    def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
+        request = request or {}
+        if request.get("IsolationLevel") != READ_UNCOMMITTED or replica_of(request) >= 0:
+            return False
+        changed = False
+        for t in body.get("Responses") or ():
+            for p in t.get("Partitions") or ():
+                records = p.get("Records")
+                if p.get("ErrorCode") or p.get("AbortedTransactions") or not isinstance(records, bytes | bytearray):
+                    continue
+                listed = aborted_in(bytes(records), batch_spans(bytes(records)))
+                if listed:
+                    p["AbortedTransactions"] = listed
+                    changed = True
+        return changed and self.take()
+
+    def describe(self) -> str:
+        return (f"AbortedTransactionsAtReadUncommitted(read_uncommitted Fetch v4+ lists its aborted transactions, "
+                f"{self.fired} answers edited)")
+
+
+@dataclass(eq=False)
+class AbortedTransactionsNewestFirst(Rule):
+    """A read_committed Fetch (v4+) lists its aborted transactions newest first (descending
+    FirstOffset), as Redpanda did when a partition's newest aborted ranges were still in memory and
+    older ones in its on-disk snapshot: it listed the in-memory ones ahead (franz-go v1.21.4
+    CHANGELOG: "a broker that returns a partition's aborted-transaction list out of offset order";
+    twmb/franz-go b9b50cce). Neither KIP-98 nor the Fetch schema orders the list; the Java client,
+    librdkafka and Sarama sort it, franz-go before v1.21.4 took each producer's first entry for its
+    lowest and handed a read_committed consumer the records of the aborted transactions below it.
+    An answer listing fewer than two is left as it is."""
+
+    needs_request: bool = field(default=True, init=False, repr=False)
+
+    def acts_on_response(self, api_key: int, version: int) -> bool:
+        return api_key == FETCH and version >= 4
+
+    def edit_answer(self, api: ApiSpec, version: int, request: dict[str, Any] | None, body: dict[str, Any]) -> bool:
+        request = request or {}
+        if request.get("IsolationLevel") != READ_COMMITTED or replica_of(request) >= 0:
+            return False
+        changed = False
+        for t in body.get("Responses") or ():
+            for p in t.get("Partitions") or ():
+                aborted = p.get("AbortedTransactions") or []
+                newest_first = sorted(aborted, key=lambda a: a["FirstOffset"], reverse=True)
+                if len(aborted) > 1 and newest_first != aborted:
+                    p["AbortedTransactions"] = newest_first
+                    changed = True
+        return changed and self.take()
+
+    def describe(self) -> str:
+        return (f"AbortedTransactionsNewestFirst(read_committed Fetch v4+ lists its aborted transactions newest "
+                f"first, {self.fired} answers edited)")
