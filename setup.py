@@ -38,6 +38,12 @@ setup(
         "harness.profiles": ["*.toml", "*.sql"],
         "harness.clients.java": ["*.java"],
         "harness.clients.go": ["*.go", "go.mod", "go.sum"],
+        # The other client stacks' drivers (harness/clients/stacks/), built or installed on first use.
+        "harness.clients.sarama": ["*.go", "go.mod", "go.sum"],
+        "harness.clients.kafka-go": ["*.go", "go.mod", "go.sum"],
+        "harness.clients.kafkajs": ["*.js", "package.json", "package-lock.json"],
+        "harness.clients.platformatic_kafka": ["*.mjs", "*.js", "package.json", "package-lock.json"],
+        "harness.clients.node_runtime": ["package.json", "package-lock.json"],
         "harness.kfake": ["*.go", "go.mod", "go.sum"],
         # pytest's configuration (markers, timeout) of an installed run is the checkout's.
         "kcts_suite": ["pyproject.toml"],

@@ -17,6 +17,7 @@ from harness.checks.client_reactions import (
     metadata_answers,
     reported,
     require_fetch_fencing,
+    require_not_lacking,
 )
 from harness.errors import ClientLacks, SceneUnmet, TargetRefused
 from harness.histories.client_reactions import (
@@ -98,6 +99,8 @@ def assert_fetch_epochs_follow_metadata(run: FetchEpochRun, grace: float = GRACE
            f"it reported {reported(run.errors)}"
     move = run.move
     told = [m for m in run.learned if m.source == METADATA and m.epoch >= 0]
+    if not run.exchanges:
+        require_not_lacking(client, run.errors)
     # A client the target never served (Java 4.4.0 against Tansu: the connection closes at ApiVersions)
     # read nothing, so the harness never came to move the leader: the target's part, not the harness's.
     _require_sent(run.exchanges, client, METADATA, METADATA_WITH_EPOCH, "leader epochs in Metadata (v7+, KIP-320)",

@@ -77,6 +77,31 @@ def require_committed_offsets_fetched(client: str | None, events: Sequence[Clien
         f"and it never asked again, so it never fetched; {seen}", client)
 
 
+class AssignmentNeverCompleted(AssertionError):
+    """A group member whose driver reported the group's assignments (`assigned` events), the last of
+    them without any partition, and which read nothing within the scene's bound: the group never
+    gave it the partition it subscribed to, so it never fetched. A failure a known client gap may
+    excuse (harness/client_gaps.toml, kafka-python-sync-group-result-dropped). `client` is what its
+    driver named."""
+
+    def __init__(self, message: str, client: str | None) -> None:
+        super().__init__(message)
+        self.client = client
+
+
+def require_assignment_completed(client: str | None, events: Sequence[ClientEvent], read: int, seen: str) -> None:
+    """Raise `AssignmentNeverCompleted` where a consumer's events show it assigned nothing by the group
+    (its last `assigned` event holds no partition) and it read nothing (`read` records) by the scene's
+    bound; `seen` is the evidence of the wait. A driver that reports no assignments is left to its caller."""
+    assigned = [e for e in events if e.event == "assigned"]
+    if not assigned or assigned[-1].get("partitions") or read:
+        return
+    raise AssignmentNeverCompleted(
+        f"{client or 'the client'} was assigned {len(assigned)} time(s), the last with no partition "
+        f"({assigned[-1]}), and read nothing: the group's assignment of the partition it subscribed to never "
+        f"reached it; {seen}", client)
+
+
 def _reads(reads: Sequence[ClientRecord]) -> str:
     if not reads:
         return "nothing"
@@ -86,6 +111,15 @@ def _reads(reads: Sequence[ClientRecord]) -> str:
 def reported(errors: Sequence[ClientEvent], n: int = 2) -> str:
     """What a client reported, the first `n` events ("nothing" when it reported none)."""
     return "; ".join(str(e) for e in errors[:n]) or "nothing"
+
+
+def require_not_lacking(client: str, errors: Sequence[ClientEvent]) -> None:
+    """A consumer its driver refused as an API the client has not (`lacks`: KafkaJS has no "none"
+    reset policy, no seek with an epoch) is "not supported by this client", the driver's answer the
+    evidence, rather than a target that was never reached."""
+    lacking = [e for e in errors if e.get("lacks")]
+    if lacking:
+        raise ClientLacks(client, f"the API behind `{lacking[0].get('command')}`", str(lacking[0].get("message")))
 
 
 def _exchanges(sent: Sequence[ProxiedRequest], n: int = 12) -> str:
@@ -113,6 +147,7 @@ def require_ruled(run: RuledRun, api: str, acted: int, lowest: int = 0, field: s
     seen = f"its exchanges through the proxy: {_exchanges(sent)}; it reported {reported(run.errors)}"
     mine = [s for s in sent if s.api == api]
     if not mine:
+        require_not_lacking(_named(run), run.errors)
         raise TargetRefused(f"{client} never sent {api} to the target, so no {api} answer of it could be refused; "
                             f"{seen}")
     if max(s.version for s in mine) < lowest:

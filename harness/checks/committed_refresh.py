@@ -27,6 +27,7 @@ from harness.checks.client_reactions import (
     reported,
     require_committed_offsets_fetched,
     require_fetch_fencing,
+    require_not_lacking,
 )
 from harness.errors import ClientLacks, SceneUnmet, TargetRefused
 from harness.histories.client_reactions import ClientRecord, FetchSent
@@ -67,6 +68,7 @@ def assert_committed_epoch_forces_a_refresh(run: CommittedRefreshRun) -> None:
     if not found:
         # The target answered its OffsetFetch with a retriable coordinator error it never asked again after.
         named = run.release.named if run.release is not None else None
+        require_not_lacking(named or client, run.errors)
         require_committed_offsets_fetched(named or client, run.errors, len(run.reads), seen)
         raise TargetRefused(f"{client} got no OffsetFetch answer with the group's commit {committed}: "
                             f"{list(run.commit_reads) or 'none'}; {seen}")

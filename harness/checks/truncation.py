@@ -25,13 +25,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.errors import require_scene
-from harness.histories import codec
+from harness.histories import json_codec
 from harness.histories.client_reactions import ClientRecord
-from harness.histories.records import LogRecord
+from harness.histories.text_records import LogRecord
 from harness.histories.truncation import ConsumerError, RepeatedUncleanConsumer
 from harness.histories.version_needs import Offered, require_offered, truncation_detection
 
 JAVA_TRUNCATION = "org.apache.kafka.clients.consumer.LogTruncationException"
+# The clients whose poll raises the truncation as an exception naming the divergent offsets, by stack:
+# Java's LogTruncationException, kafka-python's LogTruncationError (kafka/errors.py, divergent_offsets).
+RAISED_TRUNCATION = {"java": JAVA_TRUNCATION, "kafka-python": "kafka.errors.LogTruncationError"}
 LIBRDKAFKA_RESET = "_AUTO_OFFSET_RESET"
 GO_DATA_LOSS = "ErrDataLoss"
 
@@ -67,7 +70,7 @@ def _reads(reads: Sequence[ClientRecord], n: int = 4) -> str:
 
 def _errors(errors: Sequence[ConsumerError]) -> str:
     # As the driver printed them (the fields each client reports), not as dataclass reprs.
-    return str(codec.encode(list(errors)[:3]))
+    return str(json_codec.encode(list(errors)[:3]))
 
 
 def assert_resumed_at_divergence(
@@ -132,13 +135,15 @@ def assert_truncation_surfaced(
 ) -> None:
     """With no reset policy the client reports the truncation, and reads nothing past it.
 
-    librdkafka: an error with code _AUTO_OFFSET_RESET whose text names the truncation. Java: a
-    LogTruncationException whose divergent offset is the divergence offset. franz-go: an
+    librdkafka: an error with code _AUTO_OFFSET_RESET whose text names the truncation. Java (and
+    kafka-python, its LogTruncationError): a LogTruncationException whose divergent offset is the
+    divergence offset. franz-go: an
     ErrDataLoss that reset to the divergence offset.
     """
-    if client == "java":
-        surfaced = bool(_reported_at([e for e in errors if e.exception == JAVA_TRUNCATION], divergence))
-        want = f"{JAVA_TRUNCATION} with divergent offset {divergence}"
+    if client in RAISED_TRUNCATION:
+        raised = RAISED_TRUNCATION[client]
+        surfaced = bool(_reported_at([e for e in errors if e.exception == raised], divergence))
+        want = f"{raised} with divergent offset {divergence}"
     elif client == "franz-go":
         surfaced = bool(_reported_at([e for e in errors if e.code == GO_DATA_LOSS], divergence))
         want = f"{GO_DATA_LOSS} resetting to {divergence}"

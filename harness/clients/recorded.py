@@ -1,5 +1,5 @@
 """A confluent-kafka producer and consumer that write every call they make in the history format
-(harness.histories.history), in this process: what the live anomaly scenes give the history checker.
+(harness.histories.history), in this process: what the live anomaly scenes give the anomaly checker.
 
 Each is one process of the history (its own `<process>.jsonl`). The producer sends one record at a
 time and waits for its delivery report, so every send is its own batch and its own Produce request;
@@ -162,7 +162,7 @@ class RecordingConsumer:
             self.poll(poll_timeout, batch)
             return done(self)
 
-        # The recorded clients build the scenes that test kcts's own history checker (the protocol
+        # The recorded clients build the scenes that test kcts's own anomaly checker (the protocol
         # proxy shapes what the broker serves them): no promise of the target is judged there, and a
         # read that never ends is the harness's to explain, not a refusal to skip past.
         wait_until(step, timeout, lambda: (

@@ -47,6 +47,9 @@ class ProxiedRequest:
     outcome: str
 
 
+NEVER = "never"  # a FirstRelease's release where no release of the client keeps the promise
+
+
 @dataclass(frozen=True)
 class FirstRelease:
     """The first release of a client stack that keeps a promise: `product` names what the release
@@ -57,10 +60,11 @@ class FirstRelease:
     evidence: str
 
     def includes(self, release: str) -> bool:
-        """Whether `release` (of the same product) is this release or a later one."""
+        """Whether `release` (of the same product) is this release or a later one; none is where no
+        release keeps the promise (`release` NEVER)."""
         from packaging.version import Version
 
-        return Version(release) >= Version(self.release)
+        return self.release != NEVER and Version(release) >= Version(self.release)
 
 
 @dataclass(frozen=True)

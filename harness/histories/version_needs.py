@@ -127,6 +127,39 @@ TRUNCATION_DETECTION: dict[str, VersionNeed] = {
     "franz-go": VersionNeed(
         "OffsetForLeaderEpoch", 2, "franz-go's validation of a consumer's position (truncation detection)",
         "kgo validates only where OffsetForLeaderEpoch reaches v2: Client.supportsOffsetForLeaderEpoch"),
+    # sarama sends OffsetForLeaderEpoch nowhere in its consumer (v1.61.1: no OffsetForLeaderEpochRequest
+    # type, consumer.go validates no position): it is judged wherever the leader advertises KIP-320's
+    # consumer version (v2, CurrentLeaderEpoch), as a client that could validate and does not.
+    "sarama": VersionNeed(
+        "OffsetForLeaderEpoch", 2, "a consumer's validation of its position (truncation detection)",
+        "KIP-320 \"Consumer Handling\"; sarama never sends OffsetForLeaderEpoch (no request type in v1.61.1)"),
+    # kafka-go's Reader never validates a position (v0.4.51: protocol.go names OffsetForLeaderEpoch, no
+    # request of it exists): judged as sarama is.
+    "kafka-go": VersionNeed(
+        "OffsetForLeaderEpoch", 2, "a consumer's validation of its position (truncation detection)",
+        "KIP-320 \"Consumer Handling\"; kafka-go never sends OffsetForLeaderEpoch (no request type in v0.4.51)"),
+    # kafka-python 3.x builds OffsetForLeaderEpochRequest from its schema (kafka/protocol/schemas/resources/
+    # OffsetForLeaderEpochRequest.json, "validVersions": "2-4") at the highest version both sides speak.
+    "kafka-python": VersionNeed(
+        "OffsetForLeaderEpoch", 2, "kafka-python's validation of a consumer's position (truncation detection)",
+        "kafka-python sends OffsetForLeaderEpoch v2-v4 only: OffsetForLeaderEpochRequest.json validVersions",
+        last=4),
+    # aiokafka has no OffsetForLeaderEpoch request (aiokafka/protocol/ has none): judged wherever the leader
+    # offers the version KIP-320's consumer validates with.
+    "aiokafka": VersionNeed(
+        "OffsetForLeaderEpoch", 2, "a consumer's validation of its position (truncation detection)",
+        "KIP-320 \"Consumer Handling\"; aiokafka never sends OffsetForLeaderEpoch (no request type in 0.14.0)"),
+    # KafkaJS 2.x has no OffsetForLeaderEpoch request at all (src/protocol/requests/ has none, and
+    # its Fetch sends CurrentLeaderEpoch -1): no version of the leader's stops it validating, so it is
+    # judged wherever the leader offers the API, and its missing validation is the verdict.
+    "kafkajs": VersionNeed(
+        "OffsetForLeaderEpoch", 0, "KafkaJS's validation of a consumer's position (truncation detection)",
+        "KafkaJS sends no OffsetForLeaderEpoch at any version: src/protocol/requests/ has no such request"),
+    # @platformatic/kafka 2.12.1 has the request (dist/apis/consumer/offset-for-leader-epoch-v*.js) but no
+    # client calls it: dist/clients/ never sends it. Judged wherever the leader offers the API.
+    "platformatic-kafka": VersionNeed(
+        "OffsetForLeaderEpoch", 0, "@platformatic/kafka's validation of a consumer's position (truncation detection)",
+        "@platformatic/kafka's consumer sends no OffsetForLeaderEpoch: dist/clients/ never calls the API"),
 }
 
 # What a scene that watches consumers validate records of the leader's ApiVersions: the API they

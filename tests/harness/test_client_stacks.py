@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from harness.clients import stacks
+from harness.clients.driver import ClientDriver
 
 pytest_plugins = ["pytester"]
 
@@ -61,8 +63,40 @@ def test_another_librdkafka_release_skips_the_checks_that_would_run_the_pinned_o
 def test_a_client_stack_kcts_has_no_driver_for_is_refused() -> None:
     from harness.errors import SetupError
 
-    with pytest.raises(SetupError, match="--client-stack 'rust'"):
+    with pytest.raises(SetupError, match="no client stack 'rust'"):
         stacks.configure(stacks.ClientChoice(only="rust"))
+
+
+def test_a_stack_without_version_choice_refuses_a_version() -> None:
+    from harness.errors import SetupError
+
+    with pytest.raises(SetupError, match="kcts runs one release of java"):
+        stacks.configure(stacks.ClientChoice.parse(None, False, "java@3.9.0"))
+
+
+def test_a_role_a_client_lacks_is_not_supported_by_that_client(tmp_path: Path) -> None:
+    """A stack that says it has no driver of a role (the client has no API for it) ends the check as
+    "not supported by this client", its evidence given; a role kcts just has no driver of is a skip."""
+    from harness.clients.stacks.base import ClientStack, DriverRequest
+    from harness.errors import ClientLacks, DriverUnavailable
+
+    class Lacking(ClientStack):
+        name, no_reset, producer_prefix = "lacking", "none", 1
+        lacks = {"copier": "its README: no transactions"}
+
+        def roles(self) -> tuple[str, ...]:
+            return ("consumers",)
+
+        def start(self, request: DriverRequest) -> ClientDriver:
+            raise AssertionError("not started")
+
+        def version(self) -> str:
+            return "lacking 1.0"
+
+    with pytest.raises(ClientLacks, match="its README: no transactions"):
+        Lacking().driver(DriverRequest("copier", [], {}, tmp_path / "log", ""))
+    with pytest.raises(DriverUnavailable, match="no producer driver for lacking"):
+        Lacking().driver(DriverRequest("producer", [], {}, tmp_path / "log", ""))
 
 
 def test_the_gap_table_ranges_over_librdkafkas_own_version_and_franz_gos_without_its_v() -> None:
@@ -75,7 +109,9 @@ def test_the_gap_table_ranges_over_librdkafkas_own_version_and_franz_gos_without
 def test_the_franz_go_drivers_build_with_the_pinned_kgo() -> None:
     import subprocess
 
-    binary = stacks.go_driver_binary()
+    from harness.clients.stacks import franz_go
+
+    binary = franz_go.binary()
     out = subprocess.run([str(binary), "version"], capture_output=True, text=True, timeout=30)
-    assert out.stdout.strip() == stacks.go_module_version() == "v1.22.2", out.stderr
-    assert stacks.go_driver_binary() == binary  # cached by source
+    assert out.stdout.strip() == franz_go.module_version() == "v1.22.2", out.stderr
+    assert franz_go.binary() == binary  # cached by source
