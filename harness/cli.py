@@ -126,6 +126,9 @@ def matrix(args: list[str]) -> int:
     parser.add_argument("--librdkafka", default="",
                         help="comma-separated confluent-kafka releases (librdkafka bundled): a client-only column each")
     parser.add_argument("--go-client", action="store_true", help="a client-only column of franz-go")
+    parser.add_argument("--client-stacks", default="", metavar="S[@V],...",
+                        help="comma-separated client stacks (harness.clients.stacks.registry names; 'all' for every "
+                        "one), each at a release where it has version choice: a client-only column each")
     parser.add_argument("--soak", action="append", type=lambda p: Path(p).resolve(), default=[],
                         help="a kcts soak report folder (reports/<soak id>): a column of pass k/n per check")
     opts, pytest_args = parser.parse_known_args(args)
@@ -136,7 +139,12 @@ def matrix(args: list[str]) -> int:
     def listed(text: str) -> list[str]:
         return [t.strip() for t in text.split(",") if t.strip()]
 
-    axis = ClientAxis(java=listed(opts.java_clients), librdkafka=listed(opts.librdkafka), go=opts.go_client)
+    if opts.client_stacks.strip() == "all":
+        from harness.clients.stacks.registry import NAMES
+
+        opts.client_stacks = ",".join(NAMES)
+    axis = ClientAxis(java=listed(opts.java_clients), librdkafka=listed(opts.librdkafka), go=opts.go_client,
+                      stacks=listed(opts.client_stacks))
     run_matrix(listed(opts.targets), pytest_args, clients=axis, soaks=opts.soak)
     return 0
 

@@ -1,4 +1,4 @@
-"""`kcts bench integrity`: the Spark checker, every history check included, ÷ a plain Spark read of the same records.
+"""`kcts bench integrity`: the Spark checker, every anomaly check included, ÷ a plain Spark read of the same records.
 
 One local cluster; the confluent-kafka pipeline copies `records` generated records into two output
 topics (transactions, some aborted on purpose, as in the suite). Spark then reads the three topics
@@ -10,9 +10,9 @@ a million, `layout.RECORDS_PER_FILE`), with the client history of those records 
   that must see every record;
 - `checker_s`: `check` as the suite runs it (read_committed records, the read_uncommitted evidence,
   every anomaly check, report.json + anomalies.parquet + summary.txt), its records read in place
-  from the Parquet (`checker.InPlace`), then `check_history` (every
+  from the Parquet (`checker.InPlace`), then `check_anomalies` (every
   history class of Jepsen's Kafka checker but the G0 and G1c cycles, which the checker runs only
-  when asked: see `history_checks.cycles` for their cost), on a session that has already run one
+  when asked: see `anomaly_checks.cycles` for their cost), on a session that has already run one
   check, as every scenario after the first in a pytest run gets;
 - `checker_first_s`: the same on its first run (JIT and Spark code generation still cold), and
   `spark_start_s` (session start), reported beside the ratio, not in it;
@@ -37,9 +37,9 @@ from harness.bench.integrity_store import DATASETS, stage
 from harness.clients.admin import admin_client, create_topic
 from harness.cluster.local import LocalCluster, LocalClusterSpec
 from harness.integrity import report
+from harness.integrity.anomaly_checks import AnomalyFindings, check_anomalies
+from harness.integrity.anomaly_frames import load_parquet
 from harness.integrity.checker import InPlace, check
-from harness.integrity.history_checks import HistoryFindings, check_history
-from harness.integrity.history_frames import load_parquet
 from harness.integrity.model import Expectation, Findings
 from harness.integrity.read import load_values, parse, read_values
 from harness.integrity.run import UNCOMMITTED_CAP, expectation, write_log
@@ -81,8 +81,8 @@ def kafka_read(spark: SparkSession, client_config: dict[str, str], topics: list[
 
 def run_checker(
     spark: SparkSession, folder: Path, expect: Expectation, writes: object, out_dir: Path,
-) -> tuple[float, Findings, HistoryFindings]:
-    """The record checks with their report, then the history checks: seconds, and both findings."""
+) -> tuple[float, Findings, AnomalyFindings]:
+    """The record checks with their report, then the anomaly checks: seconds, and both findings."""
     t0 = time.monotonic()
     uncommitted: DataFrame = parse(load_values(spark, folder / "uncommitted"))
     findings, anomalies = check(InPlace(folder / "records"), expect, writes, uncommitted)  # type: ignore[arg-type]
@@ -91,10 +91,10 @@ def run_checker(
     finally:
         anomalies.unpersist()
     t1 = time.monotonic()
-    history = check_history(load_parquet(spark, folder / "history"))
+    jepsen = check_anomalies(load_parquet(spark, folder / "history"))
     findings.timings["records_s"] = round(t1 - t0, 3)
-    findings.timings["history_s"] = round(time.monotonic() - t1, 3)
-    return time.monotonic() - t0, findings, history
+    findings.timings["anomaly_checks_s"] = round(time.monotonic() - t1, 3)
+    return time.monotonic() - t0, findings, jepsen
 
 
 def records_from_spark(spark: SparkSession, folder: Path, expect: Expectation, writes: object) -> float:
@@ -142,12 +142,12 @@ def run(records: int = 1_000_000, version: str = DEFAULT_VERSION, master: str = 
             session.remove_tree(out_dir)
     plain_s = statistics.median(p[0] for p in plain)
     checker_s = statistics.median(w[0] for w in warm)
-    _, findings, history = warm[-1]
+    _, findings, jepsen = warm[-1]
     rows = plain[0][1]
     read = sum(t.records for t in findings.totals)
-    if not findings.ok or history.found or not read == rows["records"] == kafka_rows:
+    if not findings.ok or jepsen.found or not read == rows["records"] == kafka_rows:
         raise AssertionError(
-            f"bench run is not clean: {findings.describe_failures()}; history: {history.found}; "
+            f"bench run is not clean: {findings.describe_failures()}; anomaly checks: {jepsen.found}; "
             f"the plain read saw {rows}, the Kafka read {kafka_rows}, the checker {read} records"
         )
     return {
@@ -168,7 +168,7 @@ def run(records: int = 1_000_000, version: str = DEFAULT_VERSION, master: str = 
         "kafka_read_s": round(kafka_s, 3),
         "records_from_spark_s": round(from_spark_s, 3),
         "checker_timings_s": findings.timings,
-        "history_found": history.found,
+        "anomaly_checks_found": jepsen.found,
         "ratio": round(checker_s / plain_s, 3),
         "target": "<= 2",
     }

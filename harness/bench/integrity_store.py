@@ -5,7 +5,7 @@ Staged once from the bench's topics, then read by both sides of the bench from d
 - `uncommitted`: the first offsets of each partition under read_uncommitted (the checker's
   evidence read, `harness.integrity.run.UNCOMMITTED_CAP`);
 - `history`: the client history of those records in the checker's history frames
-  (`harness.integrity.history_frames`), sends and reads.
+  (`harness.integrity.anomaly_frames`), sends and reads.
 
 Every folder is partitioned by topic and partition, and sorted by offset within each file, so a
 check of one partition reads one directory and row-group statistics skip offset ranges.
@@ -15,7 +15,7 @@ are what `check` reads), so `history_of` writes down the history those records i
 each record (its `stage` field) sent it, in a transaction of its writer per `TXN_SPAN` offsets of
 the partition, and acknowledged at its offset; a reader per topic polled it, `POLL_SPAN` offsets a
 poll, after every commit. It is a clean history of the same records, as large as they are twice
-over, on which every history check runs as it would on a recorded one.
+over, on which every anomaly check runs as it would on a recorded one.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.histories.history import Outcome
-from harness.integrity.history_frames import READ_COLUMNS, SEND_COLUMNS, HistoryFrames, write_parquet
+from harness.integrity.anomaly_frames import READ_COLUMNS, SEND_COLUMNS, HistoryFrames, write_parquet
 from harness.integrity.read import READ_UNCOMMITTED, load_values, offset_ranges, parse, read_values, write_values
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import time
 
 from harness import confluent
 from harness.clients.admin import admin_client, create_topic
-from harness.clients.history import produce
+from harness.clients.produce_read import produce
 from harness.cluster.local import LocalCluster, LocalClusterSpec
 from harness.kafka.dist import DEFAULT_VERSION
 from harness.nemesis.unclean import force_unclean_election

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.checks.epoch_history import epoch_of_offset
+from harness.checks.epoch_lineage import epoch_of_offset
 from harness.errors import require_scene
 from harness.histories.kip1094 import CommitAfterRead, CommittedOffset, EpochEnd
 from harness.histories.observations import ObservedExchange

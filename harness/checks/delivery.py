@@ -13,7 +13,7 @@ import itertools
 from collections import Counter
 from collections.abc import Sequence
 
-from harness.histories.records import Ack, LogRecord
+from harness.histories.text_records import Ack, LogRecord
 
 
 def anomalies(

@@ -12,14 +12,14 @@ of", which is also what an epoch older than everything the leader still holds is
 expose it") and KIP-101's UNDEFINED_EPOCH / UNDEFINED_EPOCH_OFFSET; Apache answers them before
 looking at its epochs (LeaderEpochFileCache.endOffsetFor), not as an epoch older than all. The epochs
 the leader knows are read from its log: the PartitionLeaderEpoch of each batch from its log start on,
-and its current epoch (`epoch_history.known_epochs`).
+and its current epoch (`epoch_lineage.known_epochs`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.checks.epoch_history import expected_end_offset, known_epochs
+from harness.checks.epoch_lineage import expected_end_offset, known_epochs
 from harness.errors import SetupError, TargetRefused
 from harness.histories.leader_answers import EndOffsetAnswers
 from harness.protocol.errors import describe

@@ -1,6 +1,6 @@
-"""KIP-320 answers that depend on a partition's epoch history: end offsets, offset epochs, batch stamps.
+"""KIP-320 answers that depend on a partition's epoch lineage: end offsets, offset epochs, batch stamps.
 
-The history is read from the log itself: every record batch carries the PartitionLeaderEpoch its
+The lineage is read from the log itself: every record batch carries the PartitionLeaderEpoch its
 leader stamped at append, so the start offset of each epoch is the first offset of its first
 batch. A broker answers OffsetsForLeaderEpoch from its leader-epoch cache (LeaderEpochFileCache):
 for a past epoch E, the end offset is the start offset of the first later epoch; for the current
@@ -94,7 +94,7 @@ def assert_end_offsets(
     batches: Sequence[RecordBatch], current_epoch: int, log_end: int, answers: Mapping[int, Body],
     log_start: int = 0,
 ) -> None:
-    """OffsetsForLeaderEpoch answers, keyed by the LeaderEpoch asked, match the log's epoch history.
+    """OffsetsForLeaderEpoch answers, keyed by the LeaderEpoch asked, match the log's epoch lineage.
 
     Every epoch present in the log and the current epoch get (epoch, start of the next epoch or
     the log end); an epoch above the current one gets (-1, -1); any other epoch what
@@ -114,7 +114,7 @@ def assert_end_offsets(
         if p["ErrorCode"] != 0 or got != want:
             wrong.append(f"epoch {epoch}: got {describe(p['ErrorCode'])} {got}, expected NONE {want}")
     assert not wrong, (
-        f"OffsetsForLeaderEpoch disagrees with the log's epoch history (current epoch {current_epoch}, "
+        f"OffsetsForLeaderEpoch disagrees with the log's epoch lineage (current epoch {current_epoch}, "
         f"log [{log_start}, {log_end}), epochs the leader knows (epoch: start) "
         f"{known_epochs(batches, current_epoch, log_end, log_start)}):\n  " + "\n  ".join(wrong)
         + f"\n  log: {describe_log(batches)}"

@@ -1,6 +1,6 @@
 """Judgements of what nodes and clients did across a network partition (harness.scenarios.network_splits).
 
-Each takes the scenario's record (harness.histories.records and network_splits: writes with their
+Each takes the scenario's record (harness.histories.text_records and network_splits: writes with their
 acknowledgement, logs read back, answers a cut-off leader gave) and raises AssertionError naming what
 broke the promise; a premise that did not hold ends the check without a verdict (harness.errors:
 `require_target`, `require_scene`).
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from harness.errors import NotSupported, require_scene, require_target
 from harness.histories.network_splits import IsrSample, ZombieFetchFrom, ZombieWrite
-from harness.histories.records import DeliveryReport, LogRecord
+from harness.histories.text_records import DeliveryReport, LogRecord
 
 EPOCH_ERRORS = ("FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.checks.epoch_history import expected_list_offset
+from harness.checks.epoch_lineage import expected_list_offset
 from harness.checks.list_offsets_edges import FIRST_WITH_EPOCH
 from harness.errors import NotSupported, SetupError, TargetRefused
 from harness.histories.leader_answers import ListOffsetsAnswers

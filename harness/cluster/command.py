@@ -360,7 +360,7 @@ def prepare(target: TargetSpec) -> str:
     return f"{'; '.join(parts)} ({nodes})"
 
 
-class Node(Protocol):
+class CommandTargetNode(Protocol):
     """What the cluster uses of a node: a process of ours (CommandNode) or a container (ContainerCommandNode)."""
 
     node_id: int
@@ -407,7 +407,7 @@ class CommandCluster(Cluster):
             make_service(t, self.profile.path, self.log_dir, i) for i, t in enumerate(self.profile.services)
         ]
         node = self.profile.node
-        self.nodes: dict[int, Node] = {
+        self.nodes: dict[int, CommandTargetNode] = {
             i: (ContainerCommandNode(i, free_port(), node.container_port, self.log_dir / f"node-{i}.log")
                 if node.image else
                 CommandNode(i, free_port(), self.workdir / f"node-{i}", self.log_dir / f"node-{i}.log", node.tag_argv0))
@@ -416,7 +416,7 @@ class CommandCluster(Cluster):
         self.values: dict[str, str] = {}
         self.hook_log = self.log_dir / "leader-move.log"
         # Broker id (as Metadata names it) -> node; ids several nodes share -> those nodes.
-        self._by_id: dict[int, Node] = dict(self.nodes)
+        self._by_id: dict[int, CommandTargetNode] = dict(self.nodes)
         self._shared: dict[int, list[int]] = {}
         self._started_services: list[Service] = []
         self._closed = False
@@ -465,7 +465,7 @@ class CommandCluster(Cluster):
         for service in self.services:
             service.serve_containers(gateway, subnet)
 
-    def _configure(self, node: Node) -> None:
+    def _configure(self, node: CommandTargetNode) -> None:
         values = {**self.values, "node_id": str(node.node_id), "port": str(node.port),
                   "container_port": str(node.port)}
         where = f"target profile {self.profile.path}: [node]"
@@ -528,13 +528,13 @@ class CommandCluster(Cluster):
                 node.remove()
         return errors
 
-    def _ready(self, node: Node) -> bool:
+    def _ready(self, node: CommandTargetNode) -> bool:
         if self.profile.node.ready == "port":
             return port_open(HOST, node.port)
         probe.metadata(HOST, node.port, topics=[], timeout=2)
         return True
 
-    def _wait_ready(self, nodes: list[Node], timeout: float) -> None:
+    def _wait_ready(self, nodes: list[CommandTargetNode], timeout: float) -> None:
         """Every node answers (see `ready`); a node or service that exits ends the wait at once."""
         seen: dict[int, str] = {}
 
@@ -596,7 +596,7 @@ class CommandCluster(Cluster):
     def broker_ids(self) -> list[int]:
         return sorted(self._by_id)
 
-    def node(self, broker_id: int) -> Node:
+    def node(self, broker_id: int) -> CommandTargetNode:
         try:
             return self._by_id[broker_id]
         except KeyError:
@@ -610,7 +610,7 @@ class CommandCluster(Cluster):
             )
         raise ClusterError(f"no broker {broker_id}; brokers are {self.broker_ids}")
 
-    def _sharing(self, broker_id: int) -> list[Node]:
+    def _sharing(self, broker_id: int) -> list[CommandTargetNode]:
         """The nodes that all call themselves `broker_id`, if several do."""
         return [self.nodes[n] for n in self._shared.get(broker_id, [])]
 
@@ -718,7 +718,7 @@ class CommandCluster(Cluster):
             )
 
 
-def isolated(node: Node) -> bool:
+def isolated(node: CommandTargetNode) -> bool:
     return isinstance(node, ContainerCommandNode) and node.isolated
 
 

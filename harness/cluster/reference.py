@@ -5,7 +5,7 @@ capability the release has and the target lacks is a regression, so the check FA
 profile's line as its premise, where any other target would end "not supported by this target".
 A capability Apache Kafka never had (KIP-359's CurrentLeaderEpoch in Produce) stays "not supported".
 A release before the one that brought a capability is "not supported", and says so (`predates`): on
-the release history (`tox -e history`, 3.3 to 4.4) every "not supported" of a release carries that line.
+the release line-up (`tox -e releases`, 3.3 to 4.4) every "not supported" of a release carries that line.
 """
 
 from __future__ import annotations

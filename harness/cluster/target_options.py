@@ -89,5 +89,6 @@ def security_from(values: object) -> Security:
 
 def target_from(o: Any) -> TargetSpec:
     """The target the parsed options name (argparse's namespace or pytest's `config.option`)."""
-    return from_options(o.backend, o.kafka_version, o.brokers, o.bootstrap_servers, security_from(o),
+    security = security_from(o)
+    return from_options(o.backend, o.kafka_version, o.brokers, o.bootstrap_servers, security,
                         o.java_clients, o.target, o.target_profile, o.image, o.publish_from)

@@ -20,7 +20,7 @@ so the operations of driver processes on one host are ordered against each other
 Files: one JSON-lines file per process (`<process>.jsonl`), one operation a line, appended and flushed
 as each operation ends, so a driver killed mid-run leaves every operation it finished. The line is the
 flat JSON of `Operation` (`encode`); values are text, so Spark's JSON reader loads the folder without
-Python touching a row (harness.integrity.history_frames).
+Python touching a row (harness.integrity.anomaly_frames).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-from harness.histories.codec import HistoryFormatError
+from harness.histories.json_codec import HistoryFormatError
 
 SUFFIX = ".jsonl"
 

@@ -1,5 +1,5 @@
 """What nodes and clients did across a network partition, beyond the records themselves
-(harness.histories.records): a cut-off leader's answers, and the ISR watched while a follower was fenced.
+(harness.histories.text_records): a cut-off leader's answers, and the ISR watched while a follower was fenced.
 
 harness.scenarios.network_splits builds them; harness.checks.network_splits judges.
 """

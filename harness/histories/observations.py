@@ -7,11 +7,11 @@
 - `OffsetCommit` and `FetchedOffset`: an offset a group was asked to commit, and what OffsetFetch
   returned for it afterwards.
 
-The epoch history of a partition (appends by epoch, each broker's view, an unclean election) is
+The epoch lineage of a partition (appends by epoch, each broker's view, an unclean election) is
 harness.histories.epochs.
 
 A history of a situation (harness/histories/<kip>.py) is a frozen dataclass of these; the codec
-(harness.histories.codec) writes and reads all of them the same way.
+(harness.histories.json_codec) writes and reads all of them the same way.
 """
 
 from __future__ import annotations

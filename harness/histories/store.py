@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness.histories.codec import Json, decode, dumps, untyped
+from harness.histories.json_codec import Json, decode, dumps, untyped
 
 RECORD_ENV = "KCTS_RECORD_CHECKS"
 

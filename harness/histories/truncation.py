@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.histories.client_reactions import ClientRecord
-from harness.histories.codec import OMITTED_AT_DEFAULT
-from harness.histories.records import LogRecord
+from harness.histories.json_codec import OMITTED_AT_DEFAULT
+from harness.histories.text_records import LogRecord
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ How it runs, and why:
   read by an ok poll: an indeterminate send counts only when a read proves it) is the one notion that
   crosses partitions, since a transaction writes several. The writers it can concern are the sends
   that are not ok, few in any history; they are broadcast to one scan of the reads.
-- Every other class but the cycles is local to one partition (`history_partition` has their
+- Every other class but the cycles is local to one partition (`anomaly_partition` has their
   definitions): Spark gathers each partition's sends and reads once (one cogroup) and judges them
   together there, with sorted arrays. One shuffle of each side in all, where a plan of joins and
   windows per class took a shuffle or a sort per class and per shared frame (57x a plain read of the
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.histories.history import Outcome
-from harness.integrity.history_frames import HistoryFrames
-from harness.integrity.history_partition import (
+from harness.integrity.anomaly_frames import HistoryFrames
+from harness.integrity.anomaly_partition import (
     CASE_WIRE_SCHEMA,
     EXAMPLES,
     OP_FIELDS,
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, Row
 
 
-class HistoryAnomaly(StrEnum):
+class JepsenAnomaly(StrEnum):
     """Jepsen's error names (the keys of `analysis`'s :errors)."""
 
     INCONSISTENT_OFFSETS = "inconsistent-offsets"
@@ -85,7 +85,7 @@ class OpRef:
 
 @dataclass(frozen=True)
 class Case:
-    kind: HistoryAnomaly
+    kind: JepsenAnomaly
     topic: str | None
     partition: int | None
     offset: int | None
@@ -100,11 +100,11 @@ class Case:
 
 
 @dataclass(frozen=True)
-class HistoryFindings:
-    counts: Mapping[HistoryAnomaly, int]
-    examples: Mapping[HistoryAnomaly, tuple[Case, ...]]
+class AnomalyFindings:
+    counts: Mapping[JepsenAnomaly, int]
+    examples: Mapping[JepsenAnomaly, tuple[Case, ...]]
 
-    def count(self, kind: HistoryAnomaly) -> int:
+    def count(self, kind: JepsenAnomaly) -> int:
         return self.counts.get(kind, 0)
 
     @property
@@ -145,14 +145,14 @@ def committed_sends(history: HistoryFrames) -> DataFrame:
 
 
 def partition_cases(history: HistoryFrames, read_committed: bool = True) -> DataFrame:
-    """Every per-partition class (`history_partition`): one cogroup of each partition's sends and
+    """Every per-partition class (`anomaly_partition`): one cogroup of each partition's sends and
     reads, or, for a history in `write_parquet`'s layout, each partition's directory read in place."""
     from pyspark.sql import functions as F
 
     if history.folder is not None:
         return in_place_cases(history, read_committed)
     # Fresh column identities on each side: both may come from one frame of operations
-    # (`history_frames.frames`), and a cogroup of a frame with itself is ambiguous to Spark.
+    # (`anomaly_frames.frames`), and a cogroup of a frame with itself is ambiguous to Spark.
     sends = committed_sends(history).select(*(F.col(c).alias(c) for c in ("topic", "partition", *SEND_INPUT)))
     reads = history.reads.select(*(F.col(c).alias(c) for c in ("topic", "partition", *READ_INPUT)))
 
@@ -234,24 +234,24 @@ def _ranked(cases: DataFrame, examples: int, by: tuple[str, ...]) -> list[Row]:
     return ranked.orderBy(*by, "rk").collect()
 
 
-def _findings(rows: list[Row]) -> HistoryFindings:
-    counts: dict[HistoryAnomaly, int] = {}
-    found: dict[HistoryAnomaly, list[Case]] = {}
+def _findings(rows: list[Row]) -> AnomalyFindings:
+    counts: dict[JepsenAnomaly, int] = {}
+    found: dict[JepsenAnomaly, list[Case]] = {}
     for row in rows:
-        kind = HistoryAnomaly(row["kind"])
+        kind = JepsenAnomaly(row["kind"])
         counts[kind] = int(row["n"])
         ops = tuple(OpRef(**o.asDict()) for o in row["ops"])
         found.setdefault(kind, []).append(
             Case(kind, row["topic"], row["partition"], row["offset"], row["value"], row["detail"], ops))
-    return HistoryFindings(counts, {k: tuple(v) for k, v in found.items()})
+    return AnomalyFindings(counts, {k: tuple(v) for k, v in found.items()})
 
 
-def summarize(cases: DataFrame, examples: int = EXAMPLES) -> HistoryFindings:
+def summarize(cases: DataFrame, examples: int = EXAMPLES) -> AnomalyFindings:
     """Counts per class and the first `examples` of each (by topic, partition, offset), in one job."""
     return _findings(_ranked(cases, examples, ("kind",)))
 
 
-def summarize_by_topic(cases: DataFrame, examples: int = EXAMPLES) -> dict[str, HistoryFindings]:
+def summarize_by_topic(cases: DataFrame, examples: int = EXAMPLES) -> dict[str, AnomalyFindings]:
     """The same per topic: every check is local to a partition and a process, so histories on
     different topics (and processes) are judged apart in one query."""
     rows: dict[str, list[Row]] = {}
@@ -260,8 +260,8 @@ def summarize_by_topic(cases: DataFrame, examples: int = EXAMPLES) -> dict[str, 
     return {topic: _findings(r) for topic, r in rows.items()}
 
 
-def check_history(history: HistoryFrames, read_committed: bool = True, examples: int = EXAMPLES,
-                  with_cycles: bool = False) -> HistoryFindings:
+def check_anomalies(history: HistoryFrames, read_committed: bool = True, examples: int = EXAMPLES,
+                  with_cycles: bool = False) -> AnomalyFindings:
     """Every class over a history; `read_committed` False when its consumers read uncommitted records
     (then only Jepsen's own-transaction precommitted read applies)."""
     return summarize(all_cases(history, read_committed, with_cycles), examples)
@@ -342,14 +342,14 @@ def cycles(p: Prepared) -> DataFrame:
     scc = pairs.join(back, ["src", "dst"]).groupBy("src").agg(F.min("dst").alias("scc")).withColumnRenamed(
         "src", "node")
     cyclic = reach.filter(F.col("src") == F.col("dst")).select(
-        F.col("src").alias("node"), F.when(F.col("wr"), F.lit(HistoryAnomaly.G1C.value))
-        .otherwise(F.lit(HistoryAnomaly.G0.value)).alias("kind")).join(scc, "node")
+        F.col("src").alias("node"), F.when(F.col("wr"), F.lit(JepsenAnomaly.G1C.value))
+        .otherwise(F.lit(JepsenAnomaly.G0.value)).alias("kind")).join(scc, "node")
     comp = cyclic.groupBy("kind", "scc").agg(F.array_sort(F.collect_set("node")).alias("nodes"))
     # The edges inside each component (a G0 case shows only its ww edges) name its operations.
     inner = (edges.join(scc.withColumnRenamed("node", "src"), "src")
              .join(scc.select(F.col("node").alias("dst"), F.col("scc").alias("dscc")), "dst")
              .filter(F.col("scc") == F.col("dscc")))
-    named = comp.join(inner, "scc").filter((F.col("kind") == HistoryAnomaly.G1C.value) | ~F.col("wr"))
+    named = comp.join(inner, "scc").filter((F.col("kind") == JepsenAnomaly.G1C.value) | ~F.col("wr"))
     cases = named.groupBy("kind", "scc", "nodes").agg(F.flatten(F.collect_list(F.array("a", "b"))).alias("ops"))
     return cases.select(
         F.col("kind"), F.col("ops")[0]["topic"].alias("topic"), F.col("ops")[0]["partition"].alias("partition"),

@@ -87,8 +87,8 @@ READ_SCHEMA = ddl(_READS)
 class HistoryFrames:
     sends: DataFrame
     reads: DataFrame
-    # Set when both come from `write_parquet`'s layout: the history checks then read each
-    # partition's directory in place instead of gathering it by a shuffle (history_checks).
+    # Set when both come from `write_parquet`'s layout: the anomaly checks then read each
+    # partition's directory in place instead of gathering it by a shuffle (anomaly_checks).
     folder: str | None = None
 
 

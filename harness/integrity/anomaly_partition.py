@@ -3,7 +3,7 @@
 Every class here but must-have-committed? is local to one partition (and, for the poll and send
 orders, to one process within it): Jepsen's keys are partitions, and its version order is one
 partition's. So Spark gathers each partition's sends and reads once (one cogroup, in
-`history_checks.all_cases`) and this module judges them together with numpy over Arrow, sorted
+`anomaly_checks.all_cases`) and this module judges them together with numpy over Arrow, sorted
 arrays instead of a shuffle, join or sort per class. Whether an indeterminate writer was proven by
 a read on another partition is decided before, in Spark, and arrives as `committed`.
 
@@ -42,6 +42,8 @@ jepsen-io/jepsen), named after its functions:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
 OK, FAIL = "ok", "fail"
 EXAMPLES = 8  # Jepsen's condense-error keeps 8: examples per class, and operations per case that gathers many
 OP_FIELDS = ("role", "process", "start_ns", "end_ns", "txn", "topic", "partition", "offset", "value")
-# What Spark hands each side (history_checks.all_cases); `offset` and `commit_ns` may be null.
+# What Spark hands each side (anomaly_checks.all_cases); `offset` and `commit_ns` may be null.
 SEND_INPUT = ("process", "start_ns", "end_ns", "txn", "offset", "value", "status", "commit_ns", "committed")
 READ_INPUT = ("process", "start_ns", "end_ns", "txn", "outcome", "pos", "offset", "value")
 CASE_WIRE_SCHEMA = ("kind string, topic string, partition int, offset bigint, value string, detail string, "
@@ -246,137 +248,227 @@ def judge(key: tuple[Any, ...], sends_table: pa.Table, reads_table: pa.Table, re
     """Every per-partition case of one (topic, partition): the cogroup's function. Values,
     transactions and processes become integer codes, so every class is a sort, a scatter or a
     searchsorted over arrays; Python touches only the rows of a case."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    p = _Partition.of(sends_table, reads_table)
+    log = _Log.of(p)
+    out = _Cases(key[0].as_py(), key[1].as_py(), sends_table, reads_table)
+    _inconsistent_offsets(log, p, out)
+    _duplicates(log, p, out)
+    _aborted_reads(p, out)
+    _lost_writes(log, p, out)
+    _unseen(p, out)
+    _precommitted_reads(p, out, read_committed)
+    _poll_order(log, p, out)
+    _send_order(log, p, out)
+    return out.table()
 
-    topic, partition = key[0].as_py(), key[1].as_py()
-    s, r = _Side(sends_table), _Side(reads_table)
-    out = _Cases(topic, partition, sends_table, reads_table)
 
-    values = pa.chunked_array([*sends_table.column("value").cast(pa.string()).chunks,
-                               *reads_table.column("value").cast(pa.string()).chunks], pa.string())
-    codes, null, value_of = value_codes(values)
-    sv, rv = codes[:s.n], codes[s.n:]
-    ncode = null + 1
+@dataclass(frozen=True)
+class _Partition:
+    """One partition's sends and reads as numpy arrays, what every class reads of them: values and
+    transactions as integer codes (`sv`, `rv`, `s_txn`, `r_txn`; -1 no transaction), the sends' and
+    polls' outcomes as flags."""
 
-    txns = _codes(_encoded(sends_table.column("txn"), reads_table.column("txn")))
-    s_txn, r_txn = txns[:s.n], txns[s.n:]
-    status = sends_table.column("status")
-    s_ok, s_fail = s.flags(pc.equal(status, OK)), s.flags(pc.equal(status, FAIL))
-    committed = s.flags(sends_table.column("committed"))
-    commit_ns, has_commit = s.ints("commit_ns"), s.flags(pc.is_valid(sends_table.column("commit_ns")))
-    r_ok = r.flags(pc.equal(reads_table.column("outcome"), OK))
-    r_pos = r.ints("pos")
+    sends_table: pa.Table
+    s: _Side
+    r: _Side
+    sv: Any
+    rv: Any
+    null: int  # the code of a null value
+    value_of: Callable[[int], str | None]
+    s_txn: Any
+    r_txn: Any
+    s_ok: Any
+    s_fail: Any
+    committed: Any  # must-have-committed?, decided before (see the module docstring)
+    commit_ns: Any
+    has_commit: Any
+    r_ok: Any
+    r_pos: Any
+    read_ok: Any  # per value code: some ok poll read it
 
-    # The log: committed sends with an offset, then every poll's record.
-    logged = committed & s.has_offset
-    log_off = np.concatenate([s.offset[logged], r.offset])
-    log_code = np.concatenate([sv[logged], rv])
-    log_role = np.concatenate([np.zeros(int(logged.sum()), dtype=bool), np.ones(r.n, dtype=bool)])
-    log_row = np.concatenate([s.rows[logged], r.rows])
-    offsets, _ = _unique(log_off)
-    position = _positions(offsets)
+    @property
+    def ncode(self) -> int:
+        return self.null + 1
 
-    def log_ops(rows: Any) -> list[tuple[str, int]]:
-        return [("poll" if log_role[i] else "send", log_row[i]) for i in rows[:EXAMPLES]]
+    def matchable(self, codes: Any) -> Any:
+        """`codes` for `_matches`: a null value matches nothing."""
+        return _np().where(codes == self.null, -1, codes)
 
-    # inconsistent-offsets: an offset held by two values
-    held = log_code != null
-    pairs, _ = _unique(log_off[held] * ncode + log_code[held])
-    pair_off = pairs // ncode
+    @staticmethod
+    def of(sends_table: pa.Table, reads_table: pa.Table) -> _Partition:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        s, r = _Side(sends_table), _Side(reads_table)
+        values = pa.chunked_array([*sends_table.column("value").cast(pa.string()).chunks,
+                                   *reads_table.column("value").cast(pa.string()).chunks], pa.string())
+        codes, null, value_of = value_codes(values)
+        sv, rv = codes[:s.n], codes[s.n:]
+        txns = _codes(_encoded(sends_table.column("txn"), reads_table.column("txn")))
+        status = sends_table.column("status")
+        r_ok = r.flags(pc.equal(reads_table.column("outcome"), OK))
+        read_ok = _np().zeros(null + 1, dtype=bool)
+        read_ok[rv[r_ok]] = True
+        read_ok[null] = False
+        return _Partition(
+            sends_table, s, r, sv, rv, null, value_of, txns[:s.n], txns[s.n:],
+            s.flags(pc.equal(status, OK)), s.flags(pc.equal(status, FAIL)), s.flags(sends_table.column("committed")),
+            s.ints("commit_ns"), s.flags(pc.is_valid(sends_table.column("commit_ns"))), r_ok, r.ints("pos"), read_ok)
+
+
+@dataclass(frozen=True)
+class _Log:
+    """Jepsen's version order of the partition: every (offset, value) that a committed send's
+    acknowledgement or any poll saw, a row each (`off`, `code`; `role` True for a poll, `row` in its
+    side), with each value's span (`first` and `last` offset, `present` where it was seen at all)
+    and the position of an offset (`position`)."""
+
+    off: Any
+    code: Any
+    role: Any
+    row: Any
+    position: Callable[[Any], Any]
+    first: Any
+    last: Any
+    present: Any
+
+    def ops(self, rows: Any) -> list[tuple[str, int]]:
+        """The operations behind log rows, the first EXAMPLES of them."""
+        return [("poll" if self.role[i] else "send", self.row[i]) for i in rows[:EXAMPLES]]
+
+    @staticmethod
+    def of(p: _Partition) -> _Log:
+        np = _np()
+        s, r = p.s, p.r
+        logged = p.committed & s.has_offset
+        off = np.concatenate([s.offset[logged], r.offset])
+        code = np.concatenate([p.sv[logged], p.rv])
+        role = np.concatenate([np.zeros(int(logged.sum()), dtype=bool), np.ones(r.n, dtype=bool)])
+        row = np.concatenate([s.rows[logged], r.rows])
+        offsets, _ = _unique(off)
+        first = np.full(p.ncode, np.iinfo(np.int64).max)
+        last = np.full(p.ncode, np.iinfo(np.int64).min)
+        np.minimum.at(first, code, off)
+        np.maximum.at(last, code, off)
+        present = np.zeros(p.ncode, dtype=bool)
+        present[code] = True
+        return _Log(off, code, role, row, _positions(offsets), first, last, present)
+
+
+def _inconsistent_offsets(log: _Log, p: _Partition, out: _Cases) -> None:
+    """inconsistent-offsets: an offset held by two values."""
+    held = log.code != p.null
+    pairs, _ = _unique(log.off[held] * p.ncode + log.code[held])
+    pair_off = pairs // p.ncode
     at, count = _unique(pair_off)
     if (count > 1).any():
-        order, ranked = _ranges(log_off)
+        order, ranked = _ranges(log.off)
         for o in at[count > 1]:
-            held_values = sorted(value_of(c) for c in pairs[pair_off == o] % ncode)
+            held_values = sorted(p.value_of(c) for c in pairs[pair_off == o] % p.ncode)
             out.add("inconsistent-offsets", int(o), ",".join(held_values), "offset holds " + ", ".join(held_values),
-                    log_ops(_slice(order, ranked, int(o))))
+                    log.ops(_slice(order, ranked, int(o))))
 
-    # duplicate: one value at two offsets (its span: the first and last offset it was seen at)
-    first = np.full(ncode, np.iinfo(np.int64).max)
-    last = np.full(ncode, np.iinfo(np.int64).min)
-    np.minimum.at(first, log_code, log_off)
-    np.maximum.at(last, log_code, log_off)
-    present = np.zeros(ncode, dtype=bool)
-    present[log_code] = True
-    twice = np.flatnonzero(present & (first != last))
+
+def _duplicates(log: _Log, p: _Partition, out: _Cases) -> None:
+    """duplicate: one value at two offsets (its span: the first and last offset it was seen at)."""
+    twice = _np().flatnonzero(log.present & (log.first != log.last))
     if len(twice):
-        order, ranked = _ranges(log_code)
+        order, ranked = _ranges(log.code)
         for c in twice:
             rows = _slice(order, ranked, int(c))
-            offs = sorted({int(o) for o in log_off[rows]})
-            out.add("duplicate", offs[0], value_of(c), "value at offsets " + ", ".join(map(str, offs)), log_ops(rows))
+            offs = sorted({int(o) for o in log.off[rows]})
+            out.add("duplicate", offs[0], p.value_of(c), "value at offsets " + ", ".join(map(str, offs)),
+                    log.ops(rows))
 
-    read_ok = np.zeros(ncode, dtype=bool)
-    read_ok[rv[r_ok]] = True
-    read_ok[null] = False
-    sv_m = np.where(sv == null, -1, sv)  # for joins: a null value matches nothing
-    rv_m = np.where(rv == null, -1, rv)
 
-    # G1a: an ok poll read a failed writer's value
-    for i, j in zip(*_matches(rv_m, r.rows[r_ok], sv_m, s.rows[s_fail]), strict=True):
-        wtxn = sends_table.column("txn")[int(j)].as_py() or "(no txn)"
-        out.add("G1a", r.offset[i], value_of(rv[i]), f"read a value of aborted or failed writer {wtxn}",
+def _aborted_reads(p: _Partition, out: _Cases) -> None:
+    """G1a: an ok poll read a failed writer's value."""
+    s, r = p.s, p.r
+    for i, j in zip(*_matches(p.matchable(p.rv), r.rows[p.r_ok], p.matchable(p.sv), s.rows[p.s_fail]), strict=True):
+        wtxn = p.sends_table.column("txn")[int(j)].as_py() or "(no txn)"
+        out.add("G1a", r.offset[i], p.value_of(p.rv[i]), f"read a value of aborted or failed writer {wtxn}",
                 [("send", j), ("poll", i)])
 
-    # lost-write, below the bound of the highest first offset of a value an ok poll read
-    if read_ok.any():
-        bound = int(first[read_ok].max())
-        at_bound = r.rows[r_ok & (r.offset == bound)]
-        max_read = [("poll", at_bound[np.argmin(r.start[at_bound])])] if len(at_bound) else []
-        owed = present & (last <= bound) & ~read_ok
-        owed[null] = False
-        for j in np.flatnonzero(committed & owed[sv]):
-            f = int(first[sv[j]])
-            out.add("lost-write", f, value_of(sv[j]),
-                    f"committed at offset {f}, at or below offset {bound} that a poll read; never read",
-                    [("send", j), *max_read])
 
-    # unseen: acknowledged (ok), never polled by an ok poll
-    for j in np.flatnonzero(s_ok & ~read_ok[sv]):
-        out.add("unseen", s.offset[j] if s.has_offset[j] else None, value_of(sv[j]), "acknowledged, never polled",
+def _lost_writes(log: _Log, p: _Partition, out: _Cases) -> None:
+    """lost-write, below the bound of the highest first offset of a value an ok poll read."""
+    np = _np()
+    if not p.read_ok.any():
+        return
+    r = p.r
+    bound = int(log.first[p.read_ok].max())
+    at_bound = r.rows[p.r_ok & (r.offset == bound)]
+    max_read = [("poll", at_bound[np.argmin(r.start[at_bound])])] if len(at_bound) else []
+    owed = log.present & (log.last <= bound) & ~p.read_ok
+    owed[p.null] = False
+    for j in np.flatnonzero(p.committed & owed[p.sv]):
+        f = int(log.first[p.sv[j]])
+        out.add("lost-write", f, p.value_of(p.sv[j]),
+                f"committed at offset {f}, at or below offset {bound} that a poll read; never read",
+                [("send", j), *max_read])
+
+
+def _unseen(p: _Partition, out: _Cases) -> None:
+    """unseen: acknowledged (ok), never polled by an ok poll."""
+    s = p.s
+    for j in _np().flatnonzero(p.s_ok & ~p.read_ok[p.sv]):
+        out.add("unseen", s.offset[j] if s.has_offset[j] else None, p.value_of(p.sv[j]), "acknowledged, never polled",
                 [("send", j)])
 
-    # precommitted-read: a transaction read its own write, or a poll ended before the commit began
-    i, j = _matches(rv_m, r.rows, sv_m, s.rows[(s_txn >= 0) & ~s_fail])
-    own = (r_txn[i] >= 0) & (r_txn[i] == s_txn[j])
-    early = (has_commit[j] & (r.end[i] < commit_ns[j])) if read_committed else np.zeros(len(i), dtype=bool)
+
+def _precommitted_reads(p: _Partition, out: _Cases, read_committed: bool) -> None:
+    """precommitted-read: a transaction read its own write, or a poll ended before the commit began."""
+    np = _np()
+    s, r = p.s, p.r
+    i, j = _matches(p.matchable(p.rv), r.rows, p.matchable(p.sv), s.rows[(p.s_txn >= 0) & ~p.s_fail])
+    own = (p.r_txn[i] >= 0) & (p.r_txn[i] == p.s_txn[j])
+    early = (p.has_commit[j] & (r.end[i] < p.commit_ns[j])) if read_committed else np.zeros(len(i), dtype=bool)
     for k in np.flatnonzero(own | early):
-        wtxn = sends_table.column("txn")[int(j[k])].as_py()
+        wtxn = p.sends_table.column("txn")[int(j[k])].as_py()
         detail = (f"transaction {wtxn} polled its own write" if own[k]
                   else f"polled before transaction {wtxn} began to commit")
-        out.add("precommitted-read", r.offset[i[k]], value_of(rv[i[k]]), detail, [("send", j[k]), ("poll", i[k])])
+        out.add("precommitted-read", r.offset[i[k]], p.value_of(p.rv[i[k]]), detail, [("send", j[k]), ("poll", i[k])])
 
-    # poll order, per process: each ok-read record against the one read before it
-    ok_rows = r.rows[r_ok]
-    o = ok_rows[np.lexsort((r_pos[ok_rows], r.start[ok_rows], r.process[ok_rows]))]
-    if len(o) > 1:
-        idx = position(r.offset[o])
-        cur, prev = o[1:], o[:-1]
-        delta = idx[1:] - idx[:-1]
-        same_process = r.process[cur] == r.process[prev]
-        same_poll = r.start[cur] == r.start[prev]
-        for k in np.flatnonzero(same_process & (delta != 1)):
-            kind = ("int-" if same_poll[k] else "") + ("poll-skip" if delta[k] > 1 else "nonmonotonic-poll")
-            out.add(kind, r.offset[cur[k]], value_of(rv[cur[k]]),
-                    f"offset {r.offset[cur[k]]} after offset {r.offset[prev[k]]}: {delta[k]} position(s) on",
-                    [("poll", prev[k]), ("poll", cur[k])])
 
-    # send order, per process: each send that did not fail, its value at its first offset
-    sent = s.rows[~s_fail & (sv != null) & present[sv]]
+def _poll_order(log: _Log, p: _Partition, out: _Cases) -> None:
+    """poll-skip and nonmonotonic-poll (int- within one poll), per process: each ok-read record
+    against the one read before it."""
+    np = _np()
+    r = p.r
+    ok_rows = r.rows[p.r_ok]
+    o = ok_rows[np.lexsort((p.r_pos[ok_rows], r.start[ok_rows], r.process[ok_rows]))]
+    if len(o) <= 1:
+        return
+    idx = log.position(r.offset[o])
+    cur, prev = o[1:], o[:-1]
+    delta = idx[1:] - idx[:-1]
+    same_process = r.process[cur] == r.process[prev]
+    same_poll = r.start[cur] == r.start[prev]
+    for k in np.flatnonzero(same_process & (delta != 1)):
+        kind = ("int-" if same_poll[k] else "") + ("poll-skip" if delta[k] > 1 else "nonmonotonic-poll")
+        out.add(kind, r.offset[cur[k]], p.value_of(p.rv[cur[k]]),
+                f"offset {r.offset[cur[k]]} after offset {r.offset[prev[k]]}: {delta[k]} position(s) on",
+                [("poll", prev[k]), ("poll", cur[k])])
+
+
+def _send_order(log: _Log, p: _Partition, out: _Cases) -> None:
+    """nonmonotonic-send (int- within one transaction), per process: each send that did not fail,
+    its value at its first offset, against the one sent before it."""
+    np = _np()
+    s = p.s
+    sent = s.rows[~p.s_fail & (p.sv != p.null) & log.present[p.sv]]
     q = sent[np.lexsort((s.start[sent], s.process[sent]))]
-    if len(q) > 1:
-        placed = first[sv[q]]
-        idx = position(placed)
-        cur, prev = q[1:], q[:-1]
-        back = (s.process[cur] == s.process[prev]) & (idx[1:] <= idx[:-1])
-        same_txn = (s_txn[cur] >= 0) & (s_txn[cur] == s_txn[prev])
-        for k in np.flatnonzero(back):
-            out.add(("int-" if same_txn[k] else "") + "nonmonotonic-send", placed[k + 1], value_of(sv[cur[k]]),
-                    f"sent after a value at offset {placed[k]}, placed at offset {placed[k + 1]}",
-                    [("send", prev[k]), ("send", cur[k])])
-    return out.table()
+    if len(q) <= 1:
+        return
+    placed = log.first[p.sv[q]]
+    idx = log.position(placed)
+    cur, prev = q[1:], q[:-1]
+    back = (s.process[cur] == s.process[prev]) & (idx[1:] <= idx[:-1])
+    same_txn = (p.s_txn[cur] >= 0) & (p.s_txn[cur] == p.s_txn[prev])
+    for k in np.flatnonzero(back):
+        out.add(("int-" if same_txn[k] else "") + "nonmonotonic-send", placed[k + 1], p.value_of(p.sv[cur[k]]),
+                f"sent after a value at offset {placed[k]}, placed at offset {placed[k + 1]}",
+                [("send", prev[k]), ("send", cur[k])])
 
 
 def _encoded(*columns: Any) -> pa.ChunkedArray:
@@ -410,10 +502,10 @@ def _directory(path: str | None, columns: list[str], schema: pa.Schema) -> pa.Ta
 
 def _schema(columns: tuple[str, ...]) -> pa.Schema:
     """The Arrow types of `columns` of a history's sends or reads, from the schemas it is written with
-    (`history_frames.SEND_SCHEMA`, `READ_SCHEMA`); FEW_VALUES dictionary-encoded."""
+    (`anomaly_frames.SEND_SCHEMA`, `READ_SCHEMA`); FEW_VALUES dictionary-encoded."""
     import pyarrow as pa
 
-    from harness.integrity.history_frames import READ_SCHEMA, SEND_SCHEMA
+    from harness.integrity.anomaly_frames import READ_SCHEMA, SEND_SCHEMA
 
     arrow = {"string": pa.string(), "bigint": pa.int64(), "int": pa.int32()}
     types = {name: arrow[kind] for ddl in (SEND_SCHEMA, READ_SCHEMA)

@@ -1,8 +1,8 @@
-"""What a check's history checks found, as the run keeps it and a reader sees it: per anomaly class its
-count and first examples (harness.integrity.history_checks), and the history's timeline
+"""What a check's anomaly checks found, as the run keeps it and a reader sees it: per anomaly class its
+count and first examples (harness.integrity.anomaly_checks), and the history's timeline
 (harness.integrity.timeline_plot).
 
-Three files beside the history they judge, `<name>.history.json` (for machines), `<name>.history.txt`
+Three files beside the history they judge, `<name>.anomalies.json` (for machines), `<name>.anomalies.txt`
 (for people) and `<name>.timeline.png`, each attached to the check's Allure result; the check's entry
 in results.json names them with the counts (harness.reports.results), and the matrix page shows the
 counts in the check's cell.
@@ -23,20 +23,20 @@ from harness.integrity import timeline_plot
 from harness.integrity.timeline_plot import NemesisEvent
 
 if TYPE_CHECKING:  # types only: the report is written without Spark or the judge's numpy and Arrow
-    from harness.integrity.history_checks import Case, HistoryFindings
+    from harness.integrity.anomaly_checks import AnomalyFindings, Case
 
 
 @dataclass(frozen=True)
-class HistoryReport:
+class AnomalyReport:
     """One judged history: its name (what it stands for: a scene, a topic), where it is, how many
     operations it holds, the findings, and the files written of them."""
 
     name: str
     history: Path  # the folder of its process files
     operations: int
-    findings: HistoryFindings
-    report: Path  # <name>.history.json
-    text: Path  # <name>.history.txt
+    findings: AnomalyFindings
+    report: Path  # <name>.anomalies.json
+    text: Path  # <name>.anomalies.txt
     plot: Path | None  # <name>.timeline.png; None when it could not be drawn (the reason is in the text)
 
     @property
@@ -50,7 +50,7 @@ def case_json(case: Case) -> dict[str, object]:
             "detail": case.detail, "ops": [asdict(o) for o in case.ops]}
 
 
-def to_json(report: HistoryReport) -> dict[str, object]:
+def to_json(report: AnomalyReport) -> dict[str, object]:
     f = report.findings
     return {
         "name": report.name, "history": str(report.history), "operations": report.operations,
@@ -60,11 +60,11 @@ def to_json(report: HistoryReport) -> dict[str, object]:
     }
 
 
-def summary(report: HistoryReport, note: str = "") -> str:
+def summary(report: AnomalyReport, note: str = "") -> str:
     """The findings to read: a line per class with its count, then each class's first examples."""
     f = report.findings
     found = report.counts
-    lines = [f"History checks of {report.name}: "
+    lines = [f"Anomaly checks of {report.name}: "
              + (", ".join(f"{k} {n}" for k, n in found.items()) if found else "nothing found"),
              f"history: {report.history} ({report.operations} operations)"]
     if report.plot is not None:
@@ -83,9 +83,9 @@ def file_stem(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-")[:150] or "history"
 
 
-def write(name: str, findings: HistoryFindings, ops: Sequence[Operation], history: Path,
+def write(name: str, findings: AnomalyFindings, ops: Sequence[Operation], history: Path,
           events: Sequence[NemesisEvent] = (), out_dir: Path | None = None,
-          max_per_lane: int = timeline_plot.MAX_PER_LANE) -> HistoryReport:
+          max_per_lane: int = timeline_plot.MAX_PER_LANE) -> AnomalyReport:
     """The three files of `findings` over `ops` (the history in `history`, read back), written into
     `out_dir` (the history's folder unless told) and attached to the running check's Allure result."""
     out = out_dir or history
@@ -101,12 +101,12 @@ def write(name: str, findings: HistoryFindings, ops: Sequence[Operation], histor
     except (OSError, ValueError, RuntimeError) as exc:
         # A picture that cannot be drawn must not hide the findings: they are written all the same.
         note, plot = f"timeline not drawn: {type(exc).__name__}: {exc}", None
-    report = HistoryReport(name, history, len(ops), findings, out / f"{stem}.history.json",
-                           out / f"{stem}.history.txt", plot)
+    report = AnomalyReport(name, history, len(ops), findings, out / f"{stem}.anomalies.json",
+                           out / f"{stem}.anomalies.txt", plot)
     report.report.write_text(json.dumps(to_json(report), indent=1))
     report.text.write_text(summary(report, note))
-    attach.file(report.text, f"history checks of {name}: count and first examples per class")
-    attach.file(report.report, f"history checks of {name} (JSON)", "json")
+    attach.file(report.text, f"anomaly checks of {name}: count and first examples per class")
+    attach.file(report.report, f"anomaly checks of {name} (JSON)", "json")
     if report.plot is not None:
         attach.file(report.plot, f"history timeline of {name}", "png")
     return report

@@ -46,7 +46,7 @@ from harness.integrity.record_pass import (
     record_pass_in_place,
     unbits,
 )
-from harness.workload.history import IdRange, TxnOutcome
+from harness.workload.write_log import IdRange, TxnOutcome
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -319,9 +319,6 @@ def check(
     """Run every check over `records` (topic, partition, offset, raw: as `read.read_values` gives
     them, or `InPlace`) and the parsed `uncommitted` evidence; return the findings (counts,
     samples, totals) and the cached anomaly rows."""
-    import numpy as np
-    from pyspark.sql import functions as F
-
     spark = records.sparkSession if not isinstance(records, InPlace) else _active()
     timings: dict[str, float] = {}
     t0 = time.monotonic()
@@ -331,78 +328,127 @@ def check(
     with ThreadPoolExecutor(1) as pool:
         in_log_future = pool.submit(_in_log, uncommitted, expect) if uncommitted is not None else None
         progress.status("checker (Spark): reading every output record and judging each partition")
-        summary = [Summary.COUNT.value, Summary.SEEN.value, Summary.SPAN.value]
-
-        def first_pass(records: DataFrame | InPlace) -> tuple[DataFrame, Merged]:
-            passed = judged(records, plan, spark).persist()
-            return passed, merge(passed.where(F.col("kind").isin(summary)).collect(), expect.topics, plan.domain)
-
-        passed, merged = first_pass(records)
-        if merged.interleaved:
-            # Offsets of one partition dealt to tasks in turn (not how Spark reads Kafka or Parquet,
-            # nor how `read.write_values` rolls files): a key's records are then adjacent in no
-            # task, so each partition is gathered first.
-            passed.unpersist()
-            records = (InPlace(records.folder, whole=True) if isinstance(records, InPlace)
-                       else records.repartition("topic", "partition"))
-            passed, merged = first_pass(records)
+        records, passed, merged = _first_pass(records, plan, expect, spark)
         timings["record_pass_s"] = round(time.monotonic() - t0, 3)
 
         t1 = time.monotonic()
         progress.status("checker (Spark): naming duplicated and lost records")
-        committed = id_mask(expect.of(TxnOutcome.COMMITTED), plan.domain)
-        present = {t: int((held & committed).sum()) for t, held in merged.seen.items()}
         missing = missing_ids(merged, expect, plan.domain)
-        copies = passed.where(F.col("kind") == Summary.COPY.value)
-        wanted = {t: across for t, across in merged.across.items() if across.any()}
-        if missing:
-            # The input records of every missing id: where it came from, for `_attribute`.
-            needed = np.zeros(plan.domain, dtype=bool)
-            for ids in missing.values():
-                needed[ids] = True
-            for t in expect.inputs:
-                wanted[t] = wanted.get(t, needed) | needed
-        if wanted:
-            again = PassPlan.of(expect.ranges, {t: packed(w) for t, w in wanted.items()})
-            copies = copies.unionByName(judged(records, again, spark).where(F.col("kind") == Summary.COPY.value))
-        copies = numbered(copies).persist()
-        parts = [passed.where(F.col("kind").isin([a.value for a in (
-            Anomaly.CHECKSUM_MISMATCH, Anomaly.ABORTED_VISIBLE, Anomaly.UNEXPECTED)])).select(*ANOMALY_COLUMNS)]
-        parts.append(_rows(copies.where((F.col("copy") == 1) & (F.col("n") > 1)), Anomaly.DUPLICATE, F.concat(
-            F.col("n"), F.lit(" copies, offsets "), F.col("offset"), F.lit(" .. "), F.col("last_offset"))))
-        # Later copies of a duplicated id are the duplicate's evidence, not an order violation too.
-        later = copies.where(F.col("copy") > 1).select("topic", "partition", "offset")
-        order = passed.where(F.col("kind") == Anomaly.ORDER_VIOLATION.value).select(*ANOMALY_COLUMNS)
-        across_tasks = stitched(spark, passed, merged.split)
-        if across_tasks is not None:
-            order = order.unionByName(across_tasks)
-        parts.append(order.join(later, ["topic", "partition", "offset"], "left_anti").select(*ANOMALY_COLUMNS))
-        if missing:
-            parts.append(_attribute(id_runs(spark, missing), copies, expect, writes))
-        anomalies = reduce(lambda a, b: a.unionByName(b), parts).persist()
+        copies = _copies(records, passed, merged, missing, expect, plan, spark)
+        anomalies = _anomaly_rows(passed, copies, merged, missing, expect, writes, spark)
         counts, per_topic, samples = _summarize(anomalies)
         timings["anomalies_s"] = round(time.monotonic() - t1, 3)
         t2 = time.monotonic()
         progress.status("checker (Spark): reading the uncommitted log for aborted records")
-        in_log = in_log_future.result() if in_log_future is not None else {}
+        in_log = in_log_future.result() if in_log_future is not None else None
         timings["read_uncommitted_wait_s"] = round(time.monotonic() - t2, 3)
-    totals = [
+    totals = _totals(expect, merged, plan, per_topic, in_log)
+    copies.unpersist()
+    passed.unpersist()
+    timings["check_s"] = round(time.monotonic() - t0, 3)
+    return Findings(counts, samples, totals, expect.windows, timings), anomalies
+
+
+def _first_pass(
+    records: DataFrame | InPlace, plan: PassPlan, expect: Expectation, spark: SparkSession,
+) -> tuple[DataFrame | InPlace, DataFrame, Merged]:
+    """`record_pass` over every record (persisted) and its summaries merged, with the records as
+    judged: where Spark dealt one partition's offsets to tasks in turn, each partition gathered first."""
+    from pyspark.sql import functions as F
+
+    summary = [Summary.COUNT.value, Summary.SEEN.value, Summary.SPAN.value]
+
+    def one_pass(records: DataFrame | InPlace) -> tuple[DataFrame, Merged]:
+        passed = judged(records, plan, spark).persist()
+        return passed, merge(passed.where(F.col("kind").isin(summary)).collect(), expect.topics, plan.domain)
+
+    passed, merged = one_pass(records)
+    if merged.interleaved:
+        # Offsets of one partition dealt to tasks in turn (not how Spark reads Kafka or Parquet,
+        # nor how `read.write_values` rolls files): a key's records are then adjacent in no
+        # task, so each partition is gathered first.
+        passed.unpersist()
+        records = (InPlace(records.folder, whole=True) if isinstance(records, InPlace)
+                   else records.repartition("topic", "partition"))
+        passed, merged = one_pass(records)
+    return records, passed, merged
+
+
+def _copies(
+    records: DataFrame | InPlace, passed: DataFrame, merged: Merged, missing: dict[str, Any], expect: Expectation,
+    plan: PassPlan, spark: SparkSession,
+) -> DataFrame:
+    """The COPY rows, numbered (persisted): those of the first pass, and of a second pass over the
+    ids it cannot name alone (held by more than one task, or missing: their input records say
+    where they came from, for `_attribute`)."""
+    import numpy as np
+    from pyspark.sql import functions as F
+
+    copies = passed.where(F.col("kind") == Summary.COPY.value)
+    wanted = {t: across for t, across in merged.across.items() if across.any()}
+    if missing:
+        needed = np.zeros(plan.domain, dtype=bool)
+        for ids in missing.values():
+            needed[ids] = True
+        for t in expect.inputs:
+            wanted[t] = wanted.get(t, needed) | needed
+    if wanted:
+        again = PassPlan.of(expect.ranges, {t: packed(w) for t, w in wanted.items()})
+        copies = copies.unionByName(judged(records, again, spark).where(F.col("kind") == Summary.COPY.value))
+    return numbered(copies).persist()
+
+
+def _anomaly_rows(
+    passed: DataFrame, copies: DataFrame, merged: Merged, missing: dict[str, Any], expect: Expectation,
+    writes: Writes, spark: SparkSession,
+) -> DataFrame:
+    """Every anomaly row (persisted): what the first pass named alone, then duplicates, order
+    violations and lost records."""
+    from pyspark.sql import functions as F
+
+    parts = [passed.where(F.col("kind").isin([a.value for a in (
+        Anomaly.CHECKSUM_MISMATCH, Anomaly.ABORTED_VISIBLE, Anomaly.UNEXPECTED)])).select(*ANOMALY_COLUMNS)]
+    parts.append(_rows(copies.where((F.col("copy") == 1) & (F.col("n") > 1)), Anomaly.DUPLICATE, F.concat(
+        F.col("n"), F.lit(" copies, offsets "), F.col("offset"), F.lit(" .. "), F.col("last_offset"))))
+    parts.append(_order_violations(passed, copies, merged, spark))
+    if missing:
+        parts.append(_attribute(id_runs(spark, missing), copies, expect, writes))
+    return reduce(lambda a, b: a.unionByName(b), parts).persist()
+
+
+def _order_violations(passed: DataFrame, copies: DataFrame, merged: Merged, spark: SparkSession) -> DataFrame:
+    """order_violation within each task's offsets and across the tasks a partition was split
+    between, less the later copies of a duplicated id: they are the duplicate's evidence."""
+    from pyspark.sql import functions as F
+
+    later = copies.where(F.col("copy") > 1).select("topic", "partition", "offset")
+    order = passed.where(F.col("kind") == Anomaly.ORDER_VIOLATION.value).select(*ANOMALY_COLUMNS)
+    across_tasks = stitched(spark, passed, merged.split)
+    if across_tasks is not None:
+        order = order.unionByName(across_tasks)
+    return order.join(later, ["topic", "partition", "offset"], "left_anti").select(*ANOMALY_COLUMNS)
+
+
+def _totals(
+    expect: Expectation, merged: Merged, plan: PassPlan, per_topic: dict[str, dict[Anomaly, int]],
+    in_log: dict[str, tuple[int, int]] | None,
+) -> list[TopicTotals]:
+    """Each topic's totals; `in_log` None where no uncommitted evidence was read."""
+    committed = id_mask(expect.of(TxnOutcome.COMMITTED), plan.domain)
+    present = {t: int((held & committed).sum()) for t, held in merged.seen.items()}
+    return [
         TopicTotals(
             topic=t,
             role="input" if t in expect.inputs else "output",
             records=merged.records.get(t, 0),
             distinct_valid=present.get(t, 0),
             expected=expect.expected_per_topic,
-            aborted_in_log=in_log.get(t, (0, 0))[1] if uncommitted is not None else None,
-            uncommitted_records=in_log.get(t, (0, 0))[0] if uncommitted is not None else None,
+            aborted_in_log=in_log.get(t, (0, 0))[1] if in_log is not None else None,
+            uncommitted_records=in_log.get(t, (0, 0))[0] if in_log is not None else None,
             anomalies=per_topic.get(t, {}),
         )
         for t in expect.topics
     ]
-    copies.unpersist()
-    passed.unpersist()
-    timings["check_s"] = round(time.monotonic() - t0, 3)
-    return Findings(counts, samples, totals, expect.windows, timings), anomalies
 
 
 def _active() -> SparkSession:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from harness.histories.observations import TimelineEvent
-from harness.workload.history import IdRange, TxnOutcome
+from harness.workload.write_log import IdRange, TxnOutcome
 
 
 class Anomaly(StrEnum):

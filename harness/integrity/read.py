@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness import confluent
-from harness.workload import records
+from harness.workload import pipeline_record
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -101,7 +101,7 @@ def read_values(
 
 def parse(raw: DataFrame) -> DataFrame:
     """(topic, partition, offset, raw) -> RECORD_COLUMNS."""
-    parts = f"split(raw, '{records.SEP}', {len(records.FIELDS)})"
+    parts = f"split(raw, '{pipeline_record.SEP}', {len(pipeline_record.FIELDS)})"
     return raw.selectExpr(
         "topic", "CAST(partition AS INT) AS partition", "offset", "raw",
         f"try_cast(get({parts}, 0) AS BIGINT) AS id",

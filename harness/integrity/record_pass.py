@@ -28,7 +28,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from harness.integrity.model import Anomaly
-from harness.workload.history import IdRange, TxnOutcome
+from harness.workload.write_log import IdRange, TxnOutcome
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -210,23 +210,23 @@ def string_buffers(values: pa.Array) -> tuple[Any, pa.Buffer]:
 
 
 def split_fields(raw: pa.Array) -> dict[str, pa.Array]:
-    """Each of `records.FIELDS` of every value as a string array: split at the first six separators,
+    """Each of `pipeline_record.FIELDS` of every value as a string array: split at the first six separators,
     null where a value has fewer fields (as Spark's split and get)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from harness.workload import records
+    from harness.workload import pipeline_record
 
-    n, width = len(raw), len(records.FIELDS)
-    parts = pc.split_pattern(raw, records.SEP, max_splits=width - 1)
+    n, width = len(raw), len(pipeline_record.FIELDS)
+    parts = pc.split_pattern(raw, pipeline_record.SEP, max_splits=width - 1)
     count = pc.fill_null(pc.list_value_length(parts), 0)
     short = pc.less(count, width)
     if pc.any(short).as_py():
         # A value with fewer fields is padded so every list has them all; the padding reads as null.
-        padded = pc.if_else(short, pc.binary_join_element_wise(raw, records.SEP * (width - 1), ""), raw)
-        parts = pc.split_pattern(padded, records.SEP, max_splits=width - 1)
+        padded = pc.if_else(short, pc.binary_join_element_wise(raw, pipeline_record.SEP * (width - 1), ""), raw)
+        parts = pc.split_pattern(padded, pipeline_record.SEP, max_splits=width - 1)
     field = {name: pc.list_element(parts, i) if n else pa.array([], pa.string())
-             for i, name in enumerate(records.FIELDS)}
+             for i, name in enumerate(pipeline_record.FIELDS)}
     if pc.any(short).as_py():
         field = {name: pc.if_else(pc.greater(count, i), col, pa.scalar(None, pa.string()))
                  for i, (name, col) in enumerate(field.items())}
@@ -241,14 +241,15 @@ def fields_at_separators(raw: pa.Array) -> dict[str, pa.Array] | None:
     import numpy as np
     import pyarrow as pa
 
-    from harness.workload import records
+    from harness.workload import pipeline_record
 
-    n, seps = len(raw), len(records.FIELDS) - 1
+    n, seps = len(raw), len(pipeline_record.FIELDS) - 1
     if not n or raw.null_count or raw.type != pa.string():
         return None
     offsets, data = string_buffers(raw)
     lo, hi = int(offsets[0]), int(offsets[-1])
-    at = np.flatnonzero(np.frombuffer(data, dtype=np.uint8)[lo:hi] == records.SEP_BYTES[0]).astype(np.int32) + lo
+    sep = pipeline_record.SEP_BYTES[0]
+    at = np.flatnonzero(np.frombuffer(data, dtype=np.uint8)[lo:hi] == sep).astype(np.int32) + lo
     if len(at) != seps * n:
         return None
     at = at.reshape(n, seps)
@@ -260,7 +261,7 @@ def fields_at_separators(raw: pa.Array) -> dict[str, pa.Array] | None:
     lasts = [*(at[:, j] for j in range(seps)), ends]
     even = pa.array(np.arange(0, 2 * n, 2, dtype=np.int64))
     fields = {}
-    for name, first, last in zip(records.FIELDS, firsts, lasts, strict=True):
+    for name, first, last in zip(pipeline_record.FIELDS, firsts, lasts, strict=True):
         bounds = np.empty(2 * n + 1, dtype=np.int32)
         bounds[0:2 * n:2], bounds[1:2 * n:2], bounds[2 * n] = first, last, hi
         fields[name] = pa.StringArray.from_buffers(2 * n, pa.py_buffer(bounds), data).take(even)
@@ -268,7 +269,7 @@ def fields_at_separators(raw: pa.Array) -> dict[str, pa.Array] | None:
 
 
 def parse_values(raw: pa.Array) -> dict[str, Any]:
-    """`read.parse` over Arrow: the fields of each value (`records.FIELDS`, split at the first six
+    """`read.parse` over Arrow: the fields of each value (`pipeline_record.FIELDS`, split at the first six
     separators), the integers as numpy arrays with a mask of those that are integers, and `parsed`
     (id, seq and crc integers, a payload, flag A or C); `actual_crc` is crc32 of the payload bytes."""
     import numpy as np

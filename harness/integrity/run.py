@@ -16,8 +16,8 @@ from harness.integrity.checker import check
 from harness.integrity.connector import connector_client_version
 from harness.integrity.model import Expectation, Findings, ReportMeta, TruncationWindow
 from harness.integrity.read import READ_COMMITTED, READ_UNCOMMITTED, offset_ranges, read_topics, read_values
-from harness.workload.history import WriteLog, merge_ranges
 from harness.workload.pipeline import Pipeline
+from harness.workload.write_log import WriteLog, merge_ranges
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

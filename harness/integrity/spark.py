@@ -80,7 +80,7 @@ def start(master: str = DEFAULT_MASTER) -> SparkSession:
 
     if on_loopback(master):
         os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
-    # The history checks judge each partition in a Python worker (numpy over Arrow): the workers
+    # The anomaly checks judge each partition in a Python worker (numpy over Arrow): the workers
     # run this interpreter, which has them, not whatever python3 is first on PATH. pyspark reads the
     # environment, not the session's settings, for this.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -24,7 +24,7 @@ from harness.process.events import EventLog
 if TYPE_CHECKING:  # types only: drawing needs neither Spark nor the judge's numpy and Arrow
     from matplotlib.figure import Figure
 
-    from harness.integrity.history_checks import HistoryAnomaly, HistoryFindings
+    from harness.integrity.anomaly_checks import AnomalyFindings, JepsenAnomaly
 
 DRAWN = (OpType.SEND, OpType.POLL)
 MAX_PER_LANE = 2000
@@ -62,7 +62,7 @@ class Mark:
 
     lane: int
     at_s: float
-    kind: HistoryAnomaly
+    kind: JepsenAnomaly
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def _sample(ops: Sequence[Operation], keep: set[tuple[str, int]], most: int) -> 
     return [op for i, op in enumerate(ops) if i in chosen or (op.process, op.start_ns) in keep]
 
 
-def timeline(ops: Sequence[Operation], findings: HistoryFindings, events: Sequence[NemesisEvent] = (),
+def timeline(ops: Sequence[Operation], findings: AnomalyFindings, events: Sequence[NemesisEvent] = (),
              title: str = "history", max_per_lane: int = MAX_PER_LANE) -> Timeline:
     """The picture's content: `ops` (read back with harness.histories.history.read_folder) as lanes
     of bars, the operations of every example case of `findings` marked, `events` as spans."""
@@ -155,7 +155,7 @@ def lane_labels(lanes: Sequence[str]) -> tuple[str, tuple[str, ...]]:
     return prefix, tuple(name[len(prefix):] for name in lanes)
 
 
-def draw(t: Timeline, findings: HistoryFindings) -> Figure:
+def draw(t: Timeline, findings: AnomalyFindings) -> Figure:
     """The figure of `t`: sends in the upper half of their process's lane, polls in the lower half
     (hatched), one collection per lane, kind and outcome, so that thousands of bars stay cheap."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -220,7 +220,7 @@ def draw(t: Timeline, findings: HistoryFindings) -> Figure:
     return fig
 
 
-def write(path: Path, ops: Sequence[Operation], findings: HistoryFindings, events: Sequence[NemesisEvent] = (),
+def write(path: Path, ops: Sequence[Operation], findings: AnomalyFindings, events: Sequence[NemesisEvent] = (),
           title: str = "history", max_per_lane: int = MAX_PER_LANE) -> Timeline:
     """Draw the timeline into `path` (PNG, or SVG by its suffix); returns what was drawn."""
     t = timeline(ops, findings, events, title, max_per_lane)

@@ -42,9 +42,9 @@ KNOWN_VERSIONS: tuple[str, ...] = (
 )
 # The first release whose KRaft mode is production-ready (KIP-833): older ones are not run here.
 FIRST_KRAFT_RELEASE = (3, 3)
-# Apache Kafka's release history as a reference (`tox -e history`): the last release of every line
+# Apache Kafka's release line-up as a reference (`tox -e releases`): the last release of every line
 # from the first production KRaft to the newest, oldest first.
-HISTORY: tuple[str, ...] = (
+RELEASE_LINE_UP: tuple[str, ...] = (
     "3.3.2", "3.4.1", "3.5.2", "3.6.2", "3.7.2", "3.8.1", "3.9.2", "4.0.2", "4.1.2", "4.2.2", "4.3.1", "4.4.0",
 )
 

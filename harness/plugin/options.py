@@ -18,8 +18,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     "driver, from PyPI into a cached virtualenv (default: the one kcts is installed with)")
     group.addoption("--go-client", action="store_true", default=bool(os.environ.get("KCTS_GO_CLIENT")),
                     help="judge franz-go too (its driver is built through the Go module proxy)")
-    group.addoption("--client-stack", default=None, choices=("librdkafka", "java", "franz-go"),
-                    help="a client-only run: judge only this stack's checks (a column of kcts matrix's client axis)")
+    group.addoption("--client-stack", default=os.environ.get("KCTS_CLIENT_STACK"), metavar="STACK[@VERSION]",
+                    help="a client-only run: judge only this stack's checks (a column of kcts matrix's client axis); "
+                    "STACK is one of harness.clients.stacks.registry's names, VERSION a release where it has "
+                    "version choice")
     group.addoption("--spark-master", default=None,
                     help="Spark master of the integrity checker (default $KCTS_SPARK_MASTER or local[2])")
     group.addoption("--reports-dir", default=os.environ.get("KCTS_REPORTS", "reports"),

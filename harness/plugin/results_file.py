@@ -53,8 +53,9 @@ def _environment(config: pytest.Config) -> dict[str, str]:
         env["librdkafka_driver"] = f"confluent-kafka {choice.librdkafka}"
     if choice.only:
         env["client_stack"] = choice.only
+        env["client"] = stacks.get(choice.only).version()
     if stacks.GO in choice.judged():
-        env["go_client"] = f"franz-go {stacks.go_module_version()}"
+        env["go_client"] = stacks.get(stacks.GO).version()
     for k, v in target_spec(config).environment().items():
         env.setdefault(k, v)
     return env

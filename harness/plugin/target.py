@@ -28,8 +28,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from harness.clients import stacks
 
     opt = config.option
-    stacks.configure(stacks.ClientChoice(opt.librdkafka or stacks.PINNED_CONFLUENT_KAFKA, opt.go_client,
-                                         opt.client_stack))
+    stacks.configure(stacks.ClientChoice.parse(opt.librdkafka, opt.go_client, opt.client_stack))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -9,7 +9,7 @@ versions and verdicts come from the runs (each check's `promises` and `apis`, sc
 
 "since" is read from the same verdicts, never written by hand: the oldest Apache Kafka release among
 the targets (columns titled by a release, `4.4.0`) whose checks of the promise pass, a known client
-gap's aside (`tox -e history` runs every line from 3.3 on, so there it is the first line that keeps
+gap's aside (`tox -e releases` runs every line from 3.3 on, so there it is the first line that keeps
 the promise).
 """
 

@@ -223,11 +223,11 @@ def defect_numbers(matrix: dict[str, Any], name: str) -> dict[str, int]:
     return {d["key"]: i for i, d in enumerate(column_defects(matrix, name) or (), 1)}
 
 
-def history_line(history: dict[str, Any]) -> str:
-    """What the history checks found in one history: "history: lost-write 1, unseen 1", or "history:
-    nothing found"."""
+def anomaly_line(history: dict[str, Any]) -> str:
+    """What the anomaly checks found in one history: "anomalies: lost-write 1, unseen 1", or
+    "anomalies: nothing found"."""
     found = ", ".join(f"{k} {n}" for k, n in history["counts"].items())
-    return f"history: {found or 'nothing found'}"
+    return f"anomalies: {found or 'nothing found'}"
 
 
 def summary_line(name: str, summary: dict[str, Any], found: list[dict[str, Any]] | None = None) -> str:
@@ -279,7 +279,7 @@ def to_markdown(matrix: dict[str, Any]) -> str:
             if c.get("wire"):
                 text += f" [wire]({c['wire']})"
             for h in c.get("history") or ():
-                line = history_line(h)
+                line = anomaly_line(h)
                 text += f"<br>[{line}]({h['plot'] or h['report']})"
             cells.append(text)
         cells += [soak_cell((row.get("soak") or {}).get(n)) for n in soaks]
@@ -368,7 +368,7 @@ a.wire,a.defect{font-weight:normal;font-size:11px;margin-left:.4em}
 .defects{font-weight:bold;font-size:12px;color:#a00}
 #defect-list td:nth-child(1){white-space:nowrap} #defect-list td:nth-child(2){width:30%}
 #defect-list td:nth-child(4){width:30%}
-.history{font-weight:normal;font-size:11px} .history.found a{color:#a00;font-weight:bold}
+.anomalies{font-weight:normal;font-size:11px} .anomalies.found a{color:#a00;font-weight:bold}
 details{font-weight:normal;font-size:11px;color:#555;text-align:left}
 details summary{cursor:pointer}
 details .full{white-space:pre-wrap;margin-top:2px}
@@ -469,9 +469,9 @@ def to_html(matrix: dict[str, Any]) -> str:
             if c["cell"] not in ("pass", "absent") and c["reason"]:
                 body += _reason(c["reason"])
             for h in c.get("history") or ():
-                css = "history found" if h["counts"] else "history"
+                css = "anomalies found" if h["counts"] else "anomalies"
                 body += (f"<div class='{css}'><a href='{esc(h['plot'] or h['report'])}' title='{esc(h['name'])}'>"
-                         f"{esc(history_line(h))}</a></div>")
+                         f"{esc(anomaly_line(h))}</a></div>")
             out.append(f"<td class='cell {c['cell']}' data-target='{esc(name)}' data-cell='{c['cell']}'>{body}</td>")
         for n in soaks:
             k = (row.get("soak") or {}).get(n)

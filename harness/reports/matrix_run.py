@@ -43,21 +43,24 @@ def slug(spec: str) -> str:
 class ClientAxis:
     """Client versions as columns of their own. Each column is a client-only run (`kcts run
     --client-stack S`) of one stack: a librdkafka release (confluent-kafka from PyPI), a Java
-    kafka-clients release, or franz-go. With none given, each target runs once, whole."""
+    kafka-clients release, franz-go, or any stack of harness.clients.stacks.registry (`stacks`, each
+    "S" or "S@VERSION"). With none given, each target runs once, whole."""
 
     java: list[str] = field(default_factory=list)
     librdkafka: list[str] = field(default_factory=list)
     go: bool = False
+    stacks: list[str] = field(default_factory=list)
 
     def columns(self, spec: str) -> list[tuple[str, list[str]]]:
         """(column title, extra `kcts run` arguments) for one target."""
-        from harness.clients.stacks import go_module_version
+        from harness.clients.stacks.franz_go import module_version as go_module_version
 
         cols = [(f"{spec} · librdkafka {v}", ["--librdkafka", v, "--client-stack", "librdkafka"])
                 for v in self.librdkafka]
         cols += [(f"{spec} · java {v}", ["--java-clients", v, "--client-stack", "java"]) for v in self.java]
         if self.go:
             cols.append((f"{spec} · franz-go {go_module_version()}", ["--go-client", "--client-stack", "franz-go"]))
+        cols += [(f"{spec} · {stack}", ["--client-stack", stack]) for stack in self.stacks]
         return cols or [(spec, [])]
 
 

@@ -28,7 +28,7 @@ from harness.reports import defects, wire
 from harness.verdicts import CELLS, JUDGED, classify
 
 if TYPE_CHECKING:  # the type only: every run's plugin imports this module
-    from harness.integrity.history_report import HistoryReport
+    from harness.integrity.anomaly_report import AnomalyReport
 
 SCHEMA_VERSION = 4
 
@@ -36,8 +36,8 @@ SCHEMA_VERSION = 4
 # a failed assertion is a FAIL, anything else an ERROR. Only the type: the exception itself would
 # keep the check's frames, and the clients in them, alive past its teardown.
 RAISED_KEY = pytest.StashKey[type[BaseException]]()
-# The histories a check judged (fixtures.integrity's history_reporter adds each as it is written).
-HISTORY_KEY = pytest.StashKey["list[HistoryReport]"]()
+# The histories a check judged (fixtures.integrity's anomaly_reporter adds each as it is written).
+ANOMALY_REPORTS_KEY = pytest.StashKey["list[AnomalyReport]"]()
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class RunResults:
             cell = classify(outcome, reason, raised)
             result = CheckResult(item.nodeid, area_of(item), promise_of(item), outcome, cell, reason,
                                  round(report.duration, 3), promises=promises_of(item), apis=_apis(item),
-                                 history=[history_result(h, run_dir) for h in item.stash.get(HISTORY_KEY, [])])
+                                 history=[history_result(h, run_dir) for h in item.stash.get(ANOMALY_REPORTS_KEY, [])])
             if cell != "pass":
                 result.evidence = _write_evidence(run_dir, item.nodeid, report)
                 result.wire_evidence = _write_wire_evidence(run_dir, item)
@@ -129,7 +129,7 @@ def _relative(path: Path, run_dir: Path) -> str:
         return str(path)
 
 
-def history_result(h: HistoryReport, run_dir: Path) -> HistoryResult:
+def history_result(h: AnomalyReport, run_dir: Path) -> HistoryResult:
     return HistoryResult(h.name, h.operations, h.counts, _relative(h.report, run_dir),
                          None if h.plot is None else _relative(h.plot, run_dir))
 

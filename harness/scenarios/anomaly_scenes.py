@@ -1,5 +1,5 @@
 """Scenes in which a real broker, through the protocol proxy, makes a real client's history show one of
-Jepsen's anomaly classes (harness.integrity.history_checks); each also runs without its rule, on a
+Jepsen's anomaly classes (harness.integrity.anomaly_checks); each also runs without its rule, on a
 topic of its own, where the same client calls must show nothing.
 
 Every scene writes partition 0 of its topic with a confluent-kafka producer that sends one record at a
@@ -295,7 +295,7 @@ def precommitted_read(s: Stage) -> None:
             if s.ruled:
                 c.read_through(offset)
             else:
-                # These scenes test kcts's own history checker, not the target: a scene that does not
+                # These scenes test kcts's own anomaly checker, not the target: a scene that does not
                 # come about is the harness's to explain (an ERROR), never a refusal to skip past.
                 wait_until(answered, 60, lambda: f"no Fetch of {s.topic} answered with a high watermark above {offset}",
                            interval=0, owed=Owed.HARNESS)

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 from harness import confluent
 from harness.clients import raw as rr
-from harness.clients.history import produce
 from harness.clients.kip320_releases import client_release
+from harness.clients.produce_read import produce
 from harness.cluster.base import Cluster
 from harness.histories.client_reactions import (
     LEADER_HINT,

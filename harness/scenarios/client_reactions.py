@@ -21,8 +21,8 @@ from harness import confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients.driver import stopped_on_exit
-from harness.clients.history import produce, read_partition
 from harness.clients.kip320_releases import client_release
+from harness.clients.produce_read import produce, read_partition
 from harness.clients.stacks import NO_RESET, client_version, consumers_driver
 from harness.cluster.base import Cluster
 from harness.errors import PromiseUnkept, require_target
@@ -55,6 +55,9 @@ COORDINATOR_ERRORS = frozenset(errors.error_name(c) for c in (
 # The known client gap a consumer that never fetched after its group's OffsetFetch was refused
 # (harness.checks.client_reactions.CommittedOffsetsNeverFetched) may be, by stack (harness/client_gaps.toml).
 OFFSET_FETCH_STALLS = {"librdkafka": "librdkafka-offset-fetch-coordinator-error-stalls"}
+# The stacks whose group member may be left without the partition its group assigned it
+# (AssignmentNeverCompleted), and the known client gap that names it.
+ASSIGNMENT_STALLS = {"kafka-python": "kafka-python-sync-group-result-dropped"}
 REFUSED = 3  # Fetch answers the proxy refuses before it lets the consumer's fetches through
 __all__ = ["CommittedAhead", "EpochErrorRun", "ResetFetch"]  # the suites' names for the histories
 

@@ -32,7 +32,7 @@ from typing import Any
 from harness import confluent
 from harness.clients import raw as rr
 from harness.clients.driver import stopped_on_exit
-from harness.clients.history import produce
+from harness.clients.produce_read import produce
 from harness.clients.stacks import NO_RESET, RESETS, client_version, consumers_driver
 from harness.cluster.base import Cluster
 from harness.errors import NotSupported, PromiseUnkept, require_target

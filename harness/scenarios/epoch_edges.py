@@ -33,7 +33,7 @@ from confluent_kafka import KafkaException, Producer, TopicPartition
 from harness import confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
-from harness.clients.history import produce
+from harness.clients.produce_read import produce
 from harness.cluster.base import Cluster
 from harness.errors import ClusterError, NotSupported, TargetRefused
 from harness.histories.leader_answers import EndOffsetAnswers, ListOffsetsAnswers, ListOffsetsAtTime

@@ -31,7 +31,7 @@ from harness.scenarios.kip359 import EPOCH_BUMP
 from harness.waiting import Owed, wait_until
 from harness.workload.generator import GeneratorSpec
 from harness.workload.generator_process import GeneratorProcess
-from harness.workload.history import TxnOutcome, WriteLog, merge_ranges
+from harness.workload.write_log import TxnOutcome, WriteLog, merge_ranges
 
 __all__ = ["IdempotentMeta", "IdempotentWrites", "MidStreamMove", "PartitionEnd", "idempotent_writes",
            "partition_ends", "why_no_leader_moves"]

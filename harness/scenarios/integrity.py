@@ -23,7 +23,7 @@ from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import NewTopic
 
 from harness import attach, confluent
-from harness.clients.history import produce, read_partition
+from harness.clients.produce_read import produce, read_partition
 from harness.cluster.base import Cluster
 from harness.errors import NotSupported, TargetRefused
 from harness.histories.observations import TimelineEvent

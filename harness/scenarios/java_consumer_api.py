@@ -23,15 +23,16 @@ epoch ended earlier (KIP-320 "Consumer Handling"; what an unclean election leave
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from pathlib import Path
 
 from harness import confluent, session
 from harness.clients import raw as rr
 from harness.clients.driver import ClientDriver, stopped_on_exit
-from harness.clients.history import produce
 from harness.clients.jvm import JavaClient
+from harness.clients.produce_read import produce
 from harness.clients.stacks import JAVA
 from harness.cluster.base import Cluster
 from harness.errors import require_target
@@ -78,7 +79,7 @@ def two_epoch_log(cluster: Cluster, topic: str) -> TwoEpochLog:
 
 
 @contextmanager
-def _driver(cluster: Cluster, proxy: Proxy, topic: str, scene: str) -> Iterator[tuple[ClientDriver, Any]]:
+def _driver(cluster: Cluster, proxy: Proxy, topic: str, scene: str) -> Iterator[tuple[ClientDriver, Path]]:
     """The driver, started through `proxy`, and the path of its client log."""
     log = session.current().scratch("clients") / f"java-consumer-api-{scene}-{topic}.log"
     config = proxy.client_config()
@@ -89,11 +90,11 @@ def _driver(cluster: Cluster, proxy: Proxy, topic: str, scene: str) -> Iterator[
         yield driver, log
 
 
-def _command(driver: ClientDriver, line: str, timeout: float = 30) -> dict[str, Any]:
-    """Send `line`; its "done" or "command_failed" event."""
+def _command(driver: ClientDriver, line: str, timeout: float = 30) -> None:
+    """Send `line`; return once its "done" or "command_failed" event came (the events are read later)."""
     mark = len(driver.events)
     driver.send_line(line)
-    return driver.wait_for(lambda e: e.get("event") in ("done", "command_failed") and e.get("command") == line,
+    driver.wait_for(lambda e: e.get("event") in ("done", "command_failed") and e.get("command") == line,
                            timeout, line, since=mark)
 
 
@@ -175,7 +176,7 @@ def seek_while_idle(cluster: Cluster, log: TwoEpochLog) -> SeekWindow:
                       answered, int(answer.get("nanos", -1)), seen, refused)
 
 
-def _offset_commits(proxy: Proxy, topic: str, tid: Any, offset: int) -> tuple[tuple[int, int], ...]:
+def _offset_commits(proxy: Proxy, topic: str, tid: uuid.UUID | None, offset: int) -> tuple[tuple[int, int], ...]:
     return tuple((e.version, p.get("CommittedLeaderEpoch", -1))
                  for e in sorted(proxy.recording.exchanges("OffsetCommit"), key=lambda e: e.started)
                  if e.request is not None

@@ -27,8 +27,8 @@ from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients import txn_refusal
 from harness.clients.driver import ClientDriver, stopped_on_exit
-from harness.clients.history import produce
 from harness.clients.jvm import JavaClient
+from harness.clients.produce_read import produce
 from harness.clients.stacks import client_version, consumers_driver
 from harness.cluster.base import Cluster, PartitionState
 from harness.errors import PromiseUnkept, TargetRefused, require_target

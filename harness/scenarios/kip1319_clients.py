@@ -56,23 +56,40 @@ from harness.scenarios.kip1319 import (
 from harness.waiting import Owed, wait_until
 
 TXN_RECORDS = 3  # values one Kip1319Txn transaction writes: txn-value-0 .. txn-value-2
-LIBRDKAFKA, JAVA, GO = stacks.LIBRDKAFKA, stacks.JAVA, stacks.GO
+LIBRDKAFKA, JAVA = stacks.LIBRDKAFKA, stacks.JAVA
 
 # The stacks each situation drives. librdkafka sends TxnOffsetCommit v3 at most (known gap
 # librdkafka-txn-offset-commit-v3): the situations that fault, retry or fall back from v6 have
 # nothing of it to judge, and the sends-v6 check (`copy`) is where that gap is stated.
+# Every other stack is driven through its `copier` role (harness/clients/stacks/base.py), as franz-go
+# is: a stack whose client has no transactions says so there ("not supported by this client").
+COPIERS = tuple(name for name in stacks.STACKS if name not in (LIBRDKAFKA, JAVA))
 STACKS: dict[str, tuple[str, ...]] = {
-    "copy": (LIBRDKAFKA, JAVA, GO),
-    "capped": (JAVA, GO),
-    "without_topic_id": (JAVA, GO),
-    "retrying": (JAVA, GO),
-    "mixed": (JAVA, GO),
-    "group_error": (JAVA, GO),
+    "copy": (LIBRDKAFKA, JAVA, *COPIERS),
+    "capped": (JAVA, *COPIERS),
+    "without_topic_id": (JAVA, *COPIERS),
+    "retrying": (JAVA, *COPIERS),
+    "mixed": (JAVA, *COPIERS),
+    "group_error": (JAVA, *COPIERS),
     # max.block.ms is the Java producer's: franz-go has no such bound to hold it to.
     "bounded_wait": (JAVA,),
 }
 # The known client gaps a check of a situation may meet, by stack (harness/client_gaps.toml).
-GAPS = {LIBRDKAFKA: "librdkafka-txn-offset-commit-v3"}
+GAPS = {LIBRDKAFKA: "librdkafka-txn-offset-commit-v3", "kafka-python": "kafka-python-txn-offset-commit-v3",
+        "aiokafka": "aiokafka-txn-offset-commit-v0", "kafkajs": "kafkajs-txn-offset-commit-v1",
+        "platformatic-kafka": "platformatic-kafka-txn-offset-commit-v4"}
+# The copier stacks whose client has no TxnOffsetCommit v6 (no KIP-1319), with the source that shows
+# it: the sends-v6 check (`copy`) judges that; every other situation is about how a KIP-1319 client
+# negotiates, falls back from or handles errors of v6, "not supported by this client".
+WITHOUT_V6 = {
+    "kafka-python": "kafka/producer/transaction_manager.py, TxnOffsetCommitHandler._build_request: max_version=3 "
+                    "(\"max_version is the highest version this client knows how to drive: v4/v5 belong to KIP-890\")",
+    "aiokafka": "aiokafka/protocol/transaction.py: TxnOffsetCommitRequest has one version, TxnOffsetCommitRequest_v0 "
+                "(no KIP-447 member fields, no KIP-1319 v6)",
+    "kafkajs": "src/protocol/requests/txnOffsetCommit/index.js: TxnOffsetCommit versions 0 and 1 only (no KIP-1319 v6)",
+    "platformatic-kafka": "dist/apis/producer/: txn-offset-commit-v0.js to v4.js only (no KIP-1319 v6), the highest "
+                          "both sides have chosen by Base#kGetApi (dist/clients/base/base.js)",
+}
 
 NewTopic = Callable[[], str]  # `new_topic()` -> a fresh, ready topic of this check
 
@@ -299,27 +316,41 @@ def _produce(config: dict[str, str], topics: Sequence[str], values: list[bytes])
     assert left == 0, f"{left} of {len(values) * len(topics)} input records to {list(topics)} not delivered"
 
 
-def go_copy(cluster: Cluster, sources: Sequence[str], sink: str, group: str, values: list[bytes],
-            transaction_size: int = 5, timeout: float = 120.0, rule: Rule | None = None,
-            failed: uuid.UUID | None = None) -> ClientRun:
-    """Write `values` to partition 0 of each source topic, then copy them to `sink` with the franz-go
-    copier (harness/clients/go/copier.go: a GroupTransactSession, classic group protocol) in
-    transactions of at most `transaction_size`."""
+def stack_copy(cluster: Cluster, client: str, sources: Sequence[str], sink: str, group: str, values: list[bytes],
+               transaction_size: int = 5, timeout: float = 120.0, rule: Rule | None = None,
+               failed: uuid.UUID | None = None) -> ClientRun:
+    """Write `values` to partition 0 of each source topic, then copy them to `sink` with the `copier`
+    driver of `client` (franz-go's: harness/clients/go/copier.go, a GroupTransactSession, classic
+    group protocol) in transactions of at most `transaction_size`."""
     config = cluster.client_config()
-    stacks.require_go(config)
+    stack = stacks.get(client)
+    stack.require(config)
     written = [v for _ in sources for v in values]  # what the copy writes, every source's values
     _produce(config, sources, values)
 
-    def franz_go(proxy: Proxy) -> ClientDriver:
+    def copier(proxy: Proxy) -> ClientDriver:
+        # The copier role's arguments, the same for every stack (harness/clients/stacks/base.py).
         args = [proxy.bootstrap_servers, ",".join(sources), sink, group,
-                f"kcts-franz-go-copier-{uuid.uuid4().hex[:10]}", str(len(written)),
+                f"kcts-{client}-copier-{uuid.uuid4().hex[:10]}", str(len(written)),
                 str(transaction_size), str(int(timeout * 1000) - 10_000)]
-        return stacks.go_driver("copier", args, proxy.client_config(),
-                                session.current().scratch("clients") / f"franz-go-copier-{sink}.log")
+        return stacks.driver(client, "copier", args, proxy.client_config(),
+                             session.current().scratch("clients") / f"{client}-copier-{sink}.log")
 
     asked = _asked(cluster, [Offset(topic, 0, len(values)) for topic in sources])
-    return _run_driver(cluster, f"franz-go {stacks.go_module_version()} copier", franz_go, group, sink, asked,
+    return _run_driver(cluster, f"{stack.version()} copier", copier, group, sink, asked,
                        written, rule, timeout, copier=True, failed=failed)
+
+
+def v6_sent(client: str, run: ClientRun) -> ClientRun:
+    """`run`, of a situation that faults v6 commits (`retrying`, `mixed`, `group_error`): a copier that
+    sent TxnOffsetCommits, none of them v6, to a broker advertising v6 (the checks' require_v6) has no
+    KIP-1319 to judge there, as a kafka-clients release before it (`_run_java`): "not supported by this
+    client", with the versions it sent. The sends-v6 check (`copy`) is where not sending v6 is judged."""
+    sent = sorted({c.version for c in run.commits})
+    if sent and KIP_VERSION not in sent:
+        raise ClientLacks(stacks.get(client).version(), f"TxnOffsetCommit v{KIP_VERSION} and its error handling "
+                          "(KIP-1319)", f"its copier sent TxnOffsetCommit {sent}; {run.broker.describe()}")
+    return run
 
 
 def librdkafka_commit(cluster: Cluster, source: str, sink: str, group: str) -> ClientRun:
@@ -331,8 +362,8 @@ def librdkafka_commit(cluster: Cluster, source: str, sink: str, group: str) -> C
 
     def librdkafka(proxy: Proxy) -> ClientDriver:
         args = [proxy.bootstrap_servers, f"kcts-rdkafka-{sink}", group, sink, f"{source}:0:3"]
-        return stacks.librdkafka_driver("txn_commit", args, proxy.client_config(),
-                                        session.current().scratch("clients") / f"librdkafka-txn-{sink}.log")
+        return stacks.driver(LIBRDKAFKA, "txn_commit", args, proxy.client_config(),
+                             session.current().scratch("clients") / f"librdkafka-txn-{sink}.log")
 
     return _run_driver(cluster, client, librdkafka, group, sink, asked, [b"rdkafka-txn"], timeout=90)
 
@@ -359,6 +390,9 @@ def _values(hint: str, count: int) -> list[bytes]:
 def _stack(situation: str, client: str) -> None:
     if client not in STACKS[situation]:
         raise SetupError(f"the KIP-1319 situation {situation!r} drives {', '.join(STACKS[situation])}, not {client!r}")
+    if situation != "copy" and client in WITHOUT_V6:
+        raise ClientLacks(stacks.get(client).version(), f"TxnOffsetCommit v{KIP_VERSION} (KIP-1319)",
+                          WITHOUT_V6[client])
 
 
 def _topic_id(cluster: Cluster, topic: str) -> uuid.UUID:
@@ -372,8 +406,8 @@ def copy(cluster: Cluster, client: str, new_topic: NewTopic, group: str) -> Clie
     with one record written."""
     _stack("copy", client)
     source, sink = new_topic(), new_topic()
-    if client == GO:
-        return go_copy(cluster, [source], sink, group, _values("go-copy", 20))
+    if client in COPIERS:
+        return stack_copy(cluster, client, [source], sink, group, _values("go-copy", 20))
     if client == LIBRDKAFKA:
         return librdkafka_commit(cluster, source, sink, group)
     return java_copy(cluster, source, sink, group, _values("copy", 20))
@@ -385,8 +419,8 @@ def capped(cluster: Cluster, client: str, new_topic: NewTopic, group: str) -> Cl
     _stack("capped", client)
     rule = CapVersion(TXN_OFFSET_COMMIT, max_version=5)
     source, sink = new_topic(), new_topic()
-    if client == GO:
-        return go_copy(cluster, [source], sink, group, _values("go-capped", 10), rule=rule)
+    if client in COPIERS:
+        return stack_copy(cluster, client, [source], sink, group, _values("go-capped", 10), rule=rule)
     return java_transaction(cluster, sink, group, [Offset(source, 0, 11, 0)], rule)
 
 
@@ -395,9 +429,9 @@ def without_topic_id(cluster: Cluster, client: str, new_topic: NewTopic, group: 
     (with_id-0, 5, epoch 0) and (without_id-0, 7) in one transaction; franz-go copies 10 records of
     the topic without an ID."""
     _stack("without_topic_id", client)
-    if client == GO:
+    if client in COPIERS:
         source, sink = new_topic(), new_topic()
-        return go_copy(cluster, [source], sink, group, _values("go-no-id", 10),
+        return stack_copy(cluster, client, [source], sink, group, _values("go-no-id", 10),
                        rule=StripTopicIds(topics=frozenset({source})))
     with_id, without_id, sink = new_topic(), new_topic(), new_topic()
     rule = StripTopicIds(topics=frozenset({without_id}))
@@ -426,9 +460,9 @@ def retrying(cluster: Cluster, client: str, new_topic: NewTopic, group: str) -> 
     10 records."""
     _stack("retrying", client)
     rule = ReplaceErrors(TXN_OFFSET_COMMIT, error=errors.UNKNOWN_TOPIC_ID, count=2, versions=(6, 6))
-    if client == GO:
+    if client in COPIERS:
         source, sink = new_topic(), new_topic()
-        return go_copy(cluster, [source], sink, group, _values("go-retry", 10), rule=rule)
+        return v6_sent(client, stack_copy(cluster, client, [source], sink, group, _values("go-retry", 10), rule=rule))
     first, second, sink = new_topic(), new_topic(), new_topic()
     return java_transaction(cluster, sink, group, [Offset(first, 0, 5, 0), Offset(second, 0, 9, 0)], rule)
 
@@ -441,12 +475,12 @@ def mixed(cluster: Cluster, client: str, new_topic: NewTopic, group: str) -> Cli
     _stack("mixed", client)
     first, second, sink = new_topic(), new_topic(), new_topic()
     second_id = _topic_id(cluster, second)
-    count = 1 if client == GO else 2
+    count = 2 if client == JAVA else 1  # a copier ends its transaction on the first
     rule = ReplaceTopicErrors(TXN_OFFSET_COMMIT, topic_id=second_id, error=errors.UNKNOWN_TOPIC_ID, count=count,
                               versions=(6, 6))
-    if client == GO:
-        return go_copy(cluster, [first, second], sink, group, _values("go-mixed", 5), transaction_size=10,
-                       rule=rule, failed=second_id)
+    if client in COPIERS:
+        return v6_sent(client, stack_copy(cluster, client, [first, second], sink, group, _values("go-mixed", 5),
+                                          transaction_size=10, rule=rule, failed=second_id))
     return java_transaction(cluster, sink, group, [Offset(first, 0, 5, 0), Offset(second, 0, 9, 0)], rule,
                             failed=second_id)
 
@@ -457,8 +491,8 @@ def group_error(cluster: Cluster, client: str, new_topic: NewTopic, group: str, 
     _stack("group_error", client)
     rule = ReplaceErrors(TXN_OFFSET_COMMIT, error=errors.error_code(error), count=1, versions=(6, 6))
     source, sink = new_topic(), new_topic()
-    if client == GO:
-        return go_copy(cluster, [source], sink, group, _values("go-abort", 10), rule=rule)
+    if client in COPIERS:
+        return v6_sent(client, stack_copy(cluster, client, [source], sink, group, _values("go-abort", 10), rule=rule))
     return java_transaction(cluster, sink, group, [Offset(source, 0, 5, 0)], rule)
 
 
@@ -477,11 +511,14 @@ def tv1_java_commit(cluster: Cluster) -> ClientRun:
 
 
 def gap_version(client: str, run: ClientRun) -> str | None:
-    """The version the known-gap table ranges over: librdkafka's, as its driver's ready event named it."""
+    """The version the known-gap table ranges over: librdkafka's, as its driver's ready event named it;
+    another stack's, from the client its copier's ready event named (harness.clients.stacks.gap_version)."""
     ready = next((e for e in run.events if e.event == "ready"), None)
-    if client != LIBRDKAFKA or ready is None or not ready.get("librdkafka"):
+    if ready is None:
         return None
-    return str(ready.get("librdkafka"))
+    if client != LIBRDKAFKA:
+        return stacks.gap_version(client, str(ready.get("client") or "")) if ready.get("client") else None
+    return str(ready.get("librdkafka")) if ready.get("librdkafka") else None
 
 
 def client_matrix(run: ClientRun, client: str) -> dict[str, str]:

@@ -1,13 +1,13 @@
-"""KIP-320 situations: partitions with an epoch history, the probes that ask about it, and committed epochs.
+"""KIP-320 situations: partitions with an epoch lineage, the probes that ask about it, and committed epochs.
 
-Two histories feed the KIP-320 broker checks. `leader_moves` changes leaders by reassignment and
+Two lineages feed the KIP-320 broker checks. `leader_moves` changes leaders by reassignment and
 preferred election only (no fault, so it runs on any target that applies reassignments).
-`nemesis_history` changes them the hard ways: a clean stop, a crash, a failback, and a forced
+`nemesis_lineage` changes them the hard ways: a clean stop, a crash, a failback, and a forced
 unclean election that truncates the old leader. Every write is acknowledged by all replicas and
 lands in one known epoch: the partition's epoch is read before and after it, and a write whose
 epoch moved under it is an error.
 
-The probes read a history back: epoch-validation probes send one request per (version,
+The probes read a lineage back: epoch-validation probes send one request per (version,
 CurrentLeaderEpoch) to the leader and to an in-sync follower; `end_offsets` and
 `list_offsets_epochs` ask the leader about each past epoch; `replica_logs` reads the log from
 every in-sync replica. `committed_epochs` commits (offset, epoch) pairs with every OffsetCommit
@@ -26,12 +26,12 @@ from confluent_kafka import Producer
 from harness import confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
-from harness.clients.history import produce
+from harness.clients.produce_read import produce
 from harness.cluster.base import Cluster, NodeState, require_leader_epoch
 from harness.errors import ClusterError, NotSupported, PromiseUnkept, TargetRefused, require_target
 from harness.histories.authorization import OffsetsForEpochAsUser, OffsetsForEpochAuthorization
 from harness.histories.epoch_validation import EpochProbe
-from harness.histories.epochs import Append, EpochHistory, Step
+from harness.histories.epochs import Append, EpochLineage, Step
 from harness.histories.leader_answers import EndOffsetAnswers, ListOffsetsAnswers, ListOffsetsAtTime
 from harness.histories.metadata import MetadataAnswer
 from harness.histories.observations import Body
@@ -59,11 +59,11 @@ FIRST_WITH_EPOCH = {"OffsetCommit": 6, "TxnOffsetCommit": 2, "OffsetFetch": 5}
 TV2_TXN_OFFSET_COMMIT = 5  # KIP-890: from v5 the group coordinator adds itself to the transaction
 
 
-# -- histories -------------------------------------------------------------------------------
+# -- lineages --------------------------------------------------------------------------------
 
 
-class _HistoryWriter:
-    """Writes and observes one partition's history through a raw connection to every broker."""
+class _LineageWriter:
+    """Writes and observes one partition's lineage through a raw connection to every broker."""
 
     def __init__(self, cluster: Cluster, raw: rr.RawConnector, producer: Producer, topic: str) -> None:
         self.cluster = cluster
@@ -81,7 +81,7 @@ class _HistoryWriter:
 
     def write(self, tag: str, n: int = RECORDS_PER_EPOCH) -> None:
         topic = self.topic
-        # Every check of a history judges the epochs it records: a leader at no epoch refuses them all
+        # Every check of a lineage judges the epochs it records: a leader at no epoch refuses them all
         # (test_every_metadata_version_gives_the_current_leader_epoch judges the epoch itself).
         before = require_leader_epoch(self.cluster.partition_state(topic))
         written = produce(self.producer, topic, [f"{tag}-{i}".encode() for i in range(n)])
@@ -115,19 +115,19 @@ class _HistoryWriter:
             pass  # the disagreement itself is recorded below; the Metadata check judges it
         self.steps.append(Step(step, leader[0], dict(seen)))
 
-    def history(
+    def lineage(
         self, name: str, topic_id: uuid.UUID, unclean: UncleanElection | None = None, refused: str | None = None,
         unsupported: bool = False,
-    ) -> EpochHistory:
-        return EpochHistory(name, self.topic, topic_id, tuple(self.appends), tuple(self.steps), unclean, refused,
+    ) -> EpochLineage:
+        return EpochLineage(name, self.topic, topic_id, tuple(self.appends), tuple(self.steps), unclean, refused,
                             unsupported)
 
 
-def leader_moves(cluster: Cluster, topic: str, moves: int = 3) -> EpochHistory:
+def leader_moves(cluster: Cluster, topic: str, moves: int = 3) -> EpochLineage:
     """Write in the first epoch, then `moves` times: move the leader to the next in-sync replica, write.
 
     `topic`: 3 replicas. A target that will not move the leader (one broker, reassignment not
-    applied) gives a history of one epoch, with its refusal in `refused`: what needs no move is
+    applied) gives a lineage of one epoch, with its refusal in `refused`: what needs no move is
     still judged on it.
     """
     raw = rr.RawConnector(cluster)
@@ -136,34 +136,34 @@ def leader_moves(cluster: Cluster, topic: str, moves: int = 3) -> EpochHistory:
               confluent.admin(cluster.client_config()) as admin):
             mover = raw(cluster.broker_ids[0])
             tid = rr.topic_id(mover, topic)
-            w = _HistoryWriter(cluster, raw, producer, topic)
+            w = _LineageWriter(cluster, raw, producer, topic)
             w.write("created")
             w.observe("created")
             for i in range(moves):
                 try:
                     state = move_leader(cluster, mover, admin, topic)
                 except NotSupported as exc:
-                    return w.history("leader-moves", tid, refused=exc.evidence, unsupported=True)
+                    return w.lineage("leader-moves", tid, refused=exc.evidence, unsupported=True)
                 except TargetRefused as exc:
                     if i:
                         raise  # the target moved a leader before: refusing the next one is no premise
-                    return w.history("leader-moves", tid, refused=str(exc))
+                    return w.lineage("leader-moves", tid, refused=str(exc))
                 w.observe(f"leader move to {state.leader}")
                 w.write(f"move{i}")
-            return w.history("leader-moves", tid)
+            return w.lineage("leader-moves", tid)
     finally:
         raw.close()
 
 
-def unmoved_history(cluster: Cluster, topic: str, refused: str) -> EpochHistory:
-    """A new partition's history of no move, for a check that judges what needs none where the
+def unmoved_lineage(cluster: Cluster, topic: str, refused: str) -> EpochLineage:
+    """A new partition's lineage of no move, for a check that judges what needs none where the
     leader-moves scene was refused (`refused` says why): its Metadata is still asked at every version."""
     with rr.RawConnector(cluster) as raw:
         tid = rr.topic_id(raw(), topic)
-    return EpochHistory("created", topic, tid, (), (), refused=refused)
+    return EpochLineage("created", topic, tid, (), (), refused=refused)
 
 
-def nemesis_history(cluster: Cluster, topic: str) -> EpochHistory:
+def nemesis_lineage(cluster: Cluster, topic: str) -> EpochLineage:
     """Elections by clean stop, failback, crash and forced unclean election, with writes in each epoch.
 
     The topic has two replicas, min.insync.replicas=1 and unclean election enabled, as the
@@ -176,7 +176,7 @@ def nemesis_history(cluster: Cluster, topic: str) -> EpochHistory:
               confluent.producer({**config, "acks": "1", "enable.idempotence": False}) as divergent,
               confluent.admin(config) as admin):
             tid = rr.topic_id(raw(cluster.broker_ids[0]), topic)
-            w = _HistoryWriter(cluster, raw, producer, topic)
+            w = _LineageWriter(cluster, raw, producer, topic)
             replicas = set(cluster.partition_state(topic).replicas)
             w.write("created")
             w.observe("created")
@@ -210,7 +210,7 @@ def nemesis_history(cluster: Cluster, topic: str) -> EpochHistory:
             )
             w.observe(f"unclean election of {unclean.new_leader}")
             w.write("after-unclean")
-            return w.history("nemesis", tid, unclean)
+            return w.lineage("nemesis", tid, unclean)
     finally:
         raw.close()
         for b in cluster.broker_ids:
@@ -218,7 +218,7 @@ def nemesis_history(cluster: Cluster, topic: str) -> EpochHistory:
                 cluster.start_node(b)
 
 
-# -- reading a history back ------------------------------------------------------------------
+# -- reading a lineage back ------------------------------------------------------------------
 
 
 def _seen_by(raw: rr.RawConnector, broker: int, topic: str) -> Body:
@@ -248,25 +248,25 @@ def _leader_and_follower(raw: rr.RawConnector, topic: str, need_follower: bool =
     return p["LeaderId"], follower, p["LeaderEpoch"]
 
 
-def end_offsets(cluster: Cluster, history: EpochHistory) -> EndOffsetAnswers:
+def end_offsets(cluster: Cluster, lineage: EpochLineage) -> EndOffsetAnswers:
     """OffsetsForLeaderEpoch (at every version from v2, with the current epoch) from the leader for
     every epoch in its log, the current one, the next one and one far above every known epoch."""
     raw = rr.RawConnector(cluster)
     try:
-        leader, _, epoch = _leader_and_follower(raw, history.topic, need_follower=False)
+        leader, _, epoch = _leader_and_follower(raw, lineage.topic, need_follower=False)
         client = raw(leader)
-        batches, log_end = rr.read_log(client, history.topic, history.topic_id)
+        batches, log_end = rr.read_log(client, lineage.topic, lineage.topic_id)
         asked = sorted({b.partition_leader_epoch for b in batches} | {epoch, epoch + 1, epoch + 7})
         by_version = {
-            v: {e: rr.offsets_for_leader_epoch(client, v, history.topic, 0, e, current_epoch=epoch) for e in asked}
+            v: {e: rr.offsets_for_leader_epoch(client, v, lineage.topic, 0, e, current_epoch=epoch) for e in asked}
             for v in rr.versions(client, "OffsetForLeaderEpoch", 2)
         }
-        return EndOffsetAnswers(history.name, leader, epoch, 0, log_end, _blob(batches), by_version)
+        return EndOffsetAnswers(lineage.name, leader, epoch, 0, log_end, _blob(batches), by_version)
     finally:
         raw.close()
 
 
-def metadata_versions(cluster: Cluster, history: EpochHistory) -> list[MetadataAnswer]:
+def metadata_versions(cluster: Cluster, lineage: EpochLineage) -> list[MetadataAnswer]:
     """The partition's leader and epoch as every running broker's Metadata gives them, at every version
     from v7 (the first with LeaderEpoch) each speaks."""
     raw = rr.RawConnector(cluster)
@@ -277,7 +277,7 @@ def metadata_versions(cluster: Cluster, history: EpochHistory) -> list[MetadataA
             client = raw(b)
             advertised[b] = client.broker_versions[client.specs.api("Metadata").key]
             for v in rr.versions(client, "Metadata", 7):
-                t = rr.metadata(client, history.topic, v)
+                t = rr.metadata(client, lineage.topic, v)
                 p = next(p for p in t["Partitions"] if p["PartitionIndex"] == 0)
                 out.append(MetadataAnswer(b, v, p["LeaderId"], p["LeaderEpoch"], p["ErrorCode"],
                                           tuple(p["ReplicaNodes"])))
@@ -290,19 +290,19 @@ def metadata_versions(cluster: Cluster, history: EpochHistory) -> list[MetadataA
         raw.close()
 
 
-def list_offsets_epochs(cluster: Cluster, history: EpochHistory) -> ListOffsetsAnswers:
+def list_offsets_epochs(cluster: Cluster, lineage: EpochLineage) -> ListOffsetsAnswers:
     """ListOffsets from the leader, with the current epoch, at every version from v4 (the first with
     LeaderEpoch) the leader speaks: EARLIEST, LATEST, and the base timestamp of every data batch."""
     raw = rr.RawConnector(cluster)
     try:
-        leader, _, epoch = _leader_and_follower(raw, history.topic, need_follower=False)
+        leader, _, epoch = _leader_and_follower(raw, lineage.topic, need_follower=False)
         client = raw(leader)
         # A leader that advertises no ListOffsets v4+ returns no epoch: "not supported", its range the evidence.
         require_offered(LIST_OFFSETS_LEADER_EPOCH, offered(client, leader, "ListOffsets"))
-        batches, log_end = rr.read_log(client, history.topic, history.topic_id)
+        batches, log_end = rr.read_log(client, lineage.topic, lineage.topic_id)
         times = [b.base_timestamp for b in batches if not b.is_control]
         answers = [
-            ListOffsetsAtTime(version, ts, rr.list_offsets(client, version, history.topic, 0, ts, current_epoch=epoch))
+            ListOffsetsAtTime(version, ts, rr.list_offsets(client, version, lineage.topic, 0, ts, current_epoch=epoch))
             for version in rr.versions(client, "ListOffsets", LIST_OFFSETS_LEADER_EPOCH.first)
             for ts in [EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, *times]
         ]
@@ -316,7 +316,7 @@ class ReplicaLogs:
     """The partition's log as each in-sync replica serves it, the leader first; `followers_offered`:
     each in-sync follower's Fetch range (one without KIP-392's v11 serves no consumer: left unread)."""
 
-    history: str
+    lineage: str
     leader: int
     log_end: int
     logs: dict[int, list[RecordBatch]]
@@ -331,16 +331,16 @@ class ReplicaLogs:
         return _blob(batches)
 
 
-def replica_logs(cluster: Cluster, history: EpochHistory) -> ReplicaLogs:
+def replica_logs(cluster: Cluster, lineage: EpochLineage) -> ReplicaLogs:
     """Read the log (Fetch at the top version) from the leader and from every in-sync follower, each
     once its high watermark has reached the leader's."""
     raw = rr.RawConnector(cluster)
     try:
-        leader = _seen_by(raw, cluster.running_brokers()[0], history.topic)["LeaderId"]
-        followers = [b for b in _seen_by(raw, leader, history.topic)["IsrNodes"] if b != leader]
+        leader = _seen_by(raw, cluster.running_brokers()[0], lineage.topic)["LeaderId"]
+        followers = [b for b in _seen_by(raw, leader, lineage.topic)["IsrNodes"] if b != leader]
         if cluster.capabilities.replication is False:
             followers = []  # one log per partition, served by its leader: there is no other to read
-        leader_log, log_end = rr.read_log(raw(leader), history.topic, history.topic_id)
+        leader_log, log_end = rr.read_log(raw(leader), lineage.topic, lineage.topic_id)
         logs = {leader: leader_log}
         # KIP-392: a follower serves a consumer's Fetch from v11 only (NOT_LEADER_OR_FOLLOWER below): one that
         # advertises none is not read, its range kept for the check's "not supported".
@@ -348,7 +348,7 @@ def replica_logs(cluster: Cluster, history: EpochHistory) -> ReplicaLogs:
         followers = [o.broker for o in followers_offered if FETCH_FROM_FOLLOWER.met_by(o)]
 
         def caught_up(reader: RawClient) -> list[RecordBatch] | None:
-            batches, high_watermark = rr.read_log(reader, history.topic, history.topic_id)
+            batches, high_watermark = rr.read_log(reader, lineage.topic, lineage.topic_id)
             return batches if high_watermark >= log_end else None
 
         for follower in followers:
@@ -360,7 +360,7 @@ def replica_logs(cluster: Cluster, history: EpochHistory) -> ReplicaLogs:
                 lambda f=follower: f"follower {f}'s high watermark reaching the leader's {log_end}",
                 owed=Owed.PREMISE,
             )
-        return ReplicaLogs(history.name, leader, log_end, logs, followers_offered)
+        return ReplicaLogs(lineage.name, leader, log_end, logs, followers_offered)
     finally:
         raw.close()
 
@@ -388,7 +388,7 @@ def _probe(
     return answers
 
 
-def _probe_api(client: RawClient, broker: int, role: str, api: str, h: EpochHistory, current: int,
+def _probe_api(client: RawClient, broker: int, role: str, api: str, h: EpochLineage, current: int,
                lowest: int | None, cases: tuple[str, ...]) -> list[EpochProbe]:
     if api == "Fetch":
         return _probe(
@@ -412,7 +412,7 @@ def _probe_api(client: RawClient, broker: int, role: str, api: str, h: EpochHist
 
 
 def _wait_for_follower_high_watermark(
-    raw: rr.RawConnector, h: EpochHistory, leader: int, follower: int, epoch: int
+    raw: rr.RawConnector, h: EpochLineage, leader: int, follower: int, epoch: int
 ) -> None:
     """A follower serves up to its own high watermark, which trails the leader's by a fetch round:
     the probes start once it has caught up, so that "served" means records came back."""
@@ -442,17 +442,17 @@ class ValidationProbes:
 
 
 def epoch_validation(
-    cluster: Cluster, history: EpochHistory, api: str, roles: tuple[str, ...] = ("leader", "follower"),
+    cluster: Cluster, lineage: EpochLineage, api: str, roles: tuple[str, ...] = ("leader", "follower"),
     lowest: int | None = None, cases: tuple[str, ...] = CASES,
 ) -> ValidationProbes:
     """Probe `api` (Fetch, OffsetForLeaderEpoch or ListOffsets) on the leader and/or an in-sync
-    follower of `history`'s partition: one request per version (from `lowest`, default the first
+    follower of `lineage`'s partition: one request per version (from `lowest`, default the first
     version the probe knows) and requested epoch (`cases`). A follower is probed with Fetch only
     once its high watermark has caught up with the leader's. Where there is no follower (one
     broker) only the leader is probed; a probe of followers alone raises `TargetRefused`. The
-    older case needs a past epoch: `history.require_moves` raises `TargetRefused` without one."""
+    older case needs a past epoch: `lineage.require_moves` raises `TargetRefused` without one."""
     if "older" in cases:
-        history.require_moves(f"asking {api} with an older CurrentLeaderEpoch")
+        lineage.require_moves(f"asking {api} with an older CurrentLeaderEpoch")
     caps = cluster.capabilities
     if caps.replication is False:  # no follower holds a replica of its own to answer from
         if "leader" not in roles:
@@ -460,18 +460,18 @@ def epoch_validation(
         roles = ("leader",)
     raw = rr.RawConnector(cluster)
     try:
-        leader, follower, epoch = _leader_and_follower(raw, history.topic, need_follower="leader" not in roles)
+        leader, follower, epoch = _leader_and_follower(raw, lineage.topic, need_follower="leader" not in roles)
         roles = tuple(r for r in roles if r == "leader" or follower >= 0)
         if set(cases) - {"unset"}:  # every case but -1 needs the field: "not supported" where a broker asked lacks it
             asked = [leader if r == "leader" else follower for r in roles]
             require_offered(CURRENT_LEADER_EPOCH[api], [o for b in asked for o in offered(raw(b), b, api)])
         if api == "Fetch" and "follower" in roles:
-            _wait_for_follower_high_watermark(raw, history, leader, follower, epoch)
+            _wait_for_follower_high_watermark(raw, lineage, leader, follower, epoch)
         answers: list[EpochProbe] = []
         for role in roles:
             broker = leader if role == "leader" else follower
-            answers += _probe_api(raw(broker), broker, role, api, history, epoch, lowest, cases)
-        return ValidationProbes(history.topic, leader, follower, epoch, answers)
+            answers += _probe_api(raw(broker), broker, role, api, lineage, epoch, lowest, cases)
+        return ValidationProbes(lineage.topic, leader, follower, epoch, answers)
     finally:
         raw.close()
 

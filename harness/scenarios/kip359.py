@@ -27,15 +27,13 @@ from harness import confluent, session
 from harness.clients import raw as rr
 from harness.clients import stacks
 from harness.clients.driver import ClientDriver, stopped_on_exit
-from harness.clients.jvm import JavaClient
 from harness.cluster.base import Cluster, PartitionState
 from harness.errors import NotSupported, TargetRefused, require_target
 from harness.histories.epoch_validation import EpochProbe
 from harness.histories.former_leader import FormerLeaderAnswer
 from harness.histories.kip359 import OldVersionAppend, OldVersionProduce
 from harness.histories.observations import Read
-from harness.histories.records import Ack, LogRecord
-from harness.kafka.dist import resolve
+from harness.histories.text_records import Ack, LogRecord
 from harness.nemesis.faults import Fault, node_faults, resolve_victim
 from harness.nemesis.leadership import move_leader, move_leader_away
 from harness.protocol.exceptions import DecodeError
@@ -222,18 +220,8 @@ class FailoverWrites:
         return self.writes[stack]
 
 
-LIBRDKAFKA_PRODUCER = {
-    "acks": "all", "enable.idempotence": True, "linger.ms": 5,
-    "queue.buffering.max.messages": 200,  # keeps the in-flight window small and steady
-    # A paused leader answers nothing: give up on it after 10 s, as the Java producer does, rather
-    # than the 60 s socket default, and retry on the new leader.
-    "socket.timeout.ms": 10000, "request.timeout.ms": 10000,
-    # Its idempotence state changes in its log: an epoch bump after skipped sequence numbers is the
-    # signature of a duplicate it is known to write (harness/client_gaps.toml).
-    "debug": "eos",
-}
+# The librdkafka producer logs its idempotence state ("debug": "eos", harness.clients.stacks.librdkafka).
 EPOCH_BUMP = ("bumped epoch", "skipped sequence numbers")
-PREFIXES = {"java": 7, "librdkafka": 8, "franz-go": 9}  # values "<prefix>.<n>", one prefix per stack
 
 
 def writes_of(driver: ClientDriver, prefix: int) -> Writes:
@@ -264,13 +252,8 @@ def producer_driver(cluster: Cluster, stack: str, topic: str) -> ClientDriver:
     """The producer driver of `stack`, each of the same commands and events: kcts's KctsProducer on the
     target's Java clients, kcts's drivers for librdkafka (the run's confluent-kafka release) and franz-go."""
     log = session.current().scratch("clients") / f"{stack}-producer-{topic}.log"
-    args = [cluster.bootstrap_servers, topic, str(PREFIXES[stack])]
-    if stack == "java":
-        return JavaClient.driver(resolve(cluster.java_clients), "KctsProducer", args, log_path=log,
-                                 config=cluster.client_config())
-    if stack == "librdkafka":
-        return stacks.librdkafka_driver("producer", args, {**cluster.client_config(), **LIBRDKAFKA_PRODUCER}, log)
-    return stacks.go_driver("producer", args, cluster.client_config(), log)
+    args = [cluster.bootstrap_servers, topic, str(stacks.get(stack).producer_prefix)]
+    return stacks.driver(stack, "producer", args, cluster.client_config(), log, cluster.java_clients)
 
 
 def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
@@ -337,8 +320,8 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
     finally:
         raw.close()
     log = [LogRecord(r.offset, (r.value or b"").decode()) for b in batches if not b.is_control for r in b.records]
-    return FailoverWrites(topic, applied, {stack: writes_of(d, PREFIXES[stack]) for stack, d in producers.items()}, log,
-                          refused, unsupported)
+    writes = {stack: writes_of(d, stacks.get(stack).producer_prefix) for stack, d in producers.items()}
+    return FailoverWrites(topic, applied, writes, log, refused, unsupported)
 
 
 def stop_producer(driver: ClientDriver) -> None:

@@ -26,13 +26,13 @@ from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
 from harness import confluent, progress
 from harness.clients import raw as rr
-from harness.clients.history import produce
+from harness.clients.produce_read import produce
 from harness.cluster.base import Cluster, PartitionState
 from harness.errors import TargetRefused, require_target
 from harness.histories.client_reactions import ClientRecord
 from harness.histories.network_splits import IsrSample, ZombieFetch, ZombieFetchFrom, ZombieWrite
 from harness.histories.observations import Body, TimelineEvent
-from harness.histories.records import DeliveryReport, LogRecord
+from harness.histories.text_records import DeliveryReport, LogRecord
 from harness.histories.truncation import ConsumerSeen
 from harness.nemesis.network_splits import NetworkPartition, unclean_election_by_partition
 from harness.nemesis.unclean import UncleanElection

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from harness import confluent
 from harness.clients import raw as rr
 from harness.clients.driver import stopped_on_exit
-from harness.clients.history import produce
+from harness.clients.produce_read import produce
 from harness.clients.stacks import client_version, consumers_driver
 from harness.cluster.base import Cluster
 from harness.errors import require_target

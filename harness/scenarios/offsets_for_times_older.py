@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from harness import confluent
 from harness.clients import raw as rr
-from harness.clients.history import produce
+from harness.clients.produce_read import produce
 from harness.cluster.base import Cluster
 from harness.errors import require_target
 from harness.histories.older_epoch_lookup import OlderEpochLookup

@@ -28,7 +28,7 @@ from confluent_kafka.admin import (
 
 from harness import confluent
 from harness.clients import raw as rr
-from harness.clients.history import produce
+from harness.clients.produce_read import produce
 from harness.cluster.base import Cluster
 from harness.histories.authorization import OffsetsForEpochAsUser
 from harness.histories.observations import Body

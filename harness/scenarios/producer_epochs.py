@@ -15,17 +15,15 @@ from harness import session
 from harness.clients import raw as rr
 from harness.clients import stacks
 from harness.clients.driver import ClientDriver
-from harness.clients.jvm import JavaClient
 from harness.clients.stacks import client_version
 from harness.cluster.base import Cluster
 from harness.errors import PromiseUnkept
 from harness.histories.producer_epochs import ProduceEntry, ProducerEpochRun
-from harness.kafka.dist import resolve
 from harness.nemesis.leadership import move_leader_away
 from harness.protocol.produce_schema import partition_fields, versions_with_epoch
 from harness.proxy.server import Proxy
 from harness.scenarios.client_reactions import at, metadata_told
-from harness.scenarios.kip359 import LIBRDKAFKA_PRODUCER, PREFIXES, produce_schema, stop_producer
+from harness.scenarios.kip359 import produce_schema, stop_producer
 from harness.waiting import Owed, wait_until
 
 ACKED = 40
@@ -34,13 +32,8 @@ ACKED = 40
 def _driver(cluster: Cluster, proxy: Proxy, stack: str, topic: str) -> ClientDriver:
     config = proxy.client_config()
     log = session.current().scratch("clients") / f"{stack}-producer-epochs-{topic}.log"
-    args = [str(config["bootstrap.servers"]), topic, str(PREFIXES[stack])]
-    if stack == stacks.JAVA:
-        return JavaClient.driver(resolve(cluster.java_clients), "KctsProducer", args, log_path=log,
-                                 config=config)  # type: ignore[arg-type]
-    if stack == stacks.LIBRDKAFKA:
-        return stacks.librdkafka_driver("producer", args, {**config, **LIBRDKAFKA_PRODUCER}, log)
-    return stacks.go_driver("producer", args, config, log)
+    args = [str(config["bootstrap.servers"]), topic, str(stacks.get(stack).producer_prefix)]
+    return stacks.driver(stack, "producer", args, config, log, cluster.java_clients)
 
 
 def producer_epochs(cluster: Cluster, topic: str, stack: str) -> ProducerEpochRun:

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from harness import confluent, progress
 from harness.clients import stacks
 from harness.clients.driver import ClientDriver, stopped_on_exit
-from harness.clients.history import produce
+from harness.clients.produce_read import produce
 from harness.cluster.base import Cluster
-from harness.histories.records import LogRecord
+from harness.histories.text_records import LogRecord
 from harness.histories.truncation import ConsumerSeen, RepeatedUncleanConsumer
 from harness.histories.version_needs import VALIDATION_APIS, Offered
 from harness.nemesis.unclean import elect_unclean

@@ -1,6 +1,6 @@
 """A follower's Fetch and OffsetsForLeaderEpoch at a stale (and a newer) epoch (KIP-320 "Replica Handling").
 
-On a partition whose leader moved (`EpochHistory.require_moves`: the older epoch exists), the harness
+On a partition whose leader moved (`EpochLineage.require_moves`: the older epoch exists), the harness
 asks the leader as its in-sync follower asks it: Fetch (v9+, the versions with CurrentLeaderEpoch)
 with ReplicaId the follower's broker id (from v15 in ReplicaState, with ReplicaEpoch -1, "unknown"),
 and OffsetsForLeaderEpoch (v3+, the versions with ReplicaId) with the same ReplicaId, each with the
@@ -16,7 +16,7 @@ from harness.clients import raw as rr
 from harness.cluster.base import Cluster
 from harness.errors import require_target
 from harness.histories.epoch_validation import EpochProbe
-from harness.histories.epochs import EpochHistory
+from harness.histories.epochs import EpochLineage
 from harness.histories.observations import Body
 from harness.histories.replica_fencing import FollowerFencing, FollowerProbe
 from harness.protocol import errors
@@ -49,10 +49,10 @@ def _ofle_as(client: Any, version: int, topic: str, replica_id: int, epoch: int)
     return answer
 
 
-def follower_requests_at_wrong_epochs(cluster: Cluster, history: EpochHistory) -> FollowerFencing:
+def follower_requests_at_wrong_epochs(cluster: Cluster, lineage: EpochLineage) -> FollowerFencing:
     """See the module."""
-    history.require_moves("a follower's request with an older CurrentLeaderEpoch")
-    topic = history.topic
+    lineage.require_moves("a follower's request with an older CurrentLeaderEpoch")
+    topic = lineage.topic
     with rr.RawConnector(cluster) as raw:
         p = rr.partition_metadata(raw(cluster.running_brokers()[0]), topic)
         leader_view = rr.partition_metadata(raw(p["LeaderId"]), topic)
@@ -76,7 +76,7 @@ def follower_requests_at_wrong_epochs(cluster: Cluster, history: EpochHistory) -
             for v in rr.versions(client, "Fetch", FETCH_WITH_EPOCH):
                 answers.append(FollowerProbe(follower, 0, EpochProbe(
                     "Fetch", v, leader, "leader", requested, epoch,
-                    _fetch_as(client, v, topic, history.topic_id, follower, requested))))
+                    _fetch_as(client, v, topic, lineage.topic_id, follower, requested))))
             for v in rr.versions(client, "OffsetForLeaderEpoch", OFLE_WITH_REPLICA_ID):
                 answers.append(FollowerProbe(follower, requested, EpochProbe(
                     "OffsetForLeaderEpoch", v, leader, "leader", requested, epoch,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness import confluent
-from harness.clients.history import PartitionRecord, ProduceHistory, produce, read_partition
+from harness.clients.produce_read import PartitionRecord, ProduceHistory, produce, read_partition
 from harness.cluster.base import Cluster
 from harness.nemesis.faults import LeaderFailover
 from harness.nemesis.leadership import move_leader_away

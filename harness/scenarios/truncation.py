@@ -36,13 +36,13 @@ from harness import confluent
 from harness.clients import raw as rr
 from harness.clients import stacks
 from harness.clients.driver import ClientDriver, stop_driver, stopped_on_exit
-from harness.clients.history import produce
+from harness.clients.produce_read import produce
 from harness.clients.stacks import NO_RESET, RESETS, STACKS, client_version, consumers_driver, gap_version
 from harness.cluster.base import Cluster
 from harness.errors import ClusterError, PromiseUnkept
-from harness.histories import codec
+from harness.histories import json_codec
 from harness.histories.client_reactions import ClientRecord
-from harness.histories.records import LogRecord
+from harness.histories.text_records import LogRecord
 from harness.histories.truncation import (
     CommitFailed,
     ConsumerError,
@@ -159,6 +159,9 @@ def unclean_election_watched(
             d.send_line(f"subscribe {stack}/group earliest {groups[stack]}")
         committed: dict[str, GroupCommit | CommitFailed] = {}
         marks: dict[str, int] = {}
+        # The consumers a driver refused to set up (a reset policy its client has not: KafkaJS has no
+        # "none"), with the refusal: judged as such, never waited on.
+        refused: dict[str, Message] = {}
 
         def diverge() -> None:
             with confluent.producer({**config, "acks": "1", "enable.idempotence": False}) as divergent:
@@ -167,11 +170,15 @@ def unclean_election_watched(
             last = max(w.offset for w in written.acked)
             for stack, d in drivers.items():
                 for name in [*(f"{stack}/{r}" for r in RESETS[stack]), f"{stack}/group"]:
-                    d.wait_for(lambda e, n=name: e.get("event") == "record" and e["consumer"] == n
-                               and e["offset"] == last, 30, f"{name} reads through {last}")
+                    event = d.wait_for(lambda e, n=name: (e.get("event") == "record" and e["consumer"] == n
+                                                          and e["offset"] == last) or _refusal_of(e, n),
+                                       30, f"{name} reads through {last}")
+                    if event["event"] == "command_failed":
+                        refused[name] = event
             for stack, d in drivers.items():
                 for reset in RESETS[stack]:
-                    command(d, f"pause {stack}/{reset}")
+                    if f"{stack}/{reset}" not in refused:
+                        command(d, f"pause {stack}/{reset}")
             for stack, d in drivers.items():
                 event = d.ask(f"commit {stack}/group", "committed")
                 committed[stack] = (GroupCommit(event["offset"], event["epoch"]) if event["event"] == "committed"
@@ -189,7 +196,8 @@ def unclean_election_watched(
         offers = leader_offers(cluster, topic, *VALIDATION_APIS)
         for stack, d in drivers.items():
             for reset in RESETS[stack]:
-                d.send_line(f"resume {stack}/{reset}")
+                if f"{stack}/{reset}" not in refused:
+                    d.send_line(f"resume {stack}/{reset}")
 
         # KIP-320 "Consumer Handling", extension 3: a position restored from outside (the offset the
         # consumers had reached, with the epoch of the record before it) is validated on the next poll.
@@ -200,6 +208,8 @@ def unclean_election_watched(
 
         watched = {f"{stack}/{n}": Watched() for stack in drivers
                    for n in [*RESETS[stack], "group-restart", "seek"]}
+        for name, event in refused.items():
+            watched[name].refused.append(_as(Refusal, event))
         last_new = new_writes[-1].offset if new_writes else -1
         incomplete = watch_until_settled(drivers, marks, watched, last_new)
         observed = {name: w.seen() for name, w in watched.items()}
@@ -279,7 +289,7 @@ def watch_until_settled(
     # is their evidence, returned, not the end of the scene.
     try:
         wait_until(everyone_settled, timeout, lambda: "; ".join(
-            f"{n}: {len(o.reads)} reads, errors {codec.encode(o.errors[:1])}" for n, o in observed.items()
+            f"{n}: {len(o.reads)} reads, errors {json_codec.encode(o.errors[:1])}" for n, o in observed.items()
             if not settled(n)
         ), interval=0.02, owed=Owed.PROMISE)
     except PromiseUnkept as exc:
@@ -287,8 +297,14 @@ def watch_until_settled(
     return None
 
 
+def _refusal_of(event: Message, name: str) -> bool:
+    """Whether `event` is the driver's refusal of a command for consumer `name`."""
+    words = str(event.get("command", "")).split()
+    return event.get("event") == "command_failed" and len(words) > 1 and words[1] == name
+
+
 def _as(kind: type[T], event: Message) -> T:
     """A driver event read into `kind` through the codec, which checks its fields' types; the fields
     `kind` does not keep (the event's name, the consumer's) are left behind."""
     known = {f.name for f in dataclasses.fields(kind)}  # type: ignore[arg-type]
-    return codec.decode(kind, {k: v for k, v in event.items() if k in known})
+    return json_codec.decode(kind, {k: v for k, v in event.items() if k in known})

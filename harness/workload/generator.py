@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from harness.clients import txn_refusal
-from harness.clients.history import produce_one, retry_retriable
+from harness.clients.produce_read import produce_one, retry_retriable
 from harness.process import child
 from harness.process.child import CLIENT_LOGS
-from harness.workload import records
-from harness.workload.history import TxnOutcome, outcome_ranges
+from harness.workload import pipeline_record
+from harness.workload.write_log import TxnOutcome, outcome_ranges
 
 TXN_TIMEOUT_MS = 20000
 
@@ -132,7 +132,7 @@ class Generator:
         fatal: list[str] = []
 
         def report(err: KafkaError | None, msg: Message) -> None:
-            rid = records.record_id(msg.value())
+            rid = pipeline_record.record_id(msg.value())
             if err is not None:
                 failures.append(f"{rid}: {err}")
                 if err.fatal():
@@ -146,7 +146,7 @@ class Generator:
             seq = self.next_seq[k]
             self.next_seq[k] += 1
             key = f"k{k:04d}"
-            produce_one(self._producer, self.topic, records.make(rid, key, seq).encode(), k % self.partitions,
+            produce_one(self._producer, self.topic, pipeline_record.make(rid, key, seq).encode(), k % self.partitions,
                         report, key.encode())
         unreported = self._producer.flush(self.timeout)
         for r in outcome_ranges(first, [first + j in acked for j in range(size)]):
@@ -182,12 +182,12 @@ class Generator:
                 rid = first + j
                 k = key_indexes[j] if key_indexes is not None else rid % self.keys
                 if abort:
-                    seq, flag = -1, records.ABORT
+                    seq, flag = -1, pipeline_record.ABORT
                 else:
-                    seq, flag = self.next_seq[k], records.COMMIT
+                    seq, flag = self.next_seq[k], pipeline_record.COMMIT
                     self.next_seq[k] += 1
                 key = f"k{k:04d}"
-                value = records.make(rid, key, seq, flag).encode()
+                value = pipeline_record.make(rid, key, seq, flag).encode()
                 produce_one(producer, self.topic, value, k % self.partitions, report, key.encode())
             if abort:
                 # abort_transaction purges what is still queued; flushed first, the aborted records
@@ -232,7 +232,7 @@ def _delivery_recorder(
         if err is not None:
             failures.append(str(err))
         elif log_writes:
-            delivered.append((records.record_id(msg.value()), msg.topic(), msg.partition(), msg.offset()))
+            delivered.append((pipeline_record.record_id(msg.value()), msg.topic(), msg.partition(), msg.offset()))
         else:
             delivered.append((0, msg.topic(), msg.partition(), msg.offset()))
 

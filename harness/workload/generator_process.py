@@ -26,7 +26,7 @@ from harness.process.events import EventLog, Message
 from harness.process.worker import WorkerProcess, describe_exit, python_command
 from harness.waiting import Owed, wait_until
 from harness.workload.generator import GeneratorSpec
-from harness.workload.history import IdRange, TxnOutcome, WriteLog
+from harness.workload.write_log import IdRange, TxnOutcome, WriteLog
 
 STOP_TIMEOUT_S = 60.0  # for the child to end once asked, before its threads are dumped and it is killed
 

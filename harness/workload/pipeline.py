@@ -28,9 +28,9 @@ from harness.waiting import Owed, WaitTimeout, wait_until
 from harness.workload.copier import CopierGroup
 from harness.workload.generator import GeneratorSpec
 from harness.workload.generator_process import GeneratorProcess
-from harness.workload.history import merge_ranges
 from harness.workload.pipeline_probe import ProgressProbe
 from harness.workload.processor_group import ProcessorGroup, ProcessorHistory
+from harness.workload.write_log import merge_ranges
 
 
 class ProcessorKind(StrEnum):

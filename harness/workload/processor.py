@@ -19,10 +19,10 @@ from collections.abc import Callable
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 from harness.clients import txn_refusal
-from harness.clients.history import produce_one, retry_retriable
+from harness.clients.produce_read import produce_one, retry_retriable
 from harness.process import child
 from harness.process.child import CLIENT_LOGS
-from harness.workload import records
+from harness.workload import pipeline_record
 
 TXN_TIMEOUT_MS = 15000
 HANG_GRACE_S = 10.0
@@ -132,13 +132,13 @@ class TxnProcessor:
     def _process(self, consumer: Consumer, producer: Producer, batch: list[Message]) -> Producer:
         self.txns += 1
         abort = self.abort_every > 0 and self.txns % self.abort_every == 0
-        flag = records.ABORT if abort else records.COMMIT
+        flag = pipeline_record.ABORT if abort else pipeline_record.COMMIT
         delivered: list[tuple[int, str, int, int]] = []
         failures: list[str] = []
 
         def report(err: KafkaError | None, msg: Message) -> None:
             if err is None:
-                delivered.append((records.record_id(msg.value()), msg.topic(), msg.partition(), msg.offset()))
+                delivered.append((pipeline_record.record_id(msg.value()), msg.topic(), msg.partition(), msg.offset()))
             else:
                 failures.append(str(err))
 
@@ -148,7 +148,8 @@ class TxnProcessor:
             for msg in batch:
                 value, key, partition = msg.value(), msg.key(), msg.partition()
                 for topic, stage in zip(self.outputs, stages, strict=True):
-                    produce_one(producer, topic, records.rewrite_stage(value, stage, flag), partition, report, key)
+                    restaged = pipeline_record.rewrite_stage(value, stage, flag)
+                    produce_one(producer, topic, restaged, partition, report, key)
             positions = [tp for tp in consumer.position(consumer.assignment()) if tp.offset >= 0]
             metadata = consumer.consumer_group_metadata()
             self._bounded(

@@ -21,7 +21,7 @@ from harness.errors import KctsError, WorkerHung
 from harness.process.events import EventLog, Message, event_fields
 from harness.process.worker import WorkerProcess, describe_exit, python_command
 from harness.waiting import Owed, wait_until
-from harness.workload.history import WriteLog
+from harness.workload.write_log import WriteLog
 
 STOP_TIMEOUT_S = 60.0
 

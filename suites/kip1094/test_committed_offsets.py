@@ -10,7 +10,12 @@ import pytest
 from fixtures.cluster import Cluster
 from fixtures.topics import RunNames, TopicFactory
 from harness.checks.client_premises import require_commits_accepted
-from harness.checks.client_reactions import CommittedOffsetsNeverFetched, require_committed_offsets_fetched
+from harness.checks.client_reactions import (
+    AssignmentNeverCompleted,
+    CommittedOffsetsNeverFetched,
+    require_assignment_completed,
+    require_committed_offsets_fetched,
+)
 from harness.checks.committed_offsets import (
     assert_commit_epochs_follow_consumption,
     assert_commit_past_control_records,
@@ -20,11 +25,11 @@ from harness.checks.committed_offsets import (
     assert_txn_commit_epochs_follow_consumption,
     committed_data,
 )
-from harness.checks.epoch_history import describe_log, epoch_of_offset
+from harness.checks.epoch_lineage import describe_log, epoch_of_offset
 from harness.checks.kip1319 import assert_transaction_outcome
 from harness.histories import store
 from harness.histories.kip1094 import MarkerCommit, MarkerRead
-from harness.scenarios.client_reactions import OFFSET_FETCH_STALLS
+from harness.scenarios.client_reactions import ASSIGNMENT_STALLS, OFFSET_FETCH_STALLS
 from harness.scenarios.kip1094 import Log, NotReadThrough, last_epoch_commits, marker_commit
 from harness.scenarios.kip1319_clients import java_copy_existing
 from harness.scenarios.truncation import STACKS, gap_version
@@ -36,7 +41,8 @@ STAMPED = "KIP-320 \"Replica Handling\" (from KIP-101): the leader stamps each b
 
 def _stalled(client: str, exc: NotReadThrough) -> NoReturn:
     """A consumer that did not read through the log: one that never fetched after its group's OffsetFetch
-    was refused with a retriable coordinator error (CommittedOffsetsNeverFetched) is its stack's known
+    was refused with a retriable coordinator error (CommittedOffsetsNeverFetched), or one whose group's
+    last assignment reached it without the partition (AssignmentNeverCompleted), is its stack's known
     client gap (harness/client_gaps.toml) for the versions that gap names; any other stays the
     harness's WaitTimeout, an ERROR."""
     try:
@@ -44,6 +50,12 @@ def _stalled(client: str, exc: NotReadThrough) -> NoReturn:
     except CommittedOffsetsNeverFetched as stalled:
         if client in OFFSET_FETCH_STALLS:
             known_gap(OFFSET_FETCH_STALLS[client], gap_version(client, stalled.client)).found(stalled)
+        raise
+    try:
+        require_assignment_completed(exc.client, exc.events, exc.read, str(exc))
+    except AssignmentNeverCompleted as unassigned:
+        if client in ASSIGNMENT_STALLS:
+            known_gap(ASSIGNMENT_STALLS[client], gap_version(client, unassigned.client)).found(unassigned)
         raise
     raise exc
 

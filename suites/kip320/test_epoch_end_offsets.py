@@ -15,7 +15,7 @@ from harness.checks.epoch_end_offsets import (
     assert_gap_epoch_answered_with_the_epoch_below,
     assert_no_epoch_answered_undefined,
 )
-from harness.checks.epoch_history import assert_end_offsets
+from harness.checks.epoch_lineage import assert_end_offsets
 from harness.checks.list_offsets_edges import (
     assert_max_timestamp_returns_its_records_epoch,
     assert_time_after_the_last_record_is_undefined,

@@ -1,6 +1,6 @@
 """KIP-320 on a partition whose leader moved three times: the leader's epoch judged by what the leader
 does (the epoch check before the offset's own error, the epoch it stamps into what it appends), not
-by what Metadata says alone. One leader-moves history per module (suites/kip320/conftest.py)."""
+by what Metadata says alone. One leader-moves lineage per module (suites/kip320/conftest.py)."""
 
 from __future__ import annotations
 
@@ -15,18 +15,18 @@ from harness.checks.epoch_truth import (
 )
 from harness.histories import store
 from harness.scenarios.epoch_truth import metadata_truth_probe, out_of_range_probe, require_moves
-from harness.scenarios.kip320 import EpochHistory
+from harness.scenarios.kip320 import EpochLineage
 from harness.scenarios.persisted_epoch import persisted_commit_epochs
 from harness.verdicts import not_supported
 
 pytestmark = pytest.mark.kip320
 
-MOVES = 3  # the leader-moves history's
+MOVES = 3  # the leader-moves lineage's
 
 
 @pytest.mark.promise("kip320.fetch.epoch-error-before-out-of-range")
 def test_fetch_past_the_log_end_gets_the_epoch_error_before_offset_out_of_range(
-    leader_moves: EpochHistory, cluster: Cluster
+    leader_moves: EpochLineage, cluster: Cluster
 ) -> None:
     """KIP-320, "Leader Fetch Handling": the leader "will compare the requested epoch with its own. The
     fetch will only be permitted if the requested epoch matches the leader's epoch", older is
@@ -43,7 +43,7 @@ def test_fetch_past_the_log_end_gets_the_epoch_error_before_offset_out_of_range(
 
 @pytest.mark.promise("kip320.metadata.epoch-is-the-appending-leaders")
 def test_metadata_epoch_after_a_move_is_the_epoch_the_new_leader_appends_and_serves_at(
-    leader_moves: EpochHistory, cluster: Cluster
+    leader_moves: EpochLineage, cluster: Cluster
 ) -> None:
     """KIP-320, "Protocol Changes / Metadata" ("The metadata response will be extended to include the
     leader epoch") with "Replica Handling" (the leader stamps its epoch on each batch it appends, as
@@ -59,7 +59,7 @@ def test_metadata_epoch_after_a_move_is_the_epoch_the_new_leader_appends_and_ser
 
 @pytest.mark.promise("kip320.offset-commit.epoch-persisted")
 def test_a_plain_commit_persists_its_leader_epoch_in_the_offset_commit_value(
-    leader_moves: EpochHistory, cluster: Cluster, run_names: RunNames
+    leader_moves: EpochLineage, cluster: Cluster, run_names: RunNames
 ) -> None:
     """KIP-320, "Offset Schema Changes": the committed-offset value schema gains LeaderEpoch, and
     "corresponds with the changes to the OffsetCommit APIs". After a plain OffsetCommit (outside any

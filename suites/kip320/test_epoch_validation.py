@@ -15,7 +15,7 @@ from fixtures.cluster import Cluster
 from harness.checks.epoch_fencing import assert_covers, assert_epoch_validation
 from harness.histories import store
 from harness.histories.version_needs import FETCH_CURRENT_LEADER_EPOCH
-from harness.scenarios.kip320 import EpochHistory, ValidationProbes, epoch_validation
+from harness.scenarios.kip320 import EpochLineage, ValidationProbes, epoch_validation
 from harness.verdicts import not_supported
 
 pytestmark = pytest.mark.kip320
@@ -37,7 +37,7 @@ def _judge(name: str, probes: ValidationProbes, cases: tuple[str, ...]) -> None:
     "kip320.fetch.newer-epoch-unknown",
 )
 def test_fetch_on_the_leader_serves_the_current_epoch_and_refuses_a_newer_one(
-    leader_moves: EpochHistory, cluster: Cluster
+    leader_moves: EpochLineage, cluster: Cluster
 ) -> None:
     """KIP-320, "Leader Fetch Handling" and "Protocol Changes / Fetch": at every Fetch version with
     CurrentLeaderEpoch (v9+), the leader answers a newer epoch with UNKNOWN_LEADER_EPOCH, returning
@@ -47,7 +47,7 @@ def test_fetch_on_the_leader_serves_the_current_epoch_and_refuses_a_newer_one(
 
 
 @pytest.mark.promise("kip320.fetch.older-epoch-fenced")
-def test_fetch_on_the_leader_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
+def test_fetch_on_the_leader_fences_an_older_epoch(leader_moves: EpochLineage, cluster: Cluster) -> None:
     """KIP-320, "Leader Fetch Handling": at every Fetch version with CurrentLeaderEpoch (v9+), the
     leader answers an older epoch with FENCED_LEADER_EPOCH, returning no records. The partition is
     at epoch 3 after three leader moves."""
@@ -56,7 +56,7 @@ def test_fetch_on_the_leader_fences_an_older_epoch(leader_moves: EpochHistory, c
 
 
 @pytest.mark.promise("kip320.fetch.old-versions-unvalidated")
-def test_fetch_below_v9_is_served_as_before(leader_moves: EpochHistory, cluster: Cluster) -> None:
+def test_fetch_below_v9_is_served_as_before(leader_moves: EpochLineage, cluster: Cluster) -> None:
     """KIP-320, "Protocol Changes / Fetch": "For older versions, we will skip epoch validation as
     before." Every Fetch version the leader speaks below v9 (no CurrentLeaderEpoch field) is served
     with records, from a partition whose leader moved three times."""
@@ -70,7 +70,7 @@ def test_fetch_below_v9_is_served_as_before(leader_moves: EpochHistory, cluster:
 
 
 @pytest.mark.promise("kip320.fetch.follower-validates-epoch")
-def test_fetch_on_a_follower_answers_per_kip_320_then_kip_392(leader_moves: EpochHistory, cluster: Cluster) -> None:
+def test_fetch_on_a_follower_answers_per_kip_320_then_kip_392(leader_moves: EpochLineage, cluster: Cluster) -> None:
     """KIP-320, "Protocol Changes / Fetch": a follower receiving a fetch answers the epoch errors
     where the epoch differs (validation first, as on the leader). With a matching or unset epoch,
     KIP-392 (fetch from follower, Kafka 2.4) decides: from Fetch v11 a follower serves consumer
@@ -81,7 +81,7 @@ def test_fetch_on_a_follower_answers_per_kip_320_then_kip_392(leader_moves: Epoc
 
 
 @pytest.mark.promise("kip320.fetch.follower-validates-epoch")
-def test_fetch_on_a_follower_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
+def test_fetch_on_a_follower_fences_an_older_epoch(leader_moves: EpochLineage, cluster: Cluster) -> None:
     """KIP-320, "Protocol Changes / Fetch": a follower answers a fetch with an older
     CurrentLeaderEpoch with FENCED_LEADER_EPOCH (validation before KIP-392's follower rules)."""
     probes = epoch_validation(cluster, leader_moves, "Fetch", ("follower",), lowest=FETCH_WITH_EPOCH, cases=OLDER)
@@ -90,7 +90,7 @@ def test_fetch_on_a_follower_fences_an_older_epoch(leader_moves: EpochHistory, c
 
 @pytest.mark.promise("kip320.ofle.newer-epoch-unknown")
 def test_offsets_for_leader_epoch_validates_current_and_newer_epochs(
-    leader_moves: EpochHistory, cluster: Cluster
+    leader_moves: EpochLineage, cluster: Cluster
 ) -> None:
     """KIP-320, "Protocol Changes / OffsetsForLeaderEpoch": "If the current leader epoch does not
     match that of the leader", UNKNOWN_LEADER_EPOCH for a newer one, "as we do for the Fetch API";
@@ -101,7 +101,7 @@ def test_offsets_for_leader_epoch_validates_current_and_newer_epochs(
 
 
 @pytest.mark.promise("kip320.ofle.older-epoch-fenced")
-def test_offsets_for_leader_epoch_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
+def test_offsets_for_leader_epoch_fences_an_older_epoch(leader_moves: EpochLineage, cluster: Cluster) -> None:
     """KIP-320, "Protocol Changes / OffsetsForLeaderEpoch": an older current leader epoch is
     answered with FENCED_LEADER_EPOCH (the KIP's text says FENCED_REPLICA), by the leader and by a
     follower alike."""
@@ -110,7 +110,7 @@ def test_offsets_for_leader_epoch_fences_an_older_epoch(leader_moves: EpochHisto
 
 
 @pytest.mark.promise("kip320.list-offsets.newer-epoch-unknown")
-def test_list_offsets_validates_current_and_newer_epochs(leader_moves: EpochHistory, cluster: Cluster) -> None:
+def test_list_offsets_validates_current_and_newer_epochs(leader_moves: EpochLineage, cluster: Cluster) -> None:
     """KIP-320, "Protocol Changes / ListOffsets": ListOffsets (v4+) carries CurrentLeaderEpoch "to
     protect clients from querying stale leaders" and "will support the ... UNKNOWN_LEADER_EPOCH
     error code" for a newer epoch; -1 and the current epoch are answered (by the leader; a
@@ -120,7 +120,7 @@ def test_list_offsets_validates_current_and_newer_epochs(leader_moves: EpochHist
 
 
 @pytest.mark.promise("kip320.list-offsets.older-epoch-fenced")
-def test_list_offsets_fences_an_older_epoch(leader_moves: EpochHistory, cluster: Cluster) -> None:
+def test_list_offsets_fences_an_older_epoch(leader_moves: EpochLineage, cluster: Cluster) -> None:
     """KIP-320, "Protocol Changes / ListOffsets": ListOffsets (v4+) answers an older
     CurrentLeaderEpoch with FENCED_LEADER_EPOCH, on the leader and on a follower."""
     probes = epoch_validation(cluster, leader_moves, "ListOffsets", cases=OLDER)

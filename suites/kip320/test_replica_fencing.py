@@ -7,7 +7,7 @@ import pytest
 from fixtures.cluster import Cluster
 from harness.checks.replica_fencing import assert_follower_requests_fenced
 from harness.histories import store
-from harness.scenarios.kip320 import EpochHistory
+from harness.scenarios.kip320 import EpochLineage
 from harness.scenarios.replica_fencing import follower_requests_at_wrong_epochs
 from harness.verdicts import not_supported
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.kip320
 
 
 @pytest.mark.promise("kip320.replica.stale-epoch-fenced")
-def test_a_followers_requests_at_a_stale_epoch_are_fenced(leader_moves: EpochHistory, cluster: Cluster) -> None:
+def test_a_followers_requests_at_a_stale_epoch_are_fenced(leader_moves: EpochLineage, cluster: Cluster) -> None:
     """KIP-320 "Replica Handling": the follower includes the new epoch in OffsetsForLeaderEpoch "so that
     the follower is ensured that it is truncating using the log from the leader in the correct epoch",
     and in its Fetches, "which will be validated by the leader"; the answers are FENCED_REPLICA (the

@@ -18,7 +18,7 @@ from typing import Any
 
 from recordings import DATA
 
-from harness.histories import codec, store
+from harness.histories import json_codec, store
 
 Change = Callable[[Any, Any], Any]  # (the old value, the whole recording) -> the new value
 Check = Callable[[Any], object]
@@ -54,7 +54,7 @@ def raw(name: str) -> Any:
 
 def typed(kind: type, data: Any) -> Any:
     """An (altered) recording read into its history type, through the codec."""
-    return codec.decode(kind, codec.encode(data))
+    return json_codec.decode(kind, json_codec.encode(data))
 
 
 _STEP = re.compile(r"\.?(\w+)|\[(-?\d+|\*)\]")

@@ -18,7 +18,7 @@ from harness.checks.committed_offsets import (
     assert_txn_commit_epochs_follow_consumption,
     committed_data,
 )
-from harness.checks.epoch_history import epoch_of_offset
+from harness.checks.epoch_lineage import epoch_of_offset
 from harness.histories.kip1094 import CommitAfterRead, CommittedOffset, EpochEnd, MarkerRead
 from harness.histories.observations import ObservedExchange
 from harness.histories.offset_commits import CommitRoundTrip

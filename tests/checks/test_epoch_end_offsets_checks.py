@@ -15,7 +15,7 @@ from harness.checks.epoch_end_offsets import (
     gap_epochs,
     known,
 )
-from harness.checks.epoch_history import assert_end_offsets
+from harness.checks.epoch_lineage import assert_end_offsets
 from harness.errors import TargetRefused
 from harness.histories.leader_answers import EndOffsetAnswers
 

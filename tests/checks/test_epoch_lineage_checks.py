@@ -1,4 +1,4 @@
-"""The KIP-320 epoch-history checks reject answers that break the history (recorded 4.4.0 answers, altered)."""
+"""The KIP-320 epoch-lineage checks reject answers that break the lineage (recorded 4.4.0 answers, altered)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from alterations import typed
 from recordings import Recording, batches, restamp
 
-from harness.checks.epoch_history import (
+from harness.checks.epoch_lineage import (
     assert_batches_carry_append_epochs,
     assert_end_offsets,
     assert_epochs_rise,
@@ -19,7 +19,7 @@ from harness.histories.epochs import Step
 from harness.histories.leader_answers import ListOffsetsAtTime
 from harness.histories.metadata import MetadataAnswer
 
-HISTORIES = ["leader-moves", "nemesis"]
+LINEAGES = ["leader-moves", "nemesis"]
 
 
 def _end_offsets(recorded: dict[str, Any]) -> tuple[list, int, int, dict[int, dict[str, Any]]]:
@@ -27,14 +27,14 @@ def _end_offsets(recorded: dict[str, Any]) -> tuple[list, int, int, dict[int, di
     return batches(recorded["log"]), recorded["current_epoch"], recorded["log_end"], answers
 
 
-@pytest.mark.parametrize("history", HISTORIES)
-def test_recorded_end_offsets_pass(recording: Recording, history: str) -> None:
-    assert_end_offsets(*_end_offsets(recording(f"kip320-end-offsets-{history}")))
+@pytest.mark.parametrize("lineage", LINEAGES)
+def test_recorded_end_offsets_pass(recording: Recording, lineage: str) -> None:
+    assert_end_offsets(*_end_offsets(recording(f"kip320-end-offsets-{lineage}")))
 
 
-@pytest.mark.parametrize("history", HISTORIES)
-def test_a_past_epoch_ending_off_its_successors_start_fails(recording: Recording, history: str) -> None:
-    log, current, end, answers = _end_offsets(recording(f"kip320-end-offsets-{history}"))
+@pytest.mark.parametrize("lineage", LINEAGES)
+def test_a_past_epoch_ending_off_its_successors_start_fails(recording: Recording, lineage: str) -> None:
+    log, current, end, answers = _end_offsets(recording(f"kip320-end-offsets-{lineage}"))
     answers[0]["EndOffset"] += 1
     with pytest.raises(AssertionError, match=r"epoch 0: got NONE\(0\) \(0, \d+\), expected NONE \(0, \d+\)"):
         assert_end_offsets(log, current, end, answers)
@@ -82,9 +82,9 @@ def _metadata(answers: list[dict[str, Any]]) -> list[MetadataAnswer]:
     return typed(list[MetadataAnswer], answers)
 
 
-@pytest.mark.parametrize("history", HISTORIES)
-def test_recorded_list_offsets_epochs_pass(recording: Recording, history: str) -> None:
-    log, current, end, answers = _list_offsets(recording(f"kip320-list-offsets-epochs-{history}"))
+@pytest.mark.parametrize("lineage", LINEAGES)
+def test_recorded_list_offsets_epochs_pass(recording: Recording, lineage: str) -> None:
+    log, current, end, answers = _list_offsets(recording(f"kip320-list-offsets-epochs-{lineage}"))
     assert_list_offsets_epochs(log, current, end, _answers(answers))
 
 
@@ -105,7 +105,7 @@ def test_list_offsets_by_time_returning_another_batchs_epoch_fails(recording: Re
         assert_list_offsets_epochs(log, current, end, _answers(answers))
 
 
-@pytest.mark.parametrize("name", [f"kip320-batch-epochs-{h}-{r}" for h in HISTORIES for r in ("leader", "follower")])
+@pytest.mark.parametrize("name", [f"kip320-batch-epochs-{h}-{r}" for h in LINEAGES for r in ("leader", "follower")])
 def test_recorded_batch_epochs_pass(recording: Recording, name: str) -> None:
     r = recording(name)
     assert_batches_carry_append_epochs(batches(r["log"]), r["appends"], r["replica"])

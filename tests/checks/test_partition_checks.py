@@ -20,7 +20,7 @@ from harness.checks.truncation import assert_resumed_at_divergence
 from harness.errors import SceneUnmet, TargetRefused
 from harness.histories.client_reactions import ClientRecord
 from harness.histories.network_splits import IsrSample, ZombieFetchFrom, ZombieWrite
-from harness.histories.records import DeliveryReport, LogRecord
+from harness.histories.text_records import DeliveryReport, LogRecord
 from harness.histories.truncation import ConsumerError
 
 RESETS = [f"partition-zombie-{c}-{r}" for c in ("librdkafka", "java") for r in ("earliest", "latest")]

@@ -18,7 +18,7 @@ from harness.checks.client_reactions import (
 )
 from harness.checks.committed_offsets import assert_txn_commit_epochs_follow_consumption
 from harness.checks.epoch_fencing import assert_offsets_for_epoch_authorized_by_describe
-from harness.checks.epoch_history import assert_metadata_versions_agree
+from harness.checks.epoch_lineage import assert_metadata_versions_agree
 from harness.checks.kip1319 import (
     assert_copier_aborted_without_retry,
     assert_failed_topic_named,
@@ -43,7 +43,7 @@ from harness.errors import (
 from harness.histories.authorization import OffsetsForEpochAuthorization
 from harness.histories.client_reactions import ClientRecord, CommittedAhead, EpochErrorRun, ResetFetch
 from harness.histories.kip1319 import ClientRun
-from harness.histories.records import DeliveryReport, LogRecord
+from harness.histories.text_records import DeliveryReport, LogRecord
 from harness.histories.truncation import ConsumerError, RepeatedUncleanConsumer
 
 

@@ -18,7 +18,7 @@ from harness.checks.produce_fencing import (
     versions_with_epoch,
 )
 from harness.histories.kip359 import OldVersionProduce
-from harness.histories.records import Ack, LogRecord
+from harness.histories.text_records import Ack, LogRecord
 from harness.promises import catalogue
 from harness.protocol.errors import FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH
 from harness.protocol.spec import load_specs

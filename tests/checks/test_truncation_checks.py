@@ -16,7 +16,7 @@ from harness.checks.truncation import (
     assert_truncation_surfaced,
     informational,
 )
-from harness.histories import codec, store
+from harness.histories import json_codec, store
 from harness.histories.truncation import ConsumerError, RepeatedUncleanConsumer, TruncatedConsumer
 
 RESUMED = [f"kip320-truncation-{c}-{r}" for c in ("librdkafka", "java") for r in ("earliest", "latest")]
@@ -48,7 +48,7 @@ def test_recordings_read_into_their_types_and_write_back_the_same_json(kind: typ
     assert names
     for name in names:
         data = store.load_json(DATA / f"{name}.json")
-        written = codec.encode(codec.decode(kind, data))
+        written = json_codec.encode(json_codec.decode(kind, data))
         assert isinstance(written, dict) and isinstance(data, dict)
         assert {k: v for k, v in written.items() if k in data} == data, name
         assert set(written) - set(data) <= {"client", "refused"}, name

@@ -122,7 +122,7 @@ def test_java_client_versions_are_columns_of_their_own() -> None:
 
 
 def test_every_client_stack_is_a_client_only_column_in_stack_order() -> None:
-    from harness.clients.stacks import go_module_version
+    from harness.clients.stacks.franz_go import module_version as go_module_version
     from harness.reports.matrix_run import ClientAxis
 
     axis = ClientAxis(java=["3.9.2"], librdkafka=["2.16.1", "2.0.2"], go=True)

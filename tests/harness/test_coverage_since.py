@@ -78,12 +78,13 @@ def test_since_is_in_the_coverage_text_the_json_and_the_matrix_page() -> None:
     assert "since: 3.4.1" in text
 
 
-def test_the_history_env_runs_every_line_of_the_release_history() -> None:
-    """`tox -e history` judges exactly harness.kafka.dist.HISTORY, oldest first."""
+def test_the_releases_env_runs_every_line_of_the_release_line_up() -> None:
+    """`tox -e releases` judges exactly harness.kafka.dist.RELEASE_LINE_UP, oldest first."""
     from harness import layout
-    from harness.kafka.dist import HISTORY
+    from harness.kafka.dist import RELEASE_LINE_UP
 
-    env = (layout.ROOT / "tox.ini").read_text().split("[testenv:history]", 1)[1].split("\n[", 1)[0]
-    listed = re.search(r"KCTS_HISTORY_TARGETS:([\d.,]+)\}", env)
-    assert listed is not None and tuple(listed.group(1).split(",")) == HISTORY
-    assert [coverage.release_key(v) for v in HISTORY] == sorted(coverage.release_key(v) for v in HISTORY)
+    env = (layout.ROOT / "tox.ini").read_text().split("[testenv:releases]", 1)[1].split("\n[", 1)[0]
+    listed = re.search(r"KCTS_RELEASES_TARGETS:([\d.,]+)\}", env)
+    assert listed is not None and tuple(listed.group(1).split(",")) == RELEASE_LINE_UP
+    keys = [coverage.release_key(v) for v in RELEASE_LINE_UP]
+    assert keys == sorted(keys)

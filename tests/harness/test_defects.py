@@ -18,9 +18,9 @@ FINDINGS = ROOT / "reports" / "findings"
 
 # The words kfake answered OffsetForLeaderEpoch's LeaderEpoch -1 with, as two checks put them
 # (reports/findings/kfake-*), each with its own topic, port, UUID and timestamp.
-KFAKE_SENTINEL_HISTORY = (
+KFAKE_SENTINEL_LINEAGE = (
     "AssertionError: OffsetsForLeaderEpoch v3 (after a move without a write): OffsetsForLeaderEpoch disagrees with the "
-    "log's epoch history (current epoch 3, log [0, 15), epochs the leader knows (epoch: start) {0: 0, 1: 5, 3: 10}) "
+    "log's epoch lineage (current epoch 3, log [0, 15), epochs the leader knows (epoch: start) {0: 0, 1: 5, 3: 10}) "
     "on kcts1234-test_epoch_end_offsets-moves-7 at 127.0.0.1:39001:\n"
     "  epoch -1: got NONE(0) (-1, 0), expected NONE (-1, -1)\n"
     "  log: [0..4]@0 [5..9]@1 [10..14]@3")
@@ -48,7 +48,7 @@ def fail(nodeid: str, message: str, *promises: str, apis: tuple[str, ...] = (),
 
 def test_two_fails_with_one_normalised_cause_are_one_defect() -> None:
     found = group([
-        fail("suites/kip320/test_epoch_end_offsets.py::test_every_epoch", KFAKE_SENTINEL_HISTORY,
+        fail("suites/kip320/test_epoch_end_offsets.py::test_every_epoch", KFAKE_SENTINEL_LINEAGE,
              "kip320.ofle.epoch-end-offsets"),
         fail("suites/kip320/test_epoch_end_offsets.py::test_no_epoch", KFAKE_SENTINEL_UNDEFINED,
              "kip320.ofle.no-epoch-undefined"),
@@ -96,9 +96,9 @@ def test_different_causes_are_different_defects() -> None:
         fail("t::test_fetch", newer_epoch.format(api="Fetch"), "kip320.fetch.newer-epoch-unknown"),
         fail("t::test_list_offsets", newer_epoch.format(api="ListOffsets"), "kip320.list-offsets.epoch-validated"),
         fail("t::test_epoch", MOCK_EPOCH, "kip320.offset-commit.epoch-kept"),
-        fail("t::test_every_epoch", KFAKE_SENTINEL_HISTORY, "kip320.ofle.epoch-end-offsets"),
+        fail("t::test_every_epoch", KFAKE_SENTINEL_LINEAGE, "kip320.ofle.epoch-end-offsets"),
         # the same API and check, another wrong answer: the epoch of a gap echoed, not the sentinel
-        fail("t::test_gap", KFAKE_SENTINEL_HISTORY.replace("-1: got NONE(0) (-1, 0)", "2: got NONE(0) (2, -1)"),
+        fail("t::test_gap", KFAKE_SENTINEL_LINEAGE.replace("-1: got NONE(0) (-1, 0)", "2: got NONE(0) (2, -1)"),
              "kip320.ofle.epoch-end-offsets"),
     ])
     assert sorted(d.key for d in found) == [
@@ -199,7 +199,7 @@ def test_a_defect_survives_its_json() -> None:
 def test_an_old_results_file_is_grouped_from_its_reasons() -> None:
     """Schema 1 has no promises or apis and keeps the first lines of each failure joined on one line."""
     old = {"schema_version": 1, "checks": [
-        {"nodeid": "s::test_every_epoch", "cell": "fail", "reason": " ".join(KFAKE_SENTINEL_HISTORY.split("\n")[:3])},
+        {"nodeid": "s::test_every_epoch", "cell": "fail", "reason": " ".join(KFAKE_SENTINEL_LINEAGE.split("\n")[:3])},
         {"nodeid": "s::test_no_epoch", "cell": "fail", "reason": " ".join(KFAKE_SENTINEL_UNDEFINED.split("\n")[:3])},
         {"nodeid": "s::test_passes", "cell": "pass", "reason": ""},
         {"nodeid": "s::test_broke", "cell": "error", "reason": "StopIteration"},

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 from confluent_kafka import Consumer
 
-from harness.clients.history import read_partition
 from harness.clients.jvm import VERIFIABLE_PRODUCER, JavaClient
+from harness.clients.produce_read import read_partition
 from harness.cluster.base import Cluster
 from harness.kafka.dist import resolve
 
@@ -60,7 +60,8 @@ def test_a_producer_driver_stopped_mid_stream_reports_no_failed_write(cluster: C
     loaded gate: the stop itself must never surface as a failed or unreported write (a false FAIL
     of the broker, as kafka-tools' VerifiableProducer gave when its SIGTERM hook closed the producer
     under a send in flight). Each driver stops sending, then flushes and closes, on `exit`."""
-    from harness.scenarios.kip359 import PREFIXES, producer_driver, stop_producer, writes_of
+    from harness.clients import stacks
+    from harness.scenarios.kip359 import producer_driver, stop_producer, writes_of
 
     for round_ in range(3):
         driver = producer_driver(cluster, stack, topic)
@@ -71,7 +72,7 @@ def test_a_producer_driver_stopped_mid_stream_reports_no_failed_write(cluster: C
                             and int(str(e["value"]).split(".")[1]) >= n, 60, "acknowledged writes")
         finally:
             stop_producer(driver)
-        w = writes_of(driver, PREFIXES[stack])
+        w = writes_of(driver, stacks.get(stack).producer_prefix)
         stopped = [e for e in driver.events if e.get("event") == "stopped"]
         assert stopped and stopped[0]["unreported"] == 0, driver.describe()
         assert not w.failures and len(w.acks) == len(w.sent), (

@@ -9,7 +9,7 @@ import pytest
 from confluent_kafka import Producer
 
 from fixtures.topics import TopicFactory
-from harness.clients.history import produce
+from harness.clients.produce_read import produce
 from harness.cluster.base import Cluster, NodeState
 from harness.cluster.external import ExternalCluster
 from harness.cluster.local import LocalCluster, LocalClusterSpec

@@ -131,15 +131,15 @@ def test_a_check_that_judged_histories_shows_each_ones_counts_linked_to_its_time
     results = results_for("a")
     results["checks"][0]["history"] = [
         {"name": "lost-write-ruled", "operations": 20, "counts": {"lost-write": 1, "unseen": 1},
-         "report": "h/lost.history.json", "plot": "h/lost.timeline.png"},
-        {"name": "lost-write-clean", "operations": 20, "counts": {}, "report": "h/clean.history.json", "plot": None}]
+         "report": "h/lost.anomalies.json", "plot": "h/lost.timeline.png"},
+        {"name": "lost-write-clean", "operations": 20, "counts": {}, "report": "h/clean.anomalies.json", "plot": None}]
     m = build([(Target("a", "targets/a"), results)])
     md, page = to_markdown(m), to_html(m)
-    assert ("[pass](targets/a/results.json)<br>[history: lost-write 1, unseen 1](targets/a/h/lost.timeline.png)"
-            "<br>[history: nothing found](targets/a/h/clean.history.json)") in md
-    assert ("<div class='history found'><a href='targets/a/h/lost.timeline.png' title='lost-write-ruled'>"
-            "history: lost-write 1, unseen 1</a></div>") in page
-    assert "<a href='targets/a/h/clean.history.json' title='lost-write-clean'>history: nothing found</a>" in page
+    assert ("[pass](targets/a/results.json)<br>[anomalies: lost-write 1, unseen 1](targets/a/h/lost.timeline.png)"
+            "<br>[anomalies: nothing found](targets/a/h/clean.anomalies.json)") in md
+    assert ("<div class='anomalies found'><a href='targets/a/h/lost.timeline.png' title='lost-write-ruled'>"
+            "anomalies: lost-write 1, unseen 1</a></div>") in page
+    assert "<a href='targets/a/h/clean.anomalies.json' title='lost-write-clean'>anomalies: nothing found</a>" in page
     assert [r["nodeid"] for r in m["rows"] if r["cells"]["a"]["history"]] == [results["checks"][0]["nodeid"]]
 
 

@@ -44,7 +44,7 @@ def six_targets() -> dict:
     for i, name in enumerate(TARGETS):
         checks = []
         for j, (nodeid, promise) in enumerate(promises):
-            for v in (["[leader-moves]", "[nemesis]"] if "epoch_history" in nodeid else [""]):
+            for v in (["[leader-moves]", "[nemesis]"] if "epoch_lineage" in nodeid else [""]):
                 cell = ["pass", "not-supported", "fail", "target-refused", "skipped", "client-gap"][(i + j) % 6]
                 reason = {"pass": "", "fail": FAILED}.get(cell, REASON)
                 checks.append({"nodeid": nodeid + v, "area": nodeid.split("/")[1], "promise": promise,

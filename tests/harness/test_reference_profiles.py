@@ -70,7 +70,7 @@ def test_a_refusal_raised_below_pytest_keeps_its_reference() -> None:
     ("4.4.0", "produce-current-leader-epoch", "no Apache Kafka release has KIP-359 CurrentLeaderEpoch"),
 ])
 def test_a_release_older_than_a_capability_says_so(version: str, capability: str, line: str | None) -> None:
-    """On the release history, a "not supported" of a release is expected by its profile, and says so."""
+    """On the release line-up, a "not supported" of a release is expected by its profile, and says so."""
     from harness.cluster.reference import predates
 
     found = predates(parse(version), capability)

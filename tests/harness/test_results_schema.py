@@ -53,7 +53,7 @@ def test_a_file_the_plugin_writes_now_matches_the_schema(tmp_path: Path) -> None
     (lambda d: d.update(extra=1), "Additional properties are not allowed"),
     (lambda d: d["summary"]["counts"].pop("fail"), "'fail' is a required property"),
     (lambda d: d["checks"][0].update(history=[{"name": "h", "operations": 3, "counts": {"lost-write": "1"},
-                                               "report": "h.history.json", "plot": None}]), "'1' is not of type"),
+                                               "report": "h.anomalies.json", "plot": None}]), "'1' is not of type"),
     (lambda d: d["checks"][0].update(history=[{"name": "h", "operations": 3, "counts": {}}]),
      "'report' is a required property"),
 ])

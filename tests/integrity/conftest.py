@@ -1,5 +1,5 @@
 """The integrity checker's own tests share one local SparkSession."""
 
-from fixtures.integrity import history_reporter, spark
+from fixtures.integrity import anomaly_reporter, spark
 
-__all__ = ["history_reporter", "spark"]
+__all__ = ["anomaly_reporter", "spark"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.workload import records
-from harness.workload.history import IdRange, TxnOutcome
+from harness.workload import pipeline_record
+from harness.workload.write_log import IdRange, TxnOutcome
 
 IN, OUT = "in", "out"
 
@@ -25,7 +25,7 @@ class Log:
         self.rows.append((topic, partition, offset, raw))
         return offset
 
-    def write(self, topic: str, partition: int, rec: records.PipelineRecord, logged: bool = True) -> int:
+    def write(self, topic: str, partition: int, rec: pipeline_record.PipelineRecord, logged: bool = True) -> int:
         """Append and, like a processor's delivery report, log the acknowledged offset."""
         offset = self.append(topic, partition, rec.encode())
         if logged:
@@ -40,13 +40,13 @@ def pipeline(n: int = 12, keys: int = 3, partitions: int = 2, outputs: tuple[str
     made = []
     for i in range(n):
         k = i % keys
-        rec = records.make(i, f"k{k}", seq[k])
+        rec = pipeline_record.make(i, f"k{k}", seq[k])
         seq[k] += 1
         made.append((k % partitions, rec))
         log.write(IN, k % partitions, rec)
     for topic in outputs:
         for p, rec in made:
-            log.write(topic, p, rec.restage("proc>0", records.COMMIT))
+            log.write(topic, p, rec.restage("proc>0", pipeline_record.COMMIT))
     return log
 
 

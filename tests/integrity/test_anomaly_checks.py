@@ -1,4 +1,4 @@
-"""The history checks on small hand-built histories: each of Jepsen's anomaly classes is found and named.
+"""The anomaly checks on small hand-built histories: each of Jepsen's anomaly classes is found and named.
 
 Every history is written through the format's own writer (one .jsonl per process) and loaded by the
 Spark loader, so each test also runs the format end to end. Each anomalous history holds exactly one
@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from harness.histories.codec import HistoryFormatError
 from harness.histories.history import HistoryWriter, Operation, OpType, Outcome, Polled, Sent, read_file, read_folder
-from harness.integrity.history_checks import (
-    HistoryAnomaly,
-    HistoryFindings,
+from harness.histories.json_codec import HistoryFormatError
+from harness.integrity.anomaly_checks import (
+    AnomalyFindings,
+    JepsenAnomaly,
     all_cases,
-    check_history,
+    check_anomalies,
     summarize_by_topic,
 )
-from harness.integrity.history_frames import load_jsonl, load_parquet, write_parquet
+from harness.integrity.anomaly_frames import load_jsonl, load_parquet, write_parquet
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -138,12 +138,12 @@ class Scene:
 
     build: Callable[[Builder], Builder]
     found: dict[str, int]
-    kind: HistoryAnomaly
+    kind: JepsenAnomaly
 
 
 def scene(build: Callable[[Builder], Builder], found: dict[str, int], kind: str | None = None) -> Scene:
     """`kind` defaults to the one class found, or the one besides unseen (which every lost write is)."""
-    return Scene(build, found, HistoryAnomaly(kind or max(found, key=lambda k: k != "unseen")))
+    return Scene(build, found, JepsenAnomaly(kind or max(found, key=lambda k: k != "unseen")))
 
 
 CASES: dict[str, Scene] = {
@@ -201,12 +201,12 @@ CASES: dict[str, Scene] = {
 }
 
 
-def check(spark: SparkSession, b: Builder, folder: Path) -> HistoryFindings:
-    return check_history(load_jsonl(spark, b.write(folder)), with_cycles=True)
+def check(spark: SparkSession, b: Builder, folder: Path) -> AnomalyFindings:
+    return check_anomalies(load_jsonl(spark, b.write(folder)), with_cycles=True)
 
 
 @pytest.fixture(scope="module")
-def judged(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> dict[str, HistoryFindings]:
+def judged(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> dict[str, AnomalyFindings]:
     """Every case's findings, by its topic: all histories in one folder, checked in one query."""
     folder = tmp_path_factory.mktemp("histories")
     for name, case in CASES.items():
@@ -220,14 +220,14 @@ def test_a_clean_history_has_nothing(spark: SparkSession, tmp_path: Path) -> Non
     assert findings.found == {}, findings.describe()
 
 
-def test_a_clean_history_beside_anomalous_ones_has_nothing(judged: dict[str, HistoryFindings]) -> None:
+def test_a_clean_history_beside_anomalous_ones_has_nothing(judged: dict[str, AnomalyFindings]) -> None:
     assert "clean" not in judged, judged["clean"].describe()
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_each_class_is_found_and_named(judged: dict[str, HistoryFindings], name: str) -> None:
+def test_each_class_is_found_and_named(judged: dict[str, AnomalyFindings], name: str) -> None:
     case = CASES[name]
-    findings = judged.get(name, HistoryFindings({}, {}))
+    findings = judged.get(name, AnomalyFindings({}, {}))
     assert findings.found == case.found, findings.describe()
     (example,) = findings.examples[case.kind]
     # Named: the partition (a cycle's, one of its operations') and the operations behind it, each
@@ -236,10 +236,10 @@ def test_each_class_is_found_and_named(judged: dict[str, HistoryFindings], name:
     assert example.ops and all(o.process.startswith(f"{name}.") and o.start_ns for o in example.ops), example
 
 
-def test_the_named_operations_are_the_ones_behind_the_anomaly(judged: dict[str, HistoryFindings]) -> None:
+def test_the_named_operations_are_the_ones_behind_the_anomaly(judged: dict[str, AnomalyFindings]) -> None:
     """G1a names the aborted writer and the poll that read its value, with their times."""
     b = CASES["G1a"].build(Builder("G1a"))  # the same history again: the builder's clock is deterministic
-    (case,) = judged["G1a"].examples[HistoryAnomaly.G1A]
+    (case,) = judged["G1a"].examples[JepsenAnomaly.G1A]
     send, poll = b.ops[1], b.ops[3]
     assert [(o.role, o.process, o.start_ns, o.end_ns, o.txn, o.offset, o.value) for o in case.ops] == [
         ("send", "G1a.p0", send.start_ns, send.end_ns, "G1a.t1", 0, "a"),
@@ -248,9 +248,9 @@ def test_the_named_operations_are_the_ones_behind_the_anomaly(judged: dict[str, 
 
 
 def test_every_class_is_found_alike_in_place_on_the_parquet_layout(
-    spark: SparkSession, judged: dict[str, HistoryFindings], tmp_path_factory: pytest.TempPathFactory,
+    spark: SparkSession, judged: dict[str, AnomalyFindings], tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    """The history checks read a history in `write_parquet`'s layout in place, partition by partition,
+    """The anomaly checks read a history in `write_parquet`'s layout in place, partition by partition,
     and gather one from JSON lines by a cogroup: every case history, judged both ways, finds the same."""
     folder = tmp_path_factory.mktemp("histories-parquet")
     for name, case in CASES.items():
@@ -274,7 +274,7 @@ def test_parquet_layout_round_trips_and_finds_the_same(spark: SparkSession, tmp_
     write_parquet(frames, tmp_path / "parquet")
     assert (tmp_path / "parquet" / "sends" / f"topic={T}" / "partition=0").is_dir()
     # From the JSON lines the same history finds these (CASES["lost-write"]).
-    from_parquet = check_history(load_parquet(spark, tmp_path / "parquet"))
+    from_parquet = check_anomalies(load_parquet(spark, tmp_path / "parquet"))
     assert from_parquet.found == {"lost-write": 1, "unseen": 1}, from_parquet.describe()
 
 

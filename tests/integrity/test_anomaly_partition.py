@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from harness.integrity.history_partition import _positions, _written_plainly, judge, value_codes
+from harness.integrity.anomaly_partition import _positions, _written_plainly, judge, value_codes
 
 SENDS = pa.schema([("process", pa.string()), ("start_ns", pa.int64()), ("end_ns", pa.int64()), ("txn", pa.string()),
                    ("offset", pa.int64()), ("value", pa.string()), ("status", pa.string()),

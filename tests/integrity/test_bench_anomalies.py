@@ -2,7 +2,7 @@
 
 The bench requires a clean history of clean records, so the derived history must be clean when the
 log is, and must show an anomaly when the log holds one: here a record at two offsets of its
-partition, which the history checks call a duplicate. Both go through the Parquet layout the bench
+partition, which the anomaly checks call a duplicate. Both go through the Parquet layout the bench
 times.
 """
 
@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.bench.integrity_store import history_of
-from harness.integrity.history_checks import check_history
-from harness.integrity.history_frames import load_parquet, write_parquet
+from harness.integrity.anomaly_checks import check_anomalies
+from harness.integrity.anomaly_frames import load_parquet, write_parquet
 from harness.integrity.read import load_values, write_values
-from harness.workload import records
+from harness.workload import pipeline_record
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -27,12 +27,12 @@ def judged(spark: SparkSession, rows: list[tuple[str, int, int, str]], folder: P
     values = spark.createDataFrame(rows, "topic string, partition int, offset bigint, raw string")
     write_values(values, folder / "records")
     write_parquet(history_of(load_values(spark, folder / "records")), folder / "history")
-    return check_history(load_parquet(spark, folder / "history")).found
+    return check_anomalies(load_parquet(spark, folder / "history")).found
 
 
 def log(n: int, partition: int = 0) -> list[tuple[str, int, int, str]]:
     """`n` records of one key, written by the generator at offsets 0, 1, ..."""
-    return [(T, partition, i, records.make(i, "k", i).encode().decode()) for i in range(n)]
+    return [(T, partition, i, pipeline_record.make(i, "k", i).encode().decode()) for i in range(n)]
 
 
 def test_the_history_of_a_clean_log_is_clean(spark: SparkSession, tmp_path: Path) -> None:

@@ -14,8 +14,8 @@ from integrity_build import IN, Log
 from harness.integrity.checker import check
 from harness.integrity.model import Expectation, Findings
 from harness.integrity.run import reaching
-from harness.workload import records
-from harness.workload.history import IdRange, TxnOutcome, outcome_ranges
+from harness.workload import pipeline_record
+from harness.workload.write_log import IdRange, TxnOutcome, outcome_ranges
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -30,7 +30,7 @@ def history(present: Callable[[int], bool] = lambda i: True) -> tuple[Log, tuple
     log, seq = Log(), [0] * KEYS
     for i in range(N):
         k = i % KEYS
-        rec = records.make(i, f"k{k}", seq[k])
+        rec = pipeline_record.make(i, f"k{k}", seq[k])
         seq[k] += 1
         if present(i):
             log.write(IN, k % PARTITIONS, rec, logged=i != FAILED)
@@ -79,35 +79,35 @@ class Damage:
 def _append_copy(rid: int) -> Callable[[Log], None]:
     """A retry written twice: the record appended again at the end of its partition."""
     def alter(log: Log) -> None:
-        topic, partition, _, raw = next(r for r in log.rows if records.record_id(r[3].encode()) == rid)
+        topic, partition, _, raw = next(r for r in log.rows if pipeline_record.record_id(r[3].encode()) == rid)
         log.append(topic, partition, raw)
     return alter
 
 
 def _drop(rid: int) -> Callable[[Log], None]:
     def alter(log: Log) -> None:
-        log.rows = [r for r in log.rows if records.record_id(r[3].encode()) != rid]
+        log.rows = [r for r in log.rows if pipeline_record.record_id(r[3].encode()) != rid]
     return alter
 
 
 def _swap(a: int, b: int) -> Callable[[Log], None]:
     """Two records of one key exchange offsets: the later-sent one is read first."""
     def alter(log: Log) -> None:
-        value = {records.record_id(r[3].encode()): r[3] for r in log.rows}
+        value = {pipeline_record.record_id(r[3].encode()): r[3] for r in log.rows}
         swapped = {a: value[b], b: value[a]}
-        log.rows = [(t, p, o, swapped.get(records.record_id(v.encode()), v)) for t, p, o, v in log.rows]
+        log.rows = [(t, p, o, swapped.get(pipeline_record.record_id(v.encode()), v)) for t, p, o, v in log.rows]
     return alter
 
 
 def _corrupt(rid: int) -> Callable[[Log], None]:
     def alter(log: Log) -> None:
-        rec = records.make(rid, "x", 0)
+        rec = pipeline_record.make(rid, "x", 0)
         log.rows = [(t, p, o, v.replace(rec.payload, "0" * len(rec.payload))) for t, p, o, v in log.rows]
     return alter
 
 
 def _foreign(log: Log) -> None:
-    log.append(IN, 0, records.make(99, "k0", 9).encode())
+    log.append(IN, 0, pipeline_record.make(99, "k0", 9).encode())
 
 
 DAMAGES = [

@@ -12,8 +12,8 @@ from integrity_build import IN, OUT, Log, committed, pipeline
 from harness.integrity.checker import WRITE_COLUMNS, InPlace, check, with_outcome
 from harness.integrity.model import Anomaly, Expectation, Findings, TruncationWindow
 from harness.integrity.read import VALUES_SCHEMA, write_values
-from harness.workload import records
-from harness.workload.history import IdRange, TxnOutcome
+from harness.workload import pipeline_record
+from harness.workload.write_log import IdRange, TxnOutcome
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -112,7 +112,7 @@ def test_a_loss_with_no_acknowledged_write_cannot_be_explained(spark: SparkSessi
 def test_a_record_read_twice_is_one_duplicate_and_not_an_order_violation(spark: SparkSession, layout: str) -> None:
     """A copy of id 0 appended at the end of its partition: one `duplicate` at its first offset."""
     log = pipeline(n=6, keys=2, partitions=2)
-    log.append(OUT, 0, records.make(0, "k0", 0, stage="proc>0").encode())
+    log.append(OUT, 0, pipeline_record.make(0, "k0", 0, stage="proc>0").encode())
     findings = run(spark, log, committed(6), layout=layout)
     only(findings, duplicate=1)
     (row,) = findings.samples[Anomaly.DUPLICATE]
@@ -123,8 +123,8 @@ def test_records_of_aborted_transactions_are_aborted_reads(spark: SparkSession) 
     """A processor record flagged `A`, and a generator id from an aborted range, both visible: two
     `aborted_visible`, nothing else."""
     log = pipeline(n=4, keys=1, partitions=1)
-    log.append(OUT, 0, records.make(1, "k0", 1, flag=records.ABORT, stage="proc>0").encode())
-    log.append(IN, 0, records.make(4, "k0", -1, flag=records.COMMIT).encode())
+    log.append(OUT, 0, pipeline_record.make(1, "k0", 1, flag=pipeline_record.ABORT, stage="proc>0").encode())
+    log.append(IN, 0, pipeline_record.make(4, "k0", -1, flag=pipeline_record.COMMIT).encode())
     ranges = (IdRange(0, 4, TxnOutcome.COMMITTED), IdRange(4, 6, TxnOutcome.ABORTED))
     findings = run(spark, log, ranges)
     only(findings, aborted_visible=2)
@@ -138,11 +138,11 @@ def test_records_of_aborted_transactions_are_aborted_reads(spark: SparkSession) 
 def test_a_key_going_backwards_is_an_order_violation(spark: SparkSession, layout: str) -> None:
     """In the output, key k0's records 1 and 2 swap places: one `order_violation` at the later offset."""
     log = Log()
-    recs = [records.make(i, "k0", i) for i in range(4)]
+    recs = [pipeline_record.make(i, "k0", i) for i in range(4)]
     for r in recs:
         log.write(IN, 0, r)
     for r in (recs[0], recs[2], recs[1], recs[3]):
-        log.write(OUT, 0, r.restage("proc>0", records.COMMIT))
+        log.write(OUT, 0, r.restage("proc>0", pipeline_record.COMMIT))
     findings = run(spark, log, committed(4), layout=layout)
     only(findings, order_violation=1)
     (row,) = findings.samples[Anomaly.ORDER_VIOLATION]
@@ -153,7 +153,7 @@ def test_corrupt_and_unparseable_values_are_checksum_mismatches(spark: SparkSess
     """A payload changed on the way (crc no longer matches) and a value that is not a record: two
     `checksum_mismatch`; the changed record is then also missing from that topic (`lost`)."""
     log = pipeline(n=3, keys=1, partitions=1)
-    rec = records.make(1, "k0", 1)
+    rec = pipeline_record.make(1, "k0", 1)
     tampered = rec.encode().replace(rec.payload.encode(), b"x" * len(rec.payload))
     log.rows = [(t, p, o, tampered.decode() if (t, o) == (OUT, 1) else v) for t, p, o, v in log.rows]
     log.append(OUT, 0, "not a record")
@@ -165,7 +165,7 @@ def test_corrupt_and_unparseable_values_are_checksum_mismatches(spark: SparkSess
 
 def test_an_id_never_generated_is_unexpected(spark: SparkSession) -> None:
     log = pipeline(n=3, keys=1, partitions=1)
-    log.append(OUT, 0, records.make(99, "k0", 3).encode())
+    log.append(OUT, 0, pipeline_record.make(99, "k0", 3).encode())
     findings = run(spark, log, committed(3))
     only(findings, unexpected=1)
 
@@ -176,7 +176,7 @@ def test_records_of_unknown_transactions_are_owed_to_outputs_once_read(spark: Sp
     the input but absent from an output is a `lost` write."""
     log = pipeline(n=3, keys=1, partitions=1)
     if in_input:
-        log.write(IN, 0, records.make(3, "k0", 3))
+        log.write(IN, 0, pipeline_record.make(3, "k0", 3))
     findings = run(spark, log, (IdRange(0, 3, TxnOutcome.COMMITTED), IdRange(3, 4, TxnOutcome.UNKNOWN)))
     if in_input:
         only(findings, lost=1)
@@ -206,7 +206,7 @@ def test_a_copy_in_another_partition_is_a_duplicate_there_and_not_an_order_viola
     one `duplicate` per topic counts copies in every partition; the copy is its evidence, not an
     order violation of key k1 in partition 0."""
     log = pipeline(n=6, keys=2, partitions=2)
-    log.append(OUT, 0, records.make(1, "k1", 0, stage="proc>0").encode())
+    log.append(OUT, 0, pipeline_record.make(1, "k1", 0, stage="proc>0").encode())
     findings = run(spark, log, committed(6), layout=layout)
     only(findings, duplicate=1)
     (row,) = findings.samples[Anomaly.DUPLICATE]
@@ -220,11 +220,11 @@ def test_an_order_violation_at_the_first_record_of_a_later_task_is_found(spark: 
     """Key k0 goes back (seq 3 then 1) between offsets 2 and 3 of one partition, whichever task
     each of them lands in: one `order_violation`, at offset 3, naming offset 2."""
     log = Log()
-    recs = [records.make(i, "k0", i) for i in range(6)]
+    recs = [pipeline_record.make(i, "k0", i) for i in range(6)]
     for r in recs:
         log.write(IN, 0, r)
     for r in (recs[0], recs[2], recs[3], recs[1], recs[4], recs[5]):
-        log.write(OUT, 0, r.restage("proc>0", records.COMMIT))
+        log.write(OUT, 0, r.restage("proc>0", pipeline_record.COMMIT))
     findings = run(spark, log, committed(6), layout=layout)
     only(findings, order_violation=1)
     (row,) = findings.samples[Anomaly.ORDER_VIOLATION]

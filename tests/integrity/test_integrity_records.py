@@ -10,24 +10,24 @@ from harness import verdicts
 from harness.errors import KnownClientGap
 from harness.integrity.model import TruncationWindow
 from harness.integrity.run import reader_gap
-from harness.workload import records
-from harness.workload.history import IdRange, TxnOutcome, WriteLog, merge_ranges
+from harness.workload import pipeline_record
+from harness.workload.write_log import IdRange, TxnOutcome, WriteLog, merge_ranges
 
 
 def test_a_record_survives_encoding_and_a_processor_changes_only_stage_and_flag() -> None:
-    rec = records.make(42, "k0007", 3)
-    assert records.decode(rec.encode()) == rec
+    rec = pipeline_record.make(42, "k0007", 3)
+    assert pipeline_record.decode(rec.encode()) == rec
     assert rec.crc == zlib.crc32(rec.payload.encode())
-    copied = records.decode(records.rewrite_stage(rec.encode(), "py0>1", records.ABORT))
-    assert copied == rec.restage("py0>1", records.ABORT)
+    copied = pipeline_record.decode(pipeline_record.rewrite_stage(rec.encode(), "py0>1", pipeline_record.ABORT))
+    assert copied == rec.restage("py0>1", pipeline_record.ABORT)
     assert (copied.id, copied.key, copied.seq, copied.crc, copied.payload) == (42, "k0007", 3, rec.crc, rec.payload)
-    assert records.record_id(rec.encode()) == 42
+    assert pipeline_record.record_id(rec.encode()) == 42
 
 
 @pytest.mark.parametrize("value", [b"", b"1,k,2", b"x,k,0,1,C,gen,p"])
 def test_malformed_values_do_not_decode(value: bytes) -> None:
     with pytest.raises(ValueError):
-        records.decode(value)
+        pipeline_record.decode(value)
 
 
 def test_adjacent_ranges_of_one_outcome_merge_and_others_do_not() -> None:

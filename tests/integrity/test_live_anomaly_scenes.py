@@ -1,15 +1,15 @@
-"""The history checker on real histories: a local Apache Kafka cluster, made through the protocol proxy to
+"""The anomaly checker on real histories: a local Apache Kafka cluster, made through the protocol proxy to
 serve (or acknowledge) what a broker with each fault would, shows each of Jepsen's anomaly classes to
 the checker in a real client's history, and nothing without the fault.
 
-Each scene of harness.scenarios.history_anomalies runs twice, on two topics: with its rule in force,
+Each scene of harness.scenarios.anomaly_scenes runs twice, on two topics: with its rule in force,
 and without it (the same client calls). Every history goes to one folder, judged in one Spark query
 (each check is local to a partition, so topics are judged apart); each test reads its topic's
 findings. Exactly the intended class must be found, with its evidence (where, which value, which
 operations); Jepsen's classes nest where a lost write is also unseen, and the test expects both.
 
 Each test writes what the checker found in its history beside it (counts and first examples per
-class, and the timeline with the proxy's rule as the nemesis: harness.integrity.history_report),
+class, and the timeline with the proxy's rule as the nemesis: harness.integrity.anomaly_report),
 attached to its Allure result and named in results.json.
 
 Heavy (a cluster, Spark, 24 scene runs and 4 of cycles): `tox -e integrity` runs it, the gate does not.
@@ -23,22 +23,22 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from fixtures.integrity import HistoryReporter
+from fixtures.integrity import AnomalyReporter
 from fixtures.module_scope import module_topic
 from fixtures.topics import RunNames
 from harness.cluster.base import Cluster
 from harness.histories.history import OpType, read_file, read_folder
-from harness.integrity.history_checks import Case, HistoryAnomaly, HistoryFindings, all_cases, summarize_by_topic
-from harness.integrity.history_frames import load_jsonl
+from harness.integrity.anomaly_checks import AnomalyFindings, Case, JepsenAnomaly, all_cases, summarize_by_topic
+from harness.integrity.anomaly_frames import load_jsonl
 from harness.plugin.run_folder import run_dir
-from harness.scenarios.history_anomalies import CYCLE_SCENES, PARTITIONS, PHANTOM, SCENES, SceneRun, run_scene
+from harness.scenarios.anomaly_scenes import CYCLE_SCENES, PARTITIONS, PHANTOM, SCENES, SceneRun, run_scene
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 pytestmark = [pytest.mark.live, pytest.mark.heavy, pytest.mark.integrity]
 
-A = HistoryAnomaly
+A = JepsenAnomaly
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Expected:
     case, where it is (offset, value) and a word of its detail."""
 
     found: dict[str, int]
-    kind: HistoryAnomaly
+    kind: JepsenAnomaly
     offset: int | None
     value: str
     detail: str
@@ -120,7 +120,7 @@ def runs(request: pytest.FixtureRequest, cluster: Cluster, run_names: RunNames,
 
 @pytest.fixture(scope="module")
 def judged(spark: SparkSession, runs: dict[tuple[str, bool], Outcome],
-           history_folder: Path) -> dict[str, HistoryFindings]:
+           history_folder: Path) -> dict[str, AnomalyFindings]:
     """The findings of every history in the folder, by topic: one Spark query."""
     if not any(isinstance(r, SceneRun) for r in runs.values()):
         pytest.fail("no scene ran: " + "; ".join(f"{k}: {v}" for k, v in runs.items())[:2000])
@@ -134,25 +134,25 @@ def _run(runs: dict[tuple[str, bool], Outcome], scene: str, ruled: bool) -> Scen
     return run
 
 
-def _findings(judged: dict[str, HistoryFindings], run: SceneRun) -> HistoryFindings:
-    return judged.get(run.topic, HistoryFindings({}, {}))
+def _findings(judged: dict[str, AnomalyFindings], run: SceneRun) -> AnomalyFindings:
+    return judged.get(run.topic, AnomalyFindings({}, {}))
 
 
-def _report(reporter: HistoryReporter, run: SceneRun, findings: HistoryFindings, folder: Path) -> None:
+def _report(reporter: AnomalyReporter, run: SceneRun, findings: AnomalyFindings, folder: Path) -> None:
     """The run's findings and timeline, kept beside its history before anything is asserted of them."""
     ops = [op for op in read_folder(folder) if op.process.startswith(f"{run.topic}.")]
     reporter.report(run.topic, findings, ops, folder, run.faults)  # the topic names the scene, ruled or not
 
 
-def _explain(run: SceneRun, findings: HistoryFindings) -> str:
+def _explain(run: SceneRun, findings: AnomalyFindings) -> str:
     errors = run.client_errors[:3]
     return f"{run.scene} on {run.topic} (rule {run.rule}; client errors {errors}):\n{findings.describe()}"
 
 
 @pytest.mark.parametrize("scene", list(EXPECTED))
 def test_a_broker_made_to_show_the_class_shows_it_to_the_checker(
-    runs: dict[tuple[str, bool], Outcome], judged: dict[str, HistoryFindings], history_folder: Path, scene: str,
-    history_reporter: HistoryReporter,
+    runs: dict[tuple[str, bool], Outcome], judged: dict[str, AnomalyFindings], history_folder: Path, scene: str,
+    anomaly_reporter: AnomalyReporter,
 ) -> None:
     """With the scene's rule in force the rule acted, and the checker finds exactly the scene's class
     (a lost write with its unseen), once, at the offset and value the rule made it, naming the
@@ -160,7 +160,7 @@ def test_a_broker_made_to_show_the_class_shows_it_to_the_checker(
     run = _run(runs, scene, True)
     want = EXPECTED[scene]
     findings = _findings(judged, run)
-    _report(history_reporter, run, findings, history_folder)
+    _report(anomaly_reporter, run, findings, history_folder)
     assert run.fired >= 1, f"the rule never acted: {run.rule}"
     assert findings.found == want.found, _explain(run, findings)
     (case,) = findings.examples[want.kind]
@@ -179,15 +179,15 @@ def _holds(case: Case, want: Expected, run: SceneRun) -> None:
 
 @pytest.mark.parametrize("scene", list(EXPECTED))
 def test_the_same_scene_without_its_rule_shows_nothing(
-    runs: dict[tuple[str, bool], Outcome], judged: dict[str, HistoryFindings], history_folder: Path, scene: str,
-    history_reporter: HistoryReporter,
+    runs: dict[tuple[str, bool], Outcome], judged: dict[str, AnomalyFindings], history_folder: Path, scene: str,
+    anomaly_reporter: AnomalyReporter,
 ) -> None:
     """The same client calls against the broker as it is: no class at all (the control that the
     finding above is the rule's, not the scene's or the checker's), from a history that holds sends
     and polls."""
     run = _run(runs, scene, False)
     findings = _findings(judged, run)
-    _report(history_reporter, run, findings, history_folder)
+    _report(anomaly_reporter, run, findings, history_folder)
     assert findings.found == {}, _explain(run, findings)
     ops = [op for path in history_folder.glob(f"{run.topic}.*.jsonl") for op in read_file(path)]
     assert {op.type for op in ops} >= {OpType.SEND, OpType.POLL}, f"{run.topic}: {len(ops)} operations"
@@ -204,7 +204,7 @@ def cycle_runs(request: pytest.FixtureRequest, cluster: Cluster, run_names: RunN
 
 @pytest.fixture(scope="module")
 def cycles_judged(spark: SparkSession,
-                  cycle_runs: tuple[Path, dict[tuple[str, bool], Outcome]]) -> dict[str, HistoryFindings]:
+                  cycle_runs: tuple[Path, dict[tuple[str, bool], Outcome]]) -> dict[str, AnomalyFindings]:
     folder, runs = cycle_runs
     if not any(isinstance(r, SceneRun) for r in runs.values()):
         pytest.fail("no cycle scene ran: " + "; ".join(f"{k}: {v}" for k, v in runs.items())[:2000])
@@ -213,8 +213,8 @@ def cycles_judged(spark: SparkSession,
 
 @pytest.mark.parametrize("scene", list(CYCLE_SCENES))
 def test_interleaved_transactions_on_a_correct_broker_make_the_cycle(
-    cycle_runs: tuple[Path, dict[tuple[str, bool], Outcome]], cycles_judged: dict[str, HistoryFindings], scene: str,
-    history_reporter: HistoryReporter,
+    cycle_runs: tuple[Path, dict[tuple[str, bool], Outcome]], cycles_judged: dict[str, AnomalyFindings], scene: str,
+    anomaly_reporter: AnomalyReporter,
 ) -> None:
     """Kafka does not isolate transactions' writes from each other (Jepsen allows G0, and G1c where
     ww edges are inferred): two transactions interleaved as the scene says make exactly that cycle,
@@ -222,13 +222,13 @@ def test_interleaved_transactions_on_a_correct_broker_make_the_cycle(
     folder, runs = cycle_runs
     run = _run(runs, scene, True)
     findings = _findings(cycles_judged, run)
-    _report(history_reporter, run, findings, folder)
+    _report(anomaly_reporter, run, findings, folder)
     assert findings.found == {scene: 1}, _explain(run, findings)
-    (case,) = findings.examples[HistoryAnomaly(scene)]
+    (case,) = findings.examples[JepsenAnomaly(scene)]
     assert case.detail.startswith("cycle among") and case.value is not None, case
     assert sorted(n.rsplit(".", 1)[0] for n in case.value.split()) == [f"{run.topic}.p1", f"{run.topic}.p2"], case
     assert {o.role for o in case.ops} <= {"send", "poll"} and case.ops, case
     clean = _run(runs, scene, False)
     findings = _findings(cycles_judged, clean)
-    _report(history_reporter, clean, findings, folder)
+    _report(anomaly_reporter, clean, findings, folder)
     assert findings.found == {}, _explain(clean, findings)

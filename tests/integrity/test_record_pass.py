@@ -10,14 +10,14 @@ import pytest
 
 from harness.integrity.read import parse
 from harness.integrity.record_pass import crc32_rows, fields_at_separators, parse_values
-from harness.workload import records
+from harness.workload import pipeline_record
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-GOOD = records.make(7, "k3", 2).encode().decode()
+GOOD = pipeline_record.make(7, "k3", 2).encode().decode()
 ODD = [
-    GOOD, records.make(8, "k3", 3, flag=records.ABORT).encode().decode(),
+    GOOD, pipeline_record.make(8, "k3", 3, flag=pipeline_record.ABORT).encode().decode(),
     "not a record", "", "1,k,2", "1,k,2,3,C", "1,k,2,3,C,gen", "a,k,2,3,C,gen,p", "1,k,2,3,X,gen,p",
     "1,k,2,3,C,gen,p,with,separators", "-5,k,2,3,C,gen,p", "+5,k,2,3,C,gen,p", " 6 ,k,2,3,C,gen,p",
     "99999999999999999999,k,2,3,C,gen,p", "1,,2,3,C,,p", "1,k,2,3,C,gen,", "1,kö,2,3,C,gén,pé", None,
@@ -56,7 +56,7 @@ def test_the_arrow_parser_reads_every_value_as_the_sql_parser_does(spark: SparkS
 def test_the_crc_of_every_row_is_zlibs() -> None:
     """crc32_rows agrees with zlib.crc32 on payloads of one length (its table path, a slice of an
     array included), of an odd length, and of mixed lengths with a null (zlib's loop)."""
-    same = [records.payload_for(i).encode() for i in range(5000)]
+    same = [pipeline_record.payload_for(i).encode() for i in range(5000)]
     odd = [b"abc", b"xyz", b"123"]
     mixed = [b"a", None, b"hello", b""]
     for values in (same, odd, mixed):

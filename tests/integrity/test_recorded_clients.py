@@ -1,6 +1,6 @@
 """The recording clients (harness.clients.recorded) against librdkafka's own mock cluster (no broker to
 start): every send and every poll that returned records is in the process's history file, with the
-offsets and values the client reported, in the format the history checker reads."""
+offsets and values the client reported, in the format the anomaly checker reads."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ MOCK = {"test.mock.num.brokers": 1, "bootstrap.servers": "127.0.0.1:1"}
 
 def test_sends_and_polls_are_written_as_they_happened(tmp_path: Path) -> None:
     # One mock cluster per client: the producer's and the consumer's would not share a log, so the
-    # consumer reads nothing here; its own behaviour is the live scenes' (test_live_history_anomalies).
+    # consumer reads nothing here; its own behaviour is the live scenes' (test_live_anomaly_scenes).
     with recording_producer({**MOCK, "linger.ms": 0}, tmp_path, "t.producer", "t") as p:
         ops = [p.send(f"v{i}") for i in range(3)]
         noted = []

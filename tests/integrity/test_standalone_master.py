@@ -31,10 +31,10 @@ def _can_fail_run(master: str, run_id: str) -> dict[str, tuple[bool, frozenset[s
     return found
 
 
-def _history_checks(master: str) -> subprocess.CompletedProcess[str]:
-    """The history checks' can-fail tests (every anomaly class on a small history) on `master`."""
+def _anomaly_checks(master: str) -> subprocess.CompletedProcess[str]:
+    """The anomaly checks' can-fail tests (every anomaly class on a small history) on `master`."""
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/integrity/test_history_checks.py",
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/integrity/test_anomaly_checks.py",
          "--spark-master", master],
         cwd=REPO, capture_output=True, text=True, timeout=900,
     )
@@ -51,16 +51,16 @@ def test_integrity_checks_give_their_verdicts_on_a_standalone_spark_master() -> 
     local = _can_fail_run("local[2]", f"tests-local-{stamp}")
     with SparkStandalone() as standalone:
         remote = _can_fail_run(standalone.url, f"tests-standalone-{stamp}")
-        history = _history_checks(standalone.url)
+        anomalies = _anomaly_checks(standalone.url)
         master, worker = standalone.log("master"), standalone.log("worker")
     assert "Registering app kcts-integrity" in master, master[-2000:]
     assert "Asked to launch executor" in worker, worker[-2000:]
     assert len(remote) >= 3 and any(ok for ok, _ in remote.values()) and not all(ok for ok, _ in remote.values()), (
         f"expected the undamaged baseline clean and each damaged output flagged: {remote}")
     assert remote == local, f"standalone {remote} != local[2] {local}"
-    # The history checks judge partitions in the executors' Python workers: on the standalone
+    # The anomaly checks judge partitions in the executors' Python workers: on the standalone
     # cluster too, every class of the can-fail histories is found exactly as expected (as on local[2]
     # in the gate), from JSON lines and from the Parquet layout read in place.
-    assert history.returncode == 0 and " passed" in history.stdout and "failed" not in history.stdout, (
-        f"history checks on {standalone.url}: exit {history.returncode}\n{history.stdout[-3000:]}\n"
-        f"{history.stderr[-2000:]}")
+    assert anomalies.returncode == 0 and " passed" in anomalies.stdout and "failed" not in anomalies.stdout, (
+        f"anomaly checks on {standalone.url}: exit {anomalies.returncode}\n{anomalies.stdout[-3000:]}\n"
+        f"{anomalies.stderr[-2000:]}")

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from harness.histories.history import Operation, OpType, Outcome, Polled, Sent
-from harness.integrity import history_report, timeline_plot
-from harness.integrity.history_checks import Case, HistoryAnomaly, HistoryFindings, OpRef
+from harness.integrity import anomaly_report, timeline_plot
+from harness.integrity.anomaly_checks import AnomalyFindings, Case, JepsenAnomaly, OpRef
 from harness.integrity.timeline_plot import ANOMALY_GID, NemesisEvent, draw, events_from_log, lane_labels, timeline
 from harness.process.events import EventLog
 from harness.reports.schema import problems
@@ -42,15 +42,15 @@ def ref(op: Operation) -> OpRef:
     return OpRef(op.type.value, op.process, op.start_ns, op.end_ns, None, "t", 0, offset, f"v{offset}")
 
 
-def lost_write(ops: list[Operation], i: int) -> HistoryFindings:
+def lost_write(ops: list[Operation], i: int) -> AnomalyFindings:
     """A lost write of v{i}: its send and the poll of v{i+4} above it, as the checker names them."""
     s = next(op for op in ops if op.type is OpType.SEND and op.sent and op.sent.offset == i)
     p = next(op for op in ops if op.type is OpType.POLL and op.polled[0].offset == i + 4)
-    case = Case(HistoryAnomaly.LOST_WRITE, "t", 0, i, f"v{i}", f"acknowledged at or below offset {i + 4}",
+    case = Case(JepsenAnomaly.LOST_WRITE, "t", 0, i, f"v{i}", f"acknowledged at or below offset {i + 4}",
                 (ref(s), ref(p)))
-    unseen = Case(HistoryAnomaly.UNSEEN, "t", 0, i, f"v{i}", "acknowledged, never polled", (ref(s),))
-    return HistoryFindings({HistoryAnomaly.LOST_WRITE: 1, HistoryAnomaly.UNSEEN: 3},
-                           {HistoryAnomaly.LOST_WRITE: (case,), HistoryAnomaly.UNSEEN: (unseen,)})
+    unseen = Case(JepsenAnomaly.UNSEEN, "t", 0, i, f"v{i}", "acknowledged, never polled", (ref(s),))
+    return AnomalyFindings({JepsenAnomaly.LOST_WRITE: 1, JepsenAnomaly.UNSEEN: 3},
+                           {JepsenAnomaly.LOST_WRITE: (case,), JepsenAnomaly.UNSEEN: (unseen,)})
 
 
 def history(n: int) -> list[Operation]:
@@ -62,7 +62,7 @@ def history(n: int) -> list[Operation]:
 
 def test_each_process_is_a_lane_of_its_sends_and_polls_by_outcome_from_the_first_operation() -> None:
     ops = history(10)
-    t = timeline(ops, HistoryFindings({}, {}))
+    t = timeline(ops, AnomalyFindings({}, {}))
     assert t.lanes == ("t.producer", "t.reader") and t.t0_ns == T0
     assert t.total == 19 and t.left_out == 0 and len(t.bars) == 19
     by = {(b.lane, b.type, b.start_s): b for b in t.bars}
@@ -77,7 +77,7 @@ def test_every_operation_an_anomaly_names_is_marked_with_its_class_in_its_lane()
     findings = lost_write(ops, 5)
     t = timeline(ops, findings)
     assert [(m.lane, m.kind) for m in t.marks] == [
-        (0, HistoryAnomaly.LOST_WRITE), (0, HistoryAnomaly.UNSEEN), (1, HistoryAnomaly.LOST_WRITE)]
+        (0, JepsenAnomaly.LOST_WRITE), (0, JepsenAnomaly.UNSEEN), (1, JepsenAnomaly.LOST_WRITE)]
     assert t.marks[0].at_s == pytest.approx(0.052)  # the middle of the send of v5
     fig = draw(t, findings)
     (marked,) = [c for c in fig.axes[0].collections if c.get_gid() == ANOMALY_GID]
@@ -87,8 +87,8 @@ def test_every_operation_an_anomaly_names_is_marked_with_its_class_in_its_lane()
 
 
 def test_without_an_anomaly_nothing_is_marked() -> None:
-    t = timeline(history(10), HistoryFindings({}, {}))
-    fig = draw(t, HistoryFindings({}, {}))
+    t = timeline(history(10), AnomalyFindings({}, {}))
+    fig = draw(t, AnomalyFindings({}, {}))
     assert not [c for c in fig.axes[0].collections if c.get_gid() == ANOMALY_GID]
     assert "no anomaly" in fig.axes[0].get_title(loc="left")
 
@@ -101,10 +101,10 @@ def test_nemesis_events_are_spans_or_moments_on_the_histories_clock() -> None:
     assert killed.label == "leader killed" and killed.end_ns is None
     assert abs(killed.start_ns - time.monotonic_ns()) < 5_000_000_000  # the clock the histories are written on
     rule = NemesisEvent(T0 + 40 * MS, "proxy: DropRecords(5)", T0 + 90 * MS)
-    t = timeline(history(10), HistoryFindings({}, {}), [rule])
+    t = timeline(history(10), AnomalyFindings({}, {}), [rule])
     (span,) = t.events
     assert (span.start_s, span.end_s, span.label) == (pytest.approx(0.04), pytest.approx(0.09), rule.label)
-    fig = draw(t, HistoryFindings({}, {}))
+    fig = draw(t, AnomalyFindings({}, {}))
     assert "N1" in [a.get_text() for a in fig.axes[0].texts]  # the line's tag; its label in the legend
     assert "N1 proxy: DropRecords(5)" in [x.get_text() for x in fig.axes[0].get_legend().get_texts()]
 
@@ -133,7 +133,7 @@ def test_a_large_history_is_sampled_per_lane_keeping_what_the_anomalies_name(tmp
 
 def test_the_report_gives_each_class_its_count_and_first_examples_and_a_png(tmp_path: Path) -> None:
     ops = history(10)
-    r = history_report.write("lost-write-ruled", lost_write(ops, 5), ops, tmp_path / "history")
+    r = anomaly_report.write("lost-write-ruled", lost_write(ops, 5), ops, tmp_path / "history")
     assert r.counts == {"lost-write": 1, "unseen": 3}
     assert r.plot is not None and r.plot.read_bytes()[:8] == PNG and r.plot.parent == tmp_path / "history"
     data = json.loads(r.report.read_text())
@@ -143,7 +143,7 @@ def test_the_report_gives_each_class_its_count_and_first_examples_and_a_png(tmp_
     assert [(o["role"], o["process"], o["offset"]) for o in case["ops"]] == [
         ("send", "t.producer", 5), ("poll", "t.reader", 9)]
     text = r.text.read_text()
-    assert text.startswith("History checks of lost-write-ruled: lost-write 1, unseen 3\n")
+    assert text.startswith("Anomaly checks of lost-write-ruled: lost-write 1, unseen 3\n")
     assert "lost-write: first 1 of 1\n  lost-write t-0@5 v5: acknowledged at or below offset 9" in text
     assert "unseen: first 1 of 3" in text
     assert "class       count\nlost-write  1\nunseen      3\n" in text
@@ -151,32 +151,32 @@ def test_the_report_gives_each_class_its_count_and_first_examples_and_a_png(tmp_
 
 def test_the_count_table_is_aligned_for_a_class_name_shorter_than_its_header(tmp_path: Path) -> None:
     ops = history(4)
-    cycle = Case(HistoryAnomaly.G1C, "t", 0, None, "a b", "cycle among a, b", (ref(ops[0]),))
-    r = history_report.write("g1c", HistoryFindings({HistoryAnomaly.G1C: 1}, {HistoryAnomaly.G1C: (cycle,)}), ops,
+    cycle = Case(JepsenAnomaly.G1C, "t", 0, None, "a b", "cycle among a, b", (ref(ops[0]),))
+    r = anomaly_report.write("g1c", AnomalyFindings({JepsenAnomaly.G1C: 1}, {JepsenAnomaly.G1C: (cycle,)}), ops,
                              tmp_path)
     assert "class  count\nG1c    1\n" in r.text.read_text()
 
 
 def test_a_clean_history_says_nothing_found(tmp_path: Path) -> None:
     ops = history(4)
-    r = history_report.write("clean", HistoryFindings({}, {}), ops, tmp_path)
+    r = anomaly_report.write("clean", AnomalyFindings({}, {}), ops, tmp_path)
     assert r.counts == {} and json.loads(r.report.read_text())["examples"] == {}
-    assert r.text.read_text().startswith("History checks of clean: nothing found\n")
+    assert r.text.read_text().startswith("Anomaly checks of clean: nothing found\n")
 
 
 def test_the_check_that_reported_a_history_names_it_in_results_json_and_allure(tmp_path: Path) -> None:
-    """Through the plugin: the history_reporter fixture's report reaches the check's entry in
+    """Through the plugin: the anomaly_reporter fixture's report reaches the check's entry in
     results.json (counts, report and timeline relative to the run folder, valid against the schema)
     and its Allure result (the text, the JSON and the PNG)."""
     (tmp_path / "test_judged.py").write_text(
         "from pathlib import Path\n"
-        "from fixtures.integrity import history_reporter\n"
+        "from fixtures.integrity import anomaly_reporter\n"
         "from tests.integrity.test_timeline_plot import history, lost_write\n"
         "from harness.plugin.run_folder import run_dir\n"
-        "def test_judged(history_reporter, pytestconfig):\n"
+        "def test_judged(anomaly_reporter, pytestconfig):\n"
         "    '''A history judged.'''\n"
         "    ops = history(10)\n"
-        "    history_reporter.report('lost-write-ruled', lost_write(ops, 5), ops, run_dir(pytestconfig) / 'h')\n")
+        "    anomaly_reporter.report('lost-write-ruled', lost_write(ops, 5), ops, run_dir(pytestconfig) / 'h')\n")
     allure = tmp_path / "allure"
     cmd = [sys.executable, "-m", "pytest", "-p", "harness.pytest_plugin", "-p", "no:cacheprovider", "-q",
            "--reports-dir", str(tmp_path / "reports"), "--run-id", "h", "--alluredir", str(allure),
@@ -189,7 +189,7 @@ def test_the_check_that_reported_a_history_names_it_in_results_json_and_allure(t
     (check,) = data["checks"]
     assert check["history"] == [{"name": "lost-write-ruled", "operations": 20,
                                  "counts": {"lost-write": 1, "unseen": 3},
-                                 "report": "h/lost-write-ruled.history.json",
+                                 "report": "h/lost-write-ruled.anomalies.json",
                                  "plot": "h/lost-write-ruled.timeline.png"}]
     (result,) = [json.loads(p.read_text()) for p in allure.glob("*-result.json")]
     kinds = sorted(a["type"] for a in result["attachments"])

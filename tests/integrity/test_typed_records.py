@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness.histories import codec
+from harness.histories import json_codec
 from harness.histories.history import Operation, OpType, Outcome, Polled, Sent
 from harness.histories.observations import TimelineEvent
-from harness.integrity import history_frames, report
+from harness.integrity import anomaly_frames, report
+from harness.integrity.anomaly_partition import _schema
 from harness.integrity.checker import ANOMALY_COLUMNS
-from harness.integrity.history_partition import _schema
 from harness.integrity.model import Anomaly, AnomalyRow, Findings, ReportMeta, TopicTotals
 from harness.process.events import EventLog
 from harness.scenarios.idempotent_writes import IdempotentMeta
@@ -39,22 +39,22 @@ READ_DDL = ("process string, start_ns bigint, end_ns bigint, txn string, outcome
 
 
 def test_the_spark_schemas_are_the_history_format_s() -> None:
-    assert history_frames.OP_SCHEMA == OP_DDL
-    assert history_frames.SEND_SCHEMA == SEND_DDL
-    assert history_frames.READ_SCHEMA == READ_DDL
-    assert ", ".join(history_frames.SEND_COLUMNS) == ", ".join(f.split()[0] for f in SEND_DDL.split(", "))
-    assert ", ".join(history_frames.READ_COLUMNS) == ", ".join(f.split()[0] for f in READ_DDL.split(", "))
+    assert anomaly_frames.OP_SCHEMA == OP_DDL
+    assert anomaly_frames.SEND_SCHEMA == SEND_DDL
+    assert anomaly_frames.READ_SCHEMA == READ_DDL
+    assert ", ".join(anomaly_frames.SEND_COLUMNS) == ", ".join(f.split()[0] for f in SEND_DDL.split(", "))
+    assert ", ".join(anomaly_frames.READ_COLUMNS) == ", ".join(f.split()[0] for f in READ_DDL.split(", "))
 
 
 def test_an_operation_line_has_the_columns_spark_reads() -> None:
     """What the writer puts on a line (Operation.encode) is what OP_SCHEMA names, nested structs too."""
     send = Operation("p", OpType.SEND, Outcome.OK, 1, 2, "x", Sent("t", 0, "v", 5))
     poll = Operation("p", OpType.POLL, Outcome.OK, 3, 4, polled=(Polled("t", 0, 5, "v", 1),))
-    cols = dict(history_frames.columns(Operation))
+    cols = dict(anomaly_frames.columns(Operation))
     assert list(send.encode()) == list(cols)
-    assert cols["sent"] == "struct<" + ", ".join(f"{k}: {t}" for k, t in history_frames.columns(Sent)) + ">"
-    assert list(send.encode()["sent"]) == [k for k, _ in history_frames.columns(Sent)]
-    assert list(poll.encode()["polled"][0]) == [k for k, _ in history_frames.columns(Polled)]
+    assert cols["sent"] == "struct<" + ", ".join(f"{k}: {t}" for k, t in anomaly_frames.columns(Sent)) + ">"
+    assert list(send.encode()["sent"]) == [k for k, _ in anomaly_frames.columns(Sent)]
+    assert list(poll.encode()["polled"][0]) == [k for k, _ in anomaly_frames.columns(Polled)]
 
 
 def test_a_field_added_to_the_format_is_a_column() -> None:
@@ -67,7 +67,7 @@ def test_a_field_added_to_the_format_is_a_column() -> None:
         outcome: Outcome
         records: tuple[Polled, ...] = ()
 
-    assert history_frames.ddl(history_frames.columns(Wider)) == (
+    assert anomaly_frames.ddl(anomaly_frames.columns(Wider)) == (
         "topic string, partition int, offset bigint, leader_epoch int, outcome string, records array<struct<topic: "
         "string, partition: int, offset: bigint, value: string, leader_epoch: int>>")
 
@@ -78,13 +78,13 @@ def test_a_field_spark_cannot_hold_is_refused() -> None:
         ratio: float
 
     with pytest.raises(TypeError, match="ratio: no Spark type"):
-        history_frames.columns(Odd)
+        anomaly_frames.columns(Odd)
 
 
 def test_the_parquet_reader_types_every_column() -> None:
-    """history_partition reads the derived DDL back into Arrow types."""
-    assert _schema(history_frames.SEND_COLUMNS).names == list(history_frames.SEND_COLUMNS)
-    assert _schema(history_frames.READ_COLUMNS).names == list(history_frames.READ_COLUMNS)
+    """anomaly_partition reads the derived DDL back into Arrow types."""
+    assert _schema(anomaly_frames.SEND_COLUMNS).names == list(anomaly_frames.SEND_COLUMNS)
+    assert _schema(anomaly_frames.READ_COLUMNS).names == list(anomaly_frames.READ_COLUMNS)
 
 
 def _log() -> EventLog:
@@ -103,7 +103,7 @@ def test_a_timeline_event_is_the_event_log_s_line() -> None:
     assert (crash.who, crash.what, crash.detail["broker"]) == ("nemesis", "crash-injected", 2)
     assert (done.who, done.what, done.detail) == ("generator", "done", {"records": 2000})
     assert crash.t <= done.t
-    assert codec.loads(list[TimelineEvent], codec.dumps(events)) == events
+    assert json_codec.loads(list[TimelineEvent], json_codec.dumps(events)) == events
 
 
 def test_a_report_meta_writes_what_the_dicts_wrote() -> None:

@@ -21,8 +21,8 @@ CASES = ("unset", "current", "newer")
 
 @pytest.fixture
 def probes(cluster: Cluster, topic_factory: Callable[..., str]) -> kip320.ValidationProbes:
-    history = kip320.leader_moves(cluster, topic_factory(replication_factor=3), moves=1)
-    return kip320.epoch_validation(cluster, history, "ListOffsets", ("leader",), cases=CASES)
+    lineage = kip320.leader_moves(cluster, topic_factory(replication_factor=3), moves=1)
+    return kip320.epoch_validation(cluster, lineage, "ListOffsets", ("leader",), cases=CASES)
 
 
 def test_list_offsets_answers_a_newer_epoch_with_unknown_leader_epoch(probes: kip320.ValidationProbes) -> None:
