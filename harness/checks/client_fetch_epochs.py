@@ -148,7 +148,8 @@ def assert_reset_ahead_of_metadata_read_from_the_reset(run: ResetAheadRun, grace
     client, reset = run.client, run.reset
     seen = (f"its exchanges through the proxy: {[f'{s.api} v{s.version}: {s.outcome}' for s in run.exchanges[:20]]}; "
             f"it reported {reported(run.errors)}; {run.incomplete or ''}")
-    found = [(a, at) for a, at in zip(run.list_offsets, run.list_offsets_at, strict=False) if a.error == "NONE"]
+    found = [(a, at) for a, at in zip(run.list_offsets, run.list_offsets_at, strict=False)
+             if a.error == "NONE" and a.resets_to(reset)]
     _require_sent(run.exchanges, client, "ListOffsets", LIST_OFFSETS_WITH_EPOCH,
                   "the leader epoch ListOffsets returns (v4+, KIP-320)", len(found), seen)
     answer, answered_at = found[0]

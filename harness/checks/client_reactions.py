@@ -299,11 +299,11 @@ def assert_first_fetch_uses_the_reset_epoch(run: ResetFetch) -> None:
     the offset (else "target refused the premise"; a ListOffsets version without the field is "not
     supported by this client")."""
     client, reset = run.client, run.reset
-    found = [a for a in run.list_offsets if a.error == "NONE"]
+    found = [a for a in run.list_offsets if a.error == "NONE" and a.resets_to(reset)]
     if not found:
         raise TargetRefused(
-            f"{client} ({reset}) got no ListOffsets answer without an error for the partition, so it never reset "
-            f"by it: {list(run.list_offsets[:3])}; it reported {reported(run.errors)}; "
+            f"{client} ({reset}) got no ListOffsets answer without an error for the partition at its policy's "
+            f"timestamp, so it never reset by it: {list(run.list_offsets[:3])}; it reported {reported(run.errors)}; "
             f"{run.incomplete or ''}; its exchanges through the proxy: {list(run.sent[-40:]) or 'none'}")
     answer = found[0]
     # The epoch the first Fetch is held to is the target's to give: without one, the client's Fetch

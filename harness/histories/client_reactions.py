@@ -137,7 +137,8 @@ class EpochErrorRun:
 @dataclass(frozen=True)
 class ListOffsetsAnswer:
     """A ListOffsets answer for the partition: the request's version and CurrentLeaderEpoch, the
-    offset and epoch answered, its error by name, and how many Fetches of the partition came before it."""
+    offset and epoch answered, its error by name, how many Fetches of the partition came before it,
+    and the timestamp asked (-2 earliest, -1 latest; None in histories recorded before it was kept)."""
 
     version: int
     current: int
@@ -145,6 +146,13 @@ class ListOffsetsAnswer:
     epoch: int
     error: str
     fetches_before: int
+    timestamp: int | None = None
+
+    def resets_to(self, reset: str) -> bool:
+        """Whether this is the lookup a reset to `reset` makes (a client may ask others beside it:
+        sarama asks LATEST and EARLIEST, then starts at the one its policy names)."""
+        wanted = {"earliest": -2, "latest": -1}.get(reset)
+        return self.timestamp is None or wanted is None or self.timestamp == wanted
 
 
 @dataclass(frozen=True)

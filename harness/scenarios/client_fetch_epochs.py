@@ -189,7 +189,8 @@ def reset_ahead_of_metadata(cluster: Cluster, topic: str, client: str, reset: st
                         for q, a in partition_pairs(e.request, e.response, topic, tid):
                             answers.append(ListOffsetsAnswer(
                                 e.version, q.get("CurrentLeaderEpoch", -1), a.get("Offset", -1),
-                                a.get("LeaderEpoch", -1), errors.error_name(a["ErrorCode"]), 0))
+                                a.get("LeaderEpoch", -1), errors.error_name(a["ErrorCode"]), 0,
+                                q.get("Timestamp")))
                             at.append(_at(e.started + e.latency, t0))
                 return answers, at
 
@@ -223,7 +224,7 @@ def reset_ahead_of_metadata(cluster: Cluster, topic: str, client: str, reset: st
             answers, at = answered()
             fetches = fetches_sent(proxy, topic, tid, t0)
             answers = [ListOffsetsAnswer(a.version, a.current, a.offset, a.epoch, a.error,
-                                         len([f for f in fetches if f.at < t]))
+                                         len([f for f in fetches if f.at < t]), a.timestamp)
                        for a, t in zip(answers, at, strict=True)]
             validations = tuple(
                 Validated(_at(e.started, t0), p.get("CurrentLeaderEpoch", -1), p.get("LeaderEpoch", -1))

@@ -206,7 +206,7 @@ def reset_then_fetch(cluster: Cluster, topic: str, client: str, reset: str, grou
                 if e.api == "ListOffsets" and e.response is not None:
                     answers += [ListOffsetsAnswer(e.version, q.get("CurrentLeaderEpoch", -1), a.get("Offset", -1),
                                                   a.get("LeaderEpoch", -1), errors.error_name(a["ErrorCode"]),
-                                                  len(fetches))
+                                                  len(fetches), q.get("Timestamp"))
                                 for q, a in partition_pairs(e.request, e.response, topic, tid)]
                 elif e.api == "Fetch" and e.request is not None:
                     fetches += [FetchAsk(e.version, q["FetchOffset"], q.get("CurrentLeaderEpoch", -1))

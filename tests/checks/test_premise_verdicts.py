@@ -131,6 +131,19 @@ def test_a_reset_the_target_answered_only_with_errors_is_a_refused_premise(recor
         assert_first_fetch_uses_the_reset_epoch(typed(ResetFetch, run))
 
 
+def test_a_reset_is_judged_by_the_lookup_its_policy_names_among_others(recording: Recording) -> None:
+    """sarama asks LATEST, then EARLIEST, and starts at the one its policy names: the check reads
+    that one, not the first answer."""
+    run = recording("kip320-reset-fetch-librdkafka-earliest")
+    (earliest,) = run["list_offsets"]
+    latest = {**earliest, "offset": 30, "epoch": 1, "timestamp": -1}
+    run["list_offsets"] = [latest, {**earliest, "timestamp": -2}]
+    assert_first_fetch_uses_the_reset_epoch(typed(ResetFetch, run))  # the first Fetch asks 0, EARLIEST's
+    run["list_offsets"] = [latest]
+    with pytest.raises(TargetRefused, match="got no ListOffsets answer without an error"):
+        assert_first_fetch_uses_the_reset_epoch(typed(ResetFetch, run))
+
+
 # -- partitions (harness.checks.network_splits) ---------------------------------------------------------
 
 
