@@ -24,10 +24,17 @@ import functools
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
+from harness.checks.client_reactions import (
+    AssignmentNeverCompleted,
+    CommittedOffsetsNeverFetched,
+    require_assignment_completed,
+    require_committed_offsets_fetched,
+)
+from harness.clients.stacks import gap_version
 from harness.cluster.reference import client_predates, expected, predates
 from harness.cluster.target import TargetSpec
 from harness.errors import (
@@ -43,6 +50,9 @@ from harness.errors import TargetRefused as TargetRefused
 from harness.errors import require_scene as require_scene
 from harness.errors import require_target as require_target
 from harness.waiting import WaitTimeout
+
+if TYPE_CHECKING:
+    from harness.scenarios.kip1094 import NotReadThrough
 
 NOT_SUPPORTED = "NOT_SUPPORTED"
 TARGET_REFUSED = "TARGET_REFUSED"
@@ -139,6 +149,28 @@ def known_gap(gap_id: str, version: str | None) -> ClientGap:
         raise KeyError(f"no client gap {gap_id!r} in {GAPS}; known: {sorted(table)}")
     row = table[gap_id]
     return ClientGap(row["client"], row["upstream"], row["summary"], row.get("affected", ""), version)
+
+
+def stall_is_known_gap(stack: str, stall: CommittedOffsetsNeverFetched | AssignmentNeverCompleted) -> None:
+    """End the check as the known client gap `stack` has for this stall (the stall's GAPS), for the
+    versions that gap names; return where the stack has none, for the caller to re-raise the stall."""
+    gap = type(stall).GAPS.get(stack)
+    if gap is not None:
+        known_gap(gap, gap_version(stack, stall.client)).found(stall)
+
+
+def stalled_read(stack: str, timeout: NotReadThrough) -> NoReturn:
+    """A consumer that did not read through the log: one that never fetched after its group's
+    OffsetFetch was refused with a retriable coordinator error, or one whose group's last assignment
+    reached it without the partition, is its stack's known client gap for the versions that gap names
+    (else that stall, a FAIL); any other stays the harness's WaitTimeout, an ERROR."""
+    for require in (require_committed_offsets_fetched, require_assignment_completed):
+        try:
+            require(timeout.client, timeout.events, timeout.read, str(timeout))
+        except (CommittedOffsetsNeverFetched, AssignmentNeverCompleted) as stall:
+            stall_is_known_gap(stack, stall)
+            raise
+    raise timeout
 
 
 GAPS = Path(__file__).resolve().parent / "client_gaps.toml"

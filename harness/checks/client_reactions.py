@@ -46,6 +46,8 @@ class CommittedOffsetsNeverFetched(AssertionError):
     it never started fetching): a failure a known client gap may excuse (harness/client_gaps.toml,
     librdkafka-offset-fetch-coordinator-error-stalls). `client` is what its driver named."""
 
+    GAPS = {"librdkafka": "librdkafka-offset-fetch-coordinator-error-stalls"}  # by stack: the gap it may be
+
     def __init__(self, message: str, client: str | None) -> None:
         super().__init__(message)
         self.client = client
@@ -83,6 +85,8 @@ class AssignmentNeverCompleted(AssertionError):
     gave it the partition it subscribed to, so it never fetched. A failure a known client gap may
     excuse (harness/client_gaps.toml, kafka-python-sync-group-result-dropped). `client` is what its
     driver named."""
+
+    GAPS = {"kafka-python": "kafka-python-sync-group-result-dropped"}  # by stack: the gap it may be
 
     def __init__(self, message: str, client: str | None) -> None:
         super().__init__(message)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.histories.observations import ClientEvent
+from harness.protocol.sentinels import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
 CONNECT = "connect"  # the `api` of a ProxiedRequest that stands for a client connection the proxy could not make
 
@@ -151,7 +152,7 @@ class ListOffsetsAnswer:
     def resets_to(self, reset: str) -> bool:
         """Whether this is the lookup a reset to `reset` makes (a client may ask others beside it:
         sarama asks LATEST and EARLIEST, then starts at the one its policy names)."""
-        wanted = {"earliest": -2, "latest": -1}.get(reset)
+        wanted = {"earliest": EARLIEST_TIMESTAMP, "latest": LATEST_TIMESTAMP}.get(reset)
         return self.timestamp is None or wanted is None or self.timestamp == wanted
 
 

@@ -52,12 +52,6 @@ RECORDS = 30
 # OffsetFetch, never of a partition's Fetch; a client asks again after them.
 COORDINATOR_ERRORS = frozenset(errors.error_name(c) for c in (
     errors.COORDINATOR_LOAD_IN_PROGRESS, errors.COORDINATOR_NOT_AVAILABLE, errors.NOT_COORDINATOR))
-# The known client gap a consumer that never fetched after its group's OffsetFetch was refused
-# (harness.checks.client_reactions.CommittedOffsetsNeverFetched) may be, by stack (harness/client_gaps.toml).
-OFFSET_FETCH_STALLS = {"librdkafka": "librdkafka-offset-fetch-coordinator-error-stalls"}
-# The stacks whose group member may be left without the partition its group assigned it
-# (AssignmentNeverCompleted), and the known client gap that names it.
-ASSIGNMENT_STALLS = {"kafka-python": "kafka-python-sync-group-result-dropped"}
 REFUSED = 3  # Fetch answers the proxy refuses before it lets the consumer's fetches through
 __all__ = ["CommittedAhead", "EpochErrorRun", "ResetFetch"]  # the suites' names for the histories
 

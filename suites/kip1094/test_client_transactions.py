@@ -10,20 +10,12 @@ GroupTransactSession; librdkafka has no copier driver).
 
 from __future__ import annotations
 
-from typing import NoReturn
-
 import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.module_scope import module_topic
 from fixtures.topics import RunNames, TopicFactory
 from harness.checks.client_premises import require_commits_accepted
-from harness.checks.client_reactions import (
-    AssignmentNeverCompleted,
-    CommittedOffsetsNeverFetched,
-    require_assignment_completed,
-    require_committed_offsets_fetched,
-)
 from harness.checks.client_reads import (
     assert_read_committed_hands_committed_records_only,
     assert_read_uncommitted_hands_every_record,
@@ -35,11 +27,10 @@ from harness.checks.exactly_once_copy import assert_copied_exactly_once
 from harness.histories import store
 from harness.histories.client_reads import IsolationRead
 from harness.scenarios import kip1319_clients as clients
-from harness.scenarios.client_reactions import ASSIGNMENT_STALLS, OFFSET_FETCH_STALLS
 from harness.scenarios.isolation_levels import ReadNotThrough, interleaved, read_at
-from harness.scenarios.kip1094 import Log, NotReadThrough
-from harness.scenarios.truncation import STACKS, gap_version
-from harness.verdicts import known_gap
+from harness.scenarios.kip1094 import Log
+from harness.scenarios.truncation import STACKS
+from harness.verdicts import stalled_read
 
 pytestmark = pytest.mark.kip1094
 
@@ -52,35 +43,16 @@ def transactions_log(request: pytest.FixtureRequest, cluster: Cluster, run_names
     return interleaved(cluster, topic, run_names.transactional_id("isolation-interleaved"))
 
 
-def _stalled(client: str, exc: NotReadThrough) -> NoReturn:
-    """A consumer that never read through and handed nothing it must not: its stack's known gap where
-    its group's OffsetFetch was refused with a retriable coordinator error and it never asked again,
-    or where its group's last assignment reached it without the partition (harness/client_gaps.toml),
-    else the harness's WaitTimeout, an ERROR."""
-    try:
-        require_committed_offsets_fetched(exc.client, exc.events, exc.read, str(exc))
-    except CommittedOffsetsNeverFetched as stalled:
-        if client in OFFSET_FETCH_STALLS:
-            known_gap(OFFSET_FETCH_STALLS[client], gap_version(client, stalled.client)).found(stalled)
-        raise
-    try:
-        require_assignment_completed(exc.client, exc.events, exc.read, str(exc))
-    except AssignmentNeverCompleted as unassigned:
-        if client in ASSIGNMENT_STALLS:
-            known_gap(ASSIGNMENT_STALLS[client], gap_version(client, unassigned.client)).found(unassigned)
-        raise
-    raise exc
-
 
 def _read(cluster: Cluster, log: Log, run_names: RunNames, client: str, isolation: str,
           expected: list[int]) -> IsolationRead:
     """`client`'s read of `log` at `isolation`, to be judged against `expected`: one that stalled on a
-    prefix of it is no verdict on the promise (`_stalled`); one that handed what it must not is."""
+    prefix of it is no verdict on the promise (`stalled_read`); one that handed what it must not is."""
     try:
         read = read_at(cluster, log, run_names.group(f"{isolation}-{client}"), client, isolation)
     except ReadNotThrough as exc:
         if not handed_wrongly(exc.partial, expected):
-            _stalled(client, exc)
+            stalled_read(client, exc)
         read = exc.partial
     store.save(f"isolation-{isolation}-{client}", {"read": read, "log": log.blob()})
     return read

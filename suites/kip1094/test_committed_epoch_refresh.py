@@ -16,10 +16,9 @@ from fixtures.topics import RunNames, TopicFactory
 from harness.checks.client_reactions import CommittedOffsetsNeverFetched
 from harness.checks.committed_refresh import FetchedOnStaleMetadata, assert_committed_epoch_forces_a_refresh
 from harness.histories import store
-from harness.scenarios.client_reactions import OFFSET_FETCH_STALLS
 from harness.scenarios.committed_refresh import committed_epoch_refresh
-from harness.scenarios.truncation import STACKS, gap_version
-from harness.verdicts import known_gap
+from harness.scenarios.truncation import STACKS
+from harness.verdicts import known_gap, stall_is_known_gap
 
 pytestmark = [pytest.mark.kip1094, pytest.mark.client_axis]
 
@@ -51,6 +50,5 @@ def test_a_committed_epoch_ahead_of_metadata_makes_the_consumer_refresh_before_i
             known_gap(GAPS[client], run.release.release if run.release else None).found(exc)
         raise
     except CommittedOffsetsNeverFetched as exc:
-        if client in OFFSET_FETCH_STALLS:
-            known_gap(OFFSET_FETCH_STALLS[client], gap_version(client, exc.client)).found(exc)
+        stall_is_known_gap(client, exc)
         raise

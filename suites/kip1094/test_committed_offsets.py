@@ -3,19 +3,11 @@ stack judged, the Java transactional copier for TxnOffsetCommit)."""
 
 from __future__ import annotations
 
-from typing import NoReturn
-
 import pytest
 
 from fixtures.cluster import Cluster
 from fixtures.topics import RunNames, TopicFactory
 from harness.checks.client_premises import require_commits_accepted
-from harness.checks.client_reactions import (
-    AssignmentNeverCompleted,
-    CommittedOffsetsNeverFetched,
-    require_assignment_completed,
-    require_committed_offsets_fetched,
-)
 from harness.checks.committed_offsets import (
     assert_commit_epochs_follow_consumption,
     assert_commit_past_control_records,
@@ -29,35 +21,14 @@ from harness.checks.epoch_lineage import describe_log, epoch_of_offset
 from harness.checks.kip1319 import assert_transaction_outcome
 from harness.histories import store
 from harness.histories.kip1094 import MarkerCommit, MarkerRead
-from harness.scenarios.client_reactions import ASSIGNMENT_STALLS, OFFSET_FETCH_STALLS
 from harness.scenarios.kip1094 import Log, NotReadThrough, last_epoch_commits, marker_commit
 from harness.scenarios.kip1319_clients import java_copy_existing
-from harness.scenarios.truncation import STACKS, gap_version
-from harness.verdicts import known_gap, not_supported_by_client, require_scene
+from harness.scenarios.truncation import STACKS
+from harness.verdicts import not_supported_by_client, require_scene, stalled_read
 
 pytestmark = pytest.mark.kip1094
 STAMPED = "KIP-320 \"Replica Handling\" (from KIP-101): the leader stamps each batch it appends with its epoch"
 
-
-def _stalled(client: str, exc: NotReadThrough) -> NoReturn:
-    """A consumer that did not read through the log: one that never fetched after its group's OffsetFetch
-    was refused with a retriable coordinator error (CommittedOffsetsNeverFetched), or one whose group's
-    last assignment reached it without the partition (AssignmentNeverCompleted), is its stack's known
-    client gap (harness/client_gaps.toml) for the versions that gap names; any other stays the
-    harness's WaitTimeout, an ERROR."""
-    try:
-        require_committed_offsets_fetched(exc.client, exc.events, exc.read, str(exc))
-    except CommittedOffsetsNeverFetched as stalled:
-        if client in OFFSET_FETCH_STALLS:
-            known_gap(OFFSET_FETCH_STALLS[client], gap_version(client, stalled.client)).found(stalled)
-        raise
-    try:
-        require_assignment_completed(exc.client, exc.events, exc.read, str(exc))
-    except AssignmentNeverCompleted as unassigned:
-        if client in ASSIGNMENT_STALLS:
-            known_gap(ASSIGNMENT_STALLS[client], gap_version(client, unassigned.client)).found(unassigned)
-        raise
-    raise exc
 
 
 def _require_epochs_stamped(log: Log) -> None:
@@ -89,7 +60,7 @@ def test_committed_epoch_is_the_epoch_of_the_last_consumed_record(
     try:
         made = last_epoch_commits(cluster, log, run_names.group(f"kip1094-last-epoch-{client}"), client)
     except NotReadThrough as exc:
-        _stalled(client, exc)
+        stalled_read(client, exc)
     commits, current = made.commits, made.current_epoch
     store.save(f"kip1094-last-epoch-{client}", {"commits": commits, "log": log.blob()})
     # The broker's part first: batches without epochs give a client none to commit.
@@ -132,7 +103,7 @@ def markers_read(client: str, cluster: Cluster, transactions: Log, run_names: Ru
     try:
         return marker_commit(cluster, transactions, run_names.group(f"kip1094-markers-{client}"), client)
     except NotReadThrough as exc:
-        _stalled(client, exc)
+        stalled_read(client, exc)
 
 
 @pytest.mark.client_axis
@@ -190,7 +161,7 @@ def aborted_read(client: str, cluster: Cluster, aborted_last: Log, run_names: Ru
     try:
         return marker_commit(cluster, aborted_last, run_names.group(f"kip1094-aborted-{client}"), client)
     except NotReadThrough as exc:
-        _stalled(client, exc)
+        stalled_read(client, exc)
 
 
 @pytest.mark.client_axis

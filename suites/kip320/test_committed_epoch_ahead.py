@@ -8,9 +8,9 @@ from fixtures.cluster import Cluster
 from fixtures.topics import RunNames, TopicFactory
 from harness.checks.client_reactions import CommittedOffsetsNeverFetched, assert_validated_only_once_metadata_caught_up
 from harness.histories import store
-from harness.scenarios.client_reactions import OFFSET_FETCH_STALLS, committed_epoch_ahead_of_metadata
-from harness.scenarios.truncation import STACKS, gap_version
-from harness.verdicts import known_gap, not_supported_by_client
+from harness.scenarios.client_reactions import committed_epoch_ahead_of_metadata
+from harness.scenarios.truncation import STACKS
+from harness.verdicts import not_supported_by_client, stall_is_known_gap
 
 pytestmark = [pytest.mark.kip320, pytest.mark.client_axis]
 METADATA_WITH_EPOCH = 7  # the Metadata version whose answer carries each partition's leader epoch (KIP-320)
@@ -37,6 +37,5 @@ def test_consumer_waits_for_metadata_to_reach_the_committed_epoch(
         assert_validated_only_once_metadata_caught_up(run)
     except CommittedOffsetsNeverFetched as exc:
         # Its group's OffsetFetch refused with a retriable coordinator error, it never asked again.
-        if client in OFFSET_FETCH_STALLS:
-            known_gap(OFFSET_FETCH_STALLS[client], gap_version(client, exc.client)).found(exc)
+        stall_is_known_gap(client, exc)
         raise

@@ -15,7 +15,6 @@ from alterations import raw, typed
 
 import suites.kip320.test_committed_epoch_ahead as ahead_suite
 import suites.kip1094.test_committed_epoch_refresh as refresh_suite
-import suites.kip1094.test_committed_offsets as offsets_suite
 from fixtures.topics import RunNames
 from harness.checks.client_reactions import (
     CommittedOffsetsNeverFetched,
@@ -30,6 +29,7 @@ from harness.histories.committed_refresh import CommittedRefreshRun
 from harness.histories.observations import ClientEvent
 from harness.histories.store import RECORD_ENV
 from harness.scenarios.kip1094 import NotReadThrough
+from harness.verdicts import stalled_read
 from harness.waiting import WaitTimeout
 
 LIBRDKAFKA = "confluent-kafka 2.16.1 (librdkafka 2.16.0)"
@@ -176,11 +176,11 @@ def _not_read_through(events: list[dict[str, Any]]) -> NotReadThrough:
 
 def test_a_kip1094_consumer_that_never_read_after_the_error_is_the_known_gap() -> None:
     with pytest.raises(pytest.xfail.Exception, match=GAP):
-        offsets_suite._stalled("librdkafka", _not_read_through([_refused()]))
+        stalled_read("librdkafka", _not_read_through([_refused()]))
 
 
 @pytest.mark.parametrize("events", [[], [_refused(), {"event": "record", "detail": {"offset": 0}}]],
                          ids=["nothing reported", "read after it"])
 def test_a_kip1094_consumer_that_stalled_otherwise_stays_the_harness_s_timeout(events: list[dict[str, Any]]) -> None:
     with pytest.raises(NotReadThrough):
-        offsets_suite._stalled("librdkafka", _not_read_through(events))
+        stalled_read("librdkafka", _not_read_through(events))

@@ -84,7 +84,6 @@ def test_a_member_left_without_its_assignment_is_the_known_gap_of_kafka_python_3
     member that was given the partition, or that read, is left to the caller."""
     from harness.checks.client_reactions import AssignmentNeverCompleted, require_assignment_completed
     from harness.histories.observations import ClientEvent
-    from harness.scenarios.client_reactions import ASSIGNMENT_STALLS
 
     unassigned = (ClientEvent("assigned", {"consumer": "c", "partitions": []}),)
     with pytest.raises(AssignmentNeverCompleted, match="the last with no partition"):
@@ -93,5 +92,5 @@ def test_a_member_left_without_its_assignment_is_the_known_gap_of_kafka_python_3
     require_assignment_completed("kafka-python 3.0.12", given, 0, "waited 60 s")
     require_assignment_completed("kafka-python 3.0.12", unassigned, 3, "waited 60 s")
     require_assignment_completed("kafka-python 3.0.12", (), 0, "waited 60 s")  # a driver reporting no assignments
-    gap = known_gap(ASSIGNMENT_STALLS["kafka-python"], "3.0.12")
+    gap = known_gap(AssignmentNeverCompleted.GAPS["kafka-python"], "3.0.12")
     assert gap.client == "kafka-python" and "#1695" in gap.upstream
