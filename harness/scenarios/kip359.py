@@ -252,8 +252,7 @@ def producer_driver(cluster: Cluster, stack: str, topic: str) -> ClientDriver:
     """The producer driver of `stack`, each of the same commands and events: kcts's KctsProducer on the
     target's Java clients, kcts's drivers for librdkafka (the run's confluent-kafka release) and franz-go."""
     log = session.current().scratch("clients") / f"{stack}-producer-{topic}.log"
-    args = [cluster.bootstrap_servers, topic, str(stacks.get(stack).producer_prefix)]
-    return stacks.driver(stack, "producer", args, cluster.client_config(), log, cluster.java_clients)
+    return stacks.producer_driver(stack, cluster.java_clients, cluster.client_config(), topic, log)
 
 
 def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:

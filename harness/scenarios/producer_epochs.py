@@ -30,10 +30,8 @@ ACKED = 40
 
 
 def _driver(cluster: Cluster, proxy: Proxy, stack: str, topic: str) -> ClientDriver:
-    config = proxy.client_config()
     log = session.current().scratch("clients") / f"{stack}-producer-epochs-{topic}.log"
-    args = [str(config["bootstrap.servers"]), topic, str(stacks.get(stack).producer_prefix)]
-    return stacks.driver(stack, "producer", args, config, log, cluster.java_clients)
+    return stacks.producer_driver(stack, cluster.java_clients, proxy.client_config(), topic, log)
 
 
 def producer_epochs(cluster: Cluster, topic: str, stack: str) -> ProducerEpochRun:

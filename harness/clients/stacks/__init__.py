@@ -20,7 +20,8 @@ NO_RESET = {name: stack.no_reset for name, stack in BY_NAME.items()}  # each sta
 RESETS = {name: stack.resets for name, stack in BY_NAME.items()}
 
 __all__ = ["GO", "JAVA", "LIBRDKAFKA", "NO_RESET", "PINNED_CONFLUENT_KAFKA", "RESETS", "STACKS", "ClientChoice",
-           "client_version", "configure", "consumers_driver", "current", "driver", "gap_version", "get"]
+           "client_version", "configure", "consumers_driver", "current", "driver", "gap_version", "get",
+           "producer_driver"]
 
 
 def driver(stack: str, role: str, args: list[str], config: dict[str, object], log: Path,
@@ -36,6 +37,13 @@ def consumers_driver(stack: str, java_clients: str, config: dict[str, object], t
     log = session.current().scratch("clients") / f"{stack}-consumers-{topic}.log"
     return driver(stack, "consumers", [str(config["bootstrap.servers"]), topic, str(partition)], config, log,
                   java_clients)
+
+
+def producer_driver(stack: str, java_clients: str, config: dict[str, object], topic: str, log: Path) -> ClientDriver:
+    """The idempotent producer driver of `stack` (not started), writing "PREFIX.N" with the stack's
+    own prefix: the same commands and events on every stack (harness/clients/java/KctsProducer.java)."""
+    args = [str(config["bootstrap.servers"]), topic, str(get(stack).producer_prefix)]
+    return driver(stack, "producer", args, config, log, java_clients)
 
 
 def client_version(driver: ClientDriver) -> str | None:
