@@ -193,6 +193,19 @@ def banner(cluster: Cluster, name: str) -> list[str]:
     return lines
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def interrupt_once(signum: int, frame: object) -> None:
+    """The holder's handler: the first SIGINT or SIGTERM stops the hold, and every later one is
+    ignored from that instant, so a second Ctrl-C (or `timeout` forwarding one) cannot cut the
+    clean-up short. It takes no lock: a handler that set a threading.Event deadlocked when a second
+    signal landed inside the first one's set()."""
+    for s in STOP_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 def up(spec: TargetSpec, name: str) -> int:
     """Start the cluster, print the banner, hold it until SIGINT or SIGTERM; 0 once it is gone."""
     for path in _sockets(name):
@@ -203,26 +216,20 @@ def up(spec: TargetSpec, name: str) -> int:
         raise KctsError(f"a cluster named {name!r} is already held here ({path}); stop it with Ctrl-C in its "
                         f"shell, or hold another with --name")
     print(f"kcts cluster: {prepare(spec)}", flush=True)
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: object) -> None:
-        stop.set()
-        raise KeyboardInterrupt
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {s: signal.signal(s, interrupt_once) for s in STOP_SIGNALS}
     cluster = make_cluster(spec, session.current().scratch("held-nodes"))
     holder: Holder | None = None
     try:
         cluster.start()
         holder = Holder(cluster, name)
         print("\n".join(banner(cluster, name)), flush=True)
-        while not stop.wait(3600):
-            pass
+        while True:
+            signal.pause()
     except KeyboardInterrupt:
         pass
     finally:
         for s in previous:
-            signal.signal(s, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
+            signal.signal(s, signal.SIG_IGN)
         try:
             if holder is not None:
                 holder.close()
