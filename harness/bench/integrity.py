@@ -122,7 +122,7 @@ def run(records: int = 1_000_000, version: str = DEFAULT_VERSION, master: str = 
         out_dir = session.current().scratch("bench-integrity")
         try:
             t0 = time.monotonic()
-            with spark_session(master) as spark:
+            with spark_session(master, long_jobs=True) as spark:
                 spark_start_s = time.monotonic() - t0
                 kafka_s, kafka_rows = kafka_read(spark, cluster.client_config(), topics)
                 t0 = time.monotonic()
