@@ -216,10 +216,13 @@ def up(spec: TargetSpec, name: str) -> int:
         raise KctsError(f"a cluster named {name!r} is already held here ({path}); stop it with Ctrl-C in its "
                         f"shell, or hold another with --name")
     print(f"kcts cluster: {prepare(spec)}", flush=True)
-    previous = {s: signal.signal(s, interrupt_once) for s in STOP_SIGNALS}
     cluster = make_cluster(spec, session.current().scratch("held-nodes"))
     holder: Holder | None = None
+    previous: dict[int, Any] = {}
     try:
+        # Inside the try: a signal the instant after its handler is in place still cleans up.
+        for s in STOP_SIGNALS:
+            previous[s] = signal.signal(s, interrupt_once)
         cluster.start()
         holder = Holder(cluster, name)
         print("\n".join(banner(cluster, name)), flush=True)

@@ -15,15 +15,15 @@ from tests.harness.holder import interruptible
 
 REPO = Path(__file__).resolve().parents[2]
 
-# The holder's shape: interrupt_once installed, parked until a signal, then a clean-up that takes
-# long enough for the rest of the burst to land inside it.
+# The holder's shape (harness.hold.up): interrupt_once installed inside the try, parked until a
+# signal, then a clean-up that takes long enough for the rest of the burst to land inside it.
 CHILD = textwrap.dedent("""
     import signal, sys, time
     from harness.hold import STOP_SIGNALS, interrupt_once
-    for s in STOP_SIGNALS:
-        signal.signal(s, interrupt_once)
-    print("ready", flush=True)
     try:
+        for s in STOP_SIGNALS:
+            signal.signal(s, interrupt_once)
+        print("ready", flush=True)
         while True:
             signal.pause()
     except KeyboardInterrupt:
