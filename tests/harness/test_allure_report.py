@@ -6,15 +6,10 @@ kept in the tests' own report folder (screenshots/)."""
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
-import os
 import re
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +17,7 @@ import pytest
 
 from harness.plugin.run_folder import RUN_DIR_KEY
 from harness.reports.wire import readable
+from tests.harness.browser import render
 
 REPO = Path(__file__).resolve().parents[2]
 ALTERED = REPO / "tests" / "sessions" / "altered_check.py"
@@ -49,36 +45,9 @@ def leaves(node: dict[str, Any]) -> list[dict[str, Any]]:
     return [node] if children is None else [leaf for c in children for leaf in leaves(c)]
 
 
-def chromium(url: str, screenshot: Path | None = None) -> str:
-    """The DOM of `url` once its scripts ran, and a screenshot 1400 px wide if asked."""
-    browser = shutil.which("chromium")
-    if browser is None:
-        pytest.skip("chromium is not installed (scripts/bootstrap installs it)")
-    profile = tempfile.mkdtemp(prefix="kcts-chromium-")
-    flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={profile}", "--window-size=1400,1100", "--virtual-time-budget=8000"]
-    try:
-        if screenshot is not None:
-            browse([*flags, f"--screenshot={screenshot}", url])
-        return browse([*flags, "--dump-dom", url])
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-def browse(cmd: list[str], timeout: float = 90) -> str:
-    """Run one headless Chromium to its end; its stdout. Chromium runs in a process group of its own,
-    killed whole if it overstays, so no renderer or zygote outlives the test."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    finally:
-        if proc.poll() is None or proc.returncode != 0:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    assert proc.returncode == 0, f"chromium exited {proc.returncode}: {err[-2000:]}"
-    return out
+def chromium(url: str, screenshot: Path) -> str:
+    """The report page's DOM once its scripts ran, and its screenshot 1400 px wide."""
+    return render(url, screenshot=screenshot, virtual_time_ms=8000)
 
 
 @pytest.mark.live

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +13,7 @@ from harness.plugin.run_folder import run_dir
 from harness.reports.matrix import Target, build, summary_line, to_html, to_markdown, write_all
 from harness.reports.matrix_run import target_args
 from harness.reports.results import summarize
+from tests.harness.browser import render
 
 CHECKS = [
     ("suites/kip1319/test_v6.py::test_v6_commit", "kip1319", "v6 with a TopicId commits.",
@@ -156,23 +154,15 @@ def test_target_specs_select_a_backend(spec: str, args: list[str]) -> None:
 
 def test_html_page_shown_in_chromium_matches_the_json(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     """Headless Chromium renders matrix.html offline; every cell it shows equals matrix.json's verdict."""
-    chromium = shutil.which("chromium")
-    assert chromium, "chromium is not installed; scripts/bootstrap installs it (apt-get install chromium)"
     matrix = sample_matrix()
     write_all(matrix, tmp_path)
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tempfile.mkdtemp(dir=tmp_path)}"]
-    page = f"file://{tmp_path / 'matrix.html'}"
-    dom = subprocess.run([chromium, *flags, "--dump-dom", page], capture_output=True, text=True, timeout=60).stdout
+    shot = run_dir(request.config) / "matrix-screenshot.png"
+    dom = render(f"file://{tmp_path / 'matrix.html'}", screenshot=shot, window=(1400, 700))
     rows = re.findall(r'<tr data-nodeid="([^"]+)">(.*?)</tr>', dom, flags=re.S)
     cell = re.compile(r'data-target="([^"]+)" data-cell="([^"]+)"')
     shown = {(nodeid, t): c for nodeid, row in rows for t, c in cell.findall(row)}
     expected = {(r["nodeid"], t): c["cell"] for r in matrix["rows"] for t, c in r["cells"].items()}
     assert shown == expected, f"page shows {shown}, JSON says {expected}"
-    shot = run_dir(request.config) / "matrix-screenshot.png"
-    subprocess.run([chromium, *flags, "--window-size=1400,700", f"--screenshot={shot}", page],
-                   capture_output=True, timeout=60)
     assert shot.stat().st_size > 10_000, "the screenshot is empty"
     assert json.loads((tmp_path / "matrix.json").read_text()) == matrix
 

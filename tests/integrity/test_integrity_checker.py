@@ -25,6 +25,14 @@ if TYPE_CHECKING:
 # each key's order is decided across tasks), and dealt in turn (offsets of one partition
 # interleaved between tasks).
 LAYOUTS = ("dataframe", "in_place", "in_place_rolled", "in_place_interleaved", "record_per_task", "interleaved")
+# The gate judges each case on the layout the checker reads in a run (in_place) and on the one that
+# decides every key's order across tasks (record_per_task); the other four are heavy (tox -e integrity),
+# as each case costs a few Spark jobs per layout.
+GATE_LAYOUTS = ("in_place", "record_per_task")
+
+
+def layouts() -> list[object]:
+    return [pytest.param(name, marks=() if name in GATE_LAYOUTS else pytest.mark.heavy) for name in LAYOUTS]
 
 
 def records_in(spark: SparkSession, log: Log, layout: str, folder: Path) -> DataFrame | InPlace:
@@ -65,7 +73,7 @@ def only(findings: Findings, **expected: int) -> None:
     assert counts == expected, f"anomalies {counts}, expected {expected}:\n{findings.describe_failures()}"
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("layout", layouts())
 def test_a_correct_pipeline_has_no_anomaly(spark: SparkSession, layout: str) -> None:
     """Every id once per topic, keys in order, checksums right: nothing is reported, totals add up."""
     findings = run(spark, pipeline(n=12), committed(12), layout=layout)
@@ -75,7 +83,7 @@ def test_a_correct_pipeline_has_no_anomaly(spark: SparkSession, layout: str) -> 
     ]
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("layout", layouts())
 def test_a_missing_output_record_outside_every_window_is_a_lost_write(spark: SparkSession, layout: str) -> None:
     """An output record acknowledged at out-1@1 is absent, and the only truncation window is elsewhere:
     the checker reports it as `lost` (a failure), with where it was written."""
@@ -108,7 +116,7 @@ def test_a_loss_with_no_acknowledged_write_cannot_be_explained(spark: SparkSessi
     assert "no acknowledged write" in str(findings.samples[Anomaly.LOST][0].detail)
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("layout", layouts())
 def test_a_record_read_twice_is_one_duplicate_and_not_an_order_violation(spark: SparkSession, layout: str) -> None:
     """A copy of id 0 appended at the end of its partition: one `duplicate` at its first offset."""
     log = pipeline(n=6, keys=2, partitions=2)
@@ -134,7 +142,7 @@ def test_records_of_aborted_transactions_are_aborted_reads(spark: SparkSession) 
     ]
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("layout", layouts())
 def test_a_key_going_backwards_is_an_order_violation(spark: SparkSession, layout: str) -> None:
     """In the output, key k0's records 1 and 2 swap places: one `order_violation` at the later offset."""
     log = Log()
@@ -198,7 +206,7 @@ def test_each_id_gets_the_outcome_of_the_range_holding_it(spark: SparkSession) -
     assert {r["outcome"] for r in with_outcome(ids, []).collect()} == {None}
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("layout", layouts())
 def test_a_copy_in_another_partition_is_a_duplicate_there_and_not_an_order_violation(
     spark: SparkSession, layout: str,
 ) -> None:
@@ -215,7 +223,7 @@ def test_a_copy_in_another_partition_is_a_duplicate_there_and_not_an_order_viola
     assert row.detail == "2 copies, offsets 3 .. 3", row
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("layout", layouts())
 def test_an_order_violation_at_the_first_record_of_a_later_task_is_found(spark: SparkSession, layout: str) -> None:
     """Key k0 goes back (seq 3 then 1) between offsets 2 and 3 of one partition, whichever task
     each of them lands in: one `order_violation`, at offset 3, naming offset 2."""
