@@ -271,8 +271,14 @@ class Cluster(abc.ABC):
 
     def observers(self) -> list[int]:
         """The running brokers in the order state queries ask them: one cut off from the controller
-        answers from a stale view, so the backend puts those last."""
-        return self.running_brokers()
+        answers from a stale view, so those come last."""
+        running = self.running_brokers()
+        deaf = self._deaf_to_controller()
+        return [b for b in running if b not in deaf] + [b for b in running if b in deaf]
+
+    def _deaf_to_controller(self) -> set[int]:
+        """Brokers that no longer hear the controller (a cut link from it); none unless a backend cuts links."""
+        return set()
 
     def partition_state(self, topic: str, partition: int = 0, broker: int | None = None) -> PartitionState:
         """Leader, epoch, replicas and ISR, as `broker` sees them (default: the first running one that answers)."""

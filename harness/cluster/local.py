@@ -430,12 +430,8 @@ class LocalCluster(NodeCluster):
             return
         self.links.heal()
 
-    def observers(self) -> list[int]:
-        running = self.running_brokers()
-        if self.links is None:
-            return running
-        deaf = {f.to for f in self.links.faults.values() if f.frm == CONTROLLER_ID}
-        return [b for b in running if b not in deaf] + [b for b in running if b in deaf]
+    def _deaf_to_controller(self) -> set[int]:
+        return set() if self.links is None else {f.to for f in self.links.faults.values() if f.frm == CONTROLLER_ID}
 
     def links_in_force(self) -> str:
         return self.links.describe() if self.links is not None else self.no_links

@@ -350,11 +350,8 @@ class OperatedCluster(ExternalCluster):
             return super().links_in_force()
         return ", ".join(f"{frm}->{to}" for frm, to in sorted(self._cuts)) or "none"
 
-    def observers(self) -> list[int]:
-        """Brokers that still hear the controller first: their Metadata is the cluster's."""
-        running = self.running_brokers()
-        deaf = {to for frm, to in self._cuts if frm in self.controller_ids}
-        return [b for b in running if b not in deaf] + [b for b in running if b in deaf]
+    def _deaf_to_controller(self) -> set[int]:
+        return {to for frm, to in self._cuts if frm in self.controller_ids}
 
     def _link_values(self, frm: int, to: int) -> dict[str, str]:
         return self.profile.link_values(self._end(frm), self._end(to), self.bootstrap_servers)
