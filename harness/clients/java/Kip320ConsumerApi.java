@@ -59,7 +59,10 @@ public class Kip320ConsumerApi {
 
     private static void configureLogging(Path file) throws Exception {
         String log = file.toAbsolutePath().toString().replace("\\", "/");
-        Path log4j2 = Files.createTempFile("kcts-log4j2-", ".properties");
+        // Beside the log, in the session's scratch folder, which the session removes (the system temp
+        // folder kept two files per driver run).
+        Path dir = file.toAbsolutePath().getParent();
+        Path log4j2 = Files.createTempFile(dir, "log4j2-", ".properties");
         Files.writeString(log4j2, String.join("\n",
             "status = error",
             "appender.f.type = File",
@@ -71,7 +74,7 @@ public class Kip320ConsumerApi {
             "rootLogger.appenderRef.f.ref = F",
             "logger.consumer.name = org.apache.kafka.clients.consumer",
             "logger.consumer.level = info", ""));
-        Path log4j1 = Files.createTempFile("kcts-log4j-", ".properties");
+        Path log4j1 = Files.createTempFile(dir, "log4j-", ".properties");
         Files.writeString(log4j1, String.join("\n",
             "log4j.rootLogger=WARN, F",
             "log4j.appender.F=org.apache.log4j.FileAppender",
