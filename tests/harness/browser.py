@@ -20,12 +20,16 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 
 def render(url: str, *, screenshot: Path | None = None, window: tuple[int, int] = (1400, 1100),
-           virtual_time_ms: int | None = None, timeout: float = 90) -> str:
+           virtual_time_ms: int | None = None, timeout: float = 90, required: bool = False) -> str:
     """The DOM of `url` after its scripts ran (within `virtual_time_ms` of page time, if given), and a
-    screenshot of a `window`-sized view written to `screenshot` if given."""
+    screenshot of a `window`-sized view written to `screenshot` if given. Without Chromium the test
+    is skipped, or fails if `required`."""
     browser = shutil.which("chromium")
     if browser is None:
-        pytest.skip("chromium is not installed (scripts/bootstrap installs it)")
+        missing = "chromium is not installed (scripts/bootstrap installs it: apt-get install chromium)"
+        if required:
+            pytest.fail(missing)
+        pytest.skip(missing)
     profile = tempfile.mkdtemp(prefix="kcts-chromium-")
     cmd = [browser, *FLAGS, f"--user-data-dir={profile}", f"--window-size={window[0]},{window[1]}"]
     if virtual_time_ms is not None:

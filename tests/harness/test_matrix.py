@@ -157,7 +157,7 @@ def test_html_page_shown_in_chromium_matches_the_json(request: pytest.FixtureReq
     matrix = sample_matrix()
     write_all(matrix, tmp_path)
     shot = run_dir(request.config) / "matrix-screenshot.png"
-    dom = render(f"file://{tmp_path / 'matrix.html'}", screenshot=shot, window=(1400, 700))
+    dom = render(f"file://{tmp_path / 'matrix.html'}", screenshot=shot, window=(1400, 700), required=True)
     rows = re.findall(r'<tr data-nodeid="([^"]+)">(.*?)</tr>', dom, flags=re.S)
     cell = re.compile(r'data-target="([^"]+)" data-cell="([^"]+)"')
     shown = {(nodeid, t): c for nodeid, row in rows for t, c in cell.findall(row)}
