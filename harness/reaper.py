@@ -181,9 +181,11 @@ def _reap_now(signum: int, frame: object) -> None:
 def main(argv: list[str]) -> int:
     session_id, root, fd = argv[0], Path(argv[1]), int(argv[2])
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _reap_now)
-    signal.signal(signal.SIGHUP, _reap_now)
     try:
+        # Inside the try, as harness.hold.up does: a SIGTERM the instant after its handler is in
+        # place still reaps, rather than ending the reaper on an uncaught _ReapNow.
+        signal.signal(signal.SIGTERM, _reap_now)
+        signal.signal(signal.SIGHUP, _reap_now)
         while True:
             try:
                 if not os.read(fd, 1):
