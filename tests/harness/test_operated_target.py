@@ -10,9 +10,11 @@ heavy test at the end (`python3 -m tox -e operated`)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -163,6 +165,16 @@ def rendered(profile: operations.OperatedProfile, operation: str, broker: int | 
     return profile.commands[operation].argv(values)
 
 
+def rendered_link(profile: operations.OperatedProfile, operation: str, frm: int, to: int) -> list[str]:
+    """A link's command as the operated cluster renders it: an end is a broker's values, or the
+    controller's with its id as {node}."""
+    def end(node: int) -> dict[str, str]:
+        if node == profile.controller_id:
+            return {**profile.controller, "node": str(node)}
+        return profile.node_values(node, f"host-{node}", 9092, "b:1")
+    return profile.commands[operation].argv(profile.link_values(end(frm), end(to), "b:1"))
+
+
 def test_the_kubernetes_recipe_renders_kubectl_commands_for_each_pod() -> None:
     target, profile = recipe("kubernetes")
     caps = target.capabilities
@@ -176,6 +188,14 @@ def test_the_kubernetes_recipe_renders_kubectl_commands_for_each_pod() -> None:
     assert rendered(profile, "pause_controller", None)[4] == "kafka-controller-0"
     assert rendered(profile, "logs", 3) == ["kubectl", "--namespace", "kcts-recipe", "logs", "kafka-2"]
     assert {b: v["port"] for b, v in profile.nodes.items()} == {1: "30091", 2: "30092", 3: "30093"}
+    # A link is cut in the receiving pod's sidecar, naming the sending pod as its Service does.
+    assert caps.links and profile.controller_id == 1000
+    link = ["kubectl", "--namespace", "kcts-recipe", "exec", "kafka-1", "--container", "kcts-net", "--",
+            "/bin/sh", "/opt/kcts-link/kcts-link"]
+    assert rendered_link(profile, "cut", 1000, 2) == [*link, "cut", "kafka-controller-0.kafka-controller", "1000"]
+    assert rendered_link(profile, "mend", 1000, 2) == [*link, "mend", "1000"]
+    assert rendered_link(profile, "cut", 3, 1000)[4:5] + rendered_link(profile, "cut", 3, 1000)[-2:] == \
+        ["kafka-controller-0", "kafka-2.kafka", "3"]
 
 
 def test_the_systemd_recipe_renders_ssh_commands_quoted_for_the_remote_shell() -> None:
@@ -188,9 +208,56 @@ def test_the_systemd_recipe_renders_ssh_commands_quoted_for_the_remote_shell() -
         "kcts@kafka-controller.example.net", "sudo systemctl kill --signal=SIGSTOP kafka-controller"]
     assert "nft -f -" in rendered(profile, "isolate")[-1] and rendered(profile, "heal")[-1] == \
         "sudo nft delete table inet kcts"
+    # A link: on the receiving VM, the sender's host (the controller's from its table) as one word.
+    assert target.capabilities.links and profile.controller_id == 1000
+    assert rendered_link(profile, "cut", 1000, 2)[-2:] == [
+        "kcts@kafka-2.example.net", "sudo /usr/local/sbin/kcts-link cut kafka-controller.example.net 1000"]
+    assert rendered_link(profile, "cut", 2, 1000)[-2:] == [
+        "kcts@kafka-controller.example.net", "sudo /usr/local/sbin/kcts-link cut host-2 2"]
+    assert rendered_link(profile, "mend", 3, 1)[-2:] == [
+        "kcts@kafka-1.example.net", "sudo /usr/local/sbin/kcts-link mend 3"]
     # A unit name a shell would read is one word for the VM's shell.
     hostile = {**profile.node_values(1, "h", 1, "b"), "unit": HOSTILE}
     assert shlex.split(profile.commands["start"].argv(hostile)[-1]) == ["sudo", "systemctl", "start", HOSTILE]
+
+
+# Inside a network namespace of its own: a listener on 127.0.0.1, reached from two source addresses.
+_LINK_PROBE = """
+import socket, subprocess, sys
+subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+server = socket.create_server(("127.0.0.1", 0), backlog=16)
+port = server.getsockname()[1]
+def reaches(source):
+    with socket.socket() as s:
+        s.bind((source, 0)); s.settimeout(1.0)
+        try:
+            s.connect(("127.0.0.1", port)); return True
+        except OSError:
+            return False
+def link(*args):
+    ran = subprocess.run(["/bin/sh", sys.argv[1], *args], capture_output=True, text=True)
+    return f"{ran.returncode} {ran.stderr.strip()}"
+seen = [reaches("127.0.0.2"), link("cut", "127.0.0.2", "7"), link("cut", "localhost", "8"),
+        reaches("127.0.0.2"), reaches("127.0.0.1"), link("mend", "8"), reaches("127.0.0.1"),
+        link("mend", "7"), reaches("127.0.0.2"), link("mend", "7"), link("cut", "127.0.0.3", "x; id")]
+print(repr(seen))
+"""
+
+
+def test_the_recipes_link_script_drops_only_the_cut_peer_and_mend_lets_it_back(tmp_path: Path) -> None:
+    """kcts-link, which every recipe's cut and mend run where the receiving broker is, run here in a
+    network namespace of its own (gone with the process: nothing is left on this machine)."""
+    if os.geteuid() != 0 or not shutil.which("nft") or not shutil.which("unshare"):
+        pytest.skip("needs root, nft and unshare: kcts-link runs in a network namespace of its own")
+    probe = subprocess.run(["unshare", "--net", sys.executable, "-c", _LINK_PROBE, str(RECIPES / "kcts-link.sh")],
+                           capture_output=True, text=True, timeout=60)
+    assert probe.returncode == 0, probe.stderr
+    assert ast.literal_eval(probe.stdout) == [
+        True, "0 ", "0 ",          # both cut: 127.0.0.2 by address, 127.0.0.1 by name
+        False, False,              # neither gets through
+        "0 ", True,                # 127.0.0.1 mended: it gets through again
+        "0 ", True, "0 ",          # 127.0.0.2 mended too; a second mend is nothing to do
+        "2 kcts-link: node id x; id is not a number"]
 
 
 @pytest.mark.parametrize(("name", "tool", "operation"), [

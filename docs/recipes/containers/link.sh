@@ -2,7 +2,8 @@
 # One directed link between two containers of the recipe's cluster, cut or let through again: TO
 # stops hearing FROM (every packet from FROM's address dropped as TO receives it, in TO's network
 # namespace), while this machine (the clients, through the published ports) still reaches both.
-# The operated profile's cut and mend commands (kafka-4.4.0.toml); needs root and nft on this machine.
+# The operated profile's cut and mend commands (kafka-4.4.0.toml): the rules are ../kcts-link.sh's,
+# which every recipe shares; needs root and nft on this machine.
 #
 #   sh link.sh cut FROM_CONTAINER TO_CONTAINER FROM_ID
 #   sh link.sh mend FROM_CONTAINER TO_CONTAINER FROM_ID
@@ -16,19 +17,13 @@ if [ "$pid" = 0 ]; then
   echo "$to is not running: no link to it to cut" >&2
   exit 1
 fi
-in_to() { nsenter -t "$pid" -n "$@"; }
+here=$(dirname "$0")
 case "$op" in
   cut)
     ip=$(docker inspect -f "{{(index .NetworkSettings.Networks \"$net\").IPAddress}}" "$from")
     [ -n "$ip" ] || { echo "$from has no address on $net" >&2; exit 1; }
-    in_to nft add table inet kcts_links
-    in_to nft "add chain inet kcts_links input { type filter hook input priority 0; policy accept; }"
-    in_to nft add rule inet kcts_links input ip saddr "$ip" drop comment "\"from-$id\""
+    nsenter -t "$pid" -n /bin/sh "$here/../kcts-link.sh" cut "$ip" "$id"
     ;;
-  mend)
-    in_to nft -a list chain inet kcts_links input 2>/dev/null \
-      | sed -n "s/.*comment \"from-$id\" # handle \([0-9]*\)$/\1/p" \
-      | while read -r handle; do in_to nft delete rule inet kcts_links input handle "$handle"; done
-    ;;
+  mend) nsenter -t "$pid" -n /bin/sh "$here/../kcts-link.sh" mend "$id" ;;
   *) echo "usage: $0 cut|mend FROM_CONTAINER TO_CONTAINER FROM_ID" >&2; exit 2 ;;
 esac
