@@ -34,7 +34,7 @@ setup(
     package_dir={"kcts_suite": "."},
     package_data={
         "harness": ["*.toml"],
-        "harness.reports": ["*.json"],
+        "harness.reporting": ["*.json"],
         "harness.profiles": ["*.toml", "*.sql"],
         "harness.clients.java": ["*.java"],
         "harness.clients.go": ["*.go", "go.mod", "go.sum"],
@@ -44,7 +44,7 @@ setup(
         "harness.clients.kafkajs": ["*.js", "package.json", "package-lock.json"],
         "harness.clients.platformatic_kafka": ["*.mjs", "*.js", "package.json", "package-lock.json"],
         "harness.clients.node_runtime": ["package.json", "package-lock.json"],
-        "harness.kfake": ["*.go", "go.mod", "go.sum"],
+        "harness.cluster.kcts_kfake": ["*.go", "go.mod", "go.sum"],
         # pytest's configuration (markers, timeout) of an installed run is the checkout's.
         "kcts_suite": ["pyproject.toml"],
         **{f"kcts_suite.{p}": ["*"] for p in ROOT if p.split(".")[0] == "docker"},

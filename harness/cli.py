@@ -111,10 +111,10 @@ def _target(args: list[str]) -> TargetSpec:
 
 def matrix(args: list[str]) -> int:
     """Run the suites against several targets; the exit code is 0 when the matrix was written."""
-    from harness.reports.matrix_run import ClientAxis, run_matrix
+    from harness.reporting.matrix_run import ClientAxis, run_matrix
 
     if args[:1] == ["merge"]:  # columns made apart (a CI job each) joined into one matrix
-        from harness.reports.merge import main as merge_main
+        from harness.reporting.merge import main as merge_main
 
         return merge_main(args[1:])
     parser = argparse.ArgumentParser(prog="kcts matrix", epilog="`kcts matrix merge DIR...` joins columns made by "
@@ -151,7 +151,7 @@ def matrix(args: list[str]) -> int:
 
 def soak(args: list[str]) -> int:
     """`kcts soak --repeat N [kcts run args]`: N runs, each on a fresh cluster; what each check gave."""
-    from harness.reports.soak import run_soak
+    from harness.reporting.soak import run_soak
 
     parser = argparse.ArgumentParser(prog="kcts soak", description="run a selection N times and report, per "
                                      "check, pass k/n, its duration spread and every verdict that flipped")
@@ -164,7 +164,7 @@ def soak(args: list[str]) -> int:
 
 def compare(args: list[str]) -> int:
     """Exit 0 when two runs give the same verdict on every check both ran (and they share one)."""
-    from harness.reports.compare import compare as compare_runs
+    from harness.reporting.compare import compare as compare_runs
 
     parser = argparse.ArgumentParser(prog="kcts compare", description="compare the verdicts of two runs")
     parser.add_argument("run_a", type=Path, help="a report folder (reports/<run-id>) or its results.json")
@@ -208,25 +208,25 @@ def _selects_tests(arg: str) -> bool:
 
 
 def _image(args: list[str]) -> int:
-    from harness.docker.build_command import main as image_main
+    from harness.containers.build_command import main as image_main
 
     return image_main(args)
 
 
 def _diff(args: list[str]) -> int:
-    from harness.reports.diff import main as diff_main
+    from harness.reporting.diff import main as diff_main
 
     return diff_main(args)
 
 
 def _coverage(args: list[str]) -> int:
-    from harness.reports.coverage import main as coverage_main
+    from harness.reporting.coverage import main as coverage_main
 
     return coverage_main(args)
 
 
 def _report(args: list[str]) -> int:
-    from harness.reports.allure_report import main as report_main
+    from harness.reporting.allure_report import main as report_main
 
     return report_main(args)
 

@@ -6,7 +6,7 @@
 #   docker/base/build.sh [MIRROR]     prints the image's tag: kcts/base:bookworm-jre17-<hash of this file>
 #
 # An image of that tag already in the engine is reused; one build runs at a time (a lock shared with
-# the harness, harness/docker/images.py, which runs this script when it needs the base). A build is
+# the harness, harness/containers/images.py, which runs this script when it needs the base). A build is
 # also saved beside kcts's other downloads (~/.cache/kcts/docker/, as the Maven jars are), so that a
 # new engine on this machine loads it in seconds instead of running debootstrap again
 # (KCTS_BASE_REBUILD=1: build anyway).

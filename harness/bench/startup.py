@@ -52,7 +52,7 @@ def time_docker(version: str, brokers: int) -> float:
 def cold_image_build(dist: KafkaDistribution) -> dict[str, object]:
     """Remove kcts's base and Kafka images of this content, then build both; the seconds each took."""
     from harness import docker_engine
-    from harness.docker import images
+    from harness.containers import images
 
     client = docker_engine.client()
     base = images.base_tag()

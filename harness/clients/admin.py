@@ -61,7 +61,7 @@ def create_topic(
             raise TargetRefused(f"the target refused to create topic {name} (rf={rf}, config={config}): "
                                 f"{str(exc) or repr(exc)}") from exc
 
-    why = cluster.no_create_topics()
+    why = cluster.state.no_create_topics()
     if why is not None:
         cluster.create_topic_itself(name, partitions, rf, config, why)
     else:
@@ -76,7 +76,7 @@ def create_topic(
                 create(fresh)
     for p in range(partitions):
         try:
-            cluster.wait_for_partition(
+            cluster.state.wait_for_partition(
                 name, p, lambda s: s.leader >= 0 and len(s.isr) == rf, f"leader and {rf} in-sync replicas", timeout
             )
         except TargetRefused as exc:
@@ -84,7 +84,7 @@ def create_topic(
                 raise TargetRefused(f"the target did not create topic {name}: its CreateTopics got no answer in "
                                     f"{timeout:.0f} s, and then: {exc}") from exc
             raise
-        for broker in cluster.running_brokers():
-            cluster.wait_for_partition(name, p, lambda s: s.leader >= 0, f"a leader, as broker {broker} sees it",
-                                       timeout, broker=broker)
+        for broker in cluster.state.running_brokers():
+            cluster.state.wait_for_partition(name, p, lambda s: s.leader >= 0, f"a leader, as broker {broker} sees it",
+                                             timeout, broker=broker)
     return name

@@ -5,7 +5,9 @@ Guarantees, for every backend:
 - When `start_node` returns, the broker is registered, unfenced and listed by a metadata request.
 - When `stop_node` / `kill_node` return, the process is gone; `pause_node` returns once the
   process is stopped by the kernel (it keeps its sockets but answers nothing).
-- State queries ask the brokers, never a cache: each call reflects the cluster as it is now.
+- What the brokers say of the cluster (partition state, log end offsets, the waits on them) is not
+  the backend's to implement: `cluster.state` (harness.cluster.state) reads it over the wire through
+  `broker_ids`, `node_state`, `probe_address`, `probe_transport` and `deaf_to_controller`.
 - A backend that cannot control nodes raises `FaultControlUnavailable` from the node operations,
   so that checks needing faults skip with that reason.
 - What a target allows is in `capabilities` (from its `TargetSpec`); code outside this package
@@ -15,75 +17,24 @@ Guarantees, for every backend:
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+import functools
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
-from harness.cluster import probe
 from harness.cluster.model import Capabilities, TargetSpec
-from harness.errors import FaultControlUnavailable, KctsError, SetupError, TargetRefused
+from harness.cluster.state import ClusterState
+from harness.errors import FaultControlUnavailable, SetupError, TargetRefused
 from harness.network.links import LinkFault
 from harness.process.service import ProcessState as NodeState
 from harness.protocol.auth import Transport, from_client_config
-from harness.protocol.client import RawClient
-from harness.protocol.exceptions import ProtocolError
-from harness.protocol.spec import SpecError
-from harness.waiting import Owed, wait_until
 
-__all__ = [
-    "METADATA_EPOCH_CHECK", "Cluster", "FaultControlUnavailable", "Node", "NodeCluster", "NodeState", "PartitionState",
-    "no_leader_epoch", "require_leader_epoch",
-]
-
-
-@dataclass(frozen=True)
-class PartitionState:
-    """One partition as a broker's metadata shows it."""
-
-    topic: str
-    partition: int
-    leader: int
-    leader_epoch: int
-    replicas: tuple[int, ...]
-    isr: tuple[int, ...]
-
-    @property
-    def epochless(self) -> bool:
-        """A leader at no epoch: Metadata v7+ (the harness reads v12) carries LeaderEpoch -1."""
-        return self.leader >= 0 and self.leader_epoch < 0
-
-
-# The check that judges Metadata's leader epoch itself; every scene that waits for an epoch to rise
-# names it when the target gives none, so that the one broken promise is judged in one place.
-METADATA_EPOCH_CHECK = "test_every_metadata_version_gives_the_current_leader_epoch"
-CREATE_TOPICS = 19  # the API key
-
-
-def _api_name(client: RawClient, key: int) -> str:
-    try:
-        return client.specs.api(key).name
-    except SpecError:  # an API newer than the specs kcts speaks
-        return f"API {key}"
-_ANY_EPOCH = 2**31 - 1
-
-
-def no_leader_epoch(state: PartitionState) -> str:
-    return (f"the target's Metadata v{probe.METADATA_VERSION} carries no leader epoch (-1) for "
-            f"{state.topic}-{state.partition}, led by broker {state.leader}, which KIP-320 promises "
-            f"(\"Protocol Changes / Metadata\"; {METADATA_EPOCH_CHECK})")
-
-
-def require_leader_epoch(state: PartitionState) -> PartitionState:
-    """`state`, unless its leader has no epoch: then `TargetRefused` at once, since an epoch that is not
-    there never rises, and waiting for it would only end in a timeout."""
-    if state.epochless:
-        raise TargetRefused(no_leader_epoch(state))
-    return state
+__all__ = ["Cluster", "FaultControlUnavailable", "Node", "NodeCluster", "NodeState"]
 
 
 class Cluster(abc.ABC):
-    """A Kafka cluster under test: nodes to break, and partition state to read."""
+    """A Kafka cluster under test: its nodes and where they listen, their faults, leader moves and
+    evidence; what the brokers say of it is `state`, on top."""
 
     target: TargetSpec
     version: str  # the broker version as reports show it
@@ -96,6 +47,11 @@ class Cluster(abc.ABC):
     def java_clients(self) -> str:
         """The kafka-clients version of the Java drivers that run against this target."""
         return self.target.java_clients
+
+    @functools.cached_property
+    def state(self) -> ClusterState:
+        """What the brokers say of this cluster (harness.cluster.state), asked through this interface."""
+        return ClusterState(self)
 
     # -- lifecycle -------------------------------------------------------------------------
     @abc.abstractmethod
@@ -157,31 +113,6 @@ class Cluster(abc.ABC):
         return {"bootstrap.servers": self.bootstrap_servers}
 
     # -- topics ------------------------------------------------------------------------------
-    def no_create_topics(self) -> str | None:
-        """Why the target's brokers serve no CreateTopics, with the evidence (the ApiVersions a broker
-        advertises, where API 19 is absent); None where they serve it. Decided once per cluster, so
-        that no check waits on a CreateTopics the target said it does not serve."""
-        decided = getattr(self, "_no_create_topics", False)
-        if decided is not False:
-            return decided
-        for b in self.running_brokers():
-            host, port = self.probe_address(b)
-            try:
-                with RawClient.connect(host, port, timeout=10, client_id="kcts-probe",
-                                       transport=self.probe_transport(b)) as c:
-                    offered = dict(c.broker_versions)
-                    names = {k: _api_name(c, k) for k in offered}
-            except (OSError, ProtocolError):
-                continue  # the next broker, or CreateTopics itself, will say what is wrong
-            why = None
-            if CREATE_TOPICS not in offered:
-                listed = ", ".join(f"{names[k]} {lo}-{hi}" for k, (lo, hi) in sorted(offered.items()))
-                why = (f"its brokers serve no CreateTopics: API {CREATE_TOPICS} is not among those broker {b} "
-                       f"advertises in ApiVersions ({listed})")
-            self._no_create_topics = why
-            return why
-        return None
-
     def create_topic_itself(self, name: str, partitions: int, replication_factor: int,
                             config: dict[str, str] | None, why: str) -> None:
         """Create a topic in the target's own way, where its brokers serve no CreateTopics (`why`
@@ -249,6 +180,11 @@ class Cluster(abc.ABC):
         """The link faults in force, for evidence."""
         return "no link control"
 
+    def deaf_to_controller(self) -> set[int]:
+        """Brokers that no longer hear the controller (a cut link from it): they answer state reads from
+        a stale view, so `state` asks them last. None unless a backend cuts links."""
+        return set()
+
     def move_leader_to(self, topic: str, partition: int, to: int) -> None:
         """Ask the target, in its own way, to make broker `to` lead the partition; return once asked
         (`harness.nemesis.leadership.move_leader` waits for the move). Targets whose capabilities
@@ -264,63 +200,6 @@ class Cluster(abc.ABC):
         """Clean stop, then start; returns once the broker is registered and unfenced again."""
         self.stop_node(broker_id)
         self.start_node(broker_id)
-
-    # -- partition state ---------------------------------------------------------------------
-    def running_brokers(self) -> list[int]:
-        return [b for b in self.broker_ids if self.node_state(b) is NodeState.RUNNING]
-
-    def observers(self) -> list[int]:
-        """The running brokers in the order state queries ask them: one cut off from the controller
-        answers from a stale view, so those come last."""
-        running = self.running_brokers()
-        deaf = self._deaf_to_controller()
-        return [b for b in running if b not in deaf] + [b for b in running if b in deaf]
-
-    def _deaf_to_controller(self) -> set[int]:
-        """Brokers that no longer hear the controller (a cut link from it); none unless a backend cuts links."""
-        return set()
-
-    def partition_state(self, topic: str, partition: int = 0, broker: int | None = None) -> PartitionState:
-        """Leader, epoch, replicas and ISR, as `broker` sees them (default: the first running one that answers)."""
-        errors: list[str] = []
-        for b in self.observers() if broker is None else [broker]:
-            host, port = self.probe_address(b)
-            try:
-                md = probe.metadata(host, port, [topic], transport=self.probe_transport(b))
-            except OSError as exc:
-                errors.append(f"broker {b}: {exc!r}")
-                continue
-            p = md.partitions.get((topic, partition))
-            if p is None or p.error_code not in (0, 5, 6):
-                errors.append(f"broker {b}: {p}")
-                continue
-            return PartitionState(topic, partition, p.leader, p.leader_epoch, p.replicas, p.isr)
-        raise KctsError(f"no running broker describes {topic}-{partition}: {'; '.join(errors) or 'none running'}")
-
-    def agreed_state(self, topic: str, partition: int) -> PartitionState:
-        """The partition's state that every running broker gives; `KctsError` naming each one's view
-        while they differ."""
-        views = {b: self.partition_state(topic, partition, b) for b in self.observers()}
-        if not views:
-            raise KctsError(f"no running broker describes {topic}-{partition}")
-        if len(set(views.values())) != 1:
-            raise KctsError("the brokers disagree: " + "; ".join(
-                f"broker {b}: leader {v.leader}@{v.leader_epoch} isr {list(v.isr)}" for b, v in views.items()))
-        return next(iter(views.values()))
-
-    def leader(self, topic: str, partition: int = 0) -> int:
-        return self.partition_state(topic, partition).leader
-
-    def isr(self, topic: str, partition: int = 0) -> tuple[int, ...]:
-        return self.partition_state(topic, partition).isr
-
-    def leader_epoch(self, topic: str, partition: int = 0) -> int:
-        return self.partition_state(topic, partition).leader_epoch
-
-    def log_end_offset(self, topic: str, partition: int, broker_id: int) -> int:
-        """The log end offset of the replica on `broker_id`, which must be running."""
-        host, port = self.probe_address(broker_id)
-        return probe.log_end_offset(host, port, topic, partition, transport=self.probe_transport(broker_id))
 
     # -- evidence ----------------------------------------------------------------------------
     def environment(self) -> dict[str, str]:
@@ -338,87 +217,6 @@ class Cluster(abc.ABC):
     def node_log(self, broker_id: int, since: int = 0) -> str | None:
         """The broker's log from `since` on; None where the backend cannot read it."""
         return None
-
-    # -- waits -------------------------------------------------------------------------------
-    def wait_for_partition(
-        self,
-        topic: str,
-        partition: int,
-        predicate: object,
-        what: str,
-        timeout: float = 30.0,
-        broker: int | None = None,
-        agreed: bool = False,
-        owed: Owed = Owed.PREMISE,
-    ) -> PartitionState:
-        """Wait until `predicate(PartitionState)` holds, as `broker` sees it if given.
-
-        `agreed`: as every running broker sees it, all of them giving the same leader, epoch, replicas
-        and ISR. After a heal the broker that was cut off answers from its stale view until it has
-        replayed the controller's log, so "the first broker that answers" may describe a past that the
-        others have left; a scene that reads the settled state after a fault asks for agreement.
-
-        The timeout shows the last state seen. A state that would hold but for its leader's missing
-        epoch (Metadata's LeaderEpoch -1) ends the wait at once with `TargetRefused`: decided from
-        the answer, as no epoch will come.
-
-        `owed`: a partition's leader, epoch and ISR are the target's conduct, so by default a state
-        that never comes is the target's refusal of the scene's premise (`TargetRefused`);
-        `Owed.PROMISE` where that state is what a promise owes (harness.waiting).
-        """
-        assert callable(predicate)
-        seen: list[PartitionState | str] = ["nothing yet"]
-
-        def check() -> PartitionState | None:
-            try:
-                st = self.agreed_state(topic, partition) if agreed else self.partition_state(topic, partition, broker)
-            except KctsError as exc:
-                seen[0] = str(exc)
-                return None
-            seen[0] = st
-            if predicate(st):
-                return st
-            if st.epochless and predicate(replace(st, leader_epoch=_ANY_EPOCH)):
-                require_leader_epoch(st)
-            return None
-
-        return wait_until(check, timeout, lambda: f"{topic}-{partition} {what}: last seen {seen[0]}", owed=owed)
-
-    def wait_registered(self, broker_ids: list[int], timeout: float, alive: Callable[[], None],
-                        owed: Owed = Owed.HARNESS) -> None:
-        """Wait until every broker's own metadata lists all of `broker_ids` (registered and unfenced);
-        `alive` raises if a node died meanwhile. The timeout shows what each broker listed.
-
-        `owed`: while the harness starts the cluster, brokers that never register are a cluster that
-        would not start (the harness's ERROR); `Owed.PREMISE` where a scene waits for the target to
-        unfence brokers it had running."""
-        seen: dict[int, object] = {}
-
-        def ready() -> bool:
-            alive()
-            ok = True
-            for b in broker_ids:
-                host, port = self.probe_address(b)
-                try:
-                    md = probe.metadata(host, port, topics=[], timeout=2, transport=self.probe_transport(b))
-                    seen[b] = md.broker_ids
-                    ok &= set(broker_ids) <= set(md.broker_ids)
-                except OSError as exc:
-                    seen[b] = f"not answering ({exc.__class__.__name__})"
-                    ok = False
-            return ok
-
-        wait_until(ready, timeout, lambda: f"brokers' metadata (broker -> ids listed): {seen}", interval=0.1,
-                   owed=owed)
-
-    def wait_for_isr(self, topic: str, partition: int, isr: set[int], timeout: float = 30.0) -> PartitionState:
-        """Agreed by every running broker: it is read after a heal, when the healed broker still gives
-        the ISR it knew before its fault (a resumed follower calls itself in sync at the same epoch)."""
-        return self.wait_for_partition(topic, partition, lambda s: set(s.isr) == isr, f"ISR == {sorted(isr)}", timeout,
-                                       agreed=True)
-
-    def wait_for_leader(self, topic: str, partition: int, leader: int, timeout: float = 30.0) -> PartitionState:
-        return self.wait_for_partition(topic, partition, lambda s: s.leader == leader, f"leader == {leader}", timeout)
 
 
 class Node(Protocol):

@@ -100,7 +100,7 @@ from harness.cluster.services import (
     string_table,
     typed,
 )
-from harness.docker.network import ClusterNetwork
+from harness.containers.network import ClusterNetwork
 from harness.errors import ClusterError, NodeExited, SetupError, TargetRefused
 from harness.process.ports import free_port
 from harness.waiting import WaitTimeout, wait_until
@@ -109,7 +109,7 @@ if TYPE_CHECKING:
     from testcontainers.core.network import Network
 
     import docker
-    from harness.docker.images import Built
+    from harness.containers.images import Built
 
 TABLES = ("build", "service", "node", "leader_move")
 IGNORED = ("target", "replication_why")  # harness.cluster.target's
@@ -330,7 +330,7 @@ def image_binary(profile: Profile) -> Path:
 
 def ensure_image(profile: Profile, client: docker.DockerClient) -> Built:
     """The container nodes' image: a user's, as it is; or built (once per content) with the binary."""
-    from harness.docker import images
+    from harness.containers import images
 
     image = profile.node.image
     assert image is not None

@@ -5,7 +5,7 @@ image instead of a process of ours:
 
     [node]
     image = { dockerfile = "tansu", binary = "{root}/bin/tansu" }   # docker/tansu/Dockerfile, with
-                                 # the binary kcts built (harness.docker.images.ensure_binary); or
+                                 # the binary kcts built (harness.containers.images.ensure_binary); or
     image = "vendor/broker:1.2"  # a user's image, as it is (the local engine's, or pulled)
     container_port = 9092        # where the node listens inside its container (default 9092)
     command = ["broker", "--listener-url", "tcp://{listen_host}:{container_port}/",
@@ -23,7 +23,7 @@ too: a container keeps its own file system across restarts, and that is the node
 
 Every container and the network carry the session's label and the cluster's; `close` removes
 them (harness.docker_engine.remove_labelled), the session reaper whatever outlives the run. Node
-control goes through the Docker API (harness.docker.container): stop is `docker stop` (SIGTERM,
+control goes through the Docker API (harness.containers.container): stop is `docker stop` (SIGTERM,
 SIGKILL past `stop_timeout`), kill is SIGKILL, pause the cgroup freezer, and a node can be cut
 off the network and reconnected (`isolate`, `heal`). Each node's output is followed into
 `<log dir>/node-<id>.log`, as a process node's is.
@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.docker.container import ContainerNode
+from harness.containers.container import ContainerNode
 from harness.errors import ClusterError
 from harness.process.service import LogFile, ProcessState
 

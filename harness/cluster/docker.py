@@ -5,9 +5,9 @@ The cluster looks to checks as a local one does; what differs is where the nodes
   brokers replicate and reach the controller there, by their network aliases;
 - clients reach brokers only through a port each publishes on 127.0.0.1 (its `CLIENT` listener
   advertises that address), so no traffic leaves this machine;
-- node control goes through the Docker API (harness.docker.container): stop, kill, pause with the
+- node control goes through the Docker API (harness.containers.container): stop, kill, pause with the
   cgroup freezer, and `isolate_node`, which disconnects a broker from the network;
-- the image is the Apache Kafka release kcts builds offline (harness.docker.images), or the
+- the image is the Apache Kafka release kcts builds offline (harness.containers.images), or the
   user's own (`--image`), configured through the apache/kafka image's environment convention.
 
 Every container and the network carry the session's label; the session reaper removes them if
@@ -28,9 +28,9 @@ from harness.cluster.kinds.docker import KIND  # the kind of target this module 
 from harness.cluster.local import CONTROLLER_ID, CONTROLLER_TUNING, broker_tuning
 from harness.cluster.model import TargetSpec
 from harness.cluster.node import COMMON_PROPS, random_kafka_uuid
-from harness.docker import images
-from harness.docker.container import ContainerNode
-from harness.docker.network import ClusterNetwork
+from harness.containers import images
+from harness.containers.container import ContainerNode
+from harness.containers.network import ClusterNetwork
 from harness.errors import ClusterError, NodeExited, SetupError
 from harness.kafka.dist import check_java, resolve
 from harness.process.jvm_launch import OPTIONS, Role
@@ -182,7 +182,7 @@ class DockerCluster(NodeCluster):
                 self.nodes[b].check_alive()
 
         try:
-            self.wait_registered(broker_ids, timeout, alive)
+            self.state.wait_registered(broker_ids, timeout, alive)
         except NodeExited as exc:
             raise ClusterError(f"Kafka {self.version} in containers did not start: {exc}") from None
         except WaitTimeout as exc:

@@ -1,7 +1,7 @@
 """The kfake backend: franz-go's fake cluster, built from the Go module proxy and run on loopback.
 
 kfake is a second, independent implementation of the Kafka protocol, in one process with no
-replication. Our main (harness/kfake/main.go) takes commands on its stdin, one JSON line each,
+replication. Our main (harness/cluster/kcts_kfake/main.go) takes commands on its stdin, one JSON line each,
 answered on its stdout: that is how this backend moves leaders and fakes node faults.
 - stop/kill: kfake's RemoveNode; its listener and every connection to it close, and kfake gives
   each partition a random running leader with a higher epoch (one log per partition: nothing is
@@ -38,7 +38,7 @@ from harness.process.gobuild import go_binary
 from harness.process.json_channel import JsonLineChannel
 from harness.waiting import wait_until
 
-SOURCE = Path(__file__).resolve().parent.parent / "kfake"
+SOURCE = Path(__file__).resolve().parent / "kcts_kfake"
 
 
 def kfake_module_version() -> str:
@@ -49,7 +49,7 @@ def kfake_module_version() -> str:
 
 
 def ensure_binary() -> Path:
-    """Build harness/kfake (our main around the kfake package) once per source; return the binary."""
+    """Build harness/cluster/kcts_kfake (our main around the kfake package) once per source; return the binary."""
     return go_binary(SOURCE, "kcts-kfake", "kfake", cache_root() / "kfake")
 
 
@@ -179,7 +179,7 @@ class KfakeCluster(FixedAddresses, Cluster):
         seen: dict[int, object] = {}
 
         def listed() -> bool:
-            for b in self.running_brokers():
+            for b in self.state.running_brokers():
                 try:
                     ids = probe.metadata(*self.probe_address(b), topics=[], timeout=2).broker_ids
                 except OSError as exc:

@@ -213,7 +213,7 @@ class LibrdkafkaMockCluster(FixedAddresses, Cluster):
         with self._nodes_lock:
             if self._fences.pop(broker_id, None) is None or self._states.get(broker_id) is not NodeState.PAUSED:
                 return
-            if not self.running_brokers():
+            if not self.state.running_brokers():
                 return  # nobody to lead in its place, nor to ask
             try:
                 self._fail_over(broker_id, self._leaders())
@@ -238,7 +238,7 @@ class LibrdkafkaMockCluster(FixedAddresses, Cluster):
         """Every partition's leader and replicas, from a running broker's Metadata (one state for
         all: the brokers share it)."""
         errors = []
-        for b in self.running_brokers():
+        for b in self.state.running_brokers():
             try:
                 md = probe.metadata(*self.broker_address(b), topics=None)
             except OSError as exc:

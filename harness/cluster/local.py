@@ -353,7 +353,7 @@ class LocalCluster(NodeCluster):
                 self.brokers[b].check_alive()
 
         try:
-            self.wait_registered(broker_ids, timeout, alive)
+            self.state.wait_registered(broker_ids, timeout, alive)
         except NodeExited as exc:
             raise ClusterError(f"Kafka {self.version} cluster did not start: {exc}") from exc
         except WaitTimeout as exc:
@@ -430,7 +430,7 @@ class LocalCluster(NodeCluster):
             return
         self.links.heal()
 
-    def _deaf_to_controller(self) -> set[int]:
+    def deaf_to_controller(self) -> set[int]:
         return set() if self.links is None else {f.to for f in self.links.faults.values() if f.frm == CONTROLLER_ID}
 
     def links_in_force(self) -> str:

@@ -350,7 +350,7 @@ class OperatedCluster(ExternalCluster):
             return super().links_in_force()
         return ", ".join(f"{frm}->{to}" for frm, to in sorted(self._cuts)) or "none"
 
-    def _deaf_to_controller(self) -> set[int]:
+    def deaf_to_controller(self) -> set[int]:
         return {to for frm, to in self._cuts if frm in self.controller_ids}
 
     def _link_values(self, frm: int, to: int) -> dict[str, str]:
@@ -402,7 +402,7 @@ class OperatedCluster(ExternalCluster):
     def _wait_registered(self, what: str) -> None:
         running = [b for b in self.broker_ids if self._state.get(b) is NodeState.RUNNING and b not in self._isolated]
         try:
-            self.wait_registered(running, self.profile.start_timeout, lambda: None, owed=Owed.PREMISE)
+            self.state.wait_registered(running, self.profile.start_timeout, lambda: None, owed=Owed.PREMISE)
         except TargetRefused as exc:
             raise TargetRefused(f"{what}, but the brokers did not all register within "
                                 f"{self.profile.start_timeout:.0f} s: {exc}") from None

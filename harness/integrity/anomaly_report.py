@@ -4,7 +4,7 @@ count and first examples (harness.integrity.anomaly_checks), and the history's t
 
 Three files beside the history they judge, `<name>.anomalies.json` (for machines), `<name>.anomalies.txt`
 (for people) and `<name>.timeline.png`, each attached to the check's Allure result; the check's entry
-in results.json names them with the counts (harness.reports.results), and the matrix page shows the
+in results.json names them with the counts (harness.reporting.results), and the matrix page shows the
 counts in the check's cell.
 """
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass, field
 
-from harness.cluster.base import Cluster, NodeState, require_leader_epoch
+from harness.cluster.base import Cluster, NodeState
+from harness.cluster.state import require_leader_epoch
 from harness.errors import FaultControlUnavailable, KctsError, TargetRefused
 from harness.network.links import LinkFault
 from harness.waiting import Owed, wait_until
@@ -23,7 +24,7 @@ def resolve_victim(cluster: Cluster, victim: Victim, topic: str | None, partitio
         return victim
     if topic is None:
         raise KctsError(f"victim {victim!r} needs a topic to be resolved against")
-    state = cluster.partition_state(topic, partition)
+    state = cluster.state.partition_state(topic, partition)
     if victim == "leader":
         if state.leader not in cluster.broker_ids:
             raise TargetRefused(
@@ -124,8 +125,8 @@ class Isolate(Fault):
 
         def caught_up() -> bool:
             try:
-                current = self.cluster.partition_state(self.topic or "", self.partition, others[0])
-                mine = self.cluster.partition_state(self.topic or "", self.partition, broker)
+                current = self.cluster.state.partition_state(self.topic or "", self.partition, others[0])
+                mine = self.cluster.state.partition_state(self.topic or "", self.partition, broker)
             except KctsError as exc:
                 seen[0] = str(exc)
                 return False
@@ -172,9 +173,9 @@ class LeaderFailover:
 
     def run(self) -> tuple[int, int, int, int]:
         """Return (old leader, old epoch, new leader, new epoch); the old leader stays stopped."""
-        before = require_leader_epoch(self.cluster.partition_state(self.topic, self.partition))
+        before = require_leader_epoch(self.cluster.state.partition_state(self.topic, self.partition))
         self.cluster.stop_node(before.leader)
-        after = self.cluster.wait_for_partition(
+        after = self.cluster.state.wait_for_partition(
             self.topic, self.partition,
             lambda s: s.leader not in (-1, before.leader) and s.leader_epoch > before.leader_epoch,
             f"a new leader other than {before.leader} with epoch > {before.leader_epoch}",

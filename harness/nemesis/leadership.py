@@ -14,7 +14,8 @@ from confluent_kafka.admin import AdminClient
 
 from harness import confluent
 from harness.clients import raw as rr
-from harness.cluster.base import Cluster, PartitionState, require_leader_epoch
+from harness.cluster.base import Cluster
+from harness.cluster.state import PartitionState, require_leader_epoch
 from harness.cluster.target import API, HOOK, REASSIGNMENT
 from harness.errors import NotSupported, TargetRefused
 from harness.protocol import errors
@@ -39,12 +40,12 @@ def move_leader(
         # itself leader, at epoch 0): there is no leader change to ask for.
         raise NotSupported("moving a partition's leader", caps.no_replication)
     # The move is judged by its epoch rising: a leader without one is refused before anything moves.
-    before = require_leader_epoch(cluster.partition_state(topic, partition))
+    before = require_leader_epoch(cluster.state.partition_state(topic, partition))
     target = to if to is not None else _next_leader(cluster, before)
     how = caps.leader_moves
     if how in (API, HOOK):
         cluster.move_leader_to(topic, partition, target)
-        return cluster.wait_for_partition(
+        return cluster.state.wait_for_partition(
             topic, partition, lambda s: s.leader == target and s.leader_epoch > before.leader_epoch,
             f"leader {target} above epoch {before.leader_epoch} after the target's own leader move ({how})", timeout,
         )
@@ -55,8 +56,8 @@ def move_leader(
 def move_leader_away(cluster: Cluster, topic: str, partition: int = 0) -> tuple[PartitionState, PartitionState]:
     """`move_leader` to the next in-sync replica with clients of its own: the partition (before, after)."""
     with confluent.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
-        before = cluster.partition_state(topic, partition)
-        return before, move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic, partition)
+        before = cluster.state.partition_state(topic, partition)
+        return before, move_leader(cluster, raw(cluster.state.running_brokers()[0]), admin, topic, partition)
 
 
 def _next_leader(cluster: Cluster, before: PartitionState) -> int:
@@ -87,7 +88,7 @@ def _reorder(
         raise TargetRefused(f"reordering the replicas of {topic}-{partition} to {order} to move its leader: "
                             f"{errors.describe(code)}")
     try:
-        cluster.wait_for_partition(
+        cluster.state.wait_for_partition(
             topic, partition, lambda s: list(s.replicas) == order, f"replicas in order {order}",
             timeout if caps.leader_moves == REASSIGNMENT else 10.0,
         )
@@ -107,7 +108,7 @@ def _elect_preferred_until(
     attempts: list[str] = []
 
     def elected() -> PartitionState | None:
-        state = cluster.partition_state(topic, partition)
+        state = cluster.state.partition_state(topic, partition)
         if state.leader == target:
             require_leader_epoch(state)
         if state.leader == target and state.leader_epoch > before.leader_epoch:
@@ -122,20 +123,20 @@ def _elect_preferred_until(
     return wait_until(
         elected, timeout,
         lambda: f"{topic}-{partition} leader {target} above epoch {before.leader_epoch}: "
-        f"{cluster.partition_state(topic, partition)}; attempts {attempts[-3:]}",
+        f"{cluster.state.partition_state(topic, partition)}; attempts {attempts[-3:]}",
         interval=0.2, owed=Owed.PREMISE,
     )
 
 
 def elect_preferred(cluster: Cluster, admin: AdminClient, topic: str, partition: int = 0) -> PartitionState:
     """Give leadership back to the first replica (it must be in sync), as the brief's failback does."""
-    state = require_leader_epoch(cluster.partition_state(topic, partition))
+    state = require_leader_epoch(cluster.state.partition_state(topic, partition))
     preferred = state.replicas[0]
     if state.leader == preferred:
         return state
-    cluster.wait_for_partition(topic, partition, lambda s: preferred in s.isr, f"{preferred} in sync")
+    cluster.state.wait_for_partition(topic, partition, lambda s: preferred in s.isr, f"{preferred} in sync")
     admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, partition)]).result(timeout=30)
-    return cluster.wait_for_partition(
+    return cluster.state.wait_for_partition(
         topic, partition, lambda s: s.leader == preferred and s.leader_epoch > state.leader_epoch,
         f"preferred leader {preferred} above epoch {state.leader_epoch}",
     )

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from harness import attach, progress
 from harness.clients import raw as rr
-from harness.cluster.base import Cluster, PartitionState, require_leader_epoch
+from harness.cluster.base import Cluster
+from harness.cluster.state import PartitionState, require_leader_epoch
 from harness.errors import KctsError
 from harness.nemesis.unclean import UncleanElection, logged_truncation
 from harness.network.links import LinkFault
@@ -106,7 +107,7 @@ class NetworkPartition:
         views: dict[str, object] = {}
         for b in self.cluster.broker_ids:
             try:
-                s = self.cluster.partition_state(topic, partition, b)
+                s = self.cluster.state.partition_state(topic, partition, b)
                 views[f"broker{b}"] = f"leader={s.leader}@{s.leader_epoch} isr={list(s.isr)}"
             except KctsError as exc:
                 views[f"broker{b}"] = f"no answer ({str(exc)[:60]})"
@@ -143,15 +144,15 @@ def unclean_election_by_partition(
     3. heal: A learns of the election and truncates the records past B's log end.
     `topic`-`partition` has two replicas, min.insync.replicas 1 and unclean election enabled.
     """
-    before = cluster.wait_for_partition(
+    before = cluster.state.wait_for_partition(
         topic, partition, lambda s: len(s.isr) >= 2 and s.leader >= 0, "a leader and at least one in-sync follower"
     )
     old_leader = before.leader
     new_leader = next(b for b in before.isr if b != old_leader)
 
     def log_ends() -> tuple[int, int]:
-        return (cluster.log_end_offset(topic, partition, new_leader),
-                cluster.log_end_offset(topic, partition, old_leader))
+        return (cluster.state.log_end_offset(topic, partition, new_leader),
+                cluster.state.log_end_offset(topic, partition, old_leader))
 
     wait_until(lambda: len(set(log_ends())) == 1, timeout,
                lambda: f"{topic}-{partition}: follower {new_leader} and leader {old_leader} log ends {log_ends()}",
@@ -162,23 +163,23 @@ def unclean_election_by_partition(
     _write_one(cluster, old_leader, topic, partition, b"divergent-behind")
     # The epoch the lone leader leads (and writes) at: before 3.6 the KRaft controller bumped the leader
     # epoch with that ISR shrink (KAFKA-15021 stopped that), so it may be above `before`'s.
-    alone = cluster.wait_for_partition(topic, partition, lambda s: set(s.isr) == {old_leader},
-                                       f"ISR shrunk to the leader {old_leader} alone", timeout, broker=old_leader)
+    alone = cluster.state.wait_for_partition(topic, partition, lambda s: set(s.isr) == {old_leader},
+                                             f"ISR shrunk to the leader {old_leader} alone", timeout, broker=old_leader)
     net.observe(f"ISR shrunk to leader {old_leader}")
     if write_divergent is not None:
         write_divergent()
-    leo_before = cluster.log_end_offset(topic, partition, old_leader)
+    leo_before = cluster.state.log_end_offset(topic, partition, old_leader)
     log_mark = cluster.node_log_size(old_leader)
     net.note("scenario", "divergent records written", old_leader_log_end=leo_before)
 
     net.isolate(old_leader)
     state = _elect_unclean(cluster, topic, partition, new_leader, alone.leader_epoch, timeout)
-    divergence = cluster.log_end_offset(topic, partition, new_leader)
+    divergence = cluster.state.log_end_offset(topic, partition, new_leader)
     net.observe(f"broker {new_leader} elected uncleanly at epoch {state.leader_epoch}; log end {divergence}")
     if while_zombie is not None:
         while_zombie(old_leader, new_leader, state.leader_epoch)
     net.heal()
-    cluster.wait_for_partition(
+    cluster.state.wait_for_partition(
         topic, partition, lambda s: old_leader in s.isr and s.leader == new_leader,
         f"old leader {old_leader} back in the ISR of {new_leader}", timeout, broker=new_leader,
     )
@@ -187,7 +188,7 @@ def unclean_election_by_partition(
     wait_until(lambda: len(set(log_ends())) == 1, timeout,
                lambda: f"{topic}-{partition}: leader {new_leader} and rejoined {old_leader} log ends {log_ends()}",
                owed=Owed.PROMISE, promise="kip320.replica.truncates-to-divergence")
-    leo_after = cluster.log_end_offset(topic, partition, old_leader)
+    leo_after = cluster.state.log_end_offset(topic, partition, old_leader)
     net.observe(f"old leader {old_leader} rejoined with log end {leo_after}")
     return UncleanElection(
         topic, partition, old_leader, new_leader, alone.leader_epoch, state.leader_epoch,
@@ -216,7 +217,7 @@ def _elect_unclean(
     host, port = cluster.probe_address(candidate)
 
     def elected() -> PartitionState | None:
-        state = cluster.partition_state(topic, partition, candidate)
+        state = cluster.state.partition_state(topic, partition, candidate)
         if state.leader == candidate:
             require_leader_epoch(state)
         if state.leader == candidate and state.leader_epoch > epoch:
@@ -238,7 +239,7 @@ def _elect_unclean(
         return None
 
     def seen() -> str:
-        state = cluster.partition_state(topic, partition, candidate)
+        state = cluster.state.partition_state(topic, partition, candidate)
         return f"{topic}-{partition} as {candidate} sees it: {state}; ElectLeaders(UNCLEAN): {attempts[-3:]}"
 
     return wait_until(elected, timeout, seen, interval=0.5, owed=Owed.PREMISE)

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from confluent_kafka import ElectionType, TopicPartition
 
 from harness import confluent, progress
-from harness.cluster.base import Cluster, NodeState, PartitionState, require_leader_epoch
+from harness.cluster.base import Cluster, NodeState
+from harness.cluster.state import PartitionState, require_leader_epoch
 from harness.errors import ClusterError
 from harness.histories.epochs import UncleanElection
 from harness.waiting import Owed, wait_until
@@ -35,7 +36,7 @@ def force_unclean_election(
 
     Every broker stopped here is running again on return, and the old leader is back in the ISR.
     """
-    before = cluster.wait_for_partition(
+    before = cluster.state.wait_for_partition(
         topic, partition, lambda s: len(s.isr) >= 2 and s.leader >= 0, "a leader and at least one in-sync follower"
     )
     old_leader = before.leader
@@ -44,7 +45,7 @@ def force_unclean_election(
     # In the ISR is not the same as caught up: wait until the future leader holds everything the
     # leader has, so that only what is written from here on can diverge.
     def log_ends() -> tuple[int, int]:
-        return tuple(cluster.log_end_offset(topic, partition, b) for b in (new_leader, old_leader))  # type: ignore[return-value]
+        return tuple(cluster.state.log_end_offset(topic, partition, b) for b in (new_leader, old_leader))  # type: ignore[return-value]
 
     wait_until(
         lambda: len(set(log_ends())) == 1,
@@ -58,26 +59,26 @@ def force_unclean_election(
         cluster.stop_node(b)
     # The epoch the lone leader writes at: before 3.6 the KRaft controller bumped the leader epoch when
     # a stopped follower left the ISR (KAFKA-15021 stopped that), so it may be above `before`'s.
-    alone = cluster.wait_for_isr(topic, partition, {old_leader})
+    alone = cluster.state.wait_for_isr(topic, partition, {old_leader})
     if write_divergent is not None:
         write_divergent()
-    leo_before = cluster.log_end_offset(topic, partition, old_leader)
+    leo_before = cluster.state.log_end_offset(topic, partition, old_leader)
     log_mark = cluster.node_log_size(old_leader)
 
     progress.step(f"nemesis: stopping leader {old_leader}; electing broker {new_leader} uncleanly")
     cluster.stop_node(old_leader)
     cluster.start_node(new_leader)
     state = elect_unclean(cluster, topic, partition, new_leader, alone.leader_epoch, timeout)
-    divergence = cluster.log_end_offset(topic, partition, new_leader)
+    divergence = cluster.state.log_end_offset(topic, partition, new_leader)
 
     progress.step(f"nemesis: broker {new_leader} leads at epoch {state.leader_epoch}; restarting {old_leader}, "
                   f"which truncates from offset {divergence}")
     cluster.start_node(old_leader)
-    cluster.wait_for_partition(
+    cluster.state.wait_for_partition(
         topic, partition, lambda s: old_leader in s.isr, f"old leader {old_leader} back in the ISR", timeout
     )
-    leo_after = cluster.log_end_offset(topic, partition, old_leader)
-    leader_leo = cluster.log_end_offset(topic, partition, new_leader)
+    leo_after = cluster.state.log_end_offset(topic, partition, old_leader)
+    leader_leo = cluster.state.log_end_offset(topic, partition, new_leader)
     for b in followers:
         if cluster.node_state(b) is not NodeState.RUNNING:
             cluster.start_node(b)
@@ -99,7 +100,7 @@ def elect_unclean(
     with confluent.admin(cluster.client_config()) as admin:
 
         def elected() -> PartitionState | None:
-            state = cluster.partition_state(topic, partition)
+            state = cluster.state.partition_state(topic, partition)
             if state.leader == candidate:
                 require_leader_epoch(state)
             if state.leader == candidate and state.leader_epoch > epoch:
@@ -116,7 +117,8 @@ def elect_unclean(
 
         return wait_until(
             elected, timeout,
-            lambda: f"{topic}-{partition}: {cluster.partition_state(topic, partition)}; attempts: {attempts[-3:]}",
+            lambda: f"{topic}-{partition}: {cluster.state.partition_state(topic, partition)}; "
+                    f"attempts: {attempts[-3:]}",
             interval=0.5, owed=Owed.PREMISE,
         )
 

@@ -9,7 +9,7 @@ import pytest
 
 from harness import attach
 from harness.plugin.run_folder import RUN_DIR_KEY, run_dir, writes_reports
-from harness.reports.evidence import Evidence
+from harness.reporting.evidence import Evidence
 
 EVIDENCE_KEY = pytest.StashKey[Evidence]()
 
@@ -38,7 +38,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     as evidence/<check>.wire.json when the check does not pass. Only where results are written."""
     if RUN_DIR_KEY not in item.config.stash:
         return (yield)
-    from harness.reports.wire import recording
+    from harness.reporting.wire import recording
 
     attach.open_event_log(run_dir(item.config) / "events.jsonl")
     attach.set_check(item.nodeid)

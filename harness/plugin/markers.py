@@ -14,7 +14,7 @@ MARKERS = {
     "needs_fault_control": "needs to stop, kill or pause nodes of the target",
     "promise": "promise(id, ...): the promises of harness/promises.toml that the check judges",
     "same_defect_as": "same_defect_as(id, ...): when a check of that promise FAILs in the same run, this check's "
-                      "FAIL is its consequence: one defect (harness/reports/defects.py)",
+                      "FAIL is its consequence: one defect (harness/reporting/defects.py)",
     "client_axis": "its client parts run in the driver of the client version asked for (--librdkafka, "
                    "--java-clients, --go-client); other librdkafka checks run on the pinned confluent-kafka",
     "client_stack": "client_stack(name): the client stack a check judges, for checks without a client parameter",

@@ -1,6 +1,6 @@
 """results.json: every check's verdict, the run's environment and the target's fingerprint; and the
 same environment as Allure's environment.properties. At the end of the terminal's summary, the run's
-FAILs as defects (harness.reports.defects), where pytest counts only FAILs."""
+FAILs as defects (harness.reporting.defects), where pytest counts only FAILs."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from harness.plugin.evidence import evidence
 from harness.plugin.run_folder import RUN_DIR_KEY, run_dir, writes_reports
 from harness.plugin.target import target_spec
-from harness.reports.defects import count_line, fails_text
-from harness.reports.results import RunResults
+from harness.reporting.defects import count_line, fails_text
+from harness.reporting.results import RunResults
 
 RESULTS_KEY = pytest.StashKey[RunResults]()
 

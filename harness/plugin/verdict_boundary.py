@@ -72,7 +72,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
-    """Remember the type of what the check's body raised (harness.reports.results reads it)."""
+    """Remember the type of what the check's body raised (harness.reporting.results reads it)."""
     try:
         return (yield)
     except BaseException as exc:
@@ -81,7 +81,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
 
 
 def _raised(item: pytest.Item, kind: type[BaseException]) -> None:
-    from harness.reports.results import RAISED_KEY
+    from harness.reporting.results import RAISED_KEY
 
     item.stash[RAISED_KEY] = kind
 

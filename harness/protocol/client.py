@@ -84,7 +84,7 @@ class Exchange:
 
 
 # --- recorder hook ---------------------------------------------------------------------------
-# Whoever wants every exchange (the pytest plugin, per check: harness.reports.wire) installs a hook
+# Whoever wants every exchange (the pytest plugin, per check: harness.reporting.wire) installs a hook
 # here; it gets the client, the exchange and the exception that ended it (None when it completed).
 # A module global rather than a ContextVar, so that exchanges made on a scenario's helper threads
 # are seen too (threads do not inherit a context); unset, it costs one global read per exchange.

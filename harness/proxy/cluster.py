@@ -135,8 +135,15 @@ class ProxiedCluster(Cluster):
     def move_leader_to(self, topic: str, partition: int, to: int) -> None:
         self.inner.move_leader_to(topic, partition, to)
 
-    def observers(self) -> list[int]:
-        return self.inner.observers()
+    def deaf_to_controller(self) -> set[int]:
+        return self.inner.deaf_to_controller()
+
+    def elect_unclean_itself(self, topic: str, partition: int, to: int) -> bool:
+        return self.inner.elect_unclean_itself(topic, partition, to)
+
+    def create_topic_itself(self, name: str, partitions: int, replication_factor: int,
+                            config: dict[str, str] | None, why: str) -> None:
+        self.inner.create_topic_itself(name, partitions, replication_factor, config, why)
 
     def environment(self) -> dict[str, str]:
         rules = "; ".join(r.describe() for r in self.rules)

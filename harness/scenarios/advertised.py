@@ -23,6 +23,6 @@ def offered(client: RawClient, broker: int, *apis: str) -> tuple[Offered, ...]:
 
 def leader_offers(cluster: Cluster, topic: str, *apis: str, partition: int = 0) -> tuple[Offered, ...]:
     """The ranges the leader of `topic`-`partition` (as the cluster sees it now) advertises for `apis`."""
-    leader = cluster.leader(topic, partition)
+    leader = cluster.state.leader(topic, partition)
     with rr.RawConnector(cluster) as raw:
         return offered(raw(leader), leader, *apis)

@@ -123,8 +123,8 @@ def fetch_epochs_through_leader_move(cluster: Cluster, topic: str, client: str) 
             confluent.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
         written = [ClientRecord(w.offset, w.value.decode())
                    for w in produce(producer, topic, [f"before-{i}".encode() for i in range(RECORDS)]).acked]
-        tid = str(rr.topic_id(raw(cluster.running_brokers()[0]), topic))
-        before = cluster.partition_state(topic, 0)
+        tid = str(rr.topic_id(raw(cluster.state.running_brokers()[0]), topic))
+        before = cluster.state.partition_state(topic, 0)
         with Proxy.for_cluster(cluster) as proxy:
             t0 = time.monotonic()
             moves: list[LeaderMove] = []
@@ -136,7 +136,7 @@ def fetch_epochs_through_leader_move(cluster: Cluster, topic: str, client: str) 
                 if moves or not got.reads or got.reads[-1].offset < written[-1].offset:
                     return False
                 try:
-                    after = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+                    after = move_leader(cluster, raw(cluster.state.running_brokers()[0]), admin, topic)
                     moves.append(LeaderMove(before.leader, before.leader_epoch, after.leader, after.leader_epoch,
                                             _at(time.monotonic(), t0)))
                     written.extend(ClientRecord(w.offset, w.value.decode()) for w in produce(
@@ -170,7 +170,7 @@ def reset_ahead_of_metadata(cluster: Cluster, topic: str, client: str, reset: st
     docstring); returns what it got, sent, read and reported."""
     with confluent.producer({**cluster.client_config(), "acks": "all"}) as producer, \
             confluent.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
-        moved = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+        moved = move_leader(cluster, raw(cluster.state.running_brokers()[0]), admin, topic)
         written = [ClientRecord(w.offset, w.value.decode())
                    for w in produce(producer, topic, [f"r-{i}".encode() for i in range(RECORDS)]).acked]
         tid = str(rr.topic_id(raw(moved.leader), topic))

@@ -188,7 +188,7 @@ def reset_then_fetch(cluster: Cluster, topic: str, client: str, reset: str, grou
     with confluent.producer({**cluster.client_config(), "acks": "all"}) as producer, \
             confluent.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
         produce(producer, topic, [f"before-{i}".encode() for i in range(20)])
-        moved = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+        moved = move_leader(cluster, raw(cluster.state.running_brokers()[0]), admin, topic)
         produce(producer, topic, [f"after-{i}".encode() for i in range(10)])
         tid = str(rr.topic_id(raw(moved.leader), topic))
     with Proxy.for_cluster(cluster) as proxy:
@@ -271,7 +271,7 @@ def producer_through_epoch_errors(cluster: Cluster, topic: str, error: str) -> E
 
 
 def _end(cluster: Cluster, topic: str) -> int:
-    return cluster.log_end_offset(topic, 0, cluster.leader(topic))
+    return cluster.state.log_end_offset(topic, 0, cluster.state.leader(topic))
 
 
 COMMITTED_AHEAD = 25  # the offset the group commits, 5 records into the epoch after the move
@@ -285,10 +285,10 @@ def commit_ahead_of_a_move(cluster: Cluster, topic: str, group: str) -> tuple[Co
     with confluent.producer({**cluster.client_config(), "acks": "all"}) as producer, \
             confluent.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
         produce(producer, topic, [f"before-{i}".encode() for i in range(20)])
-        moved = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+        moved = move_leader(cluster, raw(cluster.state.running_brokers()[0]), admin, topic)
         after = produce(producer, topic, [f"after-{i}".encode() for i in range(10)]).acked
         # Reconnecting: the coordinator lookup (FindCoordinator) is asked again after a timeout.
-        any_broker = raw(cluster.running_brokers()[0], reconnect=True)
+        any_broker = raw(cluster.state.running_brokers()[0], reconnect=True)
         tid = rr.topic_id(any_broker, topic)
         gcoord = raw(tx.coordinator_id(any_broker, group, 0), reconnect=True)
         committed = Committed(COMMITTED_AHEAD, moved.leader_epoch)

@@ -72,7 +72,7 @@ def written_partition(cluster: Cluster, topic: str) -> WrittenPartition:
         acked = produce(producer, topic, [f"v-{i}".encode() for i in range(RECORDS)]).acked
     require_target(len(acked) == RECORDS, f"the target acknowledged {len(acked)} of {RECORDS} records to {topic}")
     with rr.RawConnector(cluster) as raw:
-        leader = raw(cluster.leader(topic))
+        leader = raw(cluster.state.leader(topic))
         version = leader.max_version("ListOffsets")
         start, end = (rr.list_offsets(leader, version, topic, 0, ts) for ts in (EARLIEST, LATEST))
         metadata = leader.max_version("Metadata")
@@ -169,7 +169,7 @@ def _watch(cluster: Cluster, partition: WrittenPartition, client: str, rules: li
     named by `names`) and is watched until every consumer settled (see the module)."""
     topic, last = partition.topic, partition.log_end - 1
     with rr.RawConnector(cluster) as raw:
-        leader = raw(cluster.leader(topic))
+        leader = raw(cluster.state.leader(topic))
         require_validation_api(leader)
         tid = rr.topic_id(leader, topic)
     seen: dict[str, _Consumer] = {n: _Consumer() for n in names}

@@ -93,7 +93,7 @@ def _read_from_start(client: RawClient, topic: str, tid: uuid.UUID) -> tuple[int
 
 def probe_end_offsets(raw: rr.RawConnector, topic: str, tid: uuid.UUID, stage: str) -> EndOffsetAnswers:
     """Ask the leader about every epoch from -1 to two above its current one, at every version from v2."""
-    p = rr.partition_metadata(raw(raw.cluster.running_brokers()[0]), topic)
+    p = rr.partition_metadata(raw(raw.cluster.state.running_brokers()[0]), topic)
     client = raw(p["LeaderId"])
     current = rr.partition_metadata(client, topic)["LeaderEpoch"]
     log_start, batches, log_end = _read_from_start(client, topic, tid)
@@ -108,10 +108,10 @@ def probe_end_offsets(raw: rr.RawConnector, topic: str, tid: uuid.UUID, stage: s
 
 def _write(cluster: Cluster, producer: Producer, topic: str, tag: str, timestamps: list[int]) -> int:
     """Write one epoch's records with these CreateTime timestamps; the first offset."""
-    before = cluster.partition_state(topic).leader_epoch
+    before = cluster.state.partition_state(topic).leader_epoch
     history = produce(producer, topic, [f"{tag}-{i}".encode() for i in range(len(timestamps))], timeout=30,
                       timestamps=timestamps)
-    after = cluster.partition_state(topic).leader_epoch
+    after = cluster.state.partition_state(topic).leader_epoch
     if history.failed or after != before:
         raise ClusterError(f"write '{tag}' to {topic} did not land in one epoch: epoch {before} -> {after}, "
                            f"{len(history.acked)} of {len(timestamps)} acknowledged, "
@@ -120,7 +120,7 @@ def _write(cluster: Cluster, producer: Producer, topic: str, tag: str, timestamp
 
 
 def probe_list_offsets(raw: rr.RawConnector, topic: str, tid: uuid.UUID) -> ListOffsetsAnswers:
-    p = rr.partition_metadata(raw(raw.cluster.running_brokers()[0]), topic)
+    p = rr.partition_metadata(raw(raw.cluster.state.running_brokers()[0]), topic)
     client = raw(p["LeaderId"])
     current = rr.partition_metadata(client, topic)["LeaderEpoch"]
     batches, log_end = rr.read_log(client, topic, tid)
@@ -139,7 +139,7 @@ def probe_list_offsets(raw: rr.RawConnector, topic: str, tid: uuid.UUID) -> List
 def probe_metadata(raw: rr.RawConnector, topic: str) -> list[MetadataAnswer]:
     """The partition as every running broker's Metadata gives it, at every version each speaks."""
     out = []
-    for b in raw.cluster.running_brokers():
+    for b in raw.cluster.state.running_brokers():
         client = raw(b)
         for v in rr.versions(client, "Metadata"):
             # Before v4 the request has no AllowAutoTopicCreation (it always creates): the topic exists.
@@ -169,7 +169,7 @@ def probe_commits(raw: rr.RawConnector, topic: str, tid: uuid.UUID, group: str) 
     new offset with this version, without an epoch (none below v6, -1 from v6); read it back with every
     OffsetFetch version, newest first."""
     # Reconnecting: the coordinator lookup (FindCoordinator) is asked again after a timeout.
-    any_broker = raw(raw.cluster.running_brokers()[0], reconnect=True)
+    any_broker = raw(raw.cluster.state.running_brokers()[0], reconnect=True)
     # The epoch of the last record a consumer read (KIP-320 "Protocol Changes / OffsetCommit"): the
     # leader's own, which every broker takes (librdkafka's mock refuses any other).
     committed_epoch = rr.partition_metadata(any_broker, topic)["LeaderEpoch"]
@@ -204,7 +204,7 @@ def gapped_epochs(cluster: Cluster, topic: str, group: str) -> GappedEpochs:
         mover = raw(cluster.broker_ids[0])
         tid = rr.topic_id(mover, topic)
         base = int(time.time() * 1000)
-        epochs = [cluster.partition_state(topic).leader_epoch]
+        epochs = [cluster.state.partition_state(topic).leader_epoch]
         _write(cluster, producer, topic, "e0", [base + i for i in range(RECORDS)])
         epochs.append(move_leader(cluster, mover, admin, topic).leader_epoch)
         second = [base + 10 + i for i in range(RECORDS)]

@@ -51,7 +51,7 @@ def out_of_range_probe(cluster: Cluster, lineage: EpochLineage) -> OutOfRangePro
     """Ask the leader of `lineage`'s partition (one move at least) for an offset past its log end."""
     require_moves(lineage, 1)
     with rr.RawConnector(cluster) as raw:
-        p = rr.partition_metadata(raw(cluster.running_brokers()[0]), lineage.topic)
+        p = rr.partition_metadata(raw(cluster.state.running_brokers()[0]), lineage.topic)
         client = raw(p["LeaderId"])
         # Both probes ask with CurrentLeaderEpoch: a leader without Fetch v9+ is "not supported" (its range shown).
         require_offered(FETCH_CURRENT_LEADER_EPOCH, offered(client, p["LeaderId"], "Fetch"))
@@ -71,7 +71,7 @@ def out_of_range_probe(cluster: Cluster, lineage: EpochLineage) -> OutOfRangePro
 
 def metadata_truth_probe(cluster: Cluster, lineage: EpochLineage) -> MetadataTruthProbe:
     with rr.RawConnector(cluster) as raw:
-        p = rr.partition_metadata(raw(cluster.running_brokers()[0]), lineage.topic)
+        p = rr.partition_metadata(raw(cluster.state.running_brokers()[0]), lineage.topic)
         client = raw(p["LeaderId"])
         require_offered(FETCH_CURRENT_LEADER_EPOCH, offered(client, p["LeaderId"], "Fetch"))
         epoch = rr.partition_metadata(client, lineage.topic)["LeaderEpoch"]

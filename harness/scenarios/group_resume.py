@@ -33,7 +33,7 @@ def resume(cluster: Cluster, topic: str, group: str, client: str) -> GroupResume
     with confluent.producer({**cluster.client_config(), "acks": "all"}) as producer, rr.RawConnector(cluster) as raw:
         produce(producer, topic, [f"resume-{i}".encode() for i in range(RECORDS)])
         # Reconnecting: the coordinator lookup (FindCoordinator) is asked again after a timeout.
-        any_broker = raw(cluster.running_brokers()[0], reconnect=True)
+        any_broker = raw(cluster.state.running_brokers()[0], reconnect=True)
         # A broker whose Metadata stops below v10 gives no topic ID (KIP-516): the commit and its
         # read-back then name the topic, at the versions such a broker offers.
         tid = rr.metadata(any_broker, topic).get("TopicId", ZERO_UUID)

@@ -43,7 +43,7 @@ HIGH_WATERMARK_S = 30.0
 
 def probe_empty(raw: rr.RawConnector, topic: str, stage: str, times: tuple[int, ...]) -> EmptyLookups:
     """EARLIEST, LATEST and each of `times`, asked of the leader at every ListOffsets version from v1."""
-    p = rr.partition_metadata(raw(raw.cluster.running_brokers()[0]), topic)
+    p = rr.partition_metadata(raw(raw.cluster.state.running_brokers()[0]), topic)
     client = raw(p["LeaderId"])
     current = rr.partition_metadata(client, topic)["LeaderEpoch"]
     answers = [
@@ -57,9 +57,9 @@ def probe_empty(raw: rr.RawConnector, topic: str, stage: str, times: tuple[int, 
 
 def _write(cluster: Cluster, producer: Producer, topic: str) -> None:
     """RECORDS records, all in one epoch (the one the last move reached)."""
-    before = cluster.partition_state(topic).leader_epoch
+    before = cluster.state.partition_state(topic).leader_epoch
     written = produce(producer, topic, [f"idle-{i}".encode() for i in range(RECORDS)], timeout=30)
-    after = cluster.partition_state(topic).leader_epoch
+    after = cluster.state.partition_state(topic).leader_epoch
     if written.failed or after != before or len(written.acked) != RECORDS:
         raise ClusterError(f"the write to {topic} did not land in one epoch: epoch {before} -> {after}, "
                            f"{len(written.acked)} of {RECORDS} acknowledged, "
@@ -72,7 +72,7 @@ def _await_high_watermark(raw: rr.RawConnector, topic: str, end: int) -> None:
     seen: list[str] = []
 
     def reached() -> bool:
-        leader = rr.partition_metadata(raw(raw.cluster.running_brokers()[0]), topic)["LeaderId"]
+        leader = rr.partition_metadata(raw(raw.cluster.state.running_brokers()[0]), topic)["LeaderId"]
         client = raw(leader)
         latest = rr.list_offsets(client, client.max_version("ListOffsets"), topic, 0, LATEST_TIMESTAMP)
         seen.append(f"leader {leader}: {errors.describe(latest['ErrorCode'])} offset {latest.get('Offset')}")

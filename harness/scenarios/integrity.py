@@ -164,7 +164,7 @@ def unclean_pipeline(cluster: Cluster, victim: str, input_topic: str, other: str
             config={"min.insync.replicas": "1", "unclean.leader.election.enable": "true"},
         )])[victim].result(30)
     for p in range(3):
-        cluster.wait_for_partition(victim, p, lambda s: len(s.isr) == 2, "both replicas in sync")
+        cluster.state.wait_for_partition(victim, p, lambda s: len(s.isr) == 2, "both replicas in sync")
     # What the nemesis did and when, for the report: the election is this pipeline's only fault.
     timeline = EventLog()
     with Pipeline(cluster, input_topic, [victim, other], group, PipelineSpec()) as pipeline:

@@ -44,7 +44,7 @@ def interleaved(cluster: Cluster, topic: str, transactional_id: str) -> Log:
     marker is in the log."""
     raw = rr.RawConnector(cluster)
     try:
-        tx.require_transactions(raw(cluster.running_brokers()[0]))
+        tx.require_transactions(raw(cluster.state.running_brokers()[0]))
         with confluent.producer({**cluster.client_config(), "transactional.id": transactional_id}) as txn:
             txn_refusal.init_transactions(txn, transactional_id, 30)
             for i, outcome in enumerate(OUTCOMES):

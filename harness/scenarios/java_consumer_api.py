@@ -66,9 +66,9 @@ def two_epoch_log(cluster: Cluster, topic: str) -> TwoEpochLog:
     """See the module."""
     with confluent.producer({**cluster.client_config(), "acks": "all"}) as producer, \
             confluent.admin(cluster.client_config()) as admin, rr.RawConnector(cluster) as raw:
-        before = cluster.partition_state(topic)
+        before = cluster.state.partition_state(topic)
         first = produce(producer, topic, [f"before-{i}".encode() for i in range(BEFORE)])
-        moved = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+        moved = move_leader(cluster, raw(cluster.state.running_brokers()[0]), admin, topic)
         second = produce(producer, topic, [f"after-{i}".encode() for i in range(AFTER)])
     written = sorted((ClientRecord(w.offset, w.value.decode()) for w in first.acked + second.acked),
                      key=lambda r: r.offset)

@@ -30,7 +30,8 @@ from harness.clients.driver import ClientDriver, stopped_on_exit
 from harness.clients.jvm import JavaClient
 from harness.clients.produce_read import produce
 from harness.clients.stacks import client_version, consumers_driver
-from harness.cluster.base import Cluster, PartitionState
+from harness.cluster.base import Cluster
+from harness.cluster.state import PartitionState
 from harness.errors import PromiseUnkept, TargetRefused, require_target
 from harness.histories.epoch_validation import EpochProbe
 from harness.histories.kip1094 import (
@@ -72,7 +73,7 @@ class Log:
 
 
 def read_log(cluster: Cluster, raw: rr.RawConnector, topic: str) -> Log:
-    leader = raw(cluster.partition_state(topic).leader)
+    leader = raw(cluster.state.partition_state(topic).leader)
     batches, end = rr.read_log(leader, topic, rr.topic_id(leader, topic))
     return Log(topic, batches, end)
 
@@ -84,7 +85,7 @@ def two_epochs(cluster: Cluster, topic: str) -> Log:
         with (confluent.producer({**cluster.client_config(), "acks": "all"}) as writer,
               confluent.admin(cluster.client_config()) as admin):
             produce(writer, topic, [f"first-epoch-{i}".encode() for i in range(20)])
-            move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+            move_leader(cluster, raw(cluster.state.running_brokers()[0]), admin, topic)
             produce(writer, topic, [f"second-epoch-{i}".encode() for i in range(20)])
         return read_log(cluster, raw, topic)
     finally:
@@ -96,7 +97,7 @@ def transactions(cluster: Cluster, topic: str, transactional_id: str) -> Log:
     last one's data and its commit (`topic`: 3 replicas). Returned once all three COMMIT markers are in."""
     raw = rr.RawConnector(cluster)
     try:
-        mover = raw(cluster.running_brokers()[0])
+        mover = raw(cluster.state.running_brokers()[0])
         tx.require_transactions(mover)
         with (confluent.producer({**cluster.client_config(), "transactional.id": transactional_id}) as txn,
               confluent.admin(cluster.client_config()) as admin):
@@ -121,7 +122,7 @@ def aborted_last(cluster: Cluster, topic: str, transactional_id: str) -> Log:
     every data record (`topic`: 3 replicas). Returned once both markers are in."""
     raw = rr.RawConnector(cluster)
     try:
-        mover = raw(cluster.running_brokers()[0])
+        mover = raw(cluster.state.running_brokers()[0])
         tx.require_transactions(mover)
         with (confluent.producer({**cluster.client_config(), "transactional.id": transactional_id}) as txn,
               confluent.admin(cluster.client_config()) as admin):
@@ -210,7 +211,7 @@ def _committed(consumer: Consumer, topic: str) -> tuple[CommittedOffset, tuple[s
 
 def _validates(raw: rr.RawConnector, cluster: Cluster, topic: str, committed: CommittedOffset) -> EpochEnd:
     """OffsetsForLeaderEpoch(committed epoch) from the leader, at its top version."""
-    leader = raw(cluster.partition_state(topic).leader)
+    leader = raw(cluster.state.partition_state(topic).leader)
     version = leader.max_version("OffsetForLeaderEpoch")
     answer = rr.offsets_for_leader_epoch(leader, version, topic, 0, committed.epoch)
     return EpochEnd(answer["ErrorCode"], answer["LeaderEpoch"], answer["EndOffset"])
@@ -249,7 +250,7 @@ def last_epoch_commits(cluster: Cluster, log: Log, group: str, client: str) -> L
         version = None
     else:
         commits, version = _commits_after(cluster, log, group, client, [19, log.end - 1])
-    current = cluster.partition_state(log.topic).leader_epoch
+    current = cluster.state.partition_state(log.topic).leader_epoch
     raw = rr.RawConnector(cluster)
     try:
         # A commit without an epoch (a client before KIP-320) has nothing to validate.
@@ -444,11 +445,11 @@ def zombie_leader(cluster: Cluster, topic: str, group: str) -> ThawedLeaderAnswe
     try:
         with confluent.producer({**config, "acks": "all"}) as writer:
             produce(writer, topic, [f"phase1-{i}".encode() for i in range(20)])
-            before = cluster.partition_state(topic)
+            before = cluster.state.partition_state(topic)
             zombie = raw(before.leader)  # connected now: the zombie will not accept new work from the controller
             tid = rr.topic_id(zombie, topic)
             Pause(cluster, before.leader, topic).inject()
-            after = cluster.wait_for_partition(
+            after = cluster.state.wait_for_partition(
                 topic, 0, lambda s: s.leader not in (-1, before.leader) and s.leader_epoch > before.leader_epoch,
                 f"a new leader replacing the paused {before.leader}",
             )

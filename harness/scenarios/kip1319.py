@@ -200,7 +200,7 @@ def commit_recreated_topic_old_id(cluster: Cluster, topic: str, unique: Unique) 
     TopicId (partition 0) and its new one (partition 0)."""
     with RawConnector(cluster) as raw, confluent.admin(cluster.client_config()) as admin:
         old = tx.topic_ids(raw(), [topic])[topic]
-        replicas = len(cluster.partition_state(topic).replicas)
+        replicas = len(cluster.state.partition_state(topic).replicas)
         admin.delete_topics([topic], operation_timeout=30)[topic].result(60)
 
         def recreated() -> uuid.UUID | None:
@@ -217,7 +217,7 @@ def commit_recreated_topic_old_id(cluster: Cluster, topic: str, unique: Unique) 
 
         new = wait_until(recreated, 60, lambda: f"{topic} deleted and made again with a new TopicId (old {old})",
                          interval=0.5, owed=Owed.PREMISE)
-        cluster.wait_for_partition(topic, 0, lambda s: s.leader >= 0, "a leader of the new topic")
+        cluster.state.wait_for_partition(topic, 0, lambda s: s.leader >= 0, "a leader of the new topic")
         topics = [
             {"TopicId": old, "Partitions": [tx.partition(0, 10)]},
             {"TopicId": new, "Partitions": [tx.partition(0, 10)]},

@@ -27,7 +27,8 @@ from harness import confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients.produce_read import produce
-from harness.cluster.base import Cluster, NodeState, require_leader_epoch
+from harness.cluster.base import Cluster, NodeState
+from harness.cluster.state import require_leader_epoch
 from harness.errors import ClusterError, NotSupported, PromiseUnkept, TargetRefused, require_target
 from harness.histories.authorization import OffsetsForEpochAsUser, OffsetsForEpochAuthorization
 from harness.histories.epoch_validation import EpochProbe
@@ -83,9 +84,9 @@ class _LineageWriter:
         topic = self.topic
         # Every check of a lineage judges the epochs it records: a leader at no epoch refuses them all
         # (test_every_metadata_version_gives_the_current_leader_epoch judges the epoch itself).
-        before = require_leader_epoch(self.cluster.partition_state(topic))
+        before = require_leader_epoch(self.cluster.state.partition_state(topic))
         written = produce(self.producer, topic, [f"{tag}-{i}".encode() for i in range(n)])
-        after = self.cluster.partition_state(topic)
+        after = self.cluster.state.partition_state(topic)
         if written.failed or after.leader_epoch != before.leader_epoch:
             raise ClusterError(
                 f"write '{tag}' to {topic} did not land in one epoch: epoch {before.leader_epoch} -> "
@@ -102,7 +103,7 @@ class _LineageWriter:
 
         def agreed() -> bool:
             seen.clear()
-            for b in self.cluster.running_brokers():
+            for b in self.cluster.state.running_brokers():
                 p = rr.partition_metadata(self._client(b), topic)
                 seen[b] = p["LeaderEpoch"]
                 leader[0] = p["LeaderId"]
@@ -177,7 +178,7 @@ def nemesis_lineage(cluster: Cluster, topic: str) -> EpochLineage:
               confluent.admin(config) as admin):
             tid = rr.topic_id(raw(cluster.broker_ids[0]), topic)
             w = _LineageWriter(cluster, raw, producer, topic)
-            replicas = set(cluster.partition_state(topic).replicas)
+            replicas = set(cluster.state.partition_state(topic).replicas)
             w.write("created")
             w.observe("created")
 
@@ -185,7 +186,7 @@ def nemesis_lineage(cluster: Cluster, topic: str) -> EpochLineage:
             w.observe(f"clean stop of leader {old}")
             w.write("after-clean-stop")
             cluster.start_node(old)
-            cluster.wait_for_isr(topic, 0, replicas)
+            cluster.state.wait_for_isr(topic, 0, replicas)
 
             state = elect_preferred(cluster, admin, topic)
             w.observe(f"failback to preferred leader {state.leader}")
@@ -194,7 +195,7 @@ def nemesis_lineage(cluster: Cluster, topic: str) -> EpochLineage:
             crash = Crash(cluster, "leader", topic)
             crashed = crash.inject()
             before = w.steps[-1]
-            cluster.wait_for_partition(
+            cluster.state.wait_for_partition(
                 topic, 0,
                 lambda s: s.leader not in (-1, crashed) and s.leader_epoch > max(before.epochs.values()),
                 f"a leader other than the crashed {crashed}",
@@ -202,7 +203,7 @@ def nemesis_lineage(cluster: Cluster, topic: str) -> EpochLineage:
             w.observe(f"crash of leader {crashed}")
             w.write("after-crash")
             crash.heal()
-            cluster.wait_for_isr(topic, 0, replicas)
+            cluster.state.wait_for_isr(topic, 0, replicas)
 
             unclean = force_unclean_election(
                 cluster, topic,
@@ -233,7 +234,7 @@ def _blob(batches: list[RecordBatch]) -> bytes:
 def _leader_and_follower(raw: rr.RawConnector, topic: str, need_follower: bool = True) -> tuple[int, int, int]:
     """(leader, an in-sync follower, epoch), where leader and follower agree on the epoch. Without
     an in-sync follower (a one-broker target): `TargetRefused` if `need_follower`, else follower -1."""
-    p = _seen_by(raw, raw.cluster.running_brokers()[0], topic)
+    p = _seen_by(raw, raw.cluster.state.running_brokers()[0], topic)
     p = _seen_by(raw, p["LeaderId"], topic)
     follower = next((b for b in p["IsrNodes"] if b != p["LeaderId"]), None)
     if follower is None:
@@ -273,7 +274,7 @@ def metadata_versions(cluster: Cluster, lineage: EpochLineage) -> list[MetadataA
     try:
         out: list[MetadataAnswer] = []
         advertised = {}
-        for b in cluster.running_brokers():
+        for b in cluster.state.running_brokers():
             client = raw(b)
             advertised[b] = client.broker_versions[client.specs.api("Metadata").key]
             for v in rr.versions(client, "Metadata", 7):
@@ -336,7 +337,7 @@ def replica_logs(cluster: Cluster, lineage: EpochLineage) -> ReplicaLogs:
     once its high watermark has reached the leader's."""
     raw = rr.RawConnector(cluster)
     try:
-        leader = _seen_by(raw, cluster.running_brokers()[0], lineage.topic)["LeaderId"]
+        leader = _seen_by(raw, cluster.state.running_brokers()[0], lineage.topic)["LeaderId"]
         followers = [b for b in _seen_by(raw, leader, lineage.topic)["IsrNodes"] if b != leader]
         if cluster.capabilities.replication is False:
             followers = []  # one log per partition, served by its leader: there is no other to read
@@ -522,7 +523,7 @@ def committed_epochs(
     raw = rr.RawConnector(cluster)
     try:
         # Reconnecting: the coordinator lookup (FindCoordinator) is asked again after a timeout.
-        any_broker = raw(cluster.running_brokers()[0], reconnect=True)
+        any_broker = raw(cluster.state.running_brokers()[0], reconnect=True)
         tid = rr.topic_id(any_broker, topic)
         gcoord = raw(tx.coordinator_id(any_broker, group, 0))
         # Newest first: RequireStable (v7+) waits out a transaction's markers, which land after EndTxn
@@ -574,7 +575,7 @@ def offsets_for_epoch_authorization(cluster: Cluster, acls: Any) -> OffsetsForEp
         for topic, allowed in ((acls.allowed, True), (acls.denied, False)):
             p = rr.partition_metadata(admin(), topic)
             leader, epoch = p["LeaderId"], p["LeaderEpoch"]
-            log_end = cluster.log_end_offset(topic, 0, leader)
+            log_end = cluster.state.log_end_offset(topic, 0, leader)
             client = raw(leader)
             version = client.max_version("OffsetForLeaderEpoch")
             for replica_id in (-1, -2, leader):

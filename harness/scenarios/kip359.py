@@ -27,7 +27,8 @@ from harness import confluent, session
 from harness.clients import raw as rr
 from harness.clients import stacks
 from harness.clients.driver import ClientDriver, stopped_on_exit
-from harness.cluster.base import Cluster, PartitionState
+from harness.cluster.base import Cluster
+from harness.cluster.state import PartitionState
 from harness.errors import NotSupported, TargetRefused, require_target
 from harness.histories.epoch_validation import EpochProbe
 from harness.histories.former_leader import FormerLeaderAnswer
@@ -62,7 +63,7 @@ class ProduceSchema:
 def produce_schema(cluster: Cluster) -> ProduceSchema:
     raw = rr.RawConnector(cluster)
     try:
-        broker = cluster.running_brokers()[0]
+        broker = cluster.state.running_brokers()[0]
         client = raw(broker)
         spoken = rr.versions(client, "Produce")
         advertised = client.broker_versions[client.specs.api("Produce").key]
@@ -86,7 +87,7 @@ def produce_epoch_probes(cluster: Cluster, topic: str, versions: list[int]) -> P
     raw = rr.RawConnector(cluster)
     try:
         with confluent.admin(cluster.client_config()) as admin:
-            state = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+            state = move_leader(cluster, raw(cluster.state.running_brokers()[0]), admin, topic)
         leader = raw(state.leader)
         tid = rr.topic_id(leader, topic)
         answers: list[EpochProbe] = []
@@ -117,16 +118,16 @@ def former_leader_produce(cluster: Cluster, topic: str) -> FormerLeaderProduce:
     """Move `topic`'s leader, wait until the former leader knows, then send it one Produce per version."""
     raw = rr.RawConnector(cluster)
     try:
-        former = cluster.partition_state(topic).leader
+        former = cluster.state.partition_state(topic).leader
         with confluent.admin(cluster.client_config()) as admin:
-            state = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+            state = move_leader(cluster, raw(cluster.state.running_brokers()[0]), admin, topic)
         # The former leader must know it no longer leads, or it would take the write.
-        cluster.wait_for_partition(topic, 0, lambda s: s.leader == state.leader, f"broker {former} sees the move",
-                                   broker=former)
+        cluster.state.wait_for_partition(topic, 0, lambda s: s.leader == state.leader, f"broker {former} sees the move",
+                                         broker=former)
         # The truth the former leader's hint is held to is the new leader's own Metadata, once it shows
         # the move: under load a broker can lead before its Metadata cache says so (a soak beside busy
         # cores read "leader 2 at epoch 0" from the new leader 3 and failed a correct hint of (3, 1)).
-        cluster.wait_for_partition(
+        cluster.state.wait_for_partition(
             topic, 0, lambda s: s.leader == state.leader and s.leader_epoch >= state.leader_epoch,
             f"broker {state.leader} sees itself lead at epoch {state.leader_epoch}", broker=state.leader)
         truth = rr.partition_metadata(raw(state.leader), topic)
@@ -158,7 +159,7 @@ def old_version_produce(cluster: Cluster, topic: str) -> OldVersionProduce:
     raw = rr.RawConnector(cluster)
     try:
         with confluent.admin(cluster.client_config()) as admin:
-            state = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+            state = move_leader(cluster, raw(cluster.state.running_brokers()[0]), admin, topic)
         leader = raw(state.leader)
         tid = rr.topic_id(leader, topic)
         spoken = rr.versions(leader, "Produce")
@@ -269,7 +270,7 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
         except NotSupported as exc:
             unsupported[stack] = (exc.what, exc.evidence)
     require_target(producers, f"no stack's producer reaches the target: {refused or unsupported}")
-    replicas = set(cluster.partition_state(topic).replicas)
+    replicas = set(cluster.state.partition_state(topic).replicas)
     if cluster.capabilities.fault_control:
         resolve_victim(cluster, "leader", topic)  # a leader no one process holds refuses the premise before any write
     applied: list[str] = []
@@ -294,9 +295,9 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
         if cluster.capabilities.fault_control:
             for fault in node_faults(cluster):
                 f: Fault = fault(cluster, "leader", topic)
-                before = cluster.partition_state(topic)
+                before = cluster.state.partition_state(topic)
                 hit = f.inject()
-                after = cluster.wait_for_partition(
+                after = cluster.state.wait_for_partition(
                     topic, 0,
                     lambda s, hit=hit, e=before.leader_epoch: s.leader not in (-1, hit) and s.leader_epoch > e,
                     f"a new leader after the {f.name} of {hit}",
@@ -304,7 +305,7 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
                 applied.append(f"{f.name} of {hit}@{before.leader_epoch} -> {after.leader}@{after.leader_epoch}")
                 progress()
                 f.heal()
-                cluster.wait_for_isr(topic, 0, replicas)
+                cluster.state.wait_for_isr(topic, 0, replicas)
         else:
             for _ in range(3):
                 before, after = move_leader_away(cluster, topic)
@@ -314,7 +315,7 @@ def failover_writes(cluster: Cluster, topic: str) -> FailoverWrites:
         progress()
     raw = rr.RawConnector(cluster)
     try:
-        leader = cluster.partition_state(topic).leader
+        leader = cluster.state.partition_state(topic).leader
         batches, _ = rr.read_log(raw(leader), topic, rr.topic_id(raw(leader), topic))
     finally:
         raw.close()

@@ -28,7 +28,7 @@ def _v0(client: RawClient, topic: str, timestamp: int) -> Body:
 def list_offsets_v0(cluster: Cluster, topic: str) -> ListOffsetsV0:
     """See the module."""
     with rr.RawConnector(cluster) as raw:
-        p = rr.partition_metadata(raw(cluster.running_brokers()[0]), topic)
+        p = rr.partition_metadata(raw(cluster.state.running_brokers()[0]), topic)
         client = raw(p["LeaderId"])
         epoch = rr.partition_metadata(client, topic)["LeaderEpoch"]
         top = client.max_version("ListOffsets")

@@ -21,7 +21,7 @@ def mid_batch_fetches(cluster: Cluster, topic: str) -> MidBatchFetches:
     """Append BATCHES batches of PER_BATCH records, then Fetch from an offset inside each batch (its
     second and its last record) at the lowest and the highest Fetch version from v4."""
     with rr.RawConnector(cluster) as raw:
-        leader = raw(rr.partition_metadata(raw(cluster.running_brokers()[0]), topic)["LeaderId"])
+        leader = raw(rr.partition_metadata(raw(cluster.state.running_brokers()[0]), topic)["LeaderId"])
         tid = rr.topic_id(leader, topic)
         top = leader.max_version("Produce")
         for b in range(BATCHES):

@@ -27,7 +27,8 @@ from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 from harness import confluent, progress
 from harness.clients import raw as rr
 from harness.clients.produce_read import produce
-from harness.cluster.base import Cluster, PartitionState
+from harness.cluster.base import Cluster
+from harness.cluster.state import PartitionState
 from harness.errors import TargetRefused, require_target
 from harness.histories.client_reactions import ClientRecord
 from harness.histories.network_splits import IsrSample, ZombieFetch, ZombieFetchFrom, ZombieWrite
@@ -171,7 +172,7 @@ def zombie_leader(cluster: Cluster, topic: str, groups: dict[str, str]) -> Zombi
     probes = ZombieProbes()
 
     def while_zombie(zombie: int, new_leader: int, new_epoch: int) -> None:
-        zombie_epoch = cluster.partition_state(topic, 0, zombie).leader_epoch
+        zombie_epoch = cluster.state.partition_state(topic, 0, zombie).leader_epoch
         found = _probe_zombie(cluster, topic, zombie, zombie_epoch, new_epoch)
         probes.__dict__.update(found.__dict__)
         own = found.at_own_epoch and dataclasses.asdict(found.at_own_epoch)  # the event log's JSON, as before
@@ -260,7 +261,7 @@ def minority_leader(cluster: Cluster, topic: str) -> AcknowledgedWrites:
     leader, a new producer that knows only the majority's brokers writes there too (the new leader's
     log grows past what the cut-off leader took); heal, write again, and read the log back once every
     replica is in sync. Both producers are idempotent, acks=all."""
-    before = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3, "3 replicas in sync")
+    before = cluster.state.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3, "3 replicas in sync")
     others = [b for b in cluster.broker_ids if b != before.leader]
     net = NetworkPartition(cluster, watch=(topic, 0))
     cut_off_end = None
@@ -271,7 +272,7 @@ def minority_leader(cluster: Cluster, topic: str) -> AcknowledgedWrites:
             writer.finish(30)
             net.isolate(before.leader)
             writer.write(100, "during-election")
-            after = cluster.wait_for_partition(
+            after = cluster.state.wait_for_partition(
                 topic, 0, lambda s: s.leader not in (-1, before.leader), "a new leader on the majority side",
                 60, broker=others[0])
             net.observe(f"broker {after.leader} elected at epoch {after.leader_epoch}")
@@ -282,7 +283,7 @@ def minority_leader(cluster: Cluster, topic: str) -> AcknowledgedWrites:
             majority.write(100, "majority-after-election")
             majority.finish(60)
             writer.producer.poll(0)
-            cut_off_end = cluster.log_end_offset(topic, 0, before.leader)
+            cut_off_end = cluster.state.log_end_offset(topic, 0, before.leader)
             acked = sum(1 for w in writer.writes + majority.writes if w.error is None)
             net.note("scenario", "writes acknowledged on the majority side", acked=acked, cut_off_log_end=cut_off_end)
         writer.write(100, "after-heal")
@@ -290,8 +291,8 @@ def minority_leader(cluster: Cluster, topic: str) -> AcknowledgedWrites:
     # Agreed by every broker: just healed, the cut-off leader still describes its own past (itself
     # leading at the old epoch) until it has replayed the controller's log, and its log is not yet
     # truncated; read first, that view failed a correct broker in a CI run.
-    final = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3 and s.leader >= 0, "3 replicas in sync", 60,
-                                       agreed=True)
+    final = cluster.state.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3 and s.leader >= 0,
+                                             "3 replicas in sync", 60, agreed=True)
     log = _log(cluster, final.leader, topic)
     return AcknowledgedWrites(topic, before, final, writer.writes + majority.writes, log, cut_off_end,
                               _timeline(net))
@@ -322,7 +323,7 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
     """On `topic` (3 replicas, min.insync.replicas 2): cut the controller off from every broker; write
     (acks=all) and read while it lasts, past twice the brokers' session timeout (the controller
     would fence every broker it stopped hearing), heal, write again, and read the log back."""
-    cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3, "3 replicas in sync")
+    cluster.state.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3, "3 replicas in sync")
     (controller,) = cluster.controller_ids
     net = NetworkPartition(cluster, watch=(topic, 0))
     reads: list[LogRecord] = []
@@ -343,7 +344,8 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
         # The epoch the partition is led at when the cut begins: the leader may have moved since the topic
         # was made (seen on 3.6.2: 3@0 then 1@1), and "led again" after the heal must be past this one, or
         # the stale view of the cut itself would pass for it and the log be read from a former leader.
-        at_cut = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3, "3 replicas in sync before the cut")
+        at_cut = cluster.state.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3,
+                                                  "3 replicas in sync before the cut")
         with net:
             net.isolate(controller)
             started = time.monotonic()
@@ -363,10 +365,10 @@ def controller_cut_off(cluster: Cluster, topic: str, session_timeout: float = 3.
         # then that it is unfenced (leaders again, at a later epoch): until every broker has seen
         # both, the cluster refuses new topics ("all brokers are currently fenced").
         for b in cluster.broker_ids:
-            final = cluster.wait_for_partition(
+            final = cluster.state.wait_for_partition(
                 topic, 0, lambda s: len(s.isr) == 3 and s.leader >= 0 and s.leader_epoch > at_cut.leader_epoch,
                 f"led again at an epoch past {at_cut.leader_epoch} (the controller fenced every broker)", 60, broker=b)
-        cluster.wait_registered(cluster.broker_ids, 60, lambda: None, owed=Owed.PREMISE)
+        cluster.state.wait_registered(cluster.broker_ids, 60, lambda: None, owed=Owed.PREMISE)
         net.observe("every broker unfenced and the partition led again")
         writer.write(50, "after-heal")
         writer.finish()
@@ -402,7 +404,7 @@ def fenced_follower(cluster: Cluster, topic: str) -> FencedFollower:
     """On `topic` (3 replicas): cut one in-sync follower off from the controller (not from its leader);
     once the controller has dropped it from the ISR, write and let it catch up with the leader's
     log end, watch the ISR for OBSERVE_FENCED seconds, then reconnect it and wait for it to rejoin."""
-    before = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3, "3 replicas in sync")
+    before = cluster.state.wait_for_partition(topic, 0, lambda s: len(s.isr) == 3, "3 replicas in sync")
     (controller,) = cluster.controller_ids
     follower = next(b for b in before.isr if b != before.leader)
     others = [b for b in cluster.broker_ids if b != follower]
@@ -410,16 +412,17 @@ def fenced_follower(cluster: Cluster, topic: str) -> FencedFollower:
     watched: list[IsrSample] = []
     with net:
         net.isolate(follower, from_=[controller])
-        cluster.wait_for_partition(topic, 0, lambda s: follower not in s.isr, f"follower {follower} out of the ISR",
-                                   30, broker=others[0])
+        cluster.state.wait_for_partition(topic, 0, lambda s: follower not in s.isr,
+                                         f"follower {follower} out of the ISR", 30, broker=others[0])
         net.observe(f"controller dropped fenced follower {follower} from the ISR")
         with confluent.producer({**cluster.client_config(), "acks": "1"}) as producer:
             produce(producer, topic, [f"while-fenced-{i}".encode() for i in range(20)])
-        dropped = cluster.partition_state(topic, 0, others[0])
+        dropped = cluster.state.partition_state(topic, 0, others[0])
         leader = dropped.leader
         try:
-            wait_until(lambda: cluster.log_end_offset(topic, 0, follower) == cluster.log_end_offset(topic, 0, leader),
-                       30, lambda: f"fenced follower {follower} catching up with leader {leader}", owed=Owed.PREMISE)
+            ends = cluster.state.log_end_offset
+            wait_until(lambda: ends(topic, 0, follower) == ends(topic, 0, leader), 30,
+                       lambda: f"fenced follower {follower} catching up with leader {leader}", owed=Owed.PREMISE)
         except TargetRefused as exc:
             if dropped.leader_epoch > before.leader_epoch:
                 # Before 3.6 the KRaft controller bumped the leader epoch with that ISR shrink (KAFKA-15021):
@@ -435,10 +438,10 @@ def fenced_follower(cluster: Cluster, topic: str) -> FencedFollower:
         started = time.monotonic()
 
         def readded() -> bool:
-            s = cluster.partition_state(topic, 0, others[0])
+            s = cluster.state.partition_state(topic, 0, others[0])
             watched.append(IsrSample(round(time.monotonic() - started, 2), list(s.isr), s.leader, s.leader_epoch,
-                                     cluster.log_end_offset(topic, 0, follower),
-                                     cluster.log_end_offset(topic, 0, s.leader)))
+                                     cluster.state.log_end_offset(topic, 0, follower),
+                                     cluster.state.log_end_offset(topic, 0, s.leader)))
             return follower in s.isr
 
         # The promise is that a state never comes: watched for a bounded time, the timeout is the pass,
@@ -449,11 +452,11 @@ def fenced_follower(cluster: Cluster, topic: str) -> FencedFollower:
         except WaitTimeout:
             pass
     try:
-        rejoined = cluster.wait_for_partition(topic, 0, lambda s: follower in s.isr,
-                                              f"follower {follower} back in the ISR", 60, broker=others[0])
+        rejoined = cluster.state.wait_for_partition(topic, 0, lambda s: follower in s.isr,
+                                                    f"follower {follower} back in the ISR", 60, broker=others[0])
         net.observe(f"follower {follower} reconnected and back in the ISR")
     except TargetRefused:
         # A follower that never rejoins is a premise the target refused, which the check names.
-        rejoined = cluster.partition_state(topic, 0, others[0])
+        rejoined = cluster.state.partition_state(topic, 0, others[0])
         net.observe(f"follower {follower} reconnected, not back in the ISR after 60 s")
     return FencedFollower(topic, before.leader, follower, watched, rejoined, _timeline(net))

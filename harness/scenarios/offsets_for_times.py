@@ -64,9 +64,9 @@ def two_epoch_partition(cluster: Cluster, topic: str) -> TwoEpochPartition:
     stamps = [base + i * STEP_MS for i in range(BEFORE)] + [base + GAP_MS + i * STEP_MS for i in range(AFTER)]
     config = cluster.client_config()
     with confluent.admin(config) as admin, rr.RawConnector(cluster) as raw:
-        before = cluster.partition_state(topic)
+        before = cluster.state.partition_state(topic)
         first = _write(config, topic, [(f"before-{i}", stamps[i]) for i in range(BEFORE)])
-        moved = move_leader(cluster, raw(cluster.running_brokers()[0]), admin, topic)
+        moved = move_leader(cluster, raw(cluster.state.running_brokers()[0]), admin, topic)
         after = _write(config, topic, [(f"after-{i}", stamps[BEFORE + i]) for i in range(AFTER)])
         leader = raw(moved.leader)
         tid = rr.topic_id(leader, topic)

@@ -98,7 +98,7 @@ def offsets_for_epoch_grants(cluster: Cluster) -> OffsetsForEpochGrants:
         facts = {}
         for topic in (described, hidden):
             p = rr.partition_metadata(raw_admin(), topic)
-            facts[topic] = (p["LeaderId"], p["LeaderEpoch"], cluster.log_end_offset(topic, 0, p["LeaderId"]))
+            facts[topic] = (p["LeaderId"], p["LeaderEpoch"], cluster.state.log_end_offset(topic, 0, p["LeaderId"]))
 
         def asked(topic: str, allowed: bool, versions: list[int] | None = None) -> list[OffsetsForEpochAsUser]:
             leader, epoch, log_end = facts[topic]

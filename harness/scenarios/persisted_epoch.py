@@ -19,7 +19,7 @@ FIRST_WITH_EPOCH = 6  # OffsetCommit v6 (KIP-320) carries CommittedLeaderEpoch
 def persisted_commit_epochs(cluster: Cluster, topic: str, group: str) -> PersistedEpochs:
     with rr.RawConnector(cluster) as raw:
         # Reconnecting: the coordinator lookup (FindCoordinator) is asked again after a timeout.
-        any_broker = raw(cluster.running_brokers()[0], reconnect=True)
+        any_broker = raw(cluster.state.running_brokers()[0], reconnect=True)
         tid = rr.topic_id(any_broker, topic)
         gcoord = raw(tx.coordinator_id(any_broker, group, tx.GROUP_KEY))
         rounds: list[PersistedRound] = []

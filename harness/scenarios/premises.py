@@ -15,6 +15,6 @@ def require_transactions(cluster: Cluster) -> None:
     """Raise `NotSupported` where the target advertises no API a transaction needs."""
     with rr.RawConnector(cluster) as raw:
         try:
-            tx.require_transactions(raw(cluster.running_brokers()[0]))
+            tx.require_transactions(raw(cluster.state.running_brokers()[0]))
         except NotSupported as exc:
             raise NotSupported(exc.what, exc.evidence, expected(cluster.target, "transactions")) from None

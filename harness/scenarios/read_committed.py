@@ -75,7 +75,7 @@ def read_committed_log(cluster: Cluster, topic: str, transactional_id: Callable[
     # "Not supported" where the target has no transactions; a FAIL on a release known to have them.
     require_transactions(cluster)
     with rr.RawConnector(cluster) as raw:
-        p = rr.partition_metadata(raw(cluster.running_brokers()[0]), topic)
+        p = rr.partition_metadata(raw(cluster.state.running_brokers()[0]), topic)
         client = raw(p["LeaderId"])
         tid = rr.topic_id(client, topic)
         before = _produce(client, topic, tid, "before", 2)
@@ -153,7 +153,7 @@ def aborted_offset_commits(cluster: Cluster, topic: str, group: str,
     require_transactions(cluster)
     with rr.RawConnector(cluster) as raw:
         # Reconnecting: the coordinator lookup (FindCoordinator) is asked again after a timeout.
-        any_broker = raw(cluster.running_brokers()[0], reconnect=True)
+        any_broker = raw(cluster.state.running_brokers()[0], reconnect=True)
         tid = rr.topic_id(any_broker, topic)
         # Reconnecting for the baseline commit, a premise sent again after a timeout; the judged
         # TxnOffsetCommits and reads on it are not.

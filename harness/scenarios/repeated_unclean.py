@@ -80,7 +80,8 @@ def _write_alone(cluster: Cluster, topic: str, tag: str, n: int) -> list[LogReco
 def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float = 60.0) -> RepeatedUnclean:
     """Run the scene on `topic` (2 replicas, unclean election enabled, min.insync.replicas 1).
     Every broker it stops runs again on return."""
-    start = cluster.wait_for_partition(topic, 0, lambda s: len(s.isr) == 2 and s.leader >= 0, "2 replicas in sync")
+    start = cluster.state.wait_for_partition(topic, 0, lambda s: len(s.isr) == 2 and s.leader >= 0,
+                                             "2 replicas in sync")
     a = start.leader
     (b,) = [r for r in start.replicas if r != a]
     drivers: dict[str, ClientDriver] = {}
@@ -90,19 +91,20 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
             clients.enter_context(stopped_on_exit(drivers[stack]))
         with confluent.producer({**cluster.client_config(), "acks": "all"}) as both:
             produce(both, topic, [f"both-{i}".encode() for i in range(BOTH)])
-        wait_until(lambda: cluster.log_end_offset(topic, 0, b) == cluster.log_end_offset(topic, 0, a) == BOTH,
+        ends = cluster.state.log_end_offset
+        wait_until(lambda: ends(topic, 0, b) == ends(topic, 0, a) == BOTH,
                    timeout, lambda: f"both replicas holding {BOTH} records", owed=Owed.PREMISE)
 
         progress.step(f"nemesis: stopping follower {b}; leader {a} writes alone")
         cluster.stop_node(b)
-        cluster.wait_for_isr(topic, 0, {a})
+        cluster.state.wait_for_isr(topic, 0, {a})
         _write_alone(cluster, topic, "first-alone", FIRST_ALONE)
 
         progress.step(f"nemesis: stopping {a}; electing {b} uncleanly")
         cluster.stop_node(a)
         cluster.start_node(b)
         first = elect_unclean(cluster, topic, 0, b, start.leader_epoch, timeout)
-        e1_start = cluster.log_end_offset(topic, 0, b)
+        e1_start = cluster.state.log_end_offset(topic, 0, b)
         written = _write_alone(cluster, topic, "second-alone", SECOND_ALONE)
         last = written[-1].offset
 
@@ -121,10 +123,10 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
         cluster.stop_node(b)
         cluster.start_node(a)
         second = elect_unclean(cluster, topic, 0, a, first.leader_epoch, timeout)
-        e2_start = cluster.log_end_offset(topic, 0, a)
+        e2_start = cluster.state.log_end_offset(topic, 0, a)
         leader_writes = _write_alone(cluster, topic, "last-leader", LAST_LEADER)
         cluster.start_node(b)
-        cluster.wait_for_partition(topic, 0, lambda s: b in s.isr, f"broker {b} back in the ISR", timeout)
+        cluster.state.wait_for_partition(topic, 0, lambda s: b in s.isr, f"broker {b} back in the ISR", timeout)
         offers = leader_offers(cluster, topic, *VALIDATION_APIS)
 
         watched = {f"{stack}/{reset}": Watched() for stack in drivers for reset in RESETS}

@@ -54,7 +54,7 @@ def follower_requests_at_wrong_epochs(cluster: Cluster, lineage: EpochLineage) -
     lineage.require_moves("a follower's request with an older CurrentLeaderEpoch")
     topic = lineage.topic
     with rr.RawConnector(cluster) as raw:
-        p = rr.partition_metadata(raw(cluster.running_brokers()[0]), topic)
+        p = rr.partition_metadata(raw(cluster.state.running_brokers()[0]), topic)
         leader_view = rr.partition_metadata(raw(p["LeaderId"]), topic)
         leader, epoch, isr = leader_view["LeaderId"], leader_view["LeaderEpoch"], tuple(leader_view["IsrNodes"])
         follower = next((b for b in isr if b != leader), None)

@@ -30,7 +30,7 @@ def _asks(topic: str) -> dict[str, Callable[[RawClient, int], Any]]:
 
 def served_versions(cluster: Cluster, topic: str) -> list[VersionServed]:
     """Each advertised version of `APIS` on the leader of `topic`-0, from the lowest our codec speaks."""
-    leader = cluster.partition_state(topic, 0).leader
+    leader = cluster.state.partition_state(topic, 0).leader
     out: list[VersionServed] = []
     with rr.RawConnector(cluster) as raw:
         client = raw(leader)

@@ -227,7 +227,7 @@ def batch_epochs(cluster: Cluster, topic: str, offsets: list[int]) -> tuple[tupl
         return ()
     raw = rr.RawConnector(cluster)
     try:
-        leader = raw(cluster.partition_state(topic).leader)
+        leader = raw(cluster.state.partition_state(topic).leader)
         batches, _ = rr.read_log(leader, topic, rr.topic_id(leader, topic), start=min(offsets))
     finally:
         raw.close()

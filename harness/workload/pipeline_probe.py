@@ -55,7 +55,7 @@ class ProgressProbe:
     def _highest(self, api: str, newest: int) -> int:
         """`newest`, or the highest version below it that a running broker serves (librdkafka's mock
         cluster serves FindCoordinator up to v3 and OffsetFetch up to v6), from its ApiVersions."""
-        for broker in self.cluster.running_brokers():
+        for broker in self.cluster.state.running_brokers():
             try:
                 with self._lock:
                     client = self._clients.get(broker)
@@ -70,7 +70,7 @@ class ProgressProbe:
     def _any(self, api: str, version: int, body: dict[str, Any]) -> dict[str, Any]:
         """Ask the first running broker that answers."""
         failures: list[str] = []
-        for broker in self.cluster.running_brokers():
+        for broker in self.cluster.state.running_brokers():
             try:
                 return self._send(broker, api, version, body)
             except Exception as exc:  # noqa: BLE001 - the next broker may answer; all failures are reported

@@ -86,13 +86,13 @@ class FaultSchedule:
                    lambda: f"workload progress {self.progress():.2f} < {step.at} for {step}", owed=Owed.HARNESS)
         if self.halt.is_set():
             return
-        before = self.cluster.partition_state(step.topic, step.partition)
+        before = self.cluster.state.partition_state(step.topic, step.partition)
         fault = FAULTS[step.fault](self.cluster, "leader", step.topic, step.partition)
         victim = fault.inject()
         progress.step(f"nemesis: {step.fault} the leader of {step.topic}-{step.partition} (broker {victim})")
         self.events.add("nemesis", f"{step.fault}-injected", broker=victim, topic=step.topic,
                         partition=step.partition, epoch=before.leader_epoch, progress=round(self.progress(), 3))
-        after = self.cluster.wait_for_partition(
+        after = self.cluster.state.wait_for_partition(
             step.topic, step.partition, lambda s: s.leader not in (-1, victim),
             f"a leader other than the faulted broker {victim}", self.timeout,
         )
@@ -110,14 +110,14 @@ class FaultSchedule:
 
         def healthy() -> bool:
             lagging.clear()
-            if set(self.cluster.running_brokers()) != brokers:
-                lagging.append(f"running {self.cluster.running_brokers()}")
+            if set(self.cluster.state.running_brokers()) != brokers:
+                lagging.append(f"running {self.cluster.state.running_brokers()}")
                 return False
             for topic, partitions in self.watched.items():
                 for p in range(partitions):
                     try:
                         # Agreed: a broker just healed still describes the partition as it was before.
-                        s = self.cluster.agreed_state(topic, p)
+                        s = self.cluster.state.agreed_state(topic, p)
                     except KctsError as exc:
                         lagging.append(str(exc))
                         continue

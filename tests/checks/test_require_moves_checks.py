@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from recordings import Recording
 
-from harness.cluster.base import PartitionState
+from harness.cluster.state import PartitionState
 from harness.errors import NotSupported, TargetRefused
 from harness.nemesis.leadership import move_leader
 from harness.scenarios.epoch_truth import moves_seen, require_moves

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from harness.plugin.run_folder import RUN_DIR_KEY
-from harness.reports.wire import readable
+from harness.reporting.wire import readable
 from tests.harness.browser import render
 
 REPO = Path(__file__).resolve().parents[2]

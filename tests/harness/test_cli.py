@@ -112,7 +112,7 @@ def test_option_values_that_are_folders_do_not_replace_the_suites(tmp_path: obje
 
 
 def test_java_client_versions_are_columns_of_their_own() -> None:
-    from harness.reports.matrix_run import ClientAxis
+    from harness.reporting.matrix_run import ClientAxis
 
     assert ClientAxis(["4.4.0", "3.9.2"]).columns("4.4.0") == [
         ("4.4.0 · java 4.4.0", ["--java-clients", "4.4.0", "--client-stack", "java"]),
@@ -123,7 +123,7 @@ def test_java_client_versions_are_columns_of_their_own() -> None:
 
 def test_every_client_stack_is_a_client_only_column_in_stack_order() -> None:
     from harness.clients.stacks.franz_go import module_version as go_module_version
-    from harness.reports.matrix_run import ClientAxis
+    from harness.reporting.matrix_run import ClientAxis
 
     axis = ClientAxis(java=["3.9.2"], librdkafka=["2.16.1", "2.0.2"], go=True)
     assert axis.columns("4.4.0") == [

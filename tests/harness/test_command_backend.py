@@ -256,7 +256,7 @@ def test_nodes_stop_kill_pause_resume_and_restart_on_their_port_and_data_dir(tmp
         assert cluster.node_state(2) is NodeState.STOPPED
         assert cluster.nodes[2].proc and cluster.nodes[2].proc.returncode == -signal.SIGKILL
         cluster.restart_node(2)
-        assert cluster.running_brokers() == [1, 2]
+        assert cluster.state.running_brokers() == [1, 2]
 
         log = cluster.node_log(1, mark) or ""
         assert log.count(f"\nlistening on {node.port}") == 1 and "===== start node-1" in log, log

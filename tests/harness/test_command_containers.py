@@ -14,7 +14,7 @@ from harness.cluster.command import CommandCluster, ImageSpec, load_profile, pre
 from harness.cluster.command_containers import ContainerCommandNode
 from harness.cluster.services import PostgresService
 from harness.cluster.target import from_profile, parse
-from harness.docker.network import ClusterNetwork
+from harness.containers.network import ClusterNetwork
 from harness.errors import ClusterError, SetupError
 from tests.harness.test_command_backend import write_profile
 from tests.harness.test_tansu_docker import client  # noqa: F401 - the fixture that skips when no Docker engine answers

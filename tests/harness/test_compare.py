@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.reports.compare import compare
+from harness.reporting.compare import compare
 
 
 def run(tmp_path: Path, name: str, cells: dict[str, str]) -> Path:

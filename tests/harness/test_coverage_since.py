@@ -8,8 +8,8 @@ import re
 import pytest
 
 from harness.promises import Promise, catalogue
-from harness.reports import coverage
-from harness.reports.matrix import Target, build, to_html, to_markdown
+from harness.reporting import coverage
+from harness.reporting.matrix import Target, build, to_html, to_markdown
 
 CHECK = "suites/kip320/test_epoch_validation.py::test_fetch_on_the_leader_fences_an_older_epoch"
 PROMISE = "kip320.fetch.older-epoch-fenced"

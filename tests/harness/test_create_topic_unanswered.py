@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from harness.clients.admin import create_topic
-from harness.cluster.base import PartitionState
+from harness.cluster.state import PartitionState
 from harness.errors import KctsError, TargetRefused
-from tests.harness.test_epochless import StateCluster
+from tests.harness.test_epochless import ListedState, StateCluster
 
 
 class SilentAdmin:
@@ -22,11 +22,11 @@ class SilentAdmin:
         return {t.topic: concurrent.futures.Future() for t in topics}
 
 
-class LateTopicCluster(StateCluster):
+class LateTopic(ListedState):
     """No broker describes the topic for the first `absent` reads, then it is led and in sync."""
 
-    def __init__(self, absent: int) -> None:
-        super().__init__(PartitionState("t", 0, 1, 0, (1, 2, 3), (1, 2, 3)))
+    def __init__(self, cluster: StateCluster, absent: int) -> None:
+        super().__init__(cluster, [])
         self.absent = absent
 
     def no_create_topics(self) -> str | None:
@@ -37,6 +37,12 @@ class LateTopicCluster(StateCluster):
             self.absent -= 1
             raise KctsError(f"no running broker describes {topic}-{partition}")
         return PartitionState(topic, partition, 1, 0, (1, 2, 3), (1, 2, 3))
+
+
+def LateTopicCluster(absent: int) -> StateCluster:
+    cluster = StateCluster()
+    cluster.state = LateTopic(cluster, absent)
+    return cluster
 
 
 def test_an_unanswered_create_is_answered_by_the_topic_appearing() -> None:

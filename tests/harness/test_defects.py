@@ -1,6 +1,6 @@
 """Defects, not FAILs: FAILs of one normalised cause are one defect, different causes are not, a
 declared consequence joins its cause only when the cause FAILed, and each defect cites the document its
-promises come from (harness/reports/defects.py)."""
+promises come from (harness/reporting/defects.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from harness.errors import PromiseUnkept
 from harness.layout import ROOT
-from harness.reports.defects import Citation, Defect, Failure, cause, count_line, from_reasons, group, of_results
+from harness.reporting.defects import Citation, Defect, Failure, cause, count_line, from_reasons, group, of_results
 
 FINDINGS = ROOT / "reports" / "findings"
 

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from harness.cli import main as kcts
-from harness.reports.defects import Failure, group
-from harness.reports.diff import diff, to_json, to_markdown
-from harness.reports.matrix import Target, build, column_line, to_html
-from harness.reports.matrix import to_markdown as matrix_markdown
-from harness.reports.schema import problems
+from harness.reporting.defects import Failure, group
+from harness.reporting.diff import diff, to_json, to_markdown
+from harness.reporting.matrix import Target, build, column_line, to_html
+from harness.reporting.matrix import to_markdown as matrix_markdown
+from harness.reporting.schema import problems
 
 RECORDED = Path(__file__).with_name("data") / "results-4.4.0-smoke.json"  # schema 1, from a real run
 EPOCH = ("AssertionError: 4 of 4 committed leader epochs are not kept:\n"
@@ -267,7 +267,7 @@ def test_diff_against_a_file_from_before_defects_groups_both_sides_alike(tmp_pat
 
 
 def test_diff_of_two_matrices_compares_each_columns_defects(tmp_path: Path) -> None:
-    from harness.reports.matrix import write_all
+    from harness.reporting.matrix import write_all
 
     def matrix(name: str, data: dict[str, Any]) -> Path:
         out = tmp_path / name

@@ -11,8 +11,8 @@ import pytest
 
 from harness.cli import main as kcts
 from harness.errors import KctsError
-from harness.reports.diff import diff
-from harness.reports.fingerprint import with_digest
+from harness.reporting.diff import diff
+from harness.reporting.fingerprint import with_digest
 
 FP_440 = with_digest({"version": "4.4.0", "brokers": 3, "features": {"supported": {}, "finalized": {}},
                       "api_versions": {"Fetch": [4, 17], "TxnOffsetCommit": [0, 6]}})

@@ -1,4 +1,4 @@
-"""`kcts diff` across a rename: a check whose node id changed (harness/reports/renamed.py) is paired
+"""`kcts diff` across a rename: a check whose node id changed (harness/reporting/renamed.py) is paired
 with its new id, its verdict compared, not listed as one check removed and another new."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.reports.diff import diff, to_markdown
-from harness.reports.renamed import RENAMED, current_id
+from harness.reporting.diff import diff, to_markdown
+from harness.reporting.renamed import RENAMED, current_id
 
 OLD = "suites/kip1319/test_franz_go.py::test_franz_go_retries_unknown_topic_id_then_commits"
 NEW = "suites/kip1319/test_client_error_handling.py::test_client_retries_unknown_topic_id_then_commits[franz-go]"

@@ -21,7 +21,7 @@ from harness.cluster import probe
 from harness.cluster.base import NodeState
 from harness.cluster.docker import DockerCluster, to_env
 from harness.cluster.kinds.docker import docker_target
-from harness.docker import images
+from harness.containers import images
 from harness.errors import SetupError
 from harness.kafka.dist import DEFAULT_VERSION, resolve
 from harness.waiting import wait_until
@@ -163,15 +163,15 @@ def test_an_isolated_leader_loses_the_lead_and_rejoins_the_isr_when_healed(docke
     topic = f"isolate-{os.getpid()}-{time.monotonic_ns()}"
     with confluent.admin(c.client_config()) as admin:
         create_topic(c, admin, topic, partitions=1, replication_factor=3)
-    before = c.wait_for_isr(topic, 0, {1, 2, 3})
+    before = c.state.wait_for_isr(topic, 0, {1, 2, 3})
     c.isolate_node(before.leader)
     try:
-        after = c.wait_for_partition(topic, 0, lambda s: s.leader not in (before.leader, -1)
-                                     and s.leader_epoch > before.leader_epoch, "a new leader at a higher epoch")
+        after = c.state.wait_for_partition(topic, 0, lambda s: s.leader not in (before.leader, -1)
+                                           and s.leader_epoch > before.leader_epoch, "a new leader at a higher epoch")
         assert after.leader != before.leader
     finally:
         c.heal_node(before.leader)
-    c.wait_for_isr(topic, 0, {1, 2, 3}, timeout=60)
+    c.state.wait_for_isr(topic, 0, {1, 2, 3}, timeout=60)
 
 
 # -- clean-up ------------------------------------------------------------------------------------

@@ -8,24 +8,33 @@ from typing import Any
 
 import pytest
 
-from harness.cluster.base import METADATA_EPOCH_CHECK, Cluster, NodeState, PartitionState, require_leader_epoch
+from harness.cluster.base import Cluster, NodeState
+from harness.cluster.state import METADATA_EPOCH_CHECK, ClusterState, PartitionState, require_leader_epoch
 from harness.cluster.target import parse
 from harness.errors import TargetRefused
 from harness.nemesis.faults import LeaderFailover
 from harness.nemesis.leadership import move_leader
 
 
+class ListedState(ClusterState):
+    """Partition state from a list of answers, one per read (the last repeats)."""
+
+    def __init__(self, cluster: Cluster, states: list[PartitionState]) -> None:
+        super().__init__(cluster)
+        self.states = states
+
+    def partition_state(self, topic: str, partition: int = 0, broker: int | None = None) -> PartitionState:
+        return self.states.pop(0) if len(self.states) > 1 else self.states[0]
+
+
 class StateCluster(Cluster):
-    """A cluster whose partition state comes from a list of answers, one per read (the last repeats)."""
+    """A cluster of three running brokers whose partition state is `ListedState`'s."""
 
     def __init__(self, *states: PartitionState) -> None:
         self.target = parse("external:127.0.0.1:1")
         self.version = "stub"
-        self.states = list(states)
         self.stopped: list[int] = []
-
-    def partition_state(self, topic: str, partition: int = 0, broker: int | None = None) -> PartitionState:
-        return self.states.pop(0) if len(self.states) > 1 else self.states[0]
+        self.state = ListedState(self, list(states))
 
     def start(self) -> StateCluster:
         return self
@@ -79,16 +88,17 @@ def test_a_wait_for_an_epoch_to_rise_ends_at_once_when_the_leader_has_none() -> 
     cluster = StateCluster(_state(1, -1), _state(1, -1), _state(2, -1))
     started = time.monotonic()
     with pytest.raises(TargetRefused, match=METADATA_EPOCH_CHECK):
-        cluster.wait_for_partition("t", 0, lambda s: s.leader == 2 and s.leader_epoch > -1, "leader 2 above -1", 30)
+        cluster.state.wait_for_partition("t", 0, lambda s: s.leader == 2 and s.leader_epoch > -1, "leader 2 above -1",
+                                         30)
     assert time.monotonic() - started < 5, "decided from the answer, not by waiting"
 
 
 def test_a_wait_for_anything_else_still_waits_and_holds_on_an_epochless_target() -> None:
     cluster = StateCluster(_state(1, -1, (1, 2)), _state(1, -1, (1, 2, 3)))
-    assert cluster.wait_for_isr("t", 0, {1, 2, 3}, 5).isr == (1, 2, 3)
+    assert cluster.state.wait_for_isr("t", 0, {1, 2, 3}, 5).isr == (1, 2, 3)
     # Refused at its deadline, as any ISR that never comes, not at once for the missing epoch.
     with pytest.raises(TargetRefused, match=r"did not get there within 0.3s; last state: t-0 ISR == \[1, 2, 3\]"):
-        StateCluster(_state(1, -1, (1, 2))).wait_for_isr("t", 0, {1, 2, 3}, 0.3)
+        StateCluster(_state(1, -1, (1, 2))).state.wait_for_isr("t", 0, {1, 2, 3}, 0.3)
 
 
 def test_leader_moves_and_failovers_are_refused_before_anything_moves() -> None:

@@ -1,5 +1,5 @@
 """kfake under the harness's control: leader moves, stopped and restarted brokers, paused brokers,
-errors and a dead kcts-kfake, against a real kcts-kfake (harness/kfake/main.go)."""
+errors and a dead kcts-kfake, against a real kcts-kfake (harness/cluster/kcts_kfake/main.go)."""
 
 from __future__ import annotations
 
@@ -65,11 +65,11 @@ def kfake_pids() -> set[int]:
 
 def test_move_makes_the_node_lead_at_a_higher_epoch(cluster: KfakeCluster) -> None:
     t = topic(cluster)
-    before = cluster.partition_state(t)
+    before = cluster.state.partition_state(t)
     to = next(b for b in cluster.broker_ids if b != before.leader)
     cluster.move_leader_to(t, 0, to)
     for b in cluster.broker_ids:  # kfake applies it on its loop before answering: every broker says so at once
-        after = cluster.partition_state(t, broker=b)
+        after = cluster.state.partition_state(t, broker=b)
         assert after.leader == to and after.leader_epoch > before.leader_epoch, (before, after)
 
 
@@ -83,16 +83,16 @@ def test_a_move_kfake_refuses_is_a_cluster_error_naming_it(cluster: KfakeCluster
 
 def test_stopped_node_leaves_metadata_and_its_leaderships(cluster: KfakeCluster) -> None:
     t = topic(cluster, partitions=6)
-    victim = cluster.partition_state(t, 0).leader
-    before = {p: cluster.partition_state(t, p) for p in range(6)}
+    victim = cluster.state.partition_state(t, 0).leader
+    before = {p: cluster.state.partition_state(t, p) for p in range(6)}
     host, port = cluster.broker_address(victim)
     open_conn = RawClient.connect(host, port, spec=probe.SPECS, timeout=5, negotiate=False)
     try:
         cluster.kill_node(victim)
         cluster.kill_node(victim)  # idempotent
         assert cluster.node_state(victim) is NodeState.STOPPED
-        assert victim in cluster.broker_ids and victim not in cluster.running_brokers()
-        other = cluster.running_brokers()[0]
+        assert victim in cluster.broker_ids and victim not in cluster.state.running_brokers()
+        other = cluster.state.running_brokers()[0]
         md = probe.metadata(*cluster.probe_address(other), [t])
         assert victim not in md.broker_ids, md
         for p in range(6):
@@ -118,7 +118,7 @@ def test_started_node_is_back_on_its_port(cluster: KfakeCluster) -> None:
         assert victim in probe.metadata(*cluster.probe_address(b), []).broker_ids
     t = topic(cluster)  # a restarted node leads and answers like the others
     cluster.move_leader_to(t, 0, victim)
-    assert cluster.partition_state(t, broker=victim).leader == victim
+    assert cluster.state.partition_state(t, broker=victim).leader == victim
 
 
 def test_topics_are_created_while_and_after_the_controller_is_stopped(cluster: KfakeCluster) -> None:
@@ -127,9 +127,9 @@ def test_topics_are_created_while_and_after_the_controller_is_stopped(cluster: K
     host, port = cluster.probe_address(cluster.broker_ids[0])
     controller = probe.metadata(host, port, []).controller_id
     cluster.stop_node(controller)
-    other = cluster.running_brokers()[0]
-    topic(cluster, replication_factor=len(cluster.running_brokers()))
-    assert probe.metadata(*cluster.probe_address(other), []).controller_id in cluster.running_brokers()
+    other = cluster.state.running_brokers()[0]
+    topic(cluster, replication_factor=len(cluster.state.running_brokers()))
+    assert probe.metadata(*cluster.probe_address(other), []).controller_id in cluster.state.running_brokers()
     cluster.start_node(controller)
     topic(cluster)
 
@@ -142,7 +142,7 @@ def test_paused_node_holds_requests_until_resumed(cluster: KfakeCluster) -> None
     with RawClient.connect(host, port, spec=probe.SPECS, timeout=30, negotiate=False) as conn:
         cluster.pause_node(paused)
         assert cluster.node_state(paused) is NodeState.PAUSED
-        assert paused not in cluster.running_brokers()
+        assert paused not in cluster.state.running_brokers()
 
         def send_held() -> None:
             try:
@@ -174,11 +174,11 @@ def test_paused_node_is_fenced_its_leaderships_move(cluster: KfakeCluster) -> No
     paused = probe.metadata(*cluster.probe_address(cluster.broker_ids[0]), []).controller_id
     for p in range(3):
         cluster.move_leader_to(t, p, paused)
-    before = {p: cluster.partition_state(t, p) for p in range(3)}
+    before = {p: cluster.state.partition_state(t, p) for p in range(3)}
     cluster.pause_node(paused)
     try:
         for p in range(3):
-            cluster.wait_for_partition(
+            cluster.state.wait_for_partition(
                 t, p, lambda s, e=before[p].leader_epoch: s.leader not in (-1, paused) and s.leader_epoch > e,
                 f"a leader other than paused {paused}", timeout=FENCE_AFTER_MS / 1000 + 10,
             )
@@ -226,7 +226,7 @@ def test_sasl_kfake_refuses_a_user_without_acls() -> None:
         with confluent.admin(c.client_config()) as admin:
             t = create_topic(c, admin, f"kfake-sasl-{os.getpid()}")
         assert c.probe_address(0) != c.broker_address(0)
-        assert c.partition_state(t).leader in c.broker_ids
+        assert c.state.partition_state(t).leader in c.broker_ids
         outcomes: dict[str, KafkaError | None] = {}
         for user in ("admin", "alice"):
             config = {**c.client_config(user), "message.timeout.ms": 10000}

@@ -37,11 +37,11 @@ def cluster() -> Iterator[LibrdkafkaMockCluster]:
 
 
 def test_topics_come_from_the_mock_api_and_configs_it_cannot_keep_are_refused(cluster: LibrdkafkaMockCluster) -> None:
-    why = cluster.no_create_topics()
+    why = cluster.state.no_create_topics()
     assert why is not None and "API 19 is not among" in why and "OffsetForLeaderEpoch 2-2" in why
     with admin_client(cluster) as admin:
         topic = create_topic(cluster, admin, "kcts-mock-topic", 2, 3)
-        assert cluster.partition_state(topic, 1).isr == (1, 2, 3)
+        assert cluster.state.partition_state(topic, 1).isr == (1, 2, 3)
         with pytest.raises(TargetRefused, match="no topic configs"):
             create_topic(cluster, admin, "kcts-mock-config", 1, 3, {"cleanup.policy": "compact"})
         create_topic(cluster, admin, "kcts-mock-min-isr", 1, 3, {"min.insync.replicas": "2"})
@@ -50,22 +50,22 @@ def test_topics_come_from_the_mock_api_and_configs_it_cannot_keep_are_refused(cl
 def test_a_move_a_stop_and_a_pause_move_leadership_at_a_higher_epoch(cluster: LibrdkafkaMockCluster) -> None:
     with admin_client(cluster) as admin:
         topic = create_topic(cluster, admin, "kcts-mock-moves", 1, 3)
-    before = cluster.partition_state(topic)
+    before = cluster.state.partition_state(topic)
     to = next(b for b in cluster.broker_ids if b != before.leader)
     cluster.move_leader_to(topic, 0, to)
-    moved = cluster.partition_state(topic)
+    moved = cluster.state.partition_state(topic)
     assert (moved.leader, moved.leader_epoch) == (to, before.leader_epoch + 1)
     cluster.stop_node(to)
     assert cluster.node_state(to) is NodeState.STOPPED
-    failed_over = cluster.partition_state(topic)
+    failed_over = cluster.state.partition_state(topic)
     assert failed_over.leader != to and failed_over.leader_epoch == moved.leader_epoch + 1
     cluster.start_node(to)
     leader = failed_over.leader
     cluster.pause_node(leader)
-    fenced = cluster.wait_for_partition(topic, 0, lambda s: s.leader != leader, "a running leader", timeout=15)
+    fenced = cluster.state.wait_for_partition(topic, 0, lambda s: s.leader != leader, "a running leader", timeout=15)
     assert fenced.leader_epoch == failed_over.leader_epoch + 1
     cluster.resume_node(leader)
-    assert cluster.running_brokers() == cluster.broker_ids
+    assert cluster.state.running_brokers() == cluster.broker_ids
 
 
 def test_sigkill_of_the_runner_leaves_no_holder(tmp_path: Path) -> None:

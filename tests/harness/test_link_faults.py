@@ -171,4 +171,4 @@ def test_a_machine_that_refuses_the_rules_loses_link_faults_not_the_cluster(monk
     with LocalCluster(LocalClusterSpec(brokers=1)) as cluster:
         caps = cluster.capabilities
         assert not caps.links and "Operation not permitted" in caps.no_links, caps
-        assert cluster.broker_ids == [1] and cluster.running_brokers() == [1]
+        assert cluster.broker_ids == [1] and cluster.state.running_brokers() == [1]

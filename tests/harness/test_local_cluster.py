@@ -34,34 +34,34 @@ def test_every_replica_reports_the_same_log_end_offset_after_acks_all(
     cluster: Cluster, topic: str, producer_factory: Callable[..., Producer]
 ) -> None:
     history = produce(producer_factory(acks="all"), topic, [b"r"] * 123)
-    state = cluster.wait_for_isr(topic, 0, set(cluster.broker_ids))
-    leos = {b: cluster.log_end_offset(topic, 0, b) for b in state.replicas}
+    state = cluster.state.wait_for_isr(topic, 0, set(cluster.broker_ids))
+    leos = {b: cluster.state.log_end_offset(topic, 0, b) for b in state.replicas}
     assert set(leos.values()) == {history.acked[-1].offset + 1}, leos
 
 
 def test_crashed_leader_is_replaced_with_a_higher_epoch(fault_cluster: Cluster, topic: str) -> None:
-    before = fault_cluster.partition_state(topic)
+    before = fault_cluster.state.partition_state(topic)
     crash = Crash(fault_cluster, "leader", topic)
     assert crash.inject() == before.leader
-    after = fault_cluster.wait_for_partition(
+    after = fault_cluster.state.wait_for_partition(
         topic, 0, lambda s: s.leader not in (-1, before.leader), "a new leader after the crash", 30
     )
     crash.heal()
     assert after.leader_epoch > before.leader_epoch, (before, after)
-    fault_cluster.wait_for_isr(topic, 0, set(before.replicas), 60)
+    fault_cluster.state.wait_for_isr(topic, 0, set(before.replicas), 60)
 
 
 def test_paused_leader_is_fenced_and_rejoins_after_resume(fault_cluster: Cluster, topic: str) -> None:
-    before = fault_cluster.partition_state(topic)
+    before = fault_cluster.state.partition_state(topic)
     pause = Pause(fault_cluster, "leader", topic)
     pause.inject()
     assert fault_cluster.node_state(before.leader) is NodeState.PAUSED
-    after = fault_cluster.wait_for_partition(
+    after = fault_cluster.state.wait_for_partition(
         topic, 0, lambda s: s.leader not in (-1, before.leader), "a new leader while the old one is frozen", 30
     )
     pause.heal()
     assert after.leader_epoch > before.leader_epoch
-    fault_cluster.wait_for_isr(topic, 0, set(before.replicas), 60)
+    fault_cluster.state.wait_for_isr(topic, 0, set(before.replicas), 60)
 
 
 def test_broker_that_will_not_start_fails_fast_with_its_log(tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -91,4 +91,4 @@ def test_bad_bootstrap_is_one_clear_error() -> None:
 def test_topic_factory_waits_for_a_full_isr(cluster: Cluster, topic_factory: TopicFactory) -> None:
     name = topic_factory(partitions=2, replication_factor=3)
     for p in (0, 1):
-        assert len(cluster.isr(name, p)) == min(3, len(cluster.broker_ids))
+        assert len(cluster.state.isr(name, p)) == min(3, len(cluster.broker_ids))

@@ -10,9 +10,9 @@ import pytest
 
 from harness.kafka.dist import DEFAULT_VERSION
 from harness.plugin.run_folder import run_dir
-from harness.reports.matrix import Target, build, summary_line, to_html, to_markdown, write_all
-from harness.reports.matrix_run import target_args
-from harness.reports.results import summarize
+from harness.reporting.matrix import Target, build, summary_line, to_html, to_markdown, write_all
+from harness.reporting.matrix_run import target_args
+from harness.reporting.results import summarize
 from tests.harness.browser import render
 
 CHECKS = [

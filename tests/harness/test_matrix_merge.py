@@ -17,8 +17,8 @@ import pytest
 
 from harness.cli import main as kcts
 from harness.errors import KctsError
-from harness.reports.matrix import Target, build
-from harness.reports.merge import merge
+from harness.reporting.matrix import Target, build
+from harness.reporting.merge import merge
 
 REPO = Path(__file__).resolve().parents[2]
 IDS = ["suites/smoke/test_smoke.py::test_round_trip", "suites/kip320/test_fetch.py::test_fenced",

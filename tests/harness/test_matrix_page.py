@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from harness.plugin.run_folder import RUN_DIR_KEY
-from harness.reports.fingerprint import with_digest
-from harness.reports.matrix import Target, build, to_html, to_markdown, write_all
-from harness.reports.results import promise_of
+from harness.reporting.fingerprint import with_digest
+from harness.reporting.matrix import Target, build, to_html, to_markdown, write_all
+from harness.reporting.results import promise_of
 from tests.harness.browser import render
 
 REPO = Path(__file__).resolve().parents[2]

@@ -323,7 +323,7 @@ def fake_cluster(tmp_path: Path, ops: dict[str, Any] | None = None) -> tuple[Ope
     cluster = OperatedCluster(target, tmp_path / "nodes")
     cluster._brokers = {b: ("127.0.0.1", closed_port()) for b in (1, 2, 3)}
     cluster._state = dict.fromkeys(cluster._brokers, NodeState.RUNNING)
-    cluster.wait_registered = lambda *a, **k: None  # type: ignore[method-assign]
+    cluster.state.wait_registered = lambda *a, **k: None  # type: ignore[method-assign]
     return cluster, record
 
 
@@ -339,7 +339,7 @@ def ledger_of(cluster: OperatedCluster) -> list[dict[str, Any]]:
 def test_each_fault_is_in_the_ledger_with_its_undo_until_undone(tmp_path: Path) -> None:
     cluster, record = fake_cluster(tmp_path)
     cluster.stop_node(2)
-    assert cluster.node_state(2) is NodeState.STOPPED and cluster.running_brokers() == [1, 3]
+    assert cluster.node_state(2) is NodeState.STOPPED and cluster.state.running_brokers() == [1, 3]
     (entry,) = ledger_of(cluster)
     assert entry["argv"][-1].startswith("echo 'start 2'") and entry["in_flight_until"] == 0
     cluster.stop_node(2)  # idempotent: nothing runs

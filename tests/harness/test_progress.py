@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness import progress
-from harness.reports.matrix_run import RunProgress, describe, previous_durations, read_progress
+from harness.reporting.matrix_run import RunProgress, describe, previous_durations, read_progress
 
 
 class Clock:

@@ -12,7 +12,7 @@ import pytest
 
 from harness.errors import KctsError
 from harness.promises import Promise, catalogue, load
-from harness.reports import coverage
+from harness.reporting import coverage
 
 REPO = Path(__file__).resolve().parents[2]
 KIPS = ("KIP-320", "KIP-359", "KIP-1094", "KIP-1319")

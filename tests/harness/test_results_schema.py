@@ -1,5 +1,5 @@
 """results.json is a published format: what the suite writes validates against
-harness/reports/results.schema.json, and the schema refuses a file that breaks it."""
+harness/reporting/results.schema.json, and the schema refuses a file that breaks it."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from harness.reports.schema import main as validate
-from harness.reports.schema import problems
+from harness.reporting.schema import main as validate
+from harness.reporting.schema import problems
 
 RECORDED = Path(__file__).with_name("data") / "results-4.4.0-smoke.json"  # a real run's file (kcts run -m smoke)
 

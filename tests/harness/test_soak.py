@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from harness.errors import KctsError
-from harness.reports.soak import SoakRun, aggregate, render_md, report, run_soak
+from harness.reporting.soak import SoakRun, aggregate, render_md, report, run_soak
 
 STEADY = "suites/kip320/test_a.py::test_steady"
 FLAKY = "suites/kip320/test_b.py::test_flaky"

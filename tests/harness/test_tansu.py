@@ -48,7 +48,7 @@ def test_a_one_broker_tansu_starts_answers_and_restarts() -> None:
         # One node, which says it is broker 111: that is its id here, so leaders and nodes agree.
         assert cluster.broker_ids == [TANSU_NODE_ID]
         create_topic(cluster, "kcts-tansu-one", 2)
-        state = cluster.partition_state("kcts-tansu-one", 1)
+        state = cluster.state.partition_state("kcts-tansu-one", 1)
         assert (state.leader, state.replicas) == (TANSU_NODE_ID, (TANSU_NODE_ID,))
         cluster.restart_node(TANSU_NODE_ID)
         assert cluster.node_state(TANSU_NODE_ID) is NodeState.RUNNING
@@ -71,11 +71,11 @@ def test_three_tansu_brokers_share_postgresql_and_each_says_it_is_broker_111() -
         cluster.kill_node(1)
         assert cluster.broker_address(TANSU_NODE_ID) == ("127.0.0.1", cluster.nodes[2].port)
         assert cluster.node_state(TANSU_NODE_ID) is NodeState.RUNNING
-        assert cluster.partition_state("kcts-tansu-three", 2).leader == TANSU_NODE_ID
+        assert cluster.state.partition_state("kcts-tansu-three", 2).leader == TANSU_NODE_ID
         cluster.start_node(1)
         cluster.kill_node(2)
         cluster.start_node(2)
-        assert cluster.running_brokers() == [1, 2, 3]
+        assert cluster.state.running_brokers() == [1, 2, 3]
         assert "kcts-tansu-three" in {t for t, _ in probe.metadata("127.0.0.1", cluster.nodes[2].port).partitions}
 
 

@@ -126,7 +126,7 @@ def test_tansu_in_containers_serves_records_and_obeys_kill_pause_and_isolation(c
         assert cluster.node_state(3) is NodeState.RUNNING and not answers(cluster.nodes[3].port)
         cluster.heal_node(3)  # returns once it answers again
         assert answers(cluster.nodes[3].port)
-        assert cluster.running_brokers() == [1, 2, 3]
+        assert cluster.state.running_brokers() == [1, 2, 3]
     assert docker_engine.leftovers(client, label) == []
     assert server.server.state is NodeState.STOPPED
 

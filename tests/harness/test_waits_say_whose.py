@@ -16,7 +16,7 @@ from harness.promises import catalogue
 
 REPO = Path(__file__).resolve().parents[2]
 WALKED = ("harness", "suites", "fixtures")
-INFRASTRUCTURE = ("harness/process/", "harness/docker/", "harness/cluster/", "harness/integrity/")
+INFRASTRUCTURE = ("harness/process/", "harness/containers/", "harness/cluster/", "harness/integrity/")
 
 
 def waits() -> Iterator[tuple[str, ast.Call]]:

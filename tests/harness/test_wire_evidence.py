@@ -20,7 +20,7 @@ from harness.protocol.client import Exchange, RawClient, current_recorder, set_r
 from harness.protocol.exceptions import ConnectionFailed
 from harness.protocol.records import WireRecord, encode_batch, encode_batches
 from harness.protocol.spec import load_specs
-from harness.reports.wire import MAX_ARRAY, WireRecorder
+from harness.reporting.wire import MAX_ARRAY, WireRecorder
 
 pytest_plugins = ["pytester"]
 
@@ -123,7 +123,7 @@ OFFLINE_CHECKS = '''
 import socket
 
 from harness.protocol.client import RawClient, current_recorder
-from harness.reports.wire import WireRecorder
+from harness.reporting.wire import WireRecorder
 
 
 def test_records_while_it_runs():

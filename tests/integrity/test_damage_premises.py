@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from harness.cluster.base import PartitionState
+from harness.cluster.state import PartitionState
 from harness.errors import NotSupported, TargetRefused
 from harness.integrity.model import Anomaly, AnomalyRow, Findings, TopicTotals
 from harness.scenarios.integrity import (

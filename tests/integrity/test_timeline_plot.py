@@ -18,7 +18,7 @@ from harness.integrity import anomaly_report, timeline_plot
 from harness.integrity.anomaly_checks import AnomalyFindings, Case, JepsenAnomaly, OpRef
 from harness.integrity.timeline_plot import ANOMALY_GID, NemesisEvent, draw, events_from_log, lane_labels, timeline
 from harness.process.events import EventLog
-from harness.reports.schema import problems
+from harness.reporting.schema import problems
 
 REPO = Path(__file__).resolve().parents[2]
 T0 = 5_000_000_000_000

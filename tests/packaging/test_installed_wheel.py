@@ -29,8 +29,9 @@ pytestmark = [pytest.mark.live, pytest.mark.heavy]
 SHIPPED = ("kcts_suite/conftest.py", "kcts_suite/pyproject.toml", "kcts_suite/fixtures/cluster.py",
            "kcts_suite/suites/smoke/test_smoke.py", "kcts_suite/docker/kafka/Dockerfile",
            "kcts_suite/docker/base/build.sh", "kcts_suite/docker/compose.yaml", "harness/clients/java/KctsJson.java",
-           "harness/clients/go/go.mod", "harness/kfake/main.go", "harness/promises.toml", "harness/client_gaps.toml",
-           "harness/replays.toml", "harness/profiles/tansu.toml", "harness/reports/results.schema.json")
+           "harness/clients/go/go.mod", "harness/cluster/kcts_kfake/main.go", "harness/promises.toml",
+           "harness/client_gaps.toml",
+           "harness/replays.toml", "harness/profiles/tansu.toml", "harness/reporting/results.schema.json")
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +97,7 @@ def test_the_wheel_and_sdist_hold_everything_a_run_needs(dist: Path) -> None:
     (sdist,) = dist.glob("kcts-*.tar.gz")
     inside = {n.split("/", 1)[1] for n in tarfile.open(sdist).getnames() if "/" in n}
     assert {"conftest.py", "setup.py", "docker/kafka/kcts-entrypoint", "suites/smoke/test_smoke.py",
-            "harness/kfake/main.go"} <= inside
+            "harness/cluster/kcts_kfake/main.go"} <= inside
 
 
 def test_version_from_an_empty_folder(venv: Path, empty: Path, user_cache: Path) -> None:

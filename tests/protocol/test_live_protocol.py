@@ -55,7 +55,7 @@ def _leader(raw_client: RawClientFactory, cluster: Any, topic: str, partition: i
     """A client to the partition's leader, once that broker serves it: Metadata can name the leader
     before the broker has taken the leadership (it answers NOT_LEADER_OR_FOLLOWER meanwhile, seen on
     the gate's loaded 2 cores), so wait for its ListOffsets to succeed."""
-    client = raw_client(cluster.leader(topic, partition))
+    client = raw_client(cluster.state.leader(topic, partition))
     _topic_md(client, topic)
     version = client.max_version("ListOffsets")
     answers: list[dict[str, Any]] = []
@@ -218,7 +218,7 @@ def test_metadata_v13_topic_ids_and_leader_epochs(
     for p in t["Partitions"]:
         assert p["ErrorCode"] == 0
         assert p["LeaderEpoch"] >= 0
-        assert p["LeaderId"] == cluster.leader(topic, p["PartitionIndex"])
+        assert p["LeaderId"] == cluster.state.leader(topic, p["PartitionIndex"])
         assert len(p["ReplicaNodes"]) == _rf(cluster) and set(p["IsrNodes"]) <= set(p["ReplicaNodes"])
     # The same topic asked for by ID only (v10+): name and partitions come back.
     by_id = client.send("Metadata", 13, {"Topics": [{"TopicId": t["TopicId"], "Name": None}]})

@@ -1,12 +1,12 @@
 """Per-check results of one run, as the matrix reads them: `results.json` (the checks and a summary)
-and, for each check that did not pass, its text evidence and its wire evidence (harness.reports.wire).
+and, for each check that did not pass, its text evidence and its wire evidence (harness.reporting.wire).
 
-`results.json` is a published format: `harness/reports/results.schema.json` describes it (and
-`python -m harness.reports.schema FILE...` validates files against it). A change to its shape
+`results.json` is a published format: `harness/reporting/results.schema.json` describes it (and
+`python -m harness.reporting.schema FILE...` validates files against it). A change to its shape
 bumps `SCHEMA_VERSION` and the schema with it (3 adds each check's history findings, `history`; 4 the
-defects: each FAIL's `defect` key, their count in `summary` and the `defects` list, harness.reports.defects).
+defects: each FAIL's `defect` key, their count in `summary` and the `defects` list, harness.reporting.defects).
 Besides the checks it carries the kcts version and commit that wrote it, and the target's fingerprint
-(harness.reports.fingerprint)."""
+(harness.reporting.fingerprint)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import pytest
 
 from harness import layout
 from harness.areas import AREAS, OTHER
-from harness.reports import defects, wire
+from harness.reporting import defects, wire
 from harness.verdicts import CELLS, JUDGED, classify
 
 if TYPE_CHECKING:  # the type only: every run's plugin imports this module
@@ -66,7 +66,7 @@ class CheckResult:
     promises: list[str] = field(default_factory=list)  # ids in harness/promises.toml
     apis: list[str] = field(default_factory=list)  # what the check's raw client exchanged: "Fetch v12"
     history: list[HistoryResult] = field(default_factory=list)  # the client histories it judged
-    defect: str | None = None  # a FAIL's defect key (harness.reports.defects); None for any other cell
+    defect: str | None = None  # a FAIL's defect key (harness.reporting.defects); None for any other cell
 
 
 @dataclass
@@ -142,7 +142,7 @@ def promises_of(item: pytest.Item) -> list[str]:
 
 def same_defect_as_of(item: pytest.Item) -> tuple[str, ...]:
     """The promise ids a check names with @pytest.mark.same_defect_as: a FAIL of one of them is the
-    cause of its own FAIL (harness.reports.defects)."""
+    cause of its own FAIL (harness.reporting.defects)."""
     return tuple(dict.fromkeys(i for m in item.iter_markers("same_defect_as") for i in m.args))
 
 

@@ -4,11 +4,11 @@ Each side is a run folder (or its `results.json`) or a matrix folder (`matrix.js
 matched by target name). For each pair it lists every check whose verdict changed with what its
 evidence says changed (the failure's first lines, and the error codes the target answered on the
 wire), the checks that are new and those that were removed, and what changed in the target's
-fingerprint. A check renamed since OLD (harness/reports/renamed.py) is paired with its new id. The
+fingerprint. A check renamed since OLD (harness/reporting/renamed.py) is paired with its new id. The
 exit code is 1 when a check that passed in OLD fails (FAIL or ERROR) in NEW, so a gate can stop on a
 regression; 0 otherwise; 2 on input it cannot read.
 
-Besides checks it compares defects (FAILs of one cause, harness.reports.defects) by their keys: the
+Besides checks it compares defects (FAILs of one cause, harness.reporting.defects) by their keys: the
 defects NEW has and OLD had not, and those OLD had and NEW has not. Both sides' recorded defects are
 compared where both files have them (schema 4); against a file from before, both sides are grouped
 again from what every results.json holds (each FAIL's reason), so that like is compared with like.
@@ -24,10 +24,10 @@ from typing import Any
 
 from harness.errors import KctsError
 from harness.protocol.errors import describe
-from harness.reports import defects
-from harness.reports.defects import Defect
-from harness.reports.fingerprint import short
-from harness.reports.renamed import current_id
+from harness.reporting import defects
+from harness.reporting.defects import Defect
+from harness.reporting.fingerprint import short
+from harness.reporting.renamed import current_id
 
 REGRESSED = ("fail", "error")
 

@@ -6,7 +6,7 @@ Each target's column shows its depth (how many checks reached a verdict, "judged
 its counts; a FAIL or ERROR cell links to the check's text evidence and its decoded wire exchanges; a
 check that judged client histories shows, per history, the count of each anomaly class it found,
 linked to the history's timeline. The FAILs of each column are also counted as defects (FAILs of one
-cause, harness.reports.defects): "2 defects (3 FAILs)" under its name, its FAIL cells marked with their
+cause, harness.reporting.defects): "2 defects (3 FAILs)" under its name, its FAIL cells marked with their
 defect's number, and a list of the defects with the documents their promises come from.
 """
 
@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.areas import AREAS, OTHER
-from harness.reports import coverage, defects
-from harness.reports.fingerprint import short as fingerprint_line
-from harness.reports.results import summarize
+from harness.reporting import coverage, defects
+from harness.reporting.fingerprint import short as fingerprint_line
+from harness.reporting.results import summarize
 from harness.verdicts import CELLS
 
 AREA_TITLES = {**{a.marker: a.title for a in AREAS}, OTHER.marker: OTHER.title}
@@ -317,7 +317,7 @@ def _defects_markdown(matrix: dict[str, Any], names: list[str]) -> list[str]:
     found = matrix.get("defects") or {}
     if not any(found.get(n) for n in names):
         return []
-    lines = ["", "## Defects", "", "FAILs of one cause are one defect (harness/reports/defects.py).", "",
+    lines = ["", "## Defects", "", "FAILs of one cause are one defect (harness/reporting/defects.py).", "",
              "| target | defect | cites | FAILs |", "|---|---|---|---|"]
     for name in names:
         for number, d in enumerate(found.get(name, []), 1):
@@ -512,7 +512,7 @@ def _defects_html(matrix: dict[str, Any], names: list[str]) -> list[str]:
     esc = html.escape
     out = ["<h2 id='defects'>Defects</h2><p>FAILs of one cause are one defect: the same wrong answer of one "
            "API, the same promise not kept, or a FAIL a check declares the consequence of another "
-           "(harness/reports/defects.py).</p>",
+           "(harness/reporting/defects.py).</p>",
            "<table id='defect-list'><tr><th>target</th><th>defect</th><th>cites</th><th>FAILs</th></tr>"]
     for name in names:
         for number, d in enumerate(found.get(name, []), 1):

@@ -1,7 +1,7 @@
 """Wire evidence: every raw-protocol exchange of a check, decoded, kept as `evidence/<check>.wire.json`.
 
 The pytest plugin records each check (`recording(item)`: RawClient's recorder hook, see
-harness.protocol.client) and `harness.reports.results` writes the record for a check that did not
+harness.protocol.client) and `harness.reporting.results` writes the record for a check that did not
 pass, beside its text evidence. The file is meant to be read: fields by their spec names, error
 codes named, UUIDs in Kafka's base64 form, bytes as hex, record blobs summarized batch by batch.
 What could be huge is cut, saying so: the middle exchanges of a chatty check, long arrays, long

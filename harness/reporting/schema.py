@@ -1,6 +1,6 @@
 """The published format of `results.json` (`results.schema.json` beside this file), and its check.
 
-    python -m harness.reports.schema reports/*/results.json   # exit 1 naming the first file that breaks it
+    python -m harness.reporting.schema reports/*/results.json   # exit 1 naming the first file that breaks it
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def check_file(path: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     paths = [Path(a) for a in (sys.argv[1:] if argv is None else argv)]
     if not paths:
-        print("usage: python -m harness.reports.schema results.json...", file=sys.stderr)
+        print("usage: python -m harness.reporting.schema results.json...", file=sys.stderr)
         return 2
     bad = 0
     for path in paths:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.cluster.target import TargetSpec, from_profile, parse, secret_env, to_run_args
 from harness.process.spawn import die_with_parent
-from harness.reports.matrix import Target, build, column_line, write_all
+from harness.reporting.matrix import Target, build, column_line, write_all
 
 LIVE = sys.stdout.isatty() and os.environ.get("CI", "").lower() not in ("1", "true", "yes")
 

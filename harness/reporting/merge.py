@@ -2,7 +2,7 @@
 
 A CI's job matrix runs one column per job, each maybe on its own machine, with `kcts matrix
 --targets X` or `kcts run`; the merge job downloads their report folders and joins them. The page is
-built by harness.reports.matrix (`build`, `write_all`), as the one-process matrix builds it, so a
+built by harness.reporting.matrix (`build`, `write_all`), as the one-process matrix builds it, so a
 merged matrix equals the one-process matrix of the same targets cell for cell.
 
 Each input is a matrix folder (its matrix.json and targets/<column>/ runs: every column of it), a run
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import KctsError
-from harness.reports.matrix import Target, build, client_row, column_line, write_all
-from harness.reports.matrix_run import slug
+from harness.reporting.matrix import Target, build, client_row, column_line, write_all
+from harness.reporting.matrix_run import slug
 
 # What a column's folder keeps of its run: what the page links to (evidence/), what `kcts diff` and
 # the next merge read (results.json), what `kcts matrix` estimates times from (progress.jsonl), and
@@ -64,7 +64,7 @@ class Column:
 
 @dataclass(frozen=True)
 class Soak:
-    """A soak column of an input matrix, rebuilt from its rows as harness.reports.soak wrote it."""
+    """A soak column of an input matrix, rebuilt from its rows as harness.reporting.soak wrote it."""
 
     title: str
     doc: dict[str, Any]
@@ -82,7 +82,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 def column_title(results: dict[str, Any]) -> str:
     """A run's column title as `kcts matrix` would give it: the target, and for a client-only run its
-    client (harness.reports.matrix_run.ClientAxis.columns)."""
+    client (harness.reporting.matrix_run.ClientAxis.columns)."""
     env = results.get("environment") or {}
     name = str(results.get("target") or env.get("target") or "target")
     stack = env.get("client_stack")

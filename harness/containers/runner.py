@@ -3,7 +3,7 @@
     kcts image --runner      ->  kcts-runner:<version> (and kcts-runner:latest)
     docker run --rm --network host -v "$PWD/reports:/reports" kcts-runner kcts run -m smoke
 
-It is built on the base image like the others (harness.docker.images), from `docker/runner/Dockerfile`
+It is built on the base image like the others (harness.containers.images), from `docker/runner/Dockerfile`
 and a context made here: the checkout's wheel, built from a copy of its files (tracked and untracked,
 git's ignored ones left out, so a stale build/ never ships); its dependencies as wheels, built once by
 pip on this machine (from PyPI, at the versions this kcts runs with) and kept under the user cache; the
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness import layout
-from harness.docker import images
+from harness.containers import images
 from harness.errors import SetupError
 from harness.kafka.dist import KafkaDistribution, cache_root
 

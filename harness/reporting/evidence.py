@@ -15,7 +15,7 @@ class Evidence:
     """Sources of evidence registered by fixtures, read only when a test fails."""
 
     environment: dict[str, str] = field(default_factory=dict)
-    fingerprint: dict[str, Any] | None = None  # harness.reports.fingerprint, taken once the target runs
+    fingerprint: dict[str, Any] | None = None  # harness.reporting.fingerprint, taken once the target runs
     log_sources: list[Callable[[], list[Path]]] = field(default_factory=list)
     _marks: dict[str, dict[Path, int]] = field(default_factory=dict)
 

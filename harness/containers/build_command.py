@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 from harness import docker_engine
-from harness.docker import images, runner
+from harness.containers import images, runner
 from harness.installed import version
 from harness.kafka.dist import DEFAULT_VERSION, check_java, normalize_version, resolve
 
