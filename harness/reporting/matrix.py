@@ -171,8 +171,23 @@ def client_summary(targets: Sequence[tuple[Target, dict[str, Any]]]) -> dict[str
                                 for p, c in cells.items()}
     promises = sorted({p for c in columns.values() for p in c})
     return {"columns": list(columns), "promises": [
-        {"id": p, "clients": {name: PROMISE_LABELS.get(columns[name][p], columns[name][p])
-                              if p in columns[name] else "-" for name in columns}} for p in promises]}
+        {"id": p, "text": texts[p], "clients": {name: PROMISE_LABELS.get(columns[name][p], columns[name][p])
+                                                if p in columns[name] else "-" for name in columns}}
+        for p in promises]}
+
+
+def client_areas(clients: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The promises of the client table by area (the first part of the id: kip320, kip1094, eos)."""
+    areas: dict[str, list[dict[str, Any]]] = {}
+    for p in clients["promises"]:
+        areas.setdefault(p["id"].split(".", 1)[0], []).append(p)
+    return areas
+
+
+def _short(promise_id: str) -> str:
+    """A promise's name in a column head: its id without the area and the party (`kip320.consumer.x`: x)."""
+    parts = promise_id.split(".")
+    return parts[-1] if len(parts) > 1 else promise_id
 
 
 def variant(nodeid: str) -> str | None:
@@ -338,10 +353,17 @@ def _clients_markdown(clients: dict[str, Any] | None) -> list[str]:
         return []
     names = clients["columns"]
     lines = ["", "## What each client keeps", "",
-             "Each client column's promises: BROKEN, ERROR or known gap when a check of it gave that, else kept "
-             "when one passed, else why none could judge it.", "",
-             "| promise | " + " | ".join(n.replace("|", "\\|") for n in names) + " |", "|---|" + "---|" * len(names)]
-    lines += [f"| `{p['id']}` | " + " | ".join(p["clients"][n] for n in names) + " |" for p in clients["promises"]]
+             "A row per client column, a column per promise its checks judge, a table per area: BROKEN, ERROR or "
+             "known gap when a check of the promise gave that, else kept when one passed, else why none could "
+             "judge it (\"-\": no check of it runs that client). Each head is the promise's id without its area "
+             "and party; the list under each table gives the whole id and its text."]
+    for area, promises in client_areas(clients).items():
+        lines += ["", f"### {area}", "",
+                  "| client | " + " | ".join(f"`{_short(p['id'])}`" for p in promises) + " |",
+                  "|---|" + "---|" * len(promises)]
+        lines += [f"| {n.replace('|', chr(92) + '|')} | " + " | ".join(p["clients"][n] for p in promises) + " |"
+                  for n in names]
+        lines += [""] + [f"- `{p['id']}`: {p.get('text', '')}" for p in promises]
     return lines
 
 
@@ -354,6 +376,11 @@ th{background:#f0f0f0;position:sticky;top:0;z-index:1}
 #summary th,#summary td.name,#summary td.judged{white-space:nowrap}
 #matrix col.promise{width:34%}
 tr.area td{background:#e8e8f4;font-weight:bold}
+div.wide{overflow-x:auto}
+#clients{width:auto}
+#clients th.promise{vertical-align:bottom;white-space:nowrap;padding:6px 2px}
+#clients th.promise span{writing-mode:vertical-rl;transform:rotate(180deg)}
+#clients th{white-space:nowrap}
 td.cell{text-align:center}
 td.pass{background:#d7f5d7} td.fail{background:#f7c4c4;font-weight:bold}
 td.error{background:#f9dcc0;font-weight:bold}
@@ -533,14 +560,18 @@ def _clients_html(clients: dict[str, Any] | None) -> list[str]:
         return []
     esc = html.escape
     css = {v: k for k, v in PROMISE_LABELS.items()}
-    out = ["<h2>What each client keeps</h2><p>Each client column's promises: BROKEN, ERROR or known gap when "
-           "a check of it gave that, else kept when one passed, else why none could judge it.</p>"
-           "<table id='clients'><tr><th>promise</th>"
-           + "".join(f"<th>{esc(n)}</th>" for n in clients["columns"]) + "</tr>"]
-    for p in clients["promises"]:
-        out.append(f"<tr data-promise='{esc(p['id'])}'><td>{esc(p['id'])}</td>" + "".join(
-            f"<td class='cell {css.get(v, 'absent')}'>{esc(v)}</td>" for v in p["clients"].values()) + "</tr>")
-    out.append("</table>")
+    promises = [p for ps in client_areas(clients).values() for p in ps]
+    out = ["<h2>What each client keeps</h2><p>A row per client column, a column per promise its checks judge: "
+           "BROKEN, ERROR or known gap when a check of it gave that, else kept when one passed, else why none "
+           "could judge it. A column head's title is the promise's text.</p>"
+           "<div class='wide'><table id='clients'><tr><th>client</th>"
+           + "".join(f"<th class='promise' data-promise='{esc(p['id'])}' title='{esc(p.get('text', ''))}'>"
+                     f"<span>{esc(p['id'])}</span></th>" for p in promises) + "</tr>"]
+    for name in clients["columns"]:
+        out.append(f"<tr data-client='{esc(name)}'><th>{esc(name)}</th>" + "".join(
+            f"<td class='cell {css.get(v, 'absent')}'>{esc(v)}</td>"
+            for v in (p["clients"][name] for p in promises)) + "</tr>")
+    out.append("</table></div>")
     return out
 
 

@@ -241,12 +241,19 @@ def test_client_columns_share_one_row_per_check_and_the_summary_takes_each_promi
     kept = {p["id"]: p["clients"] for p in m["clients"]["promises"]}
     assert kept == {"p.raises": {"new": "kept", "old": "not supported", "go": "known gap"},
                     "p.resets": {"new": "kept", "old": "BROKEN", "go": "kept"}}
+    assert [p["text"] for p in m["clients"]["promises"]] == ["text of p.raises", "text of p.resets"]
     # A check that could not run does not unkeep what another check of the promise saw kept.
     partly = client_column("java", {"test_reset[STACK-earliest]|p.resets": "pass",
                                     "test_next[STACK]|p.resets": "not-supported"})
     assert build([(Target("j", "t/j"), partly)])["clients"]["promises"][0]["clients"] == {"j": "kept"}
-    assert "## What each client keeps" in to_markdown(m)
-    assert "<table id='clients'>" in to_html(m)
+    # Clients as rows, promises as columns: a row reads as what one client keeps.
+    md = to_markdown(m)
+    assert "## What each client keeps" in md and "| client | `raises` | `resets` |" in md
+    assert "| old | not supported | BROKEN |" in md and "- `p.resets`: text of p.resets" in md
+    page = to_html(m)
+    assert "<table id='clients'>" in page and "<tr data-client='go'><th>go</th>" in page
+    assert page.index("data-promise='p.raises'") < page.index("data-promise='p.resets'") < page.index(
+        "data-client='new'")
 
 
 def test_a_run_that_judges_every_stack_keeps_its_rows_apart() -> None:
