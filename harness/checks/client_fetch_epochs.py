@@ -16,6 +16,7 @@ from harness.checks.client_reactions import (
     METADATA_WITH_EPOCH,
     metadata_answers,
     reported,
+    require_answers_readable,
     require_fetch_fencing,
     require_not_lacking,
 )
@@ -94,6 +95,7 @@ def assert_fetch_epochs_follow_metadata(run: FetchEpochRun, grace: float = GRACE
     partition carries an epoch the consumer had been told when it sent it (`known_epochs`: its newest
     Metadata's, or the highest it knew; KIP-951's leader hint in a Fetch answer counts as being told),
     never -1 and never one it was not told; the consumer fetched after learning the new epoch."""
+    require_answers_readable(run.client, run.errors)
     client = run.client
     seen = f"its exchanges through the proxy: {[f'{s.api} v{s.version}' for s in run.exchanges[:12]]}; " \
            f"it reported {reported(run.errors)}"
@@ -145,6 +147,7 @@ def assert_reset_ahead_of_metadata_read_from_the_reset(run: ResetAheadRun, grace
     reporting nothing (no data lost, no second reset). Premises, the target's part: ListOffsets
     returned an epoch with the offset, and its own Metadata answers after the hold carry epochs (else
     "target refused the premise", those answers the evidence)."""
+    require_answers_readable(run.client, run.errors)
     client, reset = run.client, run.reset
     seen = (f"its exchanges through the proxy: {[f'{s.api} v{s.version}: {s.outcome}' for s in run.exchanges[:20]]}; "
             f"it reported {reported(run.errors)}; {run.incomplete or ''}")

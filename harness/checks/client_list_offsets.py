@@ -18,7 +18,13 @@ counts; in the scene every Metadata answer before the reset carries the same hel
 from __future__ import annotations
 
 from harness.checks.client_fetch_epochs import GRACE_S, known_epochs
-from harness.checks.client_reactions import LIST_OFFSETS_WITH_EPOCH, METADATA_WITH_EPOCH, metadata_answers, reported
+from harness.checks.client_reactions import (
+    LIST_OFFSETS_WITH_EPOCH,
+    METADATA_WITH_EPOCH,
+    metadata_answers,
+    reported,
+    require_answers_readable,
+)
 from harness.errors import ClientLacks, SceneUnmet, TargetRefused
 from harness.histories.client_reactions import METADATA, ListOffsetsAnswer, ResetAheadRun
 
@@ -38,6 +44,7 @@ def assert_list_offsets_fenced_with_the_told_epoch(run: ResetAheadRun, grace: fl
     made that epoch differ from the partition's (else the harness's scene did not happen). -1 in every
     entry from a release older than its stack's first KIP-320 consumer (harness.clients.kip320_releases)
     is "not supported by this client"; from that release on it fails."""
+    require_answers_readable(run.client, run.errors)
     client = run.client
     seen = (f"its exchanges through the proxy: {[f'{s.api} v{s.version}: {s.outcome}' for s in run.exchanges[:20]]}; "
             f"it reported {reported(run.errors)}; {run.incomplete or ''}")

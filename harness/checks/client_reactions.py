@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from harness.errors import ClientLacks, SceneUnmet, TargetRefused
@@ -126,6 +127,26 @@ def require_not_lacking(client: str, errors: Sequence[ClientEvent]) -> None:
         raise ClientLacks(client, f"the API behind `{lacking[0].get('command')}`", str(lacking[0].get("message")))
 
 
+# A client's own words for an answer it could not read because the answer carries what its version
+# does not define: kafka-clients' generated readers raise this for a tagged field of another version
+# (Tansu 0.6.0 puts Fetch's NodeEndpoints, tag 0 from v16, into its v12 answers).
+_UNREADABLE_ANSWER = re.compile(r"Tag \d+ is not valid for version \d+")
+
+
+def require_answers_readable(client: str, errors: Sequence[ClientEvent]) -> None:
+    """A client check judges what a client did with the target's answers, so it presumes answers the
+    client can read. A client that reported an answer whose version does not define what it carries
+    (`_UNREADABLE_ANSWER`) stopped on the target's answer, not by its own choice: "target refused the
+    premise", the client's words the evidence, never the client's FAIL."""
+    for e in errors:
+        message = str(e.get("message") or "")
+        if _UNREADABLE_ANSWER.search(message):
+            raise TargetRefused(
+                f"{client} could not read the target's answer: {message} ({e.get('exception') or 'its error'}); "
+                "the answer carries a field its version does not define, so what the client did after it "
+                "judges nothing of the client")
+
+
 def _exchanges(sent: Sequence[ProxiedRequest], n: int = 12) -> str:
     if not sent:
         return "none: it never reached the proxy"
@@ -145,6 +166,7 @@ def require_ruled(run: RuledRun, api: str, acted: int, lowest: int = 0, field: s
     closes the connection on its ApiVersions); one that sent only older versions never sends `field`
     ("not supported by this client"); one answered at those versions whose answers the rule did not
     act on is the harness's scene not happening (an ERROR)."""
+    require_answers_readable(_named(run), run.errors)
     if acted >= 1:
         return
     client, sent = run.client, run.exchanges
@@ -302,6 +324,7 @@ def assert_first_fetch_uses_the_reset_epoch(run: ResetFetch) -> None:
     the one it returned (never -1, which turns fencing off). Premise: the target returned an epoch with
     the offset (else "target refused the premise"; a ListOffsets version without the field is "not
     supported by this client")."""
+    require_answers_readable(run.client, run.errors)
     client, reset = run.client, run.reset
     found = [a for a in run.list_offsets if a.error == "NONE" and a.resets_to(reset)]
     if not found:

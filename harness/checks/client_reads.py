@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from harness.checks.client_reactions import require_answers_readable
 from harness.histories.client_reads import GroupResume, IsolationRead
 from harness.protocol.records import RecordBatch, committed_data, describe_log
 
@@ -45,6 +46,7 @@ def handed_wrongly(read: IsolationRead, expected: Sequence[int]) -> bool:
 
 def assert_hands(read: IsolationRead, expected: Sequence[int], batches: Sequence[RecordBatch]) -> None:
     """The consumer handed exactly `expected`, each once, in offset order."""
+    require_answers_readable(read.client, read.errors)
     handed = list(read.read)
     if handed == list(expected):
         return
@@ -73,6 +75,7 @@ def assert_read_committed_hands_committed_records_only(read: IsolationRead, batc
 def assert_resumes_from_the_committed_offset(resume: GroupResume) -> None:
     """The member's first record is the one at the group's committed offset, and it reads on from there
     to the log end, each record once."""
+    require_answers_readable(resume.client, resume.errors)
     expected = list(range(resume.committed, resume.end))
     handed = list(resume.read)
     assert handed, (

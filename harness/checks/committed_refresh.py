@@ -25,6 +25,7 @@ from harness.checks.client_reactions import (
     judged_errors,
     metadata_answers,
     reported,
+    require_answers_readable,
     require_committed_offsets_fetched,
     require_fetch_fencing,
     require_not_lacking,
@@ -61,6 +62,7 @@ def assert_committed_epoch_forces_a_refresh(run: CommittedRefreshRun) -> None:
     OffsetFetch was answered a retriable coordinator error; a client asking OffsetFetch below v5,
     which has no epoch, is "not supported by this client"), and the proxy's stale Metadata was what
     the consumer knew when it read the commit (else the harness's scene did not happen)."""
+    require_answers_readable(run.client, run.errors)
     client, committed = run.client, run.committed
     seen = (f"its exchanges: {[f'{s.api} v{s.version}' for s in run.exchanges[:24]]}; it reported "
             f"{reported(run.errors)}; {run.incomplete or ''}")

@@ -18,6 +18,9 @@ pytestmark = pytest.mark.kip1094
 @pytest.mark.client_axis
 @pytest.mark.parametrize("client", STACKS)
 @pytest.mark.promise("kip1094.group-resumes-from-committed-offset")
+# Offset 10 is inside the batch of 20: a target whose Fetch from inside a batch serves no batch (Tansu
+# 0.6.0) hands the member nothing, one defect with the mid-batch Fetch check's FAIL.
+@pytest.mark.same_defect_as("fetch.mid-batch-offset-serves-its-batch")
 def test_a_group_member_resumes_at_the_committed_offset(
     client: str, cluster: Cluster, topic_factory: TopicFactory, run_names: RunNames
 ) -> None:

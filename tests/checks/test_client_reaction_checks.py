@@ -137,6 +137,18 @@ def test_a_client_that_reports_the_error_fails(recording: Recording, name: str) 
 
 
 @pytest.mark.parametrize("name", RUNS)
+def test_a_client_that_could_not_read_the_target_s_answer_is_a_refused_premise(recording: Recording, name: str) -> None:
+    """Tansu 0.6.0 answers Fetch v12 with NodeEndpoints (tag 0, defined from v16): kafka-clients stops on
+    it. The client's words are the evidence; the client is not judged."""
+    run = recording(name)
+    run["errors"] = [{"event": "error", "detail": {"consumer": "java", "exception": "java.lang.RuntimeException",
+                                                   "message": "Tag 0 is not valid for version 12"}}]
+    run["reads"] = []
+    with pytest.raises(TargetRefused, match=r"could not read the target's answer: Tag 0 is not valid for version 12"):
+        assert_read_on_through_epoch_errors(typed(EpochErrorRun, run))
+
+
+@pytest.mark.parametrize("name", RUNS)
 def test_a_client_that_reset_and_read_again_fails(recording: Recording, name: str) -> None:
     """A reset to the log start after the error: the first records come twice."""
     run = recording(name)
