@@ -313,3 +313,16 @@ def test_only_the_cluster_package_knows_which_backend_it_holds() -> None:
                 found.append(f"{path.relative_to(REPO)}:{node.lineno}: the default version written again "
                              "(use harness.kafka.dist.DEFAULT_VERSION)")
     assert not found, "backend knowledge outside harness/cluster/:\n  " + "\n  ".join(found)
+
+
+def test_no_two_classes_of_the_harness_share_a_name() -> None:
+    """A class name means one thing (docs/architecture.md, "One word per concept"): a word read in a
+    history, a check or a report names one class, the client drivers' programs included."""
+    where: dict[str, list[str]] = {}
+    for path in sorted((REPO / "harness").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(f"{path.relative_to(REPO)}:{node.lineno}")
+    twice = {name: places for name, places in where.items() if len(places) > 1}
+    assert not twice, "class names defined more than once:\n  " + "\n  ".join(
+        f"{name}: {', '.join(places)}" for name, places in sorted(twice.items()))

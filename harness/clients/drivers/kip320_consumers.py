@@ -105,7 +105,7 @@ def epoch_of(message: Any) -> int | None:
     return message.leader_epoch() if hasattr(message, "leader_epoch") else None
 
 
-class Consumers:
+class ConfluentConsumers:
     def __init__(self, bootstrap: str, topic: str, partition: int, config: dict[str, Any]) -> None:
         self.bootstrap, self.topic, self.partition, self.config = bootstrap, topic, partition, config
         self.polling: dict[str, Consumer] = {}
@@ -220,7 +220,8 @@ class Consumers:
 
 def main(argv: list[str]) -> int:
     _marker, bootstrap, topic, partition = argv[:4]
-    consumers = Consumers(bootstrap, topic, int(partition), json.loads(os.environ.get("KCTS_CLIENT_CONFIG", "{}")))
+    config = json.loads(os.environ.get("KCTS_CLIENT_CONFIG", "{}"))
+    consumers = ConfluentConsumers(bootstrap, topic, int(partition), config)
     commands: queue.Queue[str] = queue.Queue()
 
     def read() -> None:

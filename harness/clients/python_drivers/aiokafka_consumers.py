@@ -44,7 +44,7 @@ from harness.clients.python_drivers.lines import client_logs, emit, failed, qual
 POLL_MS = 50
 
 
-class Lacks(Exception):
+class AiokafkaLacks(Exception):
     """The client has no API for a command: answered command_failed with "lacks"."""
 
 
@@ -54,7 +54,7 @@ def code_of(exc: BaseException) -> str:
     return message if isinstance(message, str) else type(exc).__name__
 
 
-class Consumers:
+class AiokafkaConsumers:
     def __init__(self, bootstrap: str, topic: str, partition: int) -> None:
         self.bootstrap, self.tp = bootstrap, TopicPartition(topic, partition)
         self.polling: dict[str, AIOKafkaConsumer] = {}
@@ -88,10 +88,11 @@ class Consumers:
                 unstarted.seek(self.tp, OffsetAndMetadata(int(cmd[3]), ""))  # type: ignore[arg-type]
             except (TypeError, ValueError) as exc:
                 await unstarted.stop()  # never started: nothing to close but its closed flag
-                raise Lacks(f"aiokafka {aiokafka.__version__} AIOKafkaConsumer.seek(partition, offset) takes an int "
-                            f"offset, and no structure of aiokafka carries a leader epoch (aiokafka/consumer/"
-                            f"consumer.py seek, aiokafka/structs.py OffsetAndMetadata(offset, metadata)): seek "
-                            f"with OffsetAndMetadata({cmd[3]}, '') raised {type(exc).__name__}: {exc}") from exc
+                raise AiokafkaLacks(f"aiokafka {aiokafka.__version__} "
+                                    f"AIOKafkaConsumer.seek(partition, offset) takes an int "
+                                    f"offset, and no structure of aiokafka carries a leader epoch (aiokafka/consumer/"
+                                    f"consumer.py seek, aiokafka/structs.py OffsetAndMetadata(offset, metadata)): seek "
+                                    f"with OffsetAndMetadata({cmd[3]}, '') raised {type(exc).__name__}: {exc}") from exc
             raise RuntimeError(f"aiokafka {aiokafka.__version__} seek() took OffsetAndMetadata({cmd[3]}, ''): "
                                f"the driver has no epoch to give it and refuses to guess")
         elif op == "subscribe":
@@ -176,7 +177,7 @@ async def serve(bootstrap: str, topic: str, partition: int) -> int:
         loop.call_soon_threadsafe(lines.put_nowait, "exit")
 
     threading.Thread(target=read, name="commands", daemon=True).start()
-    consumers = Consumers(bootstrap, topic, partition)
+    consumers = AiokafkaConsumers(bootstrap, topic, partition)
 
     async def handle(line: str) -> bool:
         """Run one command line; True when it was exit."""
@@ -188,7 +189,7 @@ async def serve(bootstrap: str, topic: str, partition: int) -> int:
             try:
                 await consumers.run(line)
                 emit({"event": "done", "command": line})
-            except Lacks as exc:
+            except AiokafkaLacks as exc:
                 failed(line, exc, lacks=True)
             except Exception as exc:  # noqa: BLE001 - every failure is an answer to the command
                 failed(line, exc)

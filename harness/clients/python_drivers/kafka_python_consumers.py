@@ -55,7 +55,7 @@ RETRY_BACKOFF_S = 0.1  # retry_backoff_ms's default
 POLL_MS = 50
 
 
-class Lacks(Exception):
+class KafkaPythonLacks(Exception):
     """The client has no API for a command: answered command_failed with "lacks"."""
 
 
@@ -95,7 +95,7 @@ class Assignments(ConsumerRebalanceListener):
               "partitions": sorted(f"{tp.topic}-{tp.partition}" for tp in assigned)})
 
 
-class Consumers:
+class KafkaPythonConsumers:
     def __init__(self, bootstrap: str, topic: str, partition: int) -> None:
         self.bootstrap, self.tp = bootstrap.split(","), TopicPartition(topic, partition)
         self.polling: dict[str, KafkaConsumer] = {}
@@ -125,9 +125,11 @@ class Consumers:
                 c.seek(self.tp, OffsetAndMetadata(int(cmd[3]), "", int(cmd[4])))  # type: ignore[arg-type]
             except (TypeError, ValueError) as exc:
                 c.close(autocommit=False)
-                raise Lacks(f"kafka-python {kafka.__version__} KafkaConsumer.seek(partition, offset) takes an int "
-                            f"offset and no leader epoch (kafka/consumer/group.py, seek): seek with "
-                            f"OffsetAndMetadata({cmd[3]}, '', {cmd[4]}) raised {type(exc).__name__}: {exc}") from exc
+                raise KafkaPythonLacks(f"kafka-python {kafka.__version__} "
+                                       f"KafkaConsumer.seek(partition, offset) takes an int "
+                                       f"offset and no leader epoch (kafka/consumer/group.py, seek): seek with "
+                                       f"OffsetAndMetadata({cmd[3]}, '', {cmd[4]}) raised "
+                                       f"{type(exc).__name__}: {exc}") from exc
             self.polling[name] = c
         elif op == "subscribe":
             c = self.consumer(name, cmd[2], cmd[3], *cmd[4:5])
@@ -217,7 +219,7 @@ def describe(exc: BaseException) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     _marker, bootstrap, topic, partition = argv[:4]
     client_logs("kafka.consumer.fetcher")
-    consumers = Consumers(bootstrap, topic, int(partition))
+    consumers = KafkaPythonConsumers(bootstrap, topic, int(partition))
     lines = commands()
     emit({"event": "ready", "client": f"kafka-python {kafka.__version__}"})
     while True:
@@ -232,7 +234,7 @@ def main(argv: list[str]) -> int:
             try:
                 consumers.run(line)
                 emit({"event": "done", "command": line})
-            except Lacks as exc:
+            except KafkaPythonLacks as exc:
                 failed(line, exc, lacks=True)
             except Exception as exc:  # noqa: BLE001 - every failure is an answer to the command
                 failed(line, exc)
