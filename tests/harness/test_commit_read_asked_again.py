@@ -69,7 +69,7 @@ def test_the_driver_raises_a_coordinator_error_that_persists(monkeypatch: pytest
 
 def test_the_commit_command_reports_the_errors_it_replaced(monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    consumers = driver.Consumers("b:9092", "t", 0, {})
+    consumers = driver.ConfluentConsumers("b:9092", "t", 0, {})
     consumers.polling["c"] = Scripted([0, NOT_COORDINATOR, 0])  # type: ignore[assignment]
     consumers.run(["commit", "c"])
     event: dict[str, Any] = json.loads(capsys.readouterr().out.splitlines()[-1])

@@ -43,7 +43,7 @@ class ScriptedConsumer:
 def lookup(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
            steps: list[tuple[str, int]]) -> tuple[ScriptedConsumer, dict[str, Any]]:
     consumer = ScriptedConsumer(steps)
-    consumers = driver.Consumers("b:1", "t", 0, {})
+    consumers = driver.ConfluentConsumers("b:1", "t", 0, {})
     monkeypatch.setattr(consumers, "consumer", lambda *a, **k: consumer)
     monkeypatch.setattr(driver, "RETRY_BACKOFF_S", 0.0)
     consumers.offset_for_time("lookup", 1000)
@@ -70,7 +70,7 @@ def test_a_persisting_error_is_the_answer_with_those_it_replaced(monkeypatch: py
     monkeypatch.setattr(driver, "RETRY_S", 0.05)
     monkeypatch.setattr(driver, "RETRY_BACKOFF_S", 0.01)
     consumer = ScriptedConsumer([("raise", NOT_LEADER)])
-    consumers = driver.Consumers("b:1", "t", 0, {})
+    consumers = driver.ConfluentConsumers("b:1", "t", 0, {})
     monkeypatch.setattr(consumers, "consumer", lambda *a, **k: consumer)
     with pytest.raises(KafkaException, match="still after asking again") as raised:
         consumers.offset_for_time("lookup", 1000)
