@@ -55,9 +55,10 @@ from harness.histories.version_needs import VALIDATION_APIS, Offered
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
 from harness.process.events import Message
 from harness.scenarios.advertised import leader_offers
-from harness.waiting import Owed, wait_until
+from harness.waiting import Owed, asked_again, wait_until
 
 REPLICATED, DIVERGENT, REWRITTEN = 20, 30, 60
+COMMIT_RETRY_S = 30.0  # how long a failed group commit before the election is asked again
 AFTER_ERROR_S = 3.0  # how long a consumer that reported an error is watched for reading on
 __all__ = ["NO_RESET", "RESETS", "STACKS", "gap_version", "stop_driver"]  # the suites' names for them
 T = TypeVar("T")
@@ -180,9 +181,15 @@ def unclean_election_watched(
                     if f"{stack}/{reset}" not in refused:
                         command(d, f"pause {stack}/{reset}")
             for stack, d in drivers.items():
-                event = d.ask(f"commit {stack}/group", "committed")
+                # The commit is made while the unclean recipe has brokers down, so its coordinator may be
+                # moving: a failed commit is asked again, as an application would, within COMMIT_RETRY_S
+                # (a client that gives up after a few quick tries, @platformatic/kafka's four, then still
+                # commits); one that fails throughout is the last failure, the earlier ones named in it.
+                event, replaced = asked_again(lambda d=d, stack=stack: d.ask(f"commit {stack}/group", "committed"),
+                                              lambda e: e["event"] == "command_failed" and not e.get("lacks"),
+                                              COMMIT_RETRY_S, backoff=0.5)
                 committed[stack] = (GroupCommit(event["offset"], event["epoch"]) if event["event"] == "committed"
-                                    else CommitFailed(str(event.get("message"))))
+                                    else CommitFailed(str(event.get("message")) + _after_failures(replaced)))
                 # The member leaves before the restarted one joins: closed only once the group has it.
                 d.send_line(f"close {stack}/group")
                 d.wait_for(lambda e, n=f"{stack}/group": e.get("event") == "closed" and e["consumer"] == n,
@@ -308,3 +315,11 @@ def _as(kind: type[T], event: Message) -> T:
     `kind` does not keep (the event's name, the consumer's) are left behind."""
     known = {f.name for f in dataclasses.fields(kind)}  # type: ignore[arg-type]
     return json_codec.decode(kind, {k: v for k, v in event.items() if k in known})
+
+
+def _after_failures(replaced: tuple[dict[str, object], ...]) -> str:
+    """The earlier failed tries of a commit, for the message of the one that persisted."""
+    if not replaced:
+        return ""
+    return f" (and {len(replaced)} earlier tries failed, the first: {replaced[0].get('message')})"
+
