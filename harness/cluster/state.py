@@ -2,7 +2,8 @@
 over the wire through the few members of the Cluster interface that say which brokers run and where
 to ask them (`Observed`). Every backend gets these as `cluster.state`; none implements them.
 
-Each read asks the brokers, never a cache: each call reflects the cluster as it is now.
+Each read of partitions and offsets asks the brokers, never a cache: each call reflects the cluster as it
+is now. Whether the brokers serve CreateTopics is asked once per cluster (`no_create_topics`).
 """
 
 from __future__ import annotations
