@@ -32,7 +32,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from harness import confluent
+from harness import attach, confluent
 from harness.clients import raw as rr
 from harness.clients import stacks
 from harness.clients.driver import ClientDriver, stop_driver, stopped_on_exit
@@ -188,6 +188,8 @@ def unclean_election_watched(
                 event, replaced = asked_again(lambda d=d, stack=stack: d.ask(f"commit {stack}/group", "committed"),
                                               lambda e: e["event"] == "command_failed" and not e.get("lacks"),
                                               COMMIT_RETRY_S, backoff=0.5)
+                if replaced:  # the failures a later try replaced are evidence too, as committed()'s are
+                    attach.text(f"{stack}/group commit asked again", "\n".join(str(e.get("message")) for e in replaced))
                 committed[stack] = (GroupCommit(event["offset"], event["epoch"]) if event["event"] == "committed"
                                     else CommitFailed(str(event.get("message")) + _after_failures(replaced)))
                 # The member leaves before the restarted one joins: closed only once the group has it.
