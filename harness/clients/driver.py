@@ -21,6 +21,11 @@ from harness.process.events import as_event
 from harness.process.worker import WorkerProcess
 from harness.waiting import Owed, wait_until
 
+# How long a consumer driver is given to hand a record already written: a group join, a coordinator
+# lookup and a Fetch after a leader moved, on a machine as loaded as a CI runner (30 s was too short
+# for a librdkafka group member after an unclean election there).
+READ_THROUGH_S = 60
+
 
 class ClientDriver:
     """One driver process; every event is kept in `events`.

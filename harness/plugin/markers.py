@@ -19,6 +19,8 @@ MARKERS = {
                    "--java-clients, --go-client); other librdkafka checks run on the pinned confluent-kafka",
     "client_stack": "client_stack(name): the client stack a check judges, for checks without a client parameter",
     "heavy": "a long scene the gate leaves out (its area's own tox env runs it: tox -e partition, tox -e integrity)",
+    "spark": "a harness test that runs Spark jobs (set on every test that uses the `spark` fixture); the gate leaves "
+             "them to tox -e integrity",
 }
 
 

@@ -44,6 +44,7 @@ from harness.protocol import errors
 from harness.protocol.client import RawClient
 from harness.protocol.records import RecordBatch
 from harness.protocol.sentinels import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, NO_EPOCH
+from harness.scenarios.steady import while_steady
 
 RECORDS = 5
 DELETED_INTO_SECOND_EPOCH = 2  # the new log start: this many records into e1's
@@ -213,9 +214,11 @@ def gapped_epochs(cluster: Cluster, topic: str, group: str) -> GappedEpochs:
         epochs.append(move_leader(cluster, mover, admin, topic).leader_epoch)
         epochs.append(move_leader(cluster, mover, admin, topic).leader_epoch)
         _write(cluster, producer, topic, "e3", [base + 20 + i for i in range(RECORDS)])
-        gap = probe_end_offsets(raw, topic, tid, "after a move without a write")
-        list_offsets = probe_list_offsets(raw, topic, tid)
-        metadata = probe_metadata(raw, topic)
+        gap = while_steady(cluster, topic, lambda: probe_end_offsets(raw, topic, tid, "after a move without a write"),
+                           "OffsetsForLeaderEpoch about every epoch")
+        list_offsets = while_steady(cluster, topic, lambda: probe_list_offsets(raw, topic, tid),
+                                    "ListOffsets at every version")
+        metadata = while_steady(cluster, topic, lambda: probe_metadata(raw, topic), "Metadata at every version")
         # A target that refuses the scene's commits leaves only the checks of commits without a verdict.
         try:
             commits: list[CommitRound] | None = probe_commits(raw, topic, tid, group)
@@ -235,6 +238,8 @@ def gapped_epochs(cluster: Cluster, topic: str, group: str) -> GappedEpochs:
         except (KafkaException, TimeoutError) as exc:
             return GappedEpochs(topic, epochs, gap, None, list_offsets, metadata, commits, cut,
                                 f"DeleteRecords to offset {cut}: {exc}", commits_refused)
-        head_deleted = probe_end_offsets(raw, topic, tid, f"records before offset {cut} deleted")
+        head_deleted = while_steady(cluster, topic,
+                                    lambda: probe_end_offsets(raw, topic, tid, f"records before offset {cut} deleted"),
+                                    "OffsetsForLeaderEpoch after the head was deleted")
         return GappedEpochs(topic, epochs, gap, head_deleted, list_offsets, metadata, commits, cut,
                             commits_refused=commits_refused)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from harness import confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
-from harness.clients.driver import stopped_on_exit
+from harness.clients.driver import READ_THROUGH_S, stopped_on_exit
 from harness.clients.produce_read import produce
 from harness.clients.stacks import client_version, consumers_driver
 from harness.cluster.base import Cluster
@@ -22,7 +22,6 @@ from harness.histories.client_reads import GroupResume
 from harness.histories.observations import ClientEvent
 from harness.protocol import errors
 from harness.protocol.types import ZERO_UUID
-from harness.scenarios.kip1094 import READ_THROUGH_S
 from harness.waiting import WaitTimeout
 
 RECORDS = 20

@@ -20,7 +20,7 @@ from harness import confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients import txn_refusal
-from harness.clients.driver import stopped_on_exit
+from harness.clients.driver import READ_THROUGH_S, stopped_on_exit
 from harness.clients.jvm import JavaClient
 from harness.clients.produce_read import produce
 from harness.clients.stacks import JAVA, client_version, consumers_driver
@@ -31,7 +31,7 @@ from harness.histories.observations import ClientEvent
 from harness.kafka.dist import resolve
 from harness.protocol.exceptions import CorruptRecordError
 from harness.protocol.records import describe_log
-from harness.scenarios.kip1094 import READ_THROUGH_S, Log, NotReadThrough, read_log
+from harness.scenarios.kip1094 import Log, NotReadThrough, read_log
 from harness.waiting import Owed, WaitTimeout, wait_until
 
 OUTCOMES = ("COMMIT", "ABORT", "COMMIT", "ABORT", "COMMIT")

@@ -26,7 +26,7 @@ from harness import attach, confluent
 from harness.clients import raw as rr
 from harness.clients import transactions as tx
 from harness.clients import txn_refusal
-from harness.clients.driver import ClientDriver, stopped_on_exit
+from harness.clients.driver import READ_THROUGH_S, ClientDriver, stopped_on_exit
 from harness.clients.jvm import JavaClient
 from harness.clients.produce_read import produce
 from harness.clients.stacks import client_version, consumers_driver
@@ -261,7 +261,6 @@ def last_epoch_commits(cluster: Cluster, log: Log, group: str, client: str) -> L
 
 
 # How long a consumer driver is given to read through a record of a log already written.
-READ_THROUGH_S = 60
 
 
 class NotReadThrough(WaitTimeout):

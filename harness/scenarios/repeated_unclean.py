@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from harness import confluent, progress
 from harness.clients import stacks
-from harness.clients.driver import ClientDriver, stopped_on_exit
+from harness.clients.driver import READ_THROUGH_S, ClientDriver, stopped_on_exit
 from harness.clients.produce_read import produce
 from harness.cluster.base import Cluster
 from harness.histories.text_records import LogRecord
@@ -115,7 +115,8 @@ def two_unclean_elections_watched(cluster: Cluster, topic: str, timeout: float =
         for stack, d in drivers.items():
             for reset in RESETS:
                 d.wait_for(lambda e, n=f"{stack}/{reset}": e.get("event") == "record" and e["consumer"] == n
-                           and e["offset"] == last, 30, f"{stack}/{reset} reads through {last}")
+                           and e["offset"] == last, READ_THROUGH_S,
+                           f"{stack}/{reset} reads through {last}")
         marks = {stack: len(d.events) for stack, d in drivers.items()}
 
         progress.step(f"nemesis: stopping {b}; electing {a} uncleanly again, which never saw epoch "

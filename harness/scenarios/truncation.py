@@ -35,7 +35,7 @@ from typing import TypeVar
 from harness import attach, confluent
 from harness.clients import raw as rr
 from harness.clients import stacks
-from harness.clients.driver import ClientDriver, stop_driver, stopped_on_exit
+from harness.clients.driver import READ_THROUGH_S, ClientDriver, stop_driver, stopped_on_exit
 from harness.clients.produce_read import produce
 from harness.clients.stacks import NO_RESET, RESETS, STACKS, client_version, consumers_driver, gap_version
 from harness.cluster.base import Cluster
@@ -173,7 +173,7 @@ def unclean_election_watched(
                 for name in [*(f"{stack}/{r}" for r in RESETS[stack]), f"{stack}/group"]:
                     event = d.wait_for(lambda e, n=name: (e.get("event") == "record" and e["consumer"] == n
                                                           and e["offset"] == last) or _refusal_of(e, n),
-                                       30, f"{name} reads through {last}")
+                                       READ_THROUGH_S, f"{name} reads through {last}")
                     if event["event"] == "command_failed":
                         refused[name] = event
             for stack, d in drivers.items():
