@@ -51,6 +51,7 @@ def chromium(url: str, screenshot: Path) -> str:
 
 
 @pytest.mark.live
+@pytest.mark.heavy  # a kcts run, Allure's tool and headless Chromium: tox -e ci runs it, not the gate
 def test_the_rendered_report_shows_kips_a_failing_check_with_evidence_and_the_environment(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:

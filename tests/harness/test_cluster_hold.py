@@ -18,7 +18,8 @@ from harness.waiting import wait_until
 from tests.harness.holder import interruptible
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.live
+# Two held clusters, each ended by a signal: tox -e reliability runs them with the other kills, not the gate.
+pytestmark = [pytest.mark.live, pytest.mark.heavy]
 
 
 
