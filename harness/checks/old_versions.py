@@ -69,6 +69,13 @@ def assert_old_metadata_works(answers: Sequence[MetadataAnswer]) -> None:
             newest[a.broker] = a
     if not newest:
         raise SetupError(f"no Metadata answer at v{FIRST_METADATA_WITH_EPOCH}+ to compare with: {answers}")
+    # The newest answer is what the old ones are held to: one without a leader (a broker fenced while it
+    # was asked, LEADER_NOT_AVAILABLE at every version) gives nothing to hold them to.
+    leaderless = [f"broker {b}: v{n.version} {describe(n.error)} leader {n.leader}" for b, n in sorted(newest.items())
+                  if n.leader < 0 or n.error not in (0, REPLICA_NOT_AVAILABLE)]
+    if leaderless:
+        raise TargetRefused("old Metadata versions are held to the same broker's newest answer, which named no "
+                            "leader: " + "; ".join(leaderless))
     _require_moved(min(a.epoch for a in newest.values()), "old Metadata versions")
     old = [a for a in answers if a.version < FIRST_METADATA_WITH_EPOCH]
     if not old:

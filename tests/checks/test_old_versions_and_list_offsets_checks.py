@@ -113,6 +113,17 @@ def test_an_old_metadata_version_answering_otherwise_fails(recording: Recording,
         assert_old_metadata_works(_metadata(answers))
 
 
+def test_old_metadata_held_to_a_newest_answer_without_a_leader_is_a_refused_premise(recording: Recording) -> None:
+    """A broker fenced while it was asked answers LEADER_NOT_AVAILABLE at every version: nothing to hold
+    the old versions to, so no verdict rather than a FAIL of them."""
+    answers = recording(METADATA)["answers"]
+    for a in answers:
+        if a["broker"] == 1:
+            a["error"], a["leader"] = 5, -1
+    with pytest.raises(TargetRefused, match=r"named no leader: broker 1: v\d+ LEADER_NOT_AVAILABLE\(5\) leader -1"):
+        assert_old_metadata_works(_metadata(answers))
+
+
 def test_an_old_offset_fetch_version_reading_another_offset_fails(recording: Recording) -> None:
     """OffsetFetch v1 reading the commit before the latest one, after OffsetCommit v9."""
     c = recording(COMMITS)
