@@ -30,6 +30,7 @@ BENCHES: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "codec": lambda o: _module("codec").run(o),
     "proxy": lambda o: _module("proxy").run(o.kafka_version, rounds=o.rounds),
     "integrity": lambda o: _module("integrity").run(o.records, o.kafka_version, o.spark_master),
+    "gate": lambda o: _module("gate").run(),
 }
 
 
@@ -52,4 +53,5 @@ def main(args: list[str]) -> int:
     else:
         for k, v in result.items():
             print(f"{k}: {v}")
-    return 0
+    # A bench that judges what it ran (gate: every env passed, every verdict the same) says so in "ok".
+    return 1 if result.get("ok") is False else 0

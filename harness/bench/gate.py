@@ -1,0 +1,139 @@
+"""`kcts bench gate`: the gate's selection run serially, then as `.ci/run` ships it (its envs side by
+side), in one run on one machine: the wall time of each, their ratio, and each node ID's verdict in both.
+
+The selection is `.ci/gate.env` (the envs and their environment), which `.ci/run` reads too; each env
+runs through tox as the gate runs it, so the serial run differs from the shipped one only in the
+schedule. A verdict that differs between the two is a check whose verdict depends on the schedule.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import KctsError
+from harness.reporting.compare import Comparison, compare
+
+GATE_ENV = Path(".ci") / "gate.env"
+TOX = ["python3", "-m", "tox"]
+
+
+@dataclass(frozen=True)
+class Selection:
+    envs: tuple[str, ...]
+    environment: dict[str, str]  # what the envs run with, besides the run's stamp
+
+
+@dataclass(frozen=True)
+class EnvRun:
+    env: str
+    seconds: float
+    exit_code: int
+    log: Path
+
+
+@dataclass(frozen=True)
+class Schedule:
+    name: str
+    stamp: str
+    seconds: float
+    envs: tuple[EnvRun, ...]
+
+
+def selection(repo: Path) -> Selection:
+    """The gate's envs and environment from `.ci/gate.env` (KEY="value" lines, comments)."""
+    path = repo / GATE_ENV
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise KctsError(f"kcts bench gate runs from the kcts repository (it reads {GATE_ENV}): {exc}") from None
+    values: dict[str, str] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = re.fullmatch(r'([A-Z_][A-Z0-9_]*)="([^"]*)"', line.strip())
+        if not m:
+            raise KctsError(f"{path}:{n}: expected KEY=\"value\", got {line!r}")
+        values[m[1]] = m[2]
+    envs = tuple(values.pop("GATE_ENVS", "").split())
+    if not envs:
+        raise KctsError(f"{path} names no GATE_ENVS")
+    return Selection(envs, values)
+
+
+def _child_env(sel: Selection, stamp: str) -> dict[str, str]:
+    # The bench may run from a tox env's kcts: the envs it starts find their own interpreters.
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME") and not k.startswith("TOX_")}
+    return {**env, **sel.environment, "KCTS_RUN_STAMP": stamp}
+
+
+def _start(repo: Path, env: str, child_env: dict[str, str], stamp: str) -> tuple[subprocess.Popen[bytes], Path]:
+    log = repo / "reports" / f"tox-{env}-{stamp}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as out:
+        return subprocess.Popen([*TOX, "-e", env], cwd=repo, env=child_env, stdout=out,
+                                stderr=subprocess.STDOUT), log
+
+
+def run_serial(repo: Path, sel: Selection, stamp: str) -> Schedule:
+    """Each env after the other."""
+    t0, runs = time.monotonic(), []
+    for env in sel.envs:
+        start = time.monotonic()
+        proc, log = _start(repo, env, _child_env(sel, stamp), stamp)
+        proc.wait()
+        runs.append(EnvRun(env, time.monotonic() - start, proc.returncode, log))
+    return Schedule("serial", stamp, time.monotonic() - t0, tuple(runs))
+
+
+def run_shipped(repo: Path, sel: Selection, stamp: str) -> Schedule:
+    """The envs side by side, as `.ci/run` starts them."""
+    t0 = time.monotonic()
+    started = [(env, *_start(repo, env, _child_env(sel, stamp), stamp)) for env in sel.envs]
+    runs = []
+    for env, proc, log in started:
+        proc.wait()
+        runs.append(EnvRun(env, time.monotonic() - t0, proc.returncode, log))
+    return Schedule("shipped", stamp, time.monotonic() - t0, tuple(runs))
+
+
+def verdicts(repo: Path, sel: Selection, serial: Schedule, shipped: Schedule) -> dict[str, Comparison]:
+    """Per env, the serial run's verdict per node ID against the shipped run's."""
+    reports = repo / "reports"
+    return {env: compare(reports / f"{env}-{serial.stamp}", reports / f"{env}-{shipped.stamp}") for env in sel.envs}
+
+
+def run(repo: Path | None = None) -> dict[str, object]:
+    repo = repo or Path.cwd()
+    sel = selection(repo)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    # The envs' installs are made before either schedule is timed, so that neither pays them.
+    installed = subprocess.run([*TOX, "-e", ",".join(sel.envs), "--notest"], cwd=repo, env=_child_env(sel, stamp),
+                               capture_output=True, text=True, check=False)
+    if installed.returncode:
+        raise KctsError(f"tox could not install the gate's envs {', '.join(sel.envs)}: {installed.stdout[-2000:]}")
+    serial = run_serial(repo, sel, f"bench-serial-{stamp}")
+    shipped = run_shipped(repo, sel, f"bench-shipped-{stamp}")
+    compared = verdicts(repo, sel, serial, shipped)
+    failed = [f"{s.name} {r.env}: exit {r.exit_code} ({r.log})" for s in (serial, shipped) for r in s.envs
+              if r.exit_code != 0]
+    return {
+        "selection": f"{GATE_ENV}: envs {' '.join(sel.envs)}; "
+                     + "; ".join(f"{k}={v!r}" for k, v in sel.environment.items()),
+        "serial_s": round(serial.seconds, 1),
+        "shipped_s": round(shipped.seconds, 1),
+        "shipped_over_serial": round(shipped.seconds / serial.seconds, 3),
+        "per_env_s": {r.env: {"serial": round(r.seconds, 1), "shipped_ended_at": round(s.seconds, 1)}
+                      for r, s in zip(serial.envs, shipped.envs, strict=True)},
+        "node_ids_compared": sum(c.common for c in compared.values()),
+        "node_ids_with_another_verdict": [f"{env}: {n}: {a} serial, {b} shipped"
+                                          for env, c in compared.items() for n, a, b in c.differ],
+        "node_ids_in_one_run_only": sum(len(c.only_a) + len(c.only_b) for c in compared.values()),
+        "envs_failed": failed,
+        "ok": not failed and not any(c.differ for c in compared.values()),
+        "runs": f"reports/<env>-{serial.stamp}, reports/<env>-{shipped.stamp}",
+    }
