@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,11 +95,20 @@ def run_shipped(repo: Path, sel: Selection, stamp: str) -> Schedule:
     """The envs side by side, as `.ci/run` starts them."""
     t0 = time.monotonic()
     started = [(env, *_start(repo, env, _child_env(sel, stamp), stamp)) for env in sel.envs]
-    runs = []
-    for env, proc, log in started:
+    ended: dict[str, float] = {}
+
+    def wait(env: str, proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
-        runs.append(EnvRun(env, time.monotonic() - t0, proc.returncode, log))
-    return Schedule("shipped", stamp, time.monotonic() - t0, tuple(runs))
+        ended[env] = time.monotonic() - t0
+
+    # Each env's own end, whichever ends first: one waiting thread per env.
+    waiters = [threading.Thread(target=wait, args=(env, proc), daemon=True) for env, proc, _ in started]
+    for w in waiters:
+        w.start()
+    for w in waiters:
+        w.join()
+    runs = tuple(EnvRun(env, ended[env], proc.returncode, log) for env, proc, log in started)
+    return Schedule("shipped", stamp, time.monotonic() - t0, runs)
 
 
 def verdicts(repo: Path, sel: Selection, serial: Schedule, shipped: Schedule) -> dict[str, Comparison]:
