@@ -7,4 +7,5 @@ with --kafka-version, --brokers, --bootstrap-servers and security), --java-clien
 
 pytest_plugins = [
     "harness.pytest_plugin", "fixtures.cluster", "fixtures.topics", "fixtures.clients", "fixtures.report",
+    "fixtures.side_clusters",
 ]

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from fixtures.cluster import Cluster
-from fixtures.side_clusters import side_cluster
 from harness.checks.epoch_fencing import assert_offsets_for_epoch_authorized_by_describe
 from harness.checks.ofle_grants import assert_cluster_action_still_authorizes, assert_describe_only_authorizes
 from harness.histories import store
@@ -20,10 +17,9 @@ pytestmark = pytest.mark.kip320
 
 
 @pytest.fixture(scope="module")
-def sasl_cluster(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[Cluster]:
-    """The target's version with SASL/PLAIN and the StandardAuthorizer (admin: super user, alice: ACLs)."""
-    with side_cluster(request, cluster, "sasl-kip320", sasl=True) as side:
-        yield side
+def sasl_cluster(sasl_side_cluster: Cluster) -> Cluster:
+    """The session's SASL side cluster (fixtures.side_clusters.sasl_side_cluster)."""
+    return sasl_side_cluster
 
 
 @pytest.mark.promise("kip320.ofle.authorized-by-describe")
