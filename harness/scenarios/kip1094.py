@@ -260,9 +260,6 @@ def last_epoch_commits(cluster: Cluster, log: Log, group: str, client: str) -> L
     return LastEpochCommits(client, tuple(commits), current, validations, version)
 
 
-# How long a consumer driver is given to read through a record of a log already written.
-
-
 class NotReadThrough(WaitTimeout):
     """A consumer driver's client did not read through a record within READ_THROUGH_S: the harness's
     ERROR (a WaitTimeout) unless its suite finds in `events` (that consumer's, in order) a known

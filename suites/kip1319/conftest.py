@@ -48,11 +48,11 @@ def require_v6(cluster: Cluster) -> RequireV6:
 
 
 @pytest.fixture(scope="module")
-def sasl_cluster(request: pytest.FixtureRequest, require_v6: RequireV6) -> Iterator[Cluster]:
+def sasl_cluster(request: pytest.FixtureRequest, require_v6: RequireV6) -> Cluster:
     """The session's SASL side cluster (fixtures.side_clusters.sasl_side_cluster). Only the v6
     authorization checks use it: a target without v6 starts none for them."""
     require_v6("TxnOffsetCommit v6 authorization checks")
-    yield request.getfixturevalue("sasl_side_cluster")
+    return request.getfixturevalue("sasl_side_cluster")
 
 
 @pytest.fixture(scope="module")
