@@ -17,8 +17,9 @@ from pathlib import Path
 from harness import layout
 from harness.bench.main import BENCHES
 from harness.bench.main import main as bench_main
-from harness.cluster.model import TargetSpec
-from harness.cluster.target_options import declare, target_from
+from harness.cluster.backend import Served
+from harness.cluster.target import target_from
+from harness.cluster.target_options import declare
 from harness.errors import KctsError
 from harness.installed import version
 
@@ -57,20 +58,20 @@ def run(args: list[str]) -> int:
     """Prepare the target first (clear errors before any test), then hand everything to pytest."""
     import pytest
 
-    from harness.cluster.factory import prepare
+    from harness.plugin.target import GivenTarget
 
     if _asks_help(args):
         _target_parser("kcts run", RUN_HELP).print_help()
         return 0
-    spec = _target(args)
+    served = _target(args)
     suites = layout.suites()
-    print(f"kcts: {prepare(spec)}", flush=True)
+    print(f"kcts: {served.prepared}", flush=True)
     args = _suite_paths(args)
     if not any(_selects_tests(a) for a in args):
         args = [str(suites), *args]
     # No chdir: reports go to ./reports of the caller's directory. pytest's rootdir is the suite root
     # all the same (its pyproject.toml holds the configuration), so node ids read "suites/...".
-    return int(pytest.main(["-p", "no:cacheprovider", *args]))
+    return int(pytest.main(["-p", "no:cacheprovider", *args], plugins=[GivenTarget(served)]))
 
 
 RUN_HELP = ("Run the conformance suites (all of suites/ unless test paths are given) against one target. "
@@ -103,10 +104,11 @@ def _target_parser(prog: str, description: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _target(args: list[str]) -> TargetSpec:
-    """The target the arguments name, parsed as the pytest plugin parses them (one parse: target_from)."""
+def _target(args: list[str]) -> Served:
+    """The target the arguments name, parsed as the pytest plugin parses them (target_from), and
+    prepared (a missing JDK or an unknown version is a `SetupError` naming the fix, before any test)."""
     o, _ = _target_parser("kcts run", "").parse_known_args(args)
-    return target_from(o)
+    return target_from(o, prepare=True)
 
 
 def matrix(args: list[str]) -> int:

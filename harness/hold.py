@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import session
+from harness.cluster.backend import Served
 from harness.cluster.base import Cluster
-from harness.cluster.factory import make_cluster, prepare
-from harness.cluster.target import TargetSpec
 from harness.errors import KctsError
 
 NODE_OPS = ("stop", "start", "kill", "pause", "resume", "isolate", "heal")
@@ -206,7 +205,7 @@ def interrupt_once(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def up(spec: TargetSpec, name: str) -> int:
+def up(served: Served, name: str) -> int:
     """Start the cluster, print the banner, hold it until SIGINT or SIGTERM; 0 once it is gone."""
     for path in _sockets(name):
         try:
@@ -215,8 +214,8 @@ def up(spec: TargetSpec, name: str) -> int:
             continue
         raise KctsError(f"a cluster named {name!r} is already held here ({path}); stop it with Ctrl-C in its "
                         f"shell, or hold another with --name")
-    print(f"kcts cluster: {prepare(spec)}", flush=True)
-    cluster = make_cluster(spec, session.current().scratch("held-nodes"))
+    print(f"kcts cluster: {served.prepared}", flush=True)
+    cluster = served.make(session.current().scratch("held-nodes"))
     holder: Holder | None = None
     previous: dict[int, Any] = {}
     try:

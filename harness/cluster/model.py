@@ -107,14 +107,15 @@ class BackendOptions:
     publish_from: int | None = None
 
 
+NOT_OUR_VERSION = ("--kafka-version names the broker version of a local Apache Kafka cluster; the {backend} target "
+                   "has its own. Name the Java clients' version with --java-clients")
+
+
 def own_broker(kind: TargetKind, options: BackendOptions) -> TargetSpec:
     """What `--backend X` builds for a kind whose broker has a version of its own (kfake, an external
     cluster): the brokers, the bootstrap address and the security options, never `--kafka-version`."""
     if options.kafka_version:
-        raise KctsError(
-            f"--kafka-version names the broker version of a local Apache Kafka cluster; the {kind.backend} target "
-            "has its own. Name the Java clients' version with --java-clients"
-        )
+        raise KctsError(NOT_OUR_VERSION.format(backend=kind.backend))
     return TargetSpec(kind=kind, version=None, brokers=options.brokers, bootstrap=options.bootstrap,
                       security=options.security)
 

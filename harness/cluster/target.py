@@ -9,16 +9,19 @@ A profile file (`--target-profile FILE` or a shipped profile's name, TOML) has a
 with the same fields as `TargetSpec`, and an optional `[target.security]` table. A `command` target
 (any broker binary the harness starts and controls) also has the tables its backend reads
 (`[build]`, `[[service]]`, `[node]`, `[leader_move]`: harness/cluster/command.py).
-`harness.cluster.factory.make_cluster` turns a spec into a `Cluster`.
+`target_from` reads the command line's options (declared in harness/cluster/target_options.py) into a
+`Served`: the spec and the backend that makes its `Cluster`, found here once.
 """
 
 from __future__ import annotations
 
 import tomllib
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from harness.cluster.backend import Served
 from harness.cluster.model import (
     API,
     FETCH_MAX_WAIT_LIMIT_MS,
@@ -30,14 +33,31 @@ from harness.cluster.model import (
     TargetKind,
     TargetSpec,
 )
-from harness.cluster.registry import by_backend, default_kind, kind_of, kinds
+from harness.cluster.registry import backend_of, by_backend, default_kind, kind_of, kinds
+from harness.cluster.target_options import SECURITY_OPTIONS
 from harness.errors import KctsError
 from harness.kafka.dist import normalize_version
 
 # The model's names, which code that reads targets from text has long imported from here.
 __all__ = [
-    "API", "FETCH_MAX_WAIT_LIMIT_MS", "HOOK", "PROFILES", "PROFILE_FIELDS", "REASSIGNMENT", "Capabilities", "Security",
-    "TargetKind", "TargetSpec", "from_options", "from_profile", "parse", "profile_path", "secret_env", "to_run_args",
+    "API",
+    "FETCH_MAX_WAIT_LIMIT_MS",
+    "HOOK",
+    "PROFILES",
+    "PROFILE_FIELDS",
+    "REASSIGNMENT",
+    "Capabilities",
+    "Security",
+    "TargetKind",
+    "TargetSpec",
+    "from_options",
+    "from_profile",
+    "parse",
+    "profile_path",
+    "secret_env",
+    "served",
+    "target_from",
+    "to_run_args",
 ]
 
 PROFILES = Path(__file__).resolve().parent.parent / "profiles"
@@ -140,6 +160,29 @@ def from_options(
     if spec.kind.security_options and security != Security() and spec.security == Security():
         spec = replace(spec, security=security)
     return spec
+
+
+def security_from(values: object) -> Security:
+    """`Security` from parsed options (argparse or pytest)."""
+    return Security(*(getattr(values, o.dest) for o in SECURITY_OPTIONS))
+
+
+def target_from(o: Any, *, prepare: bool = False) -> Served:
+    """The target the parsed options name (argparse's namespace or pytest's `config.option`), with the
+    backend that serves it; prepared first if asked (`kcts run`: jars, binaries; a `SetupError` names
+    the fix)."""
+    spec = from_options(o.backend, o.kafka_version, o.brokers, o.bootstrap_servers, security_from(o),
+                        o.java_clients, o.target, o.target_profile, o.image, o.publish_from)
+    return served(spec, prepare=prepare)
+
+
+def served(spec: TargetSpec, *, prepare: bool = False) -> Served:
+    """`spec` with its kind's backend (the registry's one lookup), prepared first if asked."""
+    backend = backend_of(spec.kind)
+    said = None
+    if prepare:
+        said = backend.prepare(spec) if backend.prepare else f"{spec.label}: nothing to fetch or build"
+    return Served(spec, backend, partial(backend.make, spec), said)
 
 
 def secret_env(spec: TargetSpec) -> dict[str, str]:

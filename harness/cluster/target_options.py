@@ -1,6 +1,6 @@
-"""The target's command-line options, declared once and parsed once: `kcts run` (argparse) and the
-pytest plugin (`pytest --help`, group "kcts") both add them with `declare` and read them with
-`target_from`, so an option's flag, default, environment variable and help are written here only."""
+"""The target's command-line options, declared once: `kcts run` (argparse) and the pytest plugin
+(`pytest --help`, group "kcts") both add them with `declare`, so an option's flag, default,
+environment variable and help are written here only. `harness.cluster.target.target_from` reads them."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.cluster.model import Security, TargetSpec
 from harness.cluster.registry import backends, default_kind, spellings
-from harness.cluster.target import from_options
 from harness.kafka.dist import DEFAULT_VERSION
 
 
@@ -80,15 +78,3 @@ def declare(add: Callable[..., object]) -> None:
     """Every target option, through `add` (argparse's add_argument, pytest's addoption)."""
     for option in TARGET_OPTIONS:
         option.declare(add)
-
-
-def security_from(values: object) -> Security:
-    """`Security` from parsed options (argparse or pytest)."""
-    return Security(*(getattr(values, o.dest) for o in SECURITY_OPTIONS))
-
-
-def target_from(o: Any) -> TargetSpec:
-    """The target the parsed options name (argparse's namespace or pytest's `config.option`)."""
-    security = security_from(o)
-    return from_options(o.backend, o.kafka_version, o.brokers, o.bootstrap_servers, security,
-                        o.java_clients, o.target, o.target_profile, o.image, o.publish_from)

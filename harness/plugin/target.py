@@ -4,27 +4,43 @@ from __future__ import annotations
 
 import pytest
 
+from harness.cluster.backend import Served
 from harness.cluster.model import TargetSpec
-from harness.cluster.target_options import target_from
+from harness.cluster.target import target_from
 from harness.errors import KctsError
 from harness.plugin.run_folder import RUN_DIR_KEY, run_dir
 
-TARGET_KEY = pytest.StashKey[TargetSpec]()
+TARGET_KEY = pytest.StashKey[Served]()
 
 
-def target_spec(config: pytest.Config) -> TargetSpec:
-    """The run's target, parsed from the options on first use (a bad one is a usage error)."""
+class GivenTarget:
+    """The target `kcts run` parsed and prepared, handed to pytest (`pytest.main(plugins=[...])`) so
+    that the options are not parsed again."""
+
+    def __init__(self, served: Served) -> None:
+        self.served = served
+
+
+def served_target(config: pytest.Config) -> Served:
+    """The run's target and its backend: the one `kcts run` gave, else parsed from the options on first
+    use (a bad one is a usage error)."""
     if TARGET_KEY not in config.stash:
+        given = [p for p in config.pluginmanager.get_plugins() if isinstance(p, GivenTarget)]
         try:
-            config.stash[TARGET_KEY] = target_from(config.option)
+            config.stash[TARGET_KEY] = given[0].served if given else target_from(config.option)
         except KctsError as exc:
             raise pytest.UsageError(str(exc)) from None
     return config.stash[TARGET_KEY]
 
 
+def target_spec(config: pytest.Config) -> TargetSpec:
+    """The run's target."""
+    return served_target(config).spec
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    target_spec(config)
+    served_target(config)
     from harness.clients import stacks
 
     opt = config.option

@@ -1,5 +1,5 @@
 """Who may ask OffsetsForLeaderEpoch (KIP-320 "ACL Changes"), grant by grant, on a SASL side cluster with
-the StandardAuthorizer (harness.cluster.factory.side_cluster, sasl=True: admin a super user, alice
+the StandardAuthorizer (harness.cluster.side.side_cluster, sasl=True: admin a super user, alice
 with ACLs only).
 
 Two topics of one partition, 5 records each (written as the admin): alice holds DESCRIBE, and only

@@ -18,9 +18,8 @@ import pytest
 
 from harness.clients.admin import admin_client, create_topic
 from harness.cluster.base import NodeState
-from harness.cluster.factory import make_cluster
 from harness.cluster.librdkafka_mock import LibrdkafkaMockCluster
-from harness.cluster.target import parse
+from harness.cluster.target import parse, served
 from harness.errors import TargetRefused
 from harness.reaper import tagged_pids
 from harness.waiting import wait_until
@@ -31,7 +30,8 @@ pytestmark = [pytest.mark.live, pytest.mark.heavy]
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LibrdkafkaMockCluster]:
-    with make_cluster(parse("librdkafka-mock")) as c:
+    mock = served(parse("librdkafka-mock"))
+    with mock.make(None) as c:
         assert isinstance(c, LibrdkafkaMockCluster)
         yield c
 

@@ -1,5 +1,5 @@
 """Adding a kind of target is its module in `harness.cluster.kinds`, the module that serves it (its
-`BACKEND`) and one line in `harness.cluster.registry`: the target parser, the factory and the command
+`BACKEND`) and one line in `harness.cluster.registry`: the target parser, the side clusters and the command
 line find it there, nothing else names it, and nothing is imported by name."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster import factory, registry, target
+from harness.cluster import registry, target
 from harness.cluster.backend import Backend
 from harness.cluster.model import Capabilities, Security, TargetKind, TargetSpec
 from harness.cluster.registry import backends, kind_of, kinds
-from harness.cluster.target import from_options, parse, to_run_args
+from harness.cluster.target import from_options, parse, served, to_run_args
 from tests.harness.test_layers import MODULES, REPO, imports
 
 TOY = TargetKind(
@@ -40,7 +40,7 @@ def test_every_kind_has_its_backend() -> None:
                           bootstrap="127.0.0.1:9092" if name in ("external", "operated") else None,
                           image="i" if name == "docker" else None,
                           profile=Path("op.toml") if name == "operated" else None)
-        assert factory.backend(spec).kind is kind, name
+        assert served(spec).backend.kind is kind, name
 
 
 def test_a_new_kind_is_one_module_and_one_line(toy_kind: None) -> None:
@@ -49,8 +49,9 @@ def test_a_new_kind_is_one_module_and_one_line(toy_kind: None) -> None:
     assert "toy" in backends()
     assert from_options("toy", None, 3, None, Security(), None) == spec
     assert to_run_args(spec) == ["--backend", "toy", "--java-clients", spec.java_clients]
-    assert factory.make_cluster(spec) == ("a toy cluster", spec)  # type: ignore[comparison-overlap]
-    assert factory.prepare(spec) == "toy ready"
+    toy = served(spec, prepare=True)
+    assert toy.make(None) == ("a toy cluster", spec)  # type: ignore[comparison-overlap]
+    assert (toy.spec, toy.prepared) == (spec, "toy ready")
     assert "`toy`  a toy broker" in registry.spellings()
 
 
@@ -67,13 +68,13 @@ def test_a_spec_carries_its_kind_not_a_name() -> None:
 
 
 def test_no_module_outside_the_kinds_names_a_kind_s_backend_class() -> None:
-    """The target parser, the registry and the factory reach backends only through the kinds' BACKENDs."""
+    """The target parser, the registry and the side clusters reach backends only through the kinds' BACKENDs."""
     here = Path(target.__file__).parent
-    for name in ("target.py", "factory.py", "registry.py"):
+    for name in ("target.py", "side.py", "registry.py"):
         text = (here / name).read_text()
         for backend_class in ("LocalCluster(", "KfakeCluster(", "LibrdkafkaMockCluster(", "DockerCluster(",
                               "ExternalCluster(", "CommandCluster("):
-            if name == "factory.py" and backend_class == "LocalCluster(":
+            if name == "side.py" and backend_class == "LocalCluster(":
                 continue  # a side cluster is an Apache Kafka one beside any target whose capabilities allow it
             assert backend_class not in text, f"{name} names {backend_class}"
 

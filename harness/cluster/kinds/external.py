@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.cluster.model import Capabilities, TargetKind, TargetSpec
+from harness.cluster.model import NOT_OUR_VERSION, BackendOptions, Capabilities, TargetKind, TargetSpec
 from harness.errors import KctsError
 from harness.kafka.dist import normalize_version
 
@@ -17,6 +17,14 @@ def _parse(hostport: str, **overrides: Any) -> TargetSpec:
     if not re.fullmatch(r"[^:,\s]+:\d+(,[^:,\s]+:\d+)*", hostport):
         raise KctsError(f"target {NAME}:{hostport!r}: use external:HOST:PORT")
     return TargetSpec(kind=KIND, version=None, bootstrap=hostport, **overrides)
+
+
+def _from_backend(kind: TargetKind, options: BackendOptions) -> TargetSpec:
+    """`--backend external --bootstrap-servers H:P[,...]` and the security options beside it."""
+    if options.kafka_version:
+        raise KctsError(NOT_OUR_VERSION.format(backend=NAME))
+    return TargetSpec(kind=kind, version=None, brokers=options.brokers, bootstrap=options.bootstrap,
+                      security=options.security)
 
 
 def _validate(spec: TargetSpec) -> None:
@@ -55,4 +63,5 @@ KIND = TargetKind(
     # A profile may declare the Apache Kafka release the cluster runs (see capabilities); none by default.
     profile_version=lambda version: normalize_version(version) if version else version,
     validate=_validate,
+    from_backend=_from_backend,
 )

@@ -1,7 +1,6 @@
-"""One factory from a `TargetSpec` to a `Cluster`, and the side clusters some checks start beside it.
-
-Which class serves which kind of target is the kind's `Backend`, found in `harness.cluster.registry`.
-"""
+"""The side clusters some checks start beside the target: a one-broker Apache Kafka cluster (another
+release, SASL with ACLs, finalized features), or the target kind's own SASL cluster where its backend
+has one (`Backend.sasl_side_cluster`)."""
 
 from __future__ import annotations
 
@@ -9,30 +8,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.cluster.backend import Backend
 from harness.cluster.base import Cluster
 from harness.cluster.local import LocalCluster, LocalClusterSpec, SaslConfig
-from harness.cluster.model import TargetSpec
 from harness.cluster.registry import backend_of
 from harness.errors import FaultControlUnavailable
-
-
-def backend(target: TargetSpec) -> Backend:
-    """The backend of the target's kind."""
-    return backend_of(target.kind)
-
-
-def make_cluster(target: TargetSpec, log_dir: Path | None = None) -> Cluster:
-    """The cluster that serves `target`, not started (use it as a context manager, or call start)."""
-    return backend(target).make(target, log_dir)
-
-
-def prepare(target: TargetSpec) -> str:
-    """Fetch or build what the target needs before any test (jars, binaries); one line saying what.
-
-    Raises `SetupError` with the fix (an unknown version, no Java, an unreachable registry).
-    """
-    return backend(target).prepare(target)
 
 
 @contextmanager
@@ -47,7 +26,7 @@ def side_cluster(
     Where the target's backend has a SASL side cluster of its own kind (kfake: a one-broker kfake with
     SASL/PLAIN and ACLs, the same users), a SASL side cluster is that one, so that the checks that need
     one judge the target's kind itself."""
-    own = backend(beside.target).sasl_side_cluster
+    own = backend_of(beside.target.kind).sasl_side_cluster
     if own is not None and sasl and version is None and not features:
         with own(name) as cluster:
             yield cluster
