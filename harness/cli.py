@@ -58,8 +58,6 @@ def run(args: list[str]) -> int:
     """Prepare the target first (clear errors before any test), then hand everything to pytest."""
     import pytest
 
-    from harness.plugin.target import GivenTarget
-
     if _asks_help(args):
         _target_parser("kcts run", RUN_HELP).print_help()
         return 0
@@ -71,7 +69,15 @@ def run(args: list[str]) -> int:
         args = [str(suites), *args]
     # No chdir: reports go to ./reports of the caller's directory. pytest's rootdir is the suite root
     # all the same (its pyproject.toml holds the configuration), so node ids read "suites/...".
-    return int(pytest.main(["-p", "no:cacheprovider", *args], plugins=[GivenTarget(served)]))
+    return int(pytest.main(["-p", "no:cacheprovider", *args], plugins=[_Handover(served)]))
+
+
+class _Handover:
+    """The target `run` parsed and prepared, as a pytest plugin object (harness/plugin/target.py takes
+    its `kcts_served`), so that pytest does not parse the options again."""
+
+    def __init__(self, served: Served) -> None:
+        self.kcts_served = served
 
 
 RUN_HELP = ("Run the conformance suites (all of suites/ unless test paths are given) against one target. "

@@ -13,21 +13,15 @@ from harness.plugin.run_folder import RUN_DIR_KEY, run_dir
 TARGET_KEY = pytest.StashKey[Served]()
 
 
-class GivenTarget:
-    """The target `kcts run` parsed and prepared, handed to pytest (`pytest.main(plugins=[...])`) so
-    that the options are not parsed again."""
-
-    def __init__(self, served: Served) -> None:
-        self.served = served
-
-
 def served_target(config: pytest.Config) -> Served:
-    """The run's target and its backend: the one `kcts run` gave, else parsed from the options on first
+    """The run's target and its backend: the one `kcts run` parsed and prepared (a plugin object whose
+    `kcts_served` it is, so the options are not parsed again), else parsed from the options on first
     use (a bad one is a usage error)."""
     if TARGET_KEY not in config.stash:
-        given = [p for p in config.pluginmanager.get_plugins() if isinstance(p, GivenTarget)]
+        given = [p.kcts_served for p in config.pluginmanager.get_plugins()
+                 if isinstance(getattr(p, "kcts_served", None), Served)]
         try:
-            config.stash[TARGET_KEY] = given[0].served if given else target_from(config.option)
+            config.stash[TARGET_KEY] = given[0] if given else target_from(config.option)
         except KctsError as exc:
             raise pytest.UsageError(str(exc)) from None
     return config.stash[TARGET_KEY]

@@ -116,3 +116,17 @@ def test_nothing_compares_a_target_s_kind() -> None:
                 if any(s.endswith(".kind") or s.endswith(".kind.name") for s in sides):
                     found.append(f"{path.relative_to(REPO)}:{node.lineno}: {ast.unparse(node)}")
     assert not found, "kind comparisons:\n  " + "\n  ".join(found)
+
+
+def test_the_plugin_takes_the_target_kcts_run_parsed_and_does_not_parse_again() -> None:
+    """`kcts run` parses and prepares once and hands the result over (harness/cli.py `_Handover`); the
+    plugin keeps that one: its options (None here) are never read."""
+    from types import SimpleNamespace
+
+    from harness.cli import _Handover
+    from harness.plugin.target import served_target
+
+    given = served(parse("kfake"))
+    config = SimpleNamespace(stash=pytest.Stash(), option=None,
+                             pluginmanager=SimpleNamespace(get_plugins=lambda: {object(), _Handover(given)}))
+    assert served_target(config) is given  # type: ignore[arg-type]
