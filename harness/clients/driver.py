@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -41,10 +42,15 @@ class ClientDriver:
         self.main_class = name
         self.log_path = log_path
         self.events: list[dict[str, Any]] = []
+        # When each event arrived, on time.monotonic_ns()'s clock (the histories'), strictly increasing:
+        # the moment a client's operation is known to have ended.
+        self.arrived_ns: list[int] = []
         self.worker = WorkerProcess(name, command, log_path, self._on_event, commands=False, dump_signal=dump_signal,
                                     env=env)
 
     def _on_event(self, msg: dict[str, Any]) -> None:
+        now = time.monotonic_ns()
+        self.arrived_ns.append(max(now, self.arrived_ns[-1] + 1) if self.arrived_ns else now)
         self.events.append(as_event(msg))
 
     @property

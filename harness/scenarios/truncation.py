@@ -36,12 +36,13 @@ from harness import attach, confluent
 from harness.clients import raw as rr
 from harness.clients import stacks
 from harness.clients.driver import READ_THROUGH_S, ClientDriver, stop_driver, stopped_on_exit
-from harness.clients.produce_read import produce
+from harness.clients.produce_read import ProduceHistory, produce
 from harness.clients.stacks import NO_RESET, RESETS, STACKS, client_version, consumers_driver, gap_version
 from harness.cluster.base import Cluster
 from harness.errors import ClusterError, PromiseUnkept
 from harness.histories import json_codec
 from harness.histories.client_reactions import ClientRecord
+from harness.histories.history import Operation, OpType, Outcome, Polled, Sent
 from harness.histories.text_records import LogRecord
 from harness.histories.truncation import (
     CommitFailed,
@@ -96,6 +97,11 @@ class TruncationHistory:
     new_leader_epochs: tuple[tuple[int, int | None], ...] = ()
     # What the new leader, which every consumer validates against, advertised for VALIDATION_APIS.
     leader_offers: tuple[Offered, ...] = ()
+    # The scene in the one history format (harness.histories.history): every record the harness's
+    # writers sent (processes `writer`, `divergent-writer`) and every record each consumer's driver
+    # reported (process `<stack>/<role>`), before the election and after it.
+    operations: tuple[Operation, ...] = ()
+    election_ns: tuple[int, int] = (0, 0)  # when the election was forced, from the first stop to the new leader
 
     def written_epoch(self, offset: int) -> int:
         """The epoch the record at `offset` was written in: its batch's, else the election's."""
@@ -152,7 +158,9 @@ def unclean_election_watched(
             clients.enter_context(stopped_on_exit(drivers[stack]))
             drivers[stack].start()
         writer = clients.enter_context(confluent.producer({**config, "acks": "all"}))
-        produce(writer, topic, [f"replicated-{i}".encode() for i in range(REPLICATED)])
+        sends: list[Operation] = []
+        sent_by(sends, "writer", topic, lambda: produce(writer, topic, [f"replicated-{i}".encode()
+                                                                       for i in range(REPLICATED)]))
         for stack, d in drivers.items():
             d.wait_ready()
             for reset in RESETS[stack]:
@@ -166,7 +174,8 @@ def unclean_election_watched(
 
         def diverge() -> None:
             with confluent.producer({**config, "acks": "1", "enable.idempotence": False}) as divergent:
-                written = produce(divergent, topic, [f"divergent-{i}".encode() for i in range(DIVERGENT)])
+                written = sent_by(sends, "divergent-writer", topic, lambda: produce(
+                    divergent, topic, [f"divergent-{i}".encode() for i in range(DIVERGENT)]))
             # The election may have put records of its own before these (the partition nemesis does).
             last = max(w.offset for w in written.acked)
             for stack, d in drivers.items():
@@ -198,8 +207,11 @@ def unclean_election_watched(
                            30, f"close {stack}/group")
                 marks[stack] = len(d.events)
 
+        forced = time.monotonic_ns()
         election = elect(cluster, topic, diverge)
-        rewritten = produce(writer, topic, [f"new-leader-{i}".encode() for i in range(REWRITTEN)])
+        elected = (forced, time.monotonic_ns())
+        rewritten = sent_by(sends, "writer", topic, lambda: produce(writer, topic, [f"new-leader-{i}".encode()
+                                                                                    for i in range(REWRITTEN)]))
         new_writes = tuple(LogRecord(w.offset, w.value.decode()) for w in rewritten.acked)
         written_epochs = batch_epochs(cluster, topic, [w.offset for w in new_writes])
         offers = leader_offers(cluster, topic, *VALIDATION_APIS)
@@ -225,8 +237,30 @@ def unclean_election_watched(
         versions = {stack: client_version(d) or f"{stack} {cluster.java_clients}" for stack, d in drivers.items()}
         return TruncationHistory(
             topic, election, election.old_leader_leo_before, new_writes, committed, observed, incomplete, versions,
-            written_epochs, offers,
+            written_epochs, offers, (*sends, *(op for d in drivers.values() for op in polled(d, topic))), elected,
         )
+
+
+def sent_by(ops: list[Operation], process: str, topic: str, send: Callable[[], ProduceHistory]) -> ProduceHistory:
+    """Run `send` (one `produce` call, which waits for every delivery report) and write each record it
+    sent into `ops` as a send of `process`: ok at its acknowledged offset, else info (not known whether
+    it was kept). The call's bounds are each send's start and end: the records are sent together."""
+    start = time.monotonic_ns()
+    written = send()
+    end = time.monotonic_ns()
+    for w in written.writes:
+        outcome, offset = (Outcome.OK, w.offset) if w.acked else (Outcome.INFO, None)
+        ops.append(Operation(process, OpType.SEND, outcome, start, end,
+                             sent=Sent(topic, w.partition, w.value.decode(), offset, w.error)))
+    return written
+
+
+def polled(driver: ClientDriver, topic: str) -> list[Operation]:
+    """Every record a consumers driver reported, each a poll of its consumer ending when it arrived (a
+    driver prints a record as its client hands it over), on the partition the scene reads (0)."""
+    return [Operation(str(e["consumer"]), OpType.POLL, Outcome.OK, at, at,
+                      polled=(Polled(topic, 0, int(e["offset"]), str(e["value"]), e.get("epoch")),))
+            for e, at in zip(list(driver.events), list(driver.arrived_ns), strict=False) if e.get("event") == "record"]
 
 
 def batch_epochs(cluster: Cluster, topic: str, offsets: list[int]) -> tuple[tuple[int, int | None], ...]:

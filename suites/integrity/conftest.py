@@ -8,12 +8,12 @@ import uuid
 import pytest
 
 from fixtures.cluster import Cluster
-from fixtures.integrity import integrity_checker, integrity_dir, spark, undamaged
+from fixtures.integrity import anomaly_reporter, integrity_checker, integrity_dir, spark, undamaged
 from fixtures.module_scope import module_topic
 from fixtures.topics import RunNames
 from harness.scenarios.integrity import FinishedPipeline, finished_pipeline
 
-__all__ = ["finished", "integrity_checker", "integrity_dir", "spark", "undamaged"]
+__all__ = ["anomaly_reporter", "finished", "integrity_checker", "integrity_dir", "spark", "undamaged"]
 
 
 @pytest.fixture(scope="module")
