@@ -1,6 +1,6 @@
 """`kcts bench startup`: time to ready a controller + N brokers ÷ time to ready one combined node.
 
-With `--backend docker`: time to ready the same cluster in containers (harness.cluster.docker) ÷
+With `--cluster-in containers`: time to ready the same cluster in containers (harness.cluster.docker) ÷
 time to ready it as local processes, measured in turn in one run; the cold image build (the base
 image by debootstrap, then Kafka's) is timed first, from an engine holding neither.
 """
