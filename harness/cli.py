@@ -137,6 +137,9 @@ def matrix(args: list[str]) -> int:
     parser.add_argument("--client-stacks", default="", metavar="S[@V],...",
                         help="comma-separated client stacks (harness.clients.stacks.registry names; 'all' for every "
                         "one), each at a release where it has version choice: a client-only column each")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="columns run at once, each a run with its own cluster (default 1: on 2 cores the columns "
+                        "compete for the CPU; raise it where the machine has room)")
     parser.add_argument("--soak", action="append", type=lambda p: Path(p).resolve(), default=[],
                         help="a kcts soak report folder (reports/<soak id>): a column of pass k/n per check")
     opts, pytest_args = parser.parse_known_args(args)
@@ -153,7 +156,7 @@ def matrix(args: list[str]) -> int:
         opts.client_stacks = ",".join(NAMES)
     axis = ClientAxis(java=listed(opts.java_clients), librdkafka=listed(opts.librdkafka), go=opts.go_client,
                       stacks=listed(opts.client_stacks))
-    run_matrix(listed(opts.targets), pytest_args, clients=axis, soaks=opts.soak)
+    run_matrix(listed(opts.targets), pytest_args, clients=axis, soaks=opts.soak, jobs=opts.jobs)
     return 0
 
 

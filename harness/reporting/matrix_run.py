@@ -9,10 +9,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.cluster.target import TargetSpec, from_profile, parse, secret_env, to_run_args
+from harness.errors import KctsError
 from harness.process.spawn import die_with_parent
 from harness.reporting.matrix import Target, build, column_line, write_all
 
@@ -65,47 +67,40 @@ class ClientAxis:
 
 
 def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path("reports"),
-               clients: ClientAxis | None = None, soaks: Sequence[Path] = ()) -> Path:
-    """Run the suites against every target (one pytest process each, per client column) and write
-    the matrix files."""
+               clients: ClientAxis | None = None, soaks: Sequence[Path] = (), jobs: int = 1) -> Path:
+    """Run the suites against every target (one pytest process each, per client column; `jobs` of them
+    at once) and write the matrix files."""
+    if jobs < 1:
+        raise KctsError(f"--jobs {jobs}: give 1 or more columns to run at once")
     clients = clients or ClientAxis()
     selected = [(title, target_spec(text), extra) for text in targets  # bad specs fail before any run
                 for title, extra in clients.columns(text)]
     stamp = time.strftime("%Y%m%d-%H%M%S")
     folder = reports / f"matrix-{stamp}"
     (folder / "targets").mkdir(parents=True, exist_ok=True)
-    runs: list[tuple[Target, dict]] = []
     before = previous_durations(reports, folder)
-    for index, (spec, target, extra) in enumerate(selected):
-        name = slug(spec)
-        later = [slug(s) for s, _, _ in selected[index + 1:]]
+    names = [slug(spec) for spec, _, _ in selected]
 
-        def progress_line(state: RunProgress, spec: str = spec, name: str = name, index: int = index,
-                          later: list[str] = later) -> str:
+    def column(index: int) -> tuple[Target, dict]:
+        spec, target, extra = selected[index]
+        name = names[index]
+        # Side by side, the columns' own estimates are all that is left: each counts its own time only.
+        later = [] if jobs > 1 else names[index + 1:]
+
+        def progress_line(state: RunProgress) -> str:
             return describe(state, f"[{index + 1}/{len(selected)}] {spec}", before.get(name),
                             [before.get(n) for n in later])
 
-        env = {**os.environ, "KCTS_NO_LATEST": "1", **secret_env(target)}
-        cmd = [sys.executable, "-m", "harness.cli", "run", *to_run_args(target), *extra,
-               "--reports-dir", str(folder / "targets"), "--run-id", name, *pytest_args]
-        print(f"kcts matrix: {spec}: {' '.join(cmd[3:])}", flush=True)
-        # Each target's run dies with the matrix run (and takes its brokers with it: it has its own reaper).
-        # On a terminal the run's own output goes to its folder and one live line shows where it is;
-        # elsewhere (CI) the output is kept in the log, with a progress line now and then.
-        log = folder / "targets" / f"{name}.pytest.log"
-        with open(log, "wb") if LIVE else open(os.devnull, "wb") as out:
-            proc = subprocess.Popen(cmd, env=env, preexec_fn=die_with_parent,
-                                    **({"stdout": out, "stderr": subprocess.STDOUT} if LIVE else {}))
-            code = watch(proc, folder / "targets" / name / "progress.jsonl", progress_line)
-        if LIVE:
-            print(f"kcts matrix: {spec}: its output is in {log}", flush=True)
-        results = folder / "targets" / name / "results.json"
-        if not results.exists():
-            print(f"kcts matrix: {spec}: no results (exit {code}); its column shows nothing ran", flush=True)
-            data: dict = {"target": spec, "environment": {"error": f"run exited {code} before any check"}, "checks": []}
-        else:
-            data = json.loads(results.read_text())
-        runs.append((Target(spec, f"targets/{name}"), data))
+        return _run_column(folder, spec, target, extra, name, pytest_args, progress_line,
+                           live=LIVE and jobs == 1, to_file=LIVE or jobs > 1)
+
+    if jobs == 1:
+        runs = [column(i) for i in range(len(selected))]
+    else:
+        # Each column is a process of its own with its own cluster, ports and reaper: only the machine's
+        # room limits how many run at once. Their order in the matrix stays the command line's.
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            runs = list(pool.map(column, range(len(selected))))
     matrix = build(runs, [(soak_title(p), json.loads((p / "soak.json").read_text())) for p in soaks])
     paths = write_all(matrix, folder)
     latest = reports / "latest"
@@ -118,6 +113,33 @@ def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path(
     for t in matrix["targets"]:
         print(f"kcts matrix: {column_line(matrix, t['name'])}", flush=True)
     return folder
+
+
+def _run_column(folder: Path, spec: str, target: TargetSpec, extra: list[str], name: str, pytest_args: list[str],
+                progress_line: Callable[[RunProgress], str], live: bool, to_file: bool) -> tuple[Target, dict]:
+    """One column's `kcts run`, watched to its end (a live line, or a plain line now and then); its output
+    into its log file or this process's; its results (or an empty column saying why)."""
+    env = {**os.environ, "KCTS_NO_LATEST": "1", **secret_env(target)}
+    cmd = [sys.executable, "-m", "harness.cli", "run", *to_run_args(target), *extra,
+           "--reports-dir", str(folder / "targets"), "--run-id", name, *pytest_args]
+    print(f"kcts matrix: {spec}: {' '.join(cmd[3:])}", flush=True)
+    # Each target's run dies with the matrix run (and takes its brokers with it: it has its own reaper).
+    # On a terminal the run's own output goes to its folder and one live line shows where it is;
+    # elsewhere (CI) the output is kept in the log, with a progress line now and then; columns run side
+    # by side each keep their output in their folder, so that their lines do not interleave.
+    log = folder / "targets" / f"{name}.pytest.log"
+    with open(log, "wb") if to_file else open(os.devnull, "wb") as out:
+        proc = subprocess.Popen(cmd, env=env, preexec_fn=die_with_parent,
+                                **({"stdout": out, "stderr": subprocess.STDOUT} if to_file else {}))
+        code = watch(proc, folder / "targets" / name / "progress.jsonl", progress_line, live=live)
+    if to_file:
+        print(f"kcts matrix: {spec}: its output is in {log}", flush=True)
+    results = folder / "targets" / name / "results.json"
+    if not results.exists():
+        print(f"kcts matrix: {spec}: no results (exit {code}); its column shows nothing ran", flush=True)
+        return Target(spec, f"targets/{name}"), {"target": spec, "environment": {"error": f"run exited {code} before "
+                                                                                     "any check"}, "checks": []}
+    return Target(spec, f"targets/{name}"), json.loads(results.read_text())
 
 
 @dataclass(frozen=True)
