@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.errors import KctsError
 from harness.kafka.dist import DEFAULT_VERSION
 from harness.plugin.run_folder import run_dir
 from harness.reporting.matrix import Target, build, summary_line, to_html, to_markdown, write_all
@@ -261,3 +262,31 @@ def test_a_run_that_judges_every_stack_keeps_its_rows_apart() -> None:
     m = build([(Target("4.4.0", "t/a"), whole)])
     assert [r["nodeid"].rsplit("::", 1)[1] for r in m["rows"]] == ["test_raise[java]"]
     assert m["clients"] == {"columns": [], "promises": []}
+
+
+def test_columns_run_side_by_side_keep_their_order_and_their_own_logs(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kcts matrix --jobs N`: the columns run at once, each output to its log file and no live line
+    (their lines would interleave), and the matrix lists them in the command line's order whichever
+    ended first."""
+    import threading
+
+    from harness.reporting import matrix_run
+
+    started: list[str] = []
+    both = threading.Barrier(2, timeout=10)  # each column waits for the other: they must overlap
+
+    def column(folder: Path, spec: str, target: object, extra: list[str], name: str, pytest_args: list[str],
+               progress_line: object, live: bool, to_file: bool) -> tuple[Target, dict[str, object]]:
+        assert (live, to_file) == (False, True)
+        started.append(spec)
+        both.wait()
+        return Target(spec, f"targets/{name}"), {"target": spec, "environment": {}, "checks": []}
+
+    monkeypatch.setattr(matrix_run, "_run_column", column)
+    folder = matrix_run.run_matrix(["kfake", "librdkafka-mock"], ["-m", "smoke"], reports=tmp_path, jobs=2)
+    assert sorted(started) == ["kfake", "librdkafka-mock"]
+    names = [t["name"] for t in json.loads((folder / "matrix.json").read_text())["targets"]]
+    assert names == ["kfake", "librdkafka-mock"]
+    with pytest.raises(KctsError, match="--jobs 0"):
+        matrix_run.run_matrix(["kfake"], [], reports=tmp_path, jobs=0)
