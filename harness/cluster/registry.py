@@ -1,5 +1,7 @@
-"""Every kind of target kcts knows, in one static list: the one way a kind is found, by its name
-(`kind_of`), its `--backend` word (`by_backend`) or as the default, and the one way its backend is.
+"""Every kind of target kcts knows, in one static list: the one way a kind is found (`kinds`, which
+harness/cluster/target.py reads `--target` and `--backend` words against; `kind_of` by its name;
+the default), and the one way its backend is (`backend_of`; `serve`: a spec with its backend, as a
+run hands it on).
 
 Each line is the `BACKEND` of the module that serves a kind, which names the `KIND` of its module in
 `harness.cluster.kinds` (the model's word on it). Adding a kind is its module there, the Cluster
@@ -9,9 +11,11 @@ is the whole story (`tests/harness/test_layers.py`).
 
 from __future__ import annotations
 
+from functools import partial
+
 from harness.cluster import command, docker, external, kfake, librdkafka_mock, local, operated
-from harness.cluster.backend import Backend
-from harness.cluster.model import TargetKind
+from harness.cluster.backend import Backend, Served
+from harness.cluster.model import TargetKind, TargetSpec
 from harness.errors import KctsError
 
 # In the order `--target`'s help lists them and `parse` tries their words and prefixes.
@@ -57,20 +61,22 @@ def backends() -> tuple[str, ...]:
     return tuple(kind.backend for kind in kinds().values() if kind.backend)
 
 
-def by_backend(word: str) -> TargetKind:
-    """The kind `--backend WORD` selects."""
-    for kind in kinds().values():
-        if kind.backend == word:
-            return kind
-    raise KctsError(f"unknown --backend {word!r}; use one of {', '.join(backends())}")
-
-
 def backend_of(kind: TargetKind) -> Backend:
     """How a kind is served."""
     for backend in BACKENDS:
         if backend.kind is kind:
             return backend
     raise KctsError(f"no backend serves the target kind {kind.name!r}")
+
+
+def serve(spec: TargetSpec, *, prepare: bool = False) -> Served:
+    """`spec` with its kind's backend, and that backend's make bound to it; prepared first if asked
+    (a `SetupError` names the fix)."""
+    backend = backend_of(spec.kind)
+    said = None
+    if prepare:
+        said = backend.prepare(spec) if backend.prepare else f"{spec.label}: nothing to fetch or build"
+    return Served(spec, backend, partial(backend.make, spec), said)
 
 
 def spellings() -> str:

@@ -10,14 +10,13 @@ with the same fields as `TargetSpec`, and an optional `[target.security]` table.
 (any broker binary the harness starts and controls) also has the tables its backend reads
 (`[build]`, `[[service]]`, `[node]`, `[leader_move]`: harness/cluster/command.py).
 `target_from` reads the command line's options (declared in harness/cluster/target_options.py) into a
-`Served`: the spec and the backend that makes its `Cluster`, found here once.
+`Served`: the spec and the backend that makes its `Cluster` (`harness.cluster.registry.serve`).
 """
 
 from __future__ import annotations
 
 import tomllib
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from harness.cluster.model import (
     TargetKind,
     TargetSpec,
 )
-from harness.cluster.registry import backend_of, by_backend, default_kind, kind_of, kinds
+from harness.cluster.registry import backends, default_kind, kind_of, kinds, serve
 from harness.cluster.target_options import SECURITY_OPTIONS
 from harness.errors import KctsError
 from harness.kafka.dist import normalize_version
@@ -55,7 +54,6 @@ __all__ = [
     "parse",
     "profile_path",
     "secret_env",
-    "served",
     "target_from",
     "to_run_args",
 ]
@@ -81,6 +79,14 @@ def parse(text: str, **overrides: Any) -> TargetSpec:
     if default.parse_rest is None:
         raise KctsError(f"target {text!r}: the default kind {default.name} reads no word")
     return default.parse_rest(text, **overrides)
+
+
+def of_backend(word: str) -> TargetKind:
+    """The kind `--backend WORD` selects."""
+    for kind in kinds().values():
+        if kind.backend == word:
+            return kind
+    raise KctsError(f"unknown --backend {word!r}; use one of {', '.join(backends())}")
 
 
 def profile_path(name: str) -> Path:
@@ -150,7 +156,7 @@ def from_options(
     elif target:
         spec = parse(target, brokers=brokers)
     else:
-        kind = by_backend(backend)
+        kind = of_backend(backend)
         spec = kind.from_backend(kind, BackendOptions(kafka_version, brokers, bootstrap, security, image, publish_from))
     if (image or publish_from) and not spec.kind.image_options:
         owners = " or ".join(k.backend or k.name for k in kinds().values() if k.image_options)
@@ -169,20 +175,12 @@ def security_from(values: object) -> Security:
 
 def target_from(o: Any, *, prepare: bool = False) -> Served:
     """The target the parsed options name (argparse's namespace or pytest's `config.option`), with the
-    backend that serves it; prepared first if asked (`kcts run`: jars, binaries; a `SetupError` names
-    the fix)."""
-    spec = from_options(o.backend, o.kafka_version, o.brokers, o.bootstrap_servers, security_from(o),
-                        o.java_clients, o.target, o.target_profile, o.image, o.publish_from)
-    return served(spec, prepare=prepare)
-
-
-def served(spec: TargetSpec, *, prepare: bool = False) -> Served:
-    """`spec` with its kind's backend (the registry's one lookup), prepared first if asked."""
-    backend = backend_of(spec.kind)
-    said = None
-    if prepare:
-        said = backend.prepare(spec) if backend.prepare else f"{spec.label}: nothing to fetch or build"
-    return Served(spec, backend, partial(backend.make, spec), said)
+    backend that serves it (`harness.cluster.registry.serve`); prepared first if asked (`kcts run`:
+    jars, binaries; a `SetupError` names the fix)."""
+    security = security_from(o)
+    spec = from_options(o.backend, o.kafka_version, o.brokers, o.bootstrap_servers, security, o.java_clients,
+                        o.target, o.target_profile, o.image, o.publish_from)
+    return serve(spec, prepare=prepare)
 
 
 def secret_env(spec: TargetSpec) -> dict[str, str]:

@@ -19,7 +19,8 @@ import pytest
 from harness.clients.admin import admin_client, create_topic
 from harness.cluster.base import NodeState
 from harness.cluster.librdkafka_mock import LibrdkafkaMockCluster
-from harness.cluster.target import parse, served
+from harness.cluster.registry import serve
+from harness.cluster.target import parse
 from harness.errors import TargetRefused
 from harness.reaper import tagged_pids
 from harness.waiting import wait_until
@@ -30,7 +31,7 @@ pytestmark = [pytest.mark.live, pytest.mark.heavy]
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LibrdkafkaMockCluster]:
-    mock = served(parse("librdkafka-mock"))
+    mock = serve(parse("librdkafka-mock"))
     with mock.make(None) as c:
         assert isinstance(c, LibrdkafkaMockCluster)
         yield c

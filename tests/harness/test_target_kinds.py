@@ -12,8 +12,8 @@ import pytest
 from harness.cluster import registry, target
 from harness.cluster.backend import Backend
 from harness.cluster.model import Capabilities, Security, TargetKind, TargetSpec
-from harness.cluster.registry import backends, kind_of, kinds
-from harness.cluster.target import from_options, parse, served, to_run_args
+from harness.cluster.registry import backends, kind_of, kinds, serve
+from harness.cluster.target import from_options, parse, to_run_args
 from tests.harness.test_layers import MODULES, REPO, imports
 
 TOY = TargetKind(
@@ -40,7 +40,7 @@ def test_every_kind_has_its_backend() -> None:
                           bootstrap="127.0.0.1:9092" if name in ("external", "operated") else None,
                           image="i" if name == "docker" else None,
                           profile=Path("op.toml") if name == "operated" else None)
-        assert served(spec).backend.kind is kind, name
+        assert serve(spec).backend.kind is kind, name
 
 
 def test_a_new_kind_is_one_module_and_one_line(toy_kind: None) -> None:
@@ -49,7 +49,7 @@ def test_a_new_kind_is_one_module_and_one_line(toy_kind: None) -> None:
     assert "toy" in backends()
     assert from_options("toy", None, 3, None, Security(), None) == spec
     assert to_run_args(spec) == ["--backend", "toy", "--java-clients", spec.java_clients]
-    toy = served(spec, prepare=True)
+    toy = serve(spec, prepare=True)
     assert toy.make(None) == ("a toy cluster", spec)  # type: ignore[comparison-overlap]
     assert (toy.spec, toy.prepared) == (spec, "toy ready")
     assert "`toy`  a toy broker" in registry.spellings()
@@ -126,7 +126,7 @@ def test_the_plugin_takes_the_target_kcts_run_parsed_and_does_not_parse_again() 
     from harness.cli import _Handover
     from harness.plugin.target import served_target
 
-    given = served(parse("kfake"))
+    given = serve(parse("kfake"))
     config = SimpleNamespace(stash=pytest.Stash(), option=None,
                              pluginmanager=SimpleNamespace(get_plugins=lambda: {object(), _Handover(given)}))
     assert served_target(config) is given  # type: ignore[arg-type]
