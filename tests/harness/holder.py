@@ -18,6 +18,15 @@ REPO = Path(__file__).resolve().parents[2]
 HOLD = "KCTS_HOLD_FILE"
 
 
+def report_held(info: dict[str, Any]) -> None:
+    """The holder's report, written whole to $HOLD: into a file beside it, then renamed, so that a
+    reader that sees the file never reads it half written (it waits on the file's existence)."""
+    path = Path(os.environ[HOLD])
+    part = path.with_name(path.name + ".part")
+    part.write_text(json.dumps(info))
+    os.replace(part, path)
+
+
 def interruptible() -> None:
     """preexec_fn: SIGINT back to its default in a child a test will interrupt. A shell without job
     control starts background commands with SIGINT ignored (CI runners do), the ignore is inherited,

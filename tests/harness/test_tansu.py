@@ -7,7 +7,6 @@ Skipped until Tansu is built: `kcts run --target tansu` builds it once (cargo, 1
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import threading
@@ -25,7 +24,7 @@ from harness.cluster.target import parse
 from harness.errors import TargetRefused
 from harness.reaper import tagged_pids
 from harness.waiting import wait_until
-from tests.harness.holder import HOLD, REPO, hold
+from tests.harness.holder import HOLD, REPO, hold, report_held
 
 TANSU = build_root("tansu", "0.6.0") / "bin" / "tansu"
 TANSU_NODE_ID = 111  # every Tansu 0.6.0 broker calls itself this (tansu_broker::NODE_ID)
@@ -86,7 +85,7 @@ def test_hold_tansu_for_the_leak_test(cluster: Cluster) -> None:
     pids = tagged_pids(session.current().id)
     names = {pid: Path(f"/proc/{pid}/comm").read_text().strip() for pid in pids}
     info = {"session": session.current().id, "root": str(session.current().root), "pids": names}
-    Path(os.environ[HOLD]).write_text(json.dumps(info))
+    report_held(info)
     threading.Event().wait(600)
 
 

@@ -9,7 +9,6 @@ daemon answers.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import threading
@@ -32,7 +31,7 @@ from harness.cluster.target import parse
 from harness.errors import SetupError, TargetRefused
 from harness.reaper import tagged_pids
 from harness.waiting import wait_until
-from tests.harness.holder import HOLD, REPO, hold
+from tests.harness.holder import HOLD, REPO, hold, report_held
 
 if TYPE_CHECKING:
     import docker
@@ -138,7 +137,7 @@ def test_hold_tansu_in_containers_for_the_leak_test(cluster: Cluster) -> None:
     assert isinstance(cluster, CommandCluster)
     info = {"session": session.current().id, "root": str(session.current().root), "cluster": cluster.docker.name,
             "pids": tagged_pids(session.current().id)}
-    Path(os.environ[HOLD]).write_text(json.dumps(info))
+    report_held(info)
     threading.Event().wait(600)
 
 

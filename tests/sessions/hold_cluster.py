@@ -1,12 +1,10 @@
 """Run by tests/harness/test_no_leaks.py in a child pytest: start a cluster, report, then hold it."""
 
-import json
-import os
 import threading
-from pathlib import Path
 
 from harness import session
 from harness.cluster.base import Cluster
+from tests.harness.holder import report_held
 
 
 def test_hold_cluster(cluster: Cluster) -> None:
@@ -16,5 +14,5 @@ def test_hold_cluster(cluster: Cluster) -> None:
     if type(cluster).__name__ == "LibrdkafkaMockCluster":  # its whole cluster is one holder process
         pids.append(cluster.proc.pid)  # type: ignore[attr-defined]
     info = {"session": session.current().id, "root": str(session.current().root), "pids": pids}
-    Path(os.environ["KCTS_HOLD_FILE"]).write_text(json.dumps(info))
+    report_held(info)
     threading.Event().wait(600)  # held until the parent kills or interrupts this process
