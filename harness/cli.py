@@ -9,6 +9,7 @@ names of the commands.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from harness.cluster.target import target_from
 from harness.cluster.target_options import declare
 from harness.errors import KctsError
 from harness.installed import version
+from harness.reporting.shards import split_args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,12 +66,46 @@ def run(args: list[str]) -> int:
     served = _target(args)
     suites = layout.suites()
     print(f"kcts: {served.prepared}", flush=True)
-    args = _suite_paths(args)
+    shards, run_id, reports_dir, rest = split_args(args)
+    if shards is not None and shards > 1:
+        return _sharded(shards, _suite_paths(rest), run_id, reports_dir, served.spec.environment().get("target"))
+    args = _suite_paths(args) if shards is None else _suite_paths(rest + _given(run_id, reports_dir))
     if not any(_selects_tests(a) for a in args):
         args = [str(suites), *args]
     # No chdir: reports go to ./reports of the caller's directory. pytest's rootdir is the suite root
     # all the same (its pyproject.toml holds the configuration), so node ids read "suites/...".
     return int(pytest.main(["-p", "no:cacheprovider", *args], plugins=[_Handover(served)]))
+
+
+def _given(run_id: str | None, reports_dir: str | None) -> list[str]:
+    """`--run-id` and `--reports-dir` as given, for pytest."""
+    return [*(["--run-id", run_id] if run_id else []), *(["--reports-dir", reports_dir] if reports_dir else [])]
+
+
+def _sharded(n: int, args: list[str], run_id: str | None, reports_dir: str | None, target: str | None) -> int:
+    """`kcts run --shards N`: the selection in N runs side by side, joined into one run folder
+    (harness/reporting/shards.py)."""
+    import time
+
+    from harness.reporting.shards import run_sharded
+
+    selection = [a for a in args if _selects_tests(a)] or [str(layout.suites())]
+    others = [a for a in args if not _selects_tests(a)]
+    reports = Path(reports_dir or os.environ.get("KCTS_REPORTS", "reports"))
+    run_dir = reports / (run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    code = run_sharded(n, others, selection, run_dir, reports, target)
+    latest = reports / "latest"
+    if not os.environ.get("KCTS_NO_LATEST"):
+        if latest.is_symlink() or latest.exists():
+            latest.unlink()
+        latest.symlink_to(run_dir.name)
+    summary = json.loads((run_dir / "results.json").read_text())["summary"]
+    counts = ", ".join(f"{k} {v}" for k, v in summary["counts"].items() if v)
+    print(f"kcts: {summary['total']} checks in {n} shards, {round(time.monotonic() - start)} s: {counts}; "
+          f"{summary['defects']} defects; {run_dir}", flush=True)
+    return code
 
 
 class _Handover:
@@ -83,8 +119,9 @@ class _Handover:
 RUN_HELP = ("Run the conformance suites (all of suites/ unless test paths are given) against one target. "
             "The target is prepared first (a missing JDK or an unknown version is one line and exit 2). Any "
             "other argument is pytest's: -m smoke, -k NAME, --run-id ID, --reports-dir DIR (default ./reports); "
-            "`python -m pytest --help` lists them all, the kcts group included. The exit code is pytest's: "
-            "non-zero on any FAIL.")
+            "`python -m pytest --help` lists them all, the kcts group included. --shards N splits the selection "
+            "by module into N runs side by side, each with its own cluster, joined into one run folder "
+            "(harness/reporting/shards.py). The exit code is pytest's: non-zero on any FAIL.")
 
 
 def _asks_help(args: list[str]) -> bool:

@@ -1,0 +1,200 @@
+"""`kcts run --shards N`: one run's selection split by test module into N runs side by side, each a
+`kcts run` with its own cluster, then joined into the one run folder a serial run would have written.
+
+A module's checks share its module-scoped scenes, so a module is never split; the modules are dealt
+to the shards by their durations in the newest earlier run that has them (the longest first, each to
+the shard with the least so far), unknown ones at the median. Every shard writes `shards/shard-<i>/`
+in the run folder; the run folder then gets one results.json (each check's evidence paths led into
+its shard's folder, the defects grouped again over every FAIL), one junit.xml and one allure-results/.
+Nothing about a verdict depends on the split: each check runs as it does serially, on a cluster of its
+own shard's (`kcts compare` against a serial run is the proof the docs give).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import KctsError
+from harness.process.spawn import die_with_parent
+from harness.reporting import defects
+from harness.reporting.matrix_run import read_progress
+from harness.reporting.results import summarize
+
+PATH_FIELDS = ("evidence", "wire_evidence")
+PROGRESS_EVERY_S = 30.0
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int
+    modules: tuple[str, ...]
+    weight: float
+
+
+def modules_of(paths: Sequence[str]) -> list[str]:
+    """The test modules (or node ids, kept whole) the selection names, each once, in order."""
+    out: list[str] = []
+    for arg in paths:
+        head = Path(arg.split("::")[0])
+        found = [arg] if "::" in arg or head.is_file() else [str(p) for p in sorted(head.rglob("test_*.py"))]
+        out += [m for m in found if m not in out]
+    return out
+
+
+def durations(reports: Path, target: str | None = None) -> dict[str, float]:
+    """Each module's duration (its checks' own, summed) in the earlier run that tells most: among the
+    newest thirty under `reports`, the one of `target` (its environment's) with the most checks of the
+    suites, else of any target."""
+    runs = sorted(reports.glob("*/results.json"), key=lambda p: p.stat().st_mtime, reverse=True)[:30]
+    best: tuple[bool, int] = (False, 0)
+    chosen: list[dict[str, Any]] = []
+    for path in runs:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        checks = [c for c in data.get("checks", []) if str(c.get("nodeid", "")).startswith("suites/")]
+        rank = ((data.get("environment") or {}).get("target") == target, len(checks))
+        if rank > best:
+            best, chosen = rank, checks
+    out: dict[str, float] = {}
+    for c in chosen:
+        module = str(c["nodeid"]).split("::")[0]
+        out[module] = out.get(module, 0.0) + float(c.get("duration_s") or 0.0)
+    return out
+
+
+def deal(modules: Sequence[str], known: dict[str, float], n: int) -> list[Shard]:
+    """The modules dealt to `n` shards, the longest first, each to the lightest shard so far."""
+    def key(module: str) -> str:  # results.json names a module from the suites' root: "suites/..."
+        tail = module.split("::")[0]
+        return tail[tail.index("suites/"):] if "suites/" in tail else tail
+
+    median = statistics.median(known.values()) if known else 1.0
+    weighted = sorted(((known.get(key(m), median), m) for m in modules), key=lambda wm: -wm[0])
+    loads: list[list[str]] = [[] for _ in range(n)]
+    weights = [0.0] * n
+    for w, m in weighted:
+        i = weights.index(min(weights))
+        loads[i].append(m)
+        weights[i] += w
+    return [Shard(i, tuple(mods), weights[i]) for i, mods in enumerate(loads) if mods]
+
+
+def run_sharded(n: int, target_args: list[str], selection: list[str], run_dir: Path, reports: Path,
+                target: str | None = None) -> int:
+    """Run the selection in `n` shards side by side and join them into `run_dir` (`target`: the target's
+    label, whose earlier runs weigh the modules); pytest's exit code of the whole (0 only when every
+    shard's is 0, or 5 where a shard selected nothing)."""
+    modules = modules_of(selection)
+    if not modules:
+        raise KctsError(f"--shards {n}: the selection {selection} names no test module")
+    shards = deal(modules, durations(reports, target), n)
+    folder = run_dir / "shards"
+    folder.mkdir(parents=True, exist_ok=True)
+    procs: list[tuple[Shard, subprocess.Popen[bytes]]] = []
+    env = {**os.environ, "KCTS_NO_LATEST": "1"}
+    for shard in shards:
+        cmd = [sys.executable, "-m", "harness.cli", "run", *target_args, "--reports-dir", str(folder),
+               "--run-id", f"shard-{shard.index}", *shard.modules]
+        print(f"kcts: shard {shard.index}: {len(shard.modules)} modules, about {round(shard.weight)} s of checks "
+              f"by the last run; its output in {folder / f'shard-{shard.index}.log'}", flush=True)
+        with open(folder / f"shard-{shard.index}.log", "wb") as log:
+            procs.append((shard, subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                                  preexec_fn=die_with_parent)))
+    codes = _wait(procs, folder)
+    join(run_dir, [folder / f"shard-{s.index}" for s, _ in procs])
+    ran = [c for c in codes if c != 5]
+    return 5 if not ran else max(ran)
+
+
+def _wait(procs: list[tuple[Shard, subprocess.Popen[bytes]]], folder: Path) -> list[int]:
+    """Each shard's exit code, with a line on where they are every PROGRESS_EVERY_S; on Ctrl-C (which
+    reaches them too) each is given its own teardown."""
+    last = time.monotonic()
+    try:
+        while any(p.poll() is None for _, p in procs):
+            time.sleep(0.5)
+            if time.monotonic() - last >= PROGRESS_EVERY_S:
+                last = time.monotonic()
+                states = [read_progress(folder / f"shard-{s.index}" / "progress.jsonl") for s, _ in procs]
+                print("kcts: shards " + "; ".join(
+                    f"{s.index}: {st.done}/{st.collected if st.collected is not None else '?'}"
+                    + (" done" if p.poll() is not None else "") for (s, p), st in zip(procs, states, strict=True)),
+                    flush=True)
+    except KeyboardInterrupt:
+        for _, p in procs:
+            try:
+                p.wait(120)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        raise
+    return [int(p.returncode) for _, p in procs]
+
+
+def join(run_dir: Path, shard_dirs: Sequence[Path]) -> None:
+    """results.json, junit.xml and allure-results/ of the shards, as one run's."""
+    merged: dict[str, Any] | None = None
+    checks: list[dict[str, Any]] = []
+    suites = ET.Element("testsuites")
+    (run_dir / "allure-results").mkdir(parents=True, exist_ok=True)
+    for shard in shard_dirs:
+        results = shard / "results.json"
+        if results.exists():
+            data = json.loads(results.read_text())
+            merged = merged or data
+            lead = shard.relative_to(run_dir)
+            for c in data.get("checks", []):
+                checks.append(_led(c, lead))
+        junit = shard / "junit.xml"
+        if junit.exists():
+            root = ET.parse(junit).getroot()
+            suites.extend(root.iter("testsuite"))
+        for f in (shard / "allure-results").glob("*") if (shard / "allure-results").is_dir() else ():
+            shutil.copy2(f, run_dir / "allure-results" / f.name)
+    if merged is None:
+        raise KctsError(f"no shard of {run_dir} wrote results.json: see the shards' logs in {run_dir / 'shards'}")
+    found = defects.group(defects.Failure.from_json(c) for c in checks if c.get("cell") == "fail")
+    keys = defects.keys_of(found)
+    for c in checks:
+        c["defect"] = keys.get(c["nodeid"])
+    merged = {**merged, "checks": checks, "summary": {**summarize(c["cell"] for c in checks), "defects": len(found)},
+              "defects": [d.to_json() for d in found]}
+    (run_dir / "results.json").write_text(json.dumps(merged, indent=1))
+    ET.ElementTree(suites).write(run_dir / "junit.xml", encoding="utf-8", xml_declaration=True)
+
+
+def _led(check: dict[str, Any], lead: Path) -> dict[str, Any]:
+    """A shard's check with its files' paths relative to the run folder."""
+    out = dict(check)
+    for name in PATH_FIELDS:
+        if out.get(name):
+            out[name] = str(lead / out[name])
+    out["history"] = [{**h, "report": str(lead / h["report"]),
+                       "plot": None if h.get("plot") is None else str(lead / h["plot"])}
+                      for h in out.get("history") or []]
+    return out
+
+
+def split_args(args: list[str]) -> tuple[int | None, str | None, str | None, list[str]]:
+    """`--shards N`, `--run-id` and `--reports-dir` taken out of `kcts run`'s arguments, and the rest."""
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--shards", type=int)
+    parser.add_argument("--run-id")
+    parser.add_argument("--reports-dir")
+    own, rest = parser.parse_known_args(args)
+    if own.shards is not None and own.shards < 1:
+        raise KctsError(f"--shards {own.shards}: give 1 or more")
+    return own.shards, own.run_id, own.reports_dir, rest
