@@ -69,3 +69,12 @@ def test_the_shards_join_into_one_run_folder(tmp_path: Path) -> None:
     assert sorted(p.name for p in (run / "allure-results").iterdir()) == ["shard-0-result.json", "shard-1-result.json"]
     assert (run / "junit.xml").read_text().count("<testsuite ") == 2
     assert durations(tmp_path, "4.4.0") == {"suites/kip320/test_a.py": 1.5, "suites/kip320/test_b.py": 1.5}
+
+
+def test_with_no_earlier_run_the_shipped_durations_weigh_every_suite_module(tmp_path: Path) -> None:
+    """A fresh machine deals by the durations kcts ships, which name every module of the suites but the
+    heavy-only ones (a run of `-m "not heavy"`): a module missing there weighs the median."""
+    shipped = durations(tmp_path, "4.4.0")
+    suites = {str(p.relative_to(REPO)) for p in (REPO / "suites").rglob("test_*.py")}
+    assert shipped and set(shipped) <= suites
+    assert len(suites - set(shipped)) <= 8, sorted(suites - set(shipped))
