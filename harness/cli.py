@@ -87,20 +87,18 @@ def _sharded(n: int, args: list[str], run_id: str | None, reports_dir: str | Non
     (harness/reporting/shards.py)."""
     import time
 
+    from harness.reporting.run_names import new_run_id, point_latest
     from harness.reporting.shards import run_sharded
 
     selection = [a for a in args if _selects_tests(a)] or [str(layout.suites())]
     others = [a for a in args if not _selects_tests(a)]
     reports = Path(reports_dir or os.environ.get("KCTS_REPORTS", "reports"))
-    run_dir = reports / (run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}")
+    run_dir = reports / (run_id or new_run_id())
     run_dir.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     code = run_sharded(n, others, selection, run_dir, reports, target)
-    latest = reports / "latest"
     if not os.environ.get("KCTS_NO_LATEST"):
-        if latest.is_symlink() or latest.exists():
-            latest.unlink()
-        latest.symlink_to(run_dir.name)
+        point_latest(reports, run_dir.name)
     summary = json.loads((run_dir / "results.json").read_text())["summary"]
     counts = ", ".join(f"{k} {v}" for k, v in summary["counts"].items() if v)
     print(f"kcts: {summary['total']} checks in {n} shards, {round(time.monotonic() - start)} s: {counts}; "

@@ -4,10 +4,11 @@ and reports/latest pointing at it."""
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
+
+from harness.reporting.run_names import new_run_id, point_latest
 
 RUN_DIR_KEY = pytest.StashKey[Path]()
 
@@ -26,19 +27,15 @@ def run_dir(config: pytest.Config) -> Path:
 def pytest_configure(config: pytest.Config) -> None:
     if not writes_reports(config):
         return
-    run_id = config.option.run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+    run_id = config.option.run_id or new_run_id()
     base = Path(config.option.reports_dir)
     folder = base / run_id
     (folder / "nodes").mkdir(parents=True, exist_ok=True)
-    latest = base / "latest"
-    try:
-        if os.environ.get("KCTS_NO_LATEST"):  # a matrix run points latest at the matrix itself
-            raise OSError
-        if latest.is_symlink() or latest.exists():
-            latest.unlink()
-        latest.symlink_to(run_id)
-    except OSError:
-        pass
+    if not os.environ.get("KCTS_NO_LATEST"):  # a matrix run points latest at the matrix itself
+        try:
+            point_latest(base, run_id)
+        except OSError:
+            pass
     config.stash[RUN_DIR_KEY] = folder.resolve()
     if not getattr(config.option, "xmlpath", None):
         config.option.xmlpath = str(folder / "junit.xml")

@@ -17,6 +17,7 @@ from harness.cluster.target import TargetSpec, from_profile, parse, secret_env, 
 from harness.errors import KctsError
 from harness.process.spawn import die_with_parent
 from harness.reporting.matrix import Target, build, column_line, write_all
+from harness.reporting.run_names import point_latest
 
 LIVE = sys.stdout.isatty() and os.environ.get("CI", "").lower() not in ("1", "true", "yes")
 
@@ -103,10 +104,7 @@ def run_matrix(targets: list[str], pytest_args: list[str], reports: Path = Path(
             runs = list(pool.map(column, range(len(selected))))
     matrix = build(runs, [(soak_title(p), json.loads((p / "soak.json").read_text())) for p in soaks])
     paths = write_all(matrix, folder)
-    latest = reports / "latest"
-    if latest.is_symlink() or latest.exists():
-        latest.unlink()
-    latest.symlink_to(folder.name)
+    point_latest(reports, folder.name)
     for p in paths:
         print(f"kcts matrix: wrote {p}")
     # Last, so that the depth of every target is what the terminal ends with.
