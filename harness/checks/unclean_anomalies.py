@@ -18,6 +18,7 @@ leader's records below it as lost writes.
 
 from __future__ import annotations
 
+from harness.errors import require_scene, require_target
 from harness.histories.unclean_anomalies import AnomalySeen, ConsumerAnomalies
 
 INCONSISTENT, REWIND = "inconsistent-offsets", "nonmonotonic-poll"
@@ -33,7 +34,17 @@ def beyond_the_truncation(seen: ConsumerAnomalies) -> list[AnomalySeen]:
 
 def assert_only_the_truncation(seen: ConsumerAnomalies) -> None:
     """The consumer's history shows nothing but the truncation itself and at most one rewind, to the
-    divergence offset; `seen.cases` must hold every case (the counts say how many there were)."""
+    divergence offset; `seen.cases` must hold every case (the counts say how many there were).
+
+    Its premise: the new leader acknowledged writes from the divergence offset on, below where the
+    consumer was, so that a consumer reading on from its old position skips acknowledged records (a
+    lost write); without them such a consumer would show nothing to judge."""
+    require_target(seen.first_rewritten is not None,
+                   f"{seen.consumer}: the new leader acknowledged none of the writes after the election")
+    require_scene(seen.first_rewritten == seen.divergence < seen.position_before,
+                  f"the harness's scene needs the new leader's first write at the divergence offset {seen.divergence} "
+                  f"and the consumer beyond it: the first write is at {seen.first_rewritten}, the consumer was at "
+                  f"{seen.position_before}")
     listed = sum(seen.counts.values())
     assert listed == len(seen.cases), f"{seen.consumer}: {listed} cases counted, {len(seen.cases)} listed"
     beyond = beyond_the_truncation(seen)

@@ -25,8 +25,9 @@ class AnomalySeen:
 @dataclass(frozen=True)
 class ConsumerAnomalies:
     """One consumer's history as judged: the consumer (`<stack>/<reset>`), its client and version as
-    its driver named them, how many records it polled, the count of each class found, every case, and
-    the election's divergence offset and the position the consumer had reached before it."""
+    its driver named them, how many records it polled, the count of each class found, every case, the
+    election's divergence offset, the position the consumer had reached before it, and where the new
+    leader's acknowledged writes begin."""
 
     consumer: str
     client: str | None
@@ -35,3 +36,4 @@ class ConsumerAnomalies:
     cases: tuple[AnomalySeen, ...]
     divergence: int
     position_before: int
+    first_rewritten: int | None  # the offset of the new leader's first acknowledged write (None: none was)

@@ -72,7 +72,8 @@ def judge_consumer(spark: SparkSession, truncation: TruncationHistory, consumer:
                   for class_cases in findings.examples.values() for c in class_cases)
     seen = ConsumerAnomalies(consumer, truncation.clients.get(consumer.split("/")[0]),
                              sum(len(op.polled) for op in ops), findings.found, cases,
-                             truncation.divergence, truncation.position_before)
+                             truncation.divergence, truncation.position_before,
+                             truncation.new_leader_writes[0].offset if truncation.new_leader_writes else None)
     start, end = truncation.election_ns
     events = (NemesisEvent(start, "unclean election", end),) if start else ()
     return JudgedConsumer(seen, findings, ops, folder, events)

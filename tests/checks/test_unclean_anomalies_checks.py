@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from harness.checks.unclean_anomalies import assert_only_the_truncation, beyond_the_truncation
+from harness.errors import SceneUnmet, TargetRefused
 from harness.histories.unclean_anomalies import AnomalySeen, ConsumerAnomalies
 
 DIVERGENCE, POSITION = 20, 50
@@ -15,7 +16,7 @@ def seen(*cases: AnomalySeen) -> ConsumerAnomalies:
     counts: dict[str, int] = {}
     for c in cases:
         counts[c.anomaly] = counts.get(c.anomaly, 0) + 1
-    return ConsumerAnomalies("java/earliest", "java 4.4.0", 110, counts, cases, DIVERGENCE, POSITION)
+    return ConsumerAnomalies("java/earliest", "java 4.4.0", 110, counts, cases, DIVERGENCE, POSITION, DIVERGENCE)
 
 
 TRUNCATED = tuple(AnomalySeen("inconsistent-offsets", o, f"divergent-{o - 20},new-leader-{o - 20}", "offset holds ...")
@@ -50,3 +51,12 @@ def test_cases_left_out_of_the_list_are_refused() -> None:
     partial = seen(*TRUNCATED)
     with pytest.raises(AssertionError, match="30 cases counted, 29 listed"):
         assert_only_the_truncation(ConsumerAnomalies(**{**partial.__dict__, "cases": TRUNCATED[:-1]}))
+
+
+def test_without_the_new_leader_s_writes_there_is_nothing_to_judge() -> None:
+    """A consumer that reads on from its old position shows a lost write only where the new leader
+    acknowledged records below it: none acknowledged is the target's refusal, elsewhere the scene's."""
+    with pytest.raises(TargetRefused, match="acknowledged none"):
+        assert_only_the_truncation(ConsumerAnomalies(**{**seen().__dict__, "first_rewritten": None}))
+    with pytest.raises(SceneUnmet, match="first write is at 25"):
+        assert_only_the_truncation(ConsumerAnomalies(**{**seen().__dict__, "first_rewritten": 25}))
