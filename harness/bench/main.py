@@ -31,6 +31,7 @@ BENCHES: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "proxy": lambda o: _module("proxy").run(o.kafka_version, rounds=o.rounds),
     "integrity": lambda o: _module("integrity").run(o.records, o.kafka_version, o.spark_master),
     "gate": lambda o: _module("gate").run(),
+    "idle": lambda o: _module("idle").run(o.kafka_version, o.seconds),
 }
 
 
@@ -44,6 +45,7 @@ def main(args: list[str]) -> int:
                         help="startup: containers times the cluster in containers against the one in processes")
     parser.add_argument("--warm-images", action="store_true",
                         help="startup --cluster-in containers: keep the images instead of timing their cold build")
+    parser.add_argument("--seconds", type=float, default=60.0, help="idle: how long each cluster is held idle")
     parser.add_argument("--records", type=int, default=1_000_000, help="integrity: records generated")
     parser.add_argument("--spark-master", default="local[2]", help="integrity: Spark master of the checker")
     opts = parser.parse_args(args)

@@ -1,0 +1,74 @@
+"""Session clusters end after the last check that uses them, not when the session ends.
+
+An idle Kafka cluster is not free. On the harness's C1-only JVMs a controller and three 4.4.0 brokers
+that serve nothing take about half of one core (heartbeats, Raft fetches, the brokers' timers), a
+one-broker side cluster about a quarter (`kcts bench idle`): a session fixture that holds one from
+the first module that needs it to the end of the run costs more than starting it again would.
+
+A session fixture named in `RELEASED` (or added by `release_after_last_user`) is finished in the
+teardown of the last collected item that uses it, with the session fixtures that depend on it, as
+pytest finishes them at the session's end. An item after that which asks for it again through
+`request.getfixturevalue` (which collection cannot see) gets a new one: later, never wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+# name -> the fixtures whose users use it too, through request.getfixturevalue: kip1319's
+# `sasl_cluster` asks for the SASL side cluster only once the target advertises v6, so that a target
+# without it starts none.
+RELEASED: dict[str, tuple[str, ...]] = {"sasl_side_cluster": ("sasl_cluster",)}
+
+_NAMES = pytest.StashKey[dict[str, tuple[str, ...]]]()
+_LAST = pytest.StashKey[dict[str, str]]()
+
+
+def release_after_last_user(config: pytest.Config, name: str, *aliases: str) -> None:
+    """Finish the session fixture `name` after its last user in this run too (a conftest's
+    pytest_configure)."""
+    config.stash.setdefault(_NAMES, dict(RELEASED))[name] = aliases
+
+
+def uses(item: pytest.Item, name: str, aliases: tuple[str, ...] = ()) -> bool:
+    """Whether `item` uses the session-scoped fixture `name`, or one of `aliases` that gets it."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    defs = info.name2fixturedefs.get(name)
+    if defs and defs[-1].scope == "session":
+        return True
+    return any(alias in info.name2fixturedefs for alias in aliases)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """After every deselection and reordering: the last item of the run that uses each released fixture."""
+    names = session.config.stash.setdefault(_NAMES, dict(RELEASED))
+    last: dict[str, str] = {}
+    for item in session.items:
+        for name, aliases in names.items():
+            if uses(item, name, aliases):
+                last[name] = item.nodeid
+    session.config.stash[_LAST] = last
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    try:
+        return (yield)
+    finally:
+        # The session's own end finishes what the run's last item used.
+        if nextitem is not None:
+            for name, nodeid in item.config.stash.get(_LAST, {}).items():
+                if nodeid == item.nodeid:
+                    _finish(item, name)
+
+
+def _finish(item: pytest.Item, name: str) -> None:
+    defs = item._fixtureinfo.name2fixturedefs.get(name) if hasattr(item, "_fixtureinfo") else None
+    if not defs:  # used through an alias: the active definition is the session's
+        defs = item.session._fixturemanager.getfixturedefs(name, item)
+    if defs and defs[-1].scope == "session" and defs[-1].cached_result is not None:
+        defs[-1].finish(item._request)  # type: ignore[attr-defined]

@@ -1,0 +1,25 @@
+"""The harness's own tests: the modules that use the session's Apache Kafka cluster run one after
+another, and the cluster ends after the last of them (harness.plugin.last_user), not when the last
+of 2,600 tests ends: held idle through the unit tests that follow, it cost more CPU than all of them."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.plugin import last_user
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    last_user.release_after_last_user(config, "cluster")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Move the modules that use the session cluster to where the first of them is, in their order."""
+    modules = {item.nodeid.split("::")[0] for item in items if last_user.uses(item, "cluster")}
+    users = [item for item in items if item.nodeid.split("::")[0] in modules]
+    if not users:
+        return
+    first = items.index(users[0])
+    rest = [item for item in items if item.nodeid.split("::")[0] not in modules]
+    items[:] = [*rest[:first], *users, *rest[first:]]
