@@ -2,8 +2,9 @@
 
 An idle Kafka cluster is not free. On the harness's C1-only JVMs a controller and three 4.4.0 brokers
 that serve nothing take about half of one core (heartbeats, Raft fetches, the brokers' timers), a
-one-broker side cluster about a quarter (`kcts bench idle`): a session fixture that holds one from
-the first module that needs it to the end of the run costs more than starting it again would.
+controller and one broker 0.4 of one (`kcts bench idle`), as much as starting them again after 25 and
+17 s: a session fixture that holds one from the first module that needs it to the end of the run costs
+more than starting it again would.
 
 A session fixture named in `RELEASED` (or added by `release_after_last_user`) is finished in the
 teardown of the last collected item that uses it, with the session fixtures that depend on it, as
