@@ -15,6 +15,7 @@ pytest finishes them at the session's end. An item after that which asks for it 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,8 @@ import pytest
 RELEASED: dict[str, tuple[str, ...]] = {"sasl_side_cluster": ("sasl_cluster",)}
 
 _NAMES = pytest.StashKey[dict[str, tuple[str, ...]]]()
-_LAST = pytest.StashKey[dict[str, str]]()
+# nodeid of a last user -> the session fixtures to finish in its teardown
+_LAST = pytest.StashKey[dict[str, list[pytest.FixtureDef[Any]]]]()
 
 
 def release_after_last_user(config: pytest.Config, name: str, *aliases: str) -> None:
@@ -45,13 +47,15 @@ def uses(item: pytest.Item, name: str, aliases: tuple[str, ...] = ()) -> bool:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """After every deselection and reordering: the last item of the run that uses each released fixture."""
+    """After every deselection and reordering: the last item of the run that uses each released fixture,
+    and the definition of it that item sees (through an alias too)."""
     names = session.config.stash.setdefault(_NAMES, dict(RELEASED))
-    last: dict[str, str] = {}
-    for item in session.items:
-        for name, aliases in names.items():
-            if uses(item, name, aliases):
-                last[name] = item.nodeid
+    last_user = {name: item for item in session.items for name, aliases in names.items() if uses(item, name, aliases)}
+    last: dict[str, list[pytest.FixtureDef[Any]]] = {}
+    for name, item in last_user.items():
+        defs = session._fixturemanager.getfixturedefs(name, item)
+        if defs and defs[-1].scope == "session":
+            last.setdefault(item.nodeid, []).append(defs[-1])
     session.config.stash[_LAST] = last
 
 
@@ -62,14 +66,6 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     finally:
         # The session's own end finishes what the run's last item used.
         if nextitem is not None:
-            for name, nodeid in item.config.stash.get(_LAST, {}).items():
-                if nodeid == item.nodeid:
-                    _finish(item, name)
-
-
-def _finish(item: pytest.Item, name: str) -> None:
-    defs = item._fixtureinfo.name2fixturedefs.get(name) if hasattr(item, "_fixtureinfo") else None
-    if not defs:  # used through an alias: the active definition is the session's
-        defs = item.session._fixturemanager.getfixturedefs(name, item)
-    if defs and defs[-1].scope == "session" and defs[-1].cached_result is not None:
-        defs[-1].finish(item._request)  # type: ignore[attr-defined]
+            for fixturedef in item.config.stash.get(_LAST, {}).get(item.nodeid, ()):
+                if fixturedef.cached_result is not None:
+                    fixturedef.finish(item._request)  # type: ignore[attr-defined]
