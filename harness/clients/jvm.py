@@ -58,7 +58,11 @@ public final class Exit {
 
 
 def tools_classpath(dist: KafkaDistribution) -> str:
-    """The distribution's classpath, with the Exit forwarder first when its kafka-clients lacks the old class."""
+    """The distribution's classpath, then the Exit forwarder when its kafka-clients lacks the old class.
+
+    The forwarder only adds a class the jars lack, so it may come last; it must, as must anything else
+    a client adds, because a JVM maps a class-data archive only for the classpath it was dumped with or
+    one that extends it (a client's start costs about twice the CPU without it)."""
     clients = dist.jar("kafka-clients")
     with zipfile.ZipFile(clients) as jar:
         names = set(jar.namelist())
@@ -79,7 +83,7 @@ def tools_classpath(dist: KafkaDistribution) -> str:
             )
             if proc.returncode != 0:
                 raise SetupError(f"compiling the Exit forwarder for {clients.name} failed: {proc.stderr[-800:]}")
-    return os.pathsep.join([str(classes), dist.classpath])
+    return os.pathsep.join([dist.classpath, str(classes)])
 
 
 def tool_option(dist: KafkaDistribution, main_class: str, option: str, older: str) -> str:
@@ -147,10 +151,12 @@ def client_command(
     dist: KafkaDistribution, main_class: str, args: list[str], extra_classpath: Path | None = None
 ) -> list[str]:
     """The client JVM (harness.process.jvm_launch) on `dist`'s classpath, with the Exit forwarder when
-    needed and `extra_classpath` first; it maps the brokers' class-data archive when there is one."""
+    needed and `extra_classpath` after it (a driver's classes are its own: none shadows a Kafka one); it
+    maps the brokers' class-data archive when there is one, which the distribution's classpath first keeps
+    valid."""
     cp = tools_classpath(dist)
     if extra_classpath is not None:
-        cp = os.pathsep.join([str(extra_classpath), cp])
+        cp = os.pathsep.join([cp, str(extra_classpath)])
     archive = cds_archive_path(cache_root(), dist.version, dist.jars)
     return jvm_launch.java_command(jvm_launch.Role.CLIENT, cp, main_class, args, archive=archive)
 

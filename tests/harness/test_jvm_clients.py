@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
+import subprocess
 from collections.abc import Callable
 
 import pytest
 from confluent_kafka import Consumer
 
-from harness.clients.jvm import VERIFIABLE_PRODUCER, JavaClient
+from harness.clients.jvm import VERIFIABLE_PRODUCER, JavaClient, client_command, compile_driver
 from harness.clients.produce_read import read_partition
 from harness.cluster.base import Cluster
+from harness.cluster.combined import ensure_cds_archive
 from harness.kafka.dist import resolve
 
 
@@ -18,6 +21,28 @@ def test_driver_runs_on_the_kafka_clients_of_the_version_under_test() -> None:
     with JavaClient.driver(dist, "KctsEcho", []) as echo:
         assert echo.wait_exit(60) == 0, echo.describe()
     assert echo.events == [{"event": "version", "kafka_clients": "4.4.0"}], echo.describe()
+
+
+@pytest.mark.parametrize("program", ["driver", "kafka-tools"])
+def test_a_java_client_maps_the_class_data_archive_of_its_kafka_classpath(program: str) -> None:
+    """A client's classpath adds a driver's classes or the Exit forwarder; the JVM keeps the archive's
+    classes only while the classpath starts with the one it was dumped for (each client start cost
+    about twice the CPU when they came first)."""
+    dist = resolve("4.4.0")
+    archive = ensure_cds_archive(dist)
+    if program == "driver":
+        cmd = client_command(dist, "KctsEcho", [], compile_driver(dist, "KctsEcho"))
+    else:
+        cmd = client_command(dist, VERIFIABLE_PRODUCER, ["--help"])
+    assert f"-XX:SharedArchiveFile={archive}" in cmd, cmd
+    logged = [*cmd[:1], "-Xlog:class+path=info", *cmd[1:]]
+    lines = [line.split("] ", 1)[-1] for line in subprocess.run(
+        logged, capture_output=True, text=True, timeout=60).stdout.splitlines() if "[class,path]" in line]
+    mismatch = [line for line in lines if "mismatch" in line]
+    assert not mismatch, f"the JVM refused the archive's classes: {mismatch[0][:300]}"
+    checked_ok = {a.removeprefix("checking shared classpath entry: ") for a, b in itertools.pairwise(lines)
+                  if a.startswith("checking shared classpath entry: ") and b == "ok"}
+    assert str(dist.jar("kafka-clients")) in checked_ok, "\n".join(lines[-20:])
 
 
 @pytest.mark.live
