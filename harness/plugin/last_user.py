@@ -1,10 +1,10 @@
 """Session clusters end after the last check that uses them, not when the session ends.
 
-An idle Kafka cluster is not free. On the harness's C1-only JVMs a controller and three 4.4.0 brokers
-that serve nothing take about half of one core (heartbeats, Raft fetches, the brokers' timers), a
-controller and one broker 0.4 of one (`kcts bench idle`), as much as starting them again after 25 and
-17 s: a session fixture that holds one from the first module that needs it to the end of the run costs
-more than starting it again would.
+An idle Kafka cluster is not free, and what it costs depends on the machine (`kcts bench idle`, 60 and
+30 s after ready). On one 2-core machine a controller and three 4.4.0 brokers took 0.52 of a core and a
+controller and one broker 0.42, as much as starting them again after 25 and 17 s; on another, 0.10 and
+0.06 (75 and 55 s). Where a held cluster waits longer than that, ending it after its last user costs less
+than holding it to the end of the run, and it never costs a verdict.
 
 A session fixture named in `RELEASED` (or added by `release_after_last_user`) is finished in the
 teardown of the last collected item that uses it, with the session fixtures that depend on it, as
