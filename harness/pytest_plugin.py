@@ -18,6 +18,7 @@ pytest_plugins = [
     "harness.plugin.verdict_boundary",
     "harness.plugin.client_leaks",
     "harness.plugin.last_user",
+    "harness.plugin.shard",
     "harness.plugin.evidence",
     "harness.plugin.allure_labels",
     "harness.plugin.results_file",

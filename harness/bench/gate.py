@@ -2,8 +2,10 @@
 side), in one run on one machine: the wall time of each, their ratio, and each node ID's verdict in both.
 
 The selection is `.ci/gate.env` (the envs and their environment), which `.ci/run` reads too; each env
-runs through tox as the gate runs it, so the serial run differs from the shipped one only in the
-schedule. A verdict that differs between the two is a check whose verdict depends on the schedule.
+runs through tox as the gate runs it. The serial run is the selection one test at a time: each env
+alone, in one pytest process (`SERIAL`), at the normal scheduling class. The shipped one is the gate's
+schedule: the envs side by side, in the shards gate.env gives them, those of GATE_IDLE_ENVS in the idle
+class. A verdict that differs between the two is a check whose verdict depends on the schedule.
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ from harness.reporting.compare import Comparison, compare
 
 GATE_ENV = Path(".ci") / "gate.env"
 TOX = ["python3", "-m", "tox"]
+# What makes an env's run serial: its checks in one process (tox.ini's KCTS_SHARDS, KCTS_TEST_SHARDS).
+SERIAL = {"KCTS_SHARDS": "1", "KCTS_TEST_SHARDS": "1"}
 
 
 @dataclass(frozen=True)
 class Selection:
     envs: tuple[str, ...]
     environment: dict[str, str]  # what the envs run with, besides the run's stamp
+    idle: tuple[str, ...] = ()  # the envs the gate runs in the idle scheduling class
 
 
 @dataclass(frozen=True)
@@ -63,29 +68,37 @@ def selection(repo: Path) -> Selection:
     envs = tuple(values.pop("GATE_ENVS", "").split())
     if not envs:
         raise KctsError(f"{path} names no GATE_ENVS")
-    return Selection(envs, values)
+    idle = tuple(values.pop("GATE_IDLE_ENVS", "").split())
+    if set(idle) - set(envs):
+        raise KctsError(f"{path}: GATE_IDLE_ENVS names {' '.join(sorted(set(idle) - set(envs)))}, not in GATE_ENVS")
+    return Selection(envs, values, idle)
 
 
-def _child_env(sel: Selection, stamp: str) -> dict[str, str]:
+def _child_env(sel: Selection, stamp: str, serial: bool = False) -> dict[str, str]:
     # The bench may run from a tox env's kcts: the envs it starts find their own interpreters.
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME") and not k.startswith("TOX_")}
-    return {**env, **sel.environment, "KCTS_RUN_STAMP": stamp}
+    return {**env, **sel.environment, **(SERIAL if serial else {}), "KCTS_RUN_STAMP": stamp}
 
 
-def _start(repo: Path, env: str, child_env: dict[str, str], stamp: str) -> tuple[subprocess.Popen[bytes], Path]:
+def _idle_class() -> None:
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
+def _start(repo: Path, env: str, child_env: dict[str, str], stamp: str,
+           idle: bool = False) -> tuple[subprocess.Popen[bytes], Path]:
     log = repo / "reports" / f"tox-{env}-{stamp}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as out:
-        return subprocess.Popen([*TOX, "-e", env], cwd=repo, env=child_env, stdout=out,
-                                stderr=subprocess.STDOUT), log
+        return subprocess.Popen([*TOX, "-e", env], cwd=repo, env=child_env, stdout=out, stderr=subprocess.STDOUT,
+                                preexec_fn=_idle_class if idle else None), log
 
 
 def run_serial(repo: Path, sel: Selection, stamp: str) -> Schedule:
-    """Each env after the other."""
+    """Each env after the other, each in one process."""
     t0, runs = time.monotonic(), []
     for env in sel.envs:
         start = time.monotonic()
-        proc, log = _start(repo, env, _child_env(sel, stamp), stamp)
+        proc, log = _start(repo, env, _child_env(sel, stamp, serial=True), stamp)
         proc.wait()
         runs.append(EnvRun(env, time.monotonic() - start, proc.returncode, log))
     return Schedule("serial", stamp, time.monotonic() - t0, tuple(runs))
@@ -94,7 +107,7 @@ def run_serial(repo: Path, sel: Selection, stamp: str) -> Schedule:
 def run_shipped(repo: Path, sel: Selection, stamp: str) -> Schedule:
     """The envs side by side, as `.ci/run` starts them."""
     t0 = time.monotonic()
-    started = [(env, *_start(repo, env, _child_env(sel, stamp), stamp)) for env in sel.envs]
+    started = [(env, *_start(repo, env, _child_env(sel, stamp), stamp, idle=env in sel.idle)) for env in sel.envs]
     ended: dict[str, float] = {}
 
     def wait(env: str, proc: subprocess.Popen[bytes]) -> None:
@@ -132,8 +145,9 @@ def run(repo: Path | None = None) -> dict[str, object]:
     failed = [f"{s.name} {r.env}: exit {r.exit_code} ({r.log})" for s in (serial, shipped) for r in s.envs
               if r.exit_code != 0]
     return {
-        "selection": f"{GATE_ENV}: envs {' '.join(sel.envs)}; "
-                     + "; ".join(f"{k}={v!r}" for k, v in sel.environment.items()),
+        "selection": f"{GATE_ENV}: envs {' '.join(sel.envs)}; idle class when shipped: {' '.join(sel.idle) or 'none'}; "
+                     + "; ".join(f"{k}={v!r}" for k, v in sel.environment.items())
+                     + f"; serially: {'; '.join(f'{k}={v!r}' for k, v in SERIAL.items())}",
         "serial_s": round(serial.seconds, 1),
         "shipped_s": round(shipped.seconds, 1),
         "shipped_over_serial": round(shipped.seconds / serial.seconds, 3),

@@ -8,6 +8,7 @@
 - verdict_boundary: where refusals raised below pytest become verdicts, and FAIL is told from ERROR;
 - client_leaks: a check that leaves a confluent-kafka client open fails;
 - last_user: session clusters end after the last check that uses them (an idle cluster costs CPU);
+- shard: `--shard I/N`, one part of the collected tests, dealt by module alike in every part;
 - evidence: broker log excerpts, wire recordings and the event log of each check;
 - allure_labels: epic, feature and story of each check;
 - run_progress: the live progress line and progress.jsonl;

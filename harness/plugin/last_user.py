@@ -35,6 +35,11 @@ def release_after_last_user(config: pytest.Config, name: str, *aliases: str) -> 
     config.stash.setdefault(_NAMES, dict(RELEASED))[name] = aliases
 
 
+def released(config: pytest.Config) -> dict[str, tuple[str, ...]]:
+    """The session fixtures finished after their last user, each with its aliases."""
+    return config.stash.setdefault(_NAMES, dict(RELEASED))
+
+
 def uses(item: pytest.Item, name: str, aliases: tuple[str, ...] = ()) -> bool:
     """Whether `item` uses the session-scoped fixture `name`, or one of `aliases` that gets it."""
     info = getattr(item, "_fixtureinfo", None)
@@ -49,7 +54,7 @@ def uses(item: pytest.Item, name: str, aliases: tuple[str, ...] = ()) -> bool:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """After every deselection and reordering: the last item of the run that uses each released fixture,
     and the definition of it that item sees (through an alias too)."""
-    names = session.config.stash.setdefault(_NAMES, dict(RELEASED))
+    names = released(session.config)
     last_user = {name: item for item in session.items for name, aliases in names.items() if uses(item, name, aliases)}
     last: dict[str, list[pytest.FixtureDef[Any]]] = {}
     for name, item in last_user.items():

@@ -34,7 +34,8 @@ from harness.reporting.results import summarize
 
 PATH_FIELDS = ("evidence", "wire_evidence")
 # Each module's time (junit.xml, set-up included) in a serial run of the whole suite on local Apache
-# Kafka 4.4.0 (run v42-after-4.4.0): the weights where no earlier run is at hand.
+# Kafka 4.4.0 (run v42-after-4.4.0), and of the harness's tests as the gate selects them (tests-bench-
+# serial-20261130-052336): the weights where no earlier run is at hand, as in CI's fresh clone.
 SHIPPED_DURATIONS = Path(__file__).with_name("module_durations.json")
 PROGRESS_EVERY_S = 30.0
 
@@ -56,11 +57,12 @@ def modules_of(paths: Sequence[str]) -> list[str]:
     return out
 
 
-def durations(reports: Path, target: str | None = None) -> dict[str, float]:
+def durations(reports: Path, target: str | None = None, under: str = "suites/") -> dict[str, float]:
     """Each module's time in the earlier run that tells most: among the newest thirty under `reports`,
-    the one of `target` (its environment's) with the most checks of the suites, else of any target;
-    with none, the times kcts ships. A module's time is its tests' in junit.xml, set-up included (a
-    module's scene is set up in its first test), else its checks' own in results.json."""
+    the one of `target` (its environment's) with the most tests under `under` (the suites, or the
+    harness's own tests/), else of any target; with none, the times kcts ships. A module's time is its
+    tests' in junit.xml, set-up included (a module's scene is set up in its first test), else its
+    checks' own in results.json."""
     runs = sorted(reports.glob("*/results.json"), key=lambda p: p.stat().st_mtime, reverse=True)[:30]
     best: tuple[bool, int] = (False, 0)
     chosen: tuple[Path, list[dict[str, Any]]] | None = None
@@ -69,22 +71,22 @@ def durations(reports: Path, target: str | None = None) -> dict[str, float]:
             data = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        checks = [c for c in data.get("checks", []) if str(c.get("nodeid", "")).startswith("suites/")]
+        checks = [c for c in data.get("checks", []) if str(c.get("nodeid", "")).startswith(under)]
         rank = ((data.get("environment") or {}).get("target") == target, len(checks))
         if rank > best:
             best, chosen = rank, (path.parent, checks)
     if chosen is None:  # a fresh machine
-        return {k: float(v) for k, v in json.loads(SHIPPED_DURATIONS.read_text()).items()}
-    return module_times(*chosen)
+        return {k: float(v) for k, v in json.loads(SHIPPED_DURATIONS.read_text()).items() if k.startswith(under)}
+    return module_times(*chosen, under=under)
 
 
-def module_times(run: Path, checks: list[dict[str, Any]]) -> dict[str, float]:
+def module_times(run: Path, checks: list[dict[str, Any]], under: str = "suites/") -> dict[str, float]:
     """Each module's time in one run: from its junit.xml where it has one, else its checks' own."""
     out: dict[str, float] = {}
     try:
         for case in ET.parse(run / "junit.xml").getroot().iter("testcase"):
             module = str(case.get("classname", "")).replace(".", "/") + ".py"
-            if module.startswith("suites/"):
+            if module.startswith(under):
                 out[module] = out.get(module, 0.0) + float(case.get("time") or 0.0)
     except (OSError, ET.ParseError, ValueError):
         out = {}
@@ -96,19 +98,29 @@ def module_times(run: Path, checks: list[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
-def deal(modules: Sequence[str], known: dict[str, float], n: int) -> list[Shard]:
-    """The modules dealt to `n` shards, the longest first, each to the lightest shard so far."""
-    def key(module: str) -> str:  # results.json names a module from the suites' root: "suites/..."
+def deal(modules: Sequence[str], known: dict[str, float], n: int,
+         together: Sequence[Sequence[str]] = ()) -> list[Shard]:
+    """The modules dealt to `n` shards, the longest first, each to the lightest shard so far; the
+    modules of each group in `together` (those sharing a session cluster) go to one shard, as one."""
+    def key(module: str) -> str:  # results.json names a module from the repository's root
         tail = module.split("::")[0]
-        return tail[tail.index("suites/"):] if "suites/" in tail else tail
+        for root in ("suites/", "tests/"):
+            if root in tail:
+                return tail[tail.index(root):]
+        return tail
 
     median = statistics.median(known.values()) if known else 1.0
-    weighted = sorted(((known.get(key(m), median), m) for m in modules), key=lambda wm: -wm[0])
+    grouped = {m: i for i, group in enumerate(together) for m in group}
+    units: dict[object, list[str]] = {}
+    for m in modules:
+        units.setdefault(("group", grouped[m]) if m in grouped else m, []).append(m)
+    weighted = sorted(((sum(known.get(key(m), median) for m in unit), unit) for unit in units.values()),
+                      key=lambda wu: -wu[0])
     loads: list[list[str]] = [[] for _ in range(n)]
     weights = [0.0] * n
-    for w, m in weighted:
+    for w, unit in weighted:
         i = weights.index(min(weights))
-        loads[i].append(m)
+        loads[i] += unit
         weights[i] += w
     return [Shard(i, tuple(mods), weights[i]) for i, mods in enumerate(loads) if mods]
 
@@ -134,13 +146,13 @@ def run_sharded(n: int, target_args: list[str], selection: list[str], run_dir: P
         with open(folder / f"shard-{shard.index}.log", "wb") as log:
             procs.append((shard, subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
                                                   preexec_fn=die_with_parent)))
-    codes = _wait(procs, folder)
+    codes = wait_all(procs, folder)
     join(run_dir, [folder / f"shard-{s.index}" for s, _ in procs])
     ran = [c for c in codes if c != 5]
     return 5 if not ran else max(ran)
 
 
-def _wait(procs: list[tuple[Shard, subprocess.Popen[bytes]]], folder: Path) -> list[int]:
+def wait_all(procs: list[tuple[Shard, subprocess.Popen[bytes]]], folder: Path) -> list[int]:
     """Each shard's exit code, with a line on where they are every PROGRESS_EVERY_S; on Ctrl-C (which
     reaches them too) each is given its own teardown."""
     last = time.monotonic()

@@ -25,6 +25,15 @@ def test_modules_are_dealt_longest_first_to_the_lightest_shard() -> None:
     assert [s.weight for s in shards] == [130.0, 100.0]
 
 
+def test_modules_dealt_together_go_to_one_shard_as_one() -> None:
+    known = {"tests/t/test_a.py": 10.0, "tests/t/test_b.py": 10.0, "tests/t/test_c.py": 15.0, "tests/t/test_d.py": 1.0}
+    modules = [f"tests/t/test_{m}.py" for m in "abcd"]
+    shards = deal(modules, known, 2, together=[["tests/t/test_a.py", "tests/t/test_b.py"]])
+    assert [s.modules for s in shards] == [("tests/t/test_a.py", "tests/t/test_b.py"),
+                                           ("tests/t/test_c.py", "tests/t/test_d.py")]
+    assert [s.weight for s in shards] == [20.0, 16.0]
+
+
 def test_a_folder_is_its_modules_and_a_node_id_stays_whole() -> None:
     found = modules_of([str(REPO / "suites" / "smoke"), "suites/kip320/test_truncation_clients.py::test_x"])
     assert found[0].endswith("suites/smoke/test_smoke.py") and found[-1].endswith("::test_x")
