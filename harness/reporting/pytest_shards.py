@@ -49,7 +49,11 @@ def main(argv: list[str]) -> int:
                                                               preexec_fn=die_with_parent)))
     print(f"pytest in {n} shards side by side; their output in {folder}/shard-<i>.log, printed when all have ended",
           flush=True)
-    codes = wait_all(procs, folder)
+    try:
+        codes = wait_all(procs, folder)  # on Ctrl-C it gives each shard its own teardown first
+    except KeyboardInterrupt:
+        print(f"interrupted; the shards' output is in {folder}", file=sys.stderr)
+        return 130
     for shard, _ in procs:
         print((folder / f"shard-{shard.index}.log").read_text(errors="replace"), flush=True)
     try:
