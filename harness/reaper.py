@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from harness import procfs
+
 # An operated target's ledgers (harness/cluster/operations.py writes them): ROOT/undo/<cluster>.json,
 # {"log": a file to append what ran to, or "", "entries": [{"what", "argv", "timeout", "in_flight_pid",
 # "in_flight_until"}, ...]} in the order they are undone. `in_flight_pid` is the process group of the
@@ -136,11 +138,8 @@ def _wait_for(pid: int, timeout: float) -> str:
 
 def _alive(pid: int) -> bool:
     """Running, and not a zombie (a process whose parent died is reaped by init; until then, a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
+    seen = procfs.stat(pid)
+    return seen is not None and seen.state != "Z"
 
 
 def _run(argv: list[str], timeout: float) -> str:

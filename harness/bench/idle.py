@@ -9,20 +9,20 @@ than starting a new one, which is why session clusters end after their last user
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
+from harness import procfs
 from harness.cluster.local import LocalCluster, LocalClusterSpec
+from harness.errors import KctsError
 from harness.kafka.dist import resolve
-
-_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def cpu_seconds(pid: int) -> float:
     """User and system CPU time of a running process."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _TICK
+    seen = procfs.stat(pid)
+    if seen is None:
+        raise KctsError(f"process {pid} ended while its CPU time was measured")
+    return seen.cpu_seconds
 
 
 def measure(version: str, brokers: int, seconds: float) -> dict[str, float]:

@@ -15,6 +15,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from harness import procfs
 from harness.process.spawn import spawn
 from harness.waiting import wait_until
 
@@ -40,10 +41,8 @@ def wait_stopped(pid: int, timeout: float = 5.0) -> None:
     """SIGSTOP is asynchronous: wait until the kernel shows the process stopped (state T)."""
 
     def state() -> str:
-        try:
-            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return "gone"
+        seen = procfs.stat(pid)
+        return "gone" if seen is None else seen.state
 
     wait_until(lambda: state() in ("T", "t", "gone"), timeout, lambda: f"process {pid} in state {state()}", 0.01)
 

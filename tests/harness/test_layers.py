@@ -37,6 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 LAYERS: dict[str, int] = {
     "harness.errors": 0, "harness.waiting": 0, "harness.areas": 0, "harness.attach": 0, "harness.progress": 0,
     "harness.promises": 0, "harness.layout": 0, "harness.closing": 0, "harness.installed": 0,
+    "harness.procfs": 0,
     "harness.session": 1, "harness.reaper": 1, "harness.network": 1, "harness.docker_engine": 1,
     "harness.process": 2,
     "harness.kafka": 3, "harness.protocol": 3, "harness.confluent": 3, "harness.histories": 3,
