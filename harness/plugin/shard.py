@@ -44,21 +44,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     index, n = part(config.option.shard)
     weights_file = config.option.shard_weights
     weights = {k: float(v) for k, v in json.loads(Path(weights_file).read_text()).items()} if weights_file else {}
-    modules = list(dict.fromkeys(item.nodeid.split("::")[0] for item in items))
+    modules = list(dict.fromkeys(_module(item) for item in items))
     mine = next((set(s.modules) for s in deal(modules, weights, n, _together(config, items)) if s.index == index),
                 set())
-    keep = [item for item in items if item.nodeid.split("::")[0] in mine]
-    drop = [item for item in items if item.nodeid.split("::")[0] not in mine]
+    keep, drop = [], []
+    for item in items:
+        (keep if _module(item) in mine else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def _module(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0]
 
 
 def _together(config: pytest.Config, items: list[pytest.Item]) -> list[list[str]]:
     """The modules of each released session fixture's users, groups that share a module merged."""
     groups: list[set[str]] = []
     for name, aliases in last_user.released(config).items():
-        group = {item.nodeid.split("::")[0] for item in items if last_user.uses(item, name, aliases)}
+        group = {_module(item) for item in items if last_user.uses(item, name, aliases)}
         for other in [g for g in groups if g & group]:
             groups.remove(other)
             group |= other

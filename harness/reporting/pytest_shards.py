@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 from harness.errors import KctsError
-from harness.process.spawn import die_with_parent
 from harness.reporting.run_names import new_run_id, point_latest
-from harness.reporting.shards import Shard, durations, join, split_args, wait_all
+from harness.reporting.shards import durations, exit_code, join, split_args, start, wait_all
 
 UNDER = "tests/"  # the harness's own tests: the suites have `kcts run --shards N`
 
@@ -39,14 +37,8 @@ def main(argv: list[str]) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     weights = folder / "weights.json"
     weights.write_text(json.dumps(durations(reports, None, UNDER), indent=1))
-    env = {**os.environ, "KCTS_NO_LATEST": "1"}
-    procs: list[tuple[Shard, subprocess.Popen[bytes]]] = []
-    for i in range(n):
-        cmd = [sys.executable, "-m", "pytest", *rest, "--shard", f"{i}/{n}", "--shard-weights", str(weights),
-               "--reports-dir", str(folder), "--run-id", f"shard-{i}"]
-        with open(folder / f"shard-{i}.log", "wb") as log:
-            procs.append((Shard(i, (), 0.0), subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                                              preexec_fn=die_with_parent)))
+    procs = start([[sys.executable, "-m", "pytest", *rest, "--shard", f"{i}/{n}", "--shard-weights", str(weights),
+                    "--reports-dir", str(folder), "--run-id", f"shard-{i}"] for i in range(n)], folder)
     print(f"pytest in {n} shards side by side; their output in {folder}/shard-<i>.log, printed when all have ended",
           flush=True)
     try:
@@ -54,18 +46,16 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print(f"interrupted; the shards' output is in {folder}", file=sys.stderr)
         return 130
-    for shard, _ in procs:
-        print((folder / f"shard-{shard.index}.log").read_text(errors="replace"), flush=True)
+    for i in range(n):
+        print((folder / f"shard-{i}.log").read_text(errors="replace"), flush=True)
     try:
-        join(run_dir, [folder / f"shard-{s.index}" for s, _ in procs])
+        join(run_dir, [folder / f"shard-{i}" for i in range(n)])
     except KctsError as exc:
         print(f"kcts: {exc}", file=sys.stderr)
         return max(codes) or 1
     if not os.environ.get("KCTS_NO_LATEST"):
         point_latest(reports, run_dir.name)
-    ran = [c for c in codes if c != 5]
-    return 5 if not ran else max(ran)
-
+    return exit_code(codes)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

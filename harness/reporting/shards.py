@@ -135,45 +135,57 @@ def run_sharded(n: int, target_args: list[str], selection: list[str], run_dir: P
         raise KctsError(f"--shards {n}: the selection {selection} names no test module")
     shards = deal(modules, durations(reports, target), n)
     folder = run_dir / "shards"
-    folder.mkdir(parents=True, exist_ok=True)
-    procs: list[tuple[Shard, subprocess.Popen[bytes]]] = []
-    env = {**os.environ, "KCTS_NO_LATEST": "1"}
     for shard in shards:
-        cmd = [sys.executable, "-m", "harness.cli", "run", *target_args, "--reports-dir", str(folder),
-               "--run-id", f"shard-{shard.index}", *shard.modules]
         print(f"kcts: shard {shard.index}: {len(shard.modules)} modules, about {round(shard.weight)} s of checks "
               f"by the last run; its output in {folder / f'shard-{shard.index}.log'}", flush=True)
-        with open(folder / f"shard-{shard.index}.log", "wb") as log:
-            procs.append((shard, subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                                  preexec_fn=die_with_parent)))
+    procs = start([[sys.executable, "-m", "harness.cli", "run", *target_args, "--reports-dir", str(folder),
+                    "--run-id", f"shard-{shard.index}", *shard.modules] for shard in shards], folder)
     codes = wait_all(procs, folder)
-    join(run_dir, [folder / f"shard-{s.index}" for s, _ in procs])
+    join(run_dir, [folder / f"shard-{i}" for i in range(len(procs))])
+    return exit_code(codes)
+
+
+def start(commands: Sequence[Sequence[str]], folder: Path) -> list[subprocess.Popen[bytes]]:
+    """Command i (shard i's run, writing `folder`/shard-<i>/) started, its output in `folder`/shard-<i>.log;
+    each dies with this process."""
+    folder.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "KCTS_NO_LATEST": "1"}
+    procs: list[subprocess.Popen[bytes]] = []
+    for i, cmd in enumerate(commands):
+        with open(folder / f"shard-{i}.log", "wb") as log:
+            procs.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                          preexec_fn=die_with_parent))
+    return procs
+
+
+def exit_code(codes: Sequence[int]) -> int:
+    """pytest's exit code of the whole: the worst shard's, 5 only where no shard selected anything."""
     ran = [c for c in codes if c != 5]
     return 5 if not ran else max(ran)
 
 
-def wait_all(procs: list[tuple[Shard, subprocess.Popen[bytes]]], folder: Path) -> list[int]:
+def wait_all(procs: list[subprocess.Popen[bytes]], folder: Path) -> list[int]:
     """Each shard's exit code, with a line on where they are every PROGRESS_EVERY_S; on Ctrl-C (which
     reaches them too) each is given its own teardown."""
     last = time.monotonic()
     try:
-        while any(p.poll() is None for _, p in procs):
+        while any(p.poll() is None for p in procs):
             time.sleep(0.5)
             if time.monotonic() - last >= PROGRESS_EVERY_S:
                 last = time.monotonic()
-                states = [read_progress(folder / f"shard-{s.index}" / "progress.jsonl") for s, _ in procs]
+                states = [read_progress(folder / f"shard-{i}" / "progress.jsonl") for i in range(len(procs))]
                 print("kcts: shards " + "; ".join(
-                    f"{s.index}: {st.done}/{st.collected if st.collected is not None else '?'}"
-                    + (" done" if p.poll() is not None else "") for (s, p), st in zip(procs, states, strict=True)),
-                    flush=True)
+                    f"{i}: {st.done}/{st.collected if st.collected is not None else '?'}"
+                    + (" done" if p.poll() is not None else "")
+                    for i, (p, st) in enumerate(zip(procs, states, strict=True))), flush=True)
     except KeyboardInterrupt:
-        for _, p in procs:
+        for p in procs:
             try:
                 p.wait(120)
             except subprocess.TimeoutExpired:
                 p.kill()
         raise
-    return [int(p.returncode) for _, p in procs]
+    return [int(p.returncode) for p in procs]
 
 
 def join(run_dir: Path, shard_dirs: Sequence[Path]) -> None:
