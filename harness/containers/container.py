@@ -13,11 +13,13 @@ same way for every backend.
 from __future__ import annotations
 
 import re
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.containers import cpu_class
 from harness.errors import ClusterError, NodeExited
 from harness.process.ports import LOOPBACK
 from harness.process.service import LogFile, ProcessState
@@ -27,6 +29,15 @@ if TYPE_CHECKING:
     from docker.models.containers import Container
     from testcontainers.core.container import DockerContainer
     from testcontainers.core.network import Network
+
+_said: set[str] = set()
+
+
+def _say_once(text: str) -> None:
+    if text not in _said:
+        _said.add(text)
+        print(text, file=sys.stderr, flush=True)
+
 
 _STATES = {"running": ProcessState.RUNNING, "paused": ProcessState.PAUSED, "restarting": ProcessState.RUNNING}
 
@@ -47,6 +58,7 @@ class ContainerNode(LogFile):
         self.command = command
         self.ready_log = ready_log
         self.isolated = False
+        self.cpu_class: cpu_class.ClassSetting | None = None  # set when an idle-class runner started it
         self._tc: DockerContainer | None = None
         self._follower: threading.Thread | None = None
 
@@ -68,38 +80,42 @@ class ContainerNode(LogFile):
             return
         since = time.time()
         self.container.start()
-        self._follow(since)
-        if self.ready_log:
-            self._wait_log(timeout, since)
+        self._started(since, timeout)
 
     def _create(self, timeout: float) -> None:
         from testcontainers.core.container import DockerContainer
-        from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
         tc = (DockerContainer(self.image, command=self.command, env=dict(self.env), name=self.name)
               .with_network(self.network).with_network_aliases(self.alias))
         for inner, outer in self.published.items():
             tc.ports[f"{inner}/tcp"] = (LOOPBACK, outer)  # type: ignore[assignment]
         tc.with_kwargs(labels=self.labels, hostname=self.alias, init=False, stop_signal="SIGTERM")
-        if self.ready_log:
-            tc.waiting_for(LogMessageWaitStrategy(self.ready_log).with_startup_timeout(int(timeout)))
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         since = time.time()
         try:
             tc.start()
-        except Exception as exc:  # noqa: BLE001 - the engine's refusal or the wait's end, in kcts's words
-            if tc._container is None:
-                raise ClusterError(f"{self.name}: the Docker engine would not start it: {explain(exc)}") from None
-            self._tc = tc
-            self._follow(since)
-            self.check_alive()  # exited: NodeExited with its last log lines
-            raise ClusterError(f"{self.name} ({self.image}) did not log {self.ready_log!r} within {timeout:.0f} s; "
-                               f"its last log lines:\n{self.docker_logs(tail_lines=20)}") from None
+        except Exception as exc:  # noqa: BLE001 - the engine's refusal, in kcts's words
+            if tc._container is not None:
+                self._tc = tc  # created but not started: remove() removes it
+            raise ClusterError(f"{self.name}: the Docker engine would not start it: {explain(exc)}") from None
         self._tc = tc
+        self._started(since, timeout)
+
+    def _started(self, since: float, timeout: float) -> None:
+        """Follow the log, put the container in the runner's class, then wait for its `ready_log`
+        (here rather than in testcontainers' strategy, so that a JVM's start runs in that class too)."""
         self._follow(since)
+        if cpu_class.runner_is_idle():
+            self.container.reload()  # the engine's answer to create holds no process yet
+            self.cpu_class = cpu_class.make_idle(self.container.attrs["State"]["Pid"])
+            if not self.cpu_class.applied:
+                _say_once(f"kcts: containers run at the normal CPU class, not the idle class of this run: "
+                          f"{self.cpu_class.why}")
+        if self.ready_log:
+            self._wait_log(timeout, since)
 
     def _wait_log(self, timeout: float, since: float) -> None:
-        """The restart's `ready_log` line (testcontainers' strategy waits on first start only)."""
+        """The `ready_log` line, logged from `since` on, while the container runs."""
         pattern = re.compile(self.ready_log or "")
 
         def ready() -> bool:
