@@ -56,13 +56,15 @@ def test_in_process_clients_are_made_only_through_the_closing_factories() -> Non
     import ast
     from pathlib import Path
 
+    from tests.harness import source_tree
+
     repo = Path(__file__).resolve().parents[2]
     direct = []
     for path in sorted(p for d in ("harness", "fixtures", "suites") for p in (repo / d).rglob("*.py")):
         rel = str(path.relative_to(repo))
         if rel in OWN_PROCESS:
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in source_tree.nodes(path):
             if isinstance(node, ast.Call):
                 name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
                 if name in CONSTRUCTORS:

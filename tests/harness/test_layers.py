@@ -33,6 +33,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness import source_tree
+
 REPO = Path(__file__).resolve().parents[2]
 LAYERS: dict[str, int] = {
     "harness.errors": 0, "harness.waiting": 0, "harness.areas": 0, "harness.attach": 0, "harness.progress": 0,
@@ -85,7 +87,7 @@ def _type_checking_only(node: ast.If) -> bool:
 def imports(name: str, path: Path, *, type_checking: bool = False) -> Iterator[tuple[str, int]]:
     """(imported module, line) for every import that can run, and with `type_checking` also those under
     `if TYPE_CHECKING:`; `from a import b` names `a.b` when it is a module."""
-    tree = ast.parse(path.read_text(), str(path))
+    tree = source_tree.tree(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
 
     def visit(node: ast.AST) -> Iterator[tuple[str, int]]:
@@ -279,7 +281,7 @@ def test_suites_import_only_scenarios_checks_verdicts_and_fixtures(path: Path) -
 def test_suite_conftests_hold_fixtures_only(path: Path) -> None:
     """A conftest defines fixtures (and constants); a function or class of another kind is a scenario
     or a helper, and belongs to harness/scenarios."""
-    tree = ast.parse(path.read_text())
+    tree = source_tree.tree(path)
     other = []
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
@@ -302,7 +304,7 @@ def test_only_the_cluster_package_knows_which_backend_it_holds() -> None:
     for name, path in MODULES.items():
         if name.startswith("harness.cluster"):
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in source_tree.nodes(path):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance":
                 kinds = ast.unparse(node.args[1]) if len(node.args) > 1 else ""
                 if "Cluster" in kinds:
@@ -321,7 +323,7 @@ def test_no_two_classes_of_the_harness_share_a_name() -> None:
     history, a check or a report names one class, the client drivers' programs included."""
     where: dict[str, list[str]] = {}
     for path in sorted((REPO / "harness").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in source_tree.nodes(path):
             if isinstance(node, ast.ClassDef):
                 where.setdefault(node.name, []).append(f"{path.relative_to(REPO)}:{node.lineno}")
     twice = {name: places for name, places in where.items() if len(places) > 1}

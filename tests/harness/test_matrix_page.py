@@ -14,6 +14,7 @@ from harness.plugin.run_folder import RUN_DIR_KEY
 from harness.reporting.fingerprint import with_digest
 from harness.reporting.matrix import Target, build, to_html, to_markdown, write_all
 from harness.reporting.results import promise_of
+from tests.harness import source_tree
 from tests.harness.browser import render
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,7 +29,7 @@ def suite_promises() -> list[tuple[str, str]]:
     """(test, promise) for every check in suites/, the promise as results.json states it."""
     out = []
     for path in sorted((REPO / "suites").rglob("test_*.py")):
-        for node in ast.parse(path.read_text()).body:
+        for node in source_tree.tree(path).body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
                 fake = type("Item", (), {"function": type("F", (), {"__doc__": ast.get_docstring(node)}),
                                          "name": node.name})

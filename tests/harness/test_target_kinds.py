@@ -14,6 +14,7 @@ from harness.cluster.backend import Backend
 from harness.cluster.model import Capabilities, Security, TargetKind, TargetSpec
 from harness.cluster.registry import backends, kind_of, kinds, serve
 from harness.cluster.target import from_options, parse, to_run_args
+from tests.harness import source_tree
 from tests.harness.test_layers import MODULES, REPO, imports
 
 TOY = TargetKind(
@@ -110,7 +111,7 @@ def test_nothing_compares_a_target_s_kind() -> None:
     for name, path in MODULES.items():
         if name == "harness.cluster.registry":
             continue  # finding a kind is its one job
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in source_tree.nodes(path):
             if isinstance(node, ast.Compare):
                 sides = [ast.unparse(n) for n in (node.left, *node.comparators)]
                 if any(s.endswith(".kind") or s.endswith(".kind.name") for s in sides):

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from harness.promises import catalogue
+from tests.harness import source_tree
 
 REPO = Path(__file__).resolve().parents[2]
 WALKED = ("harness", "suites", "fixtures")
@@ -24,7 +25,7 @@ def waits() -> Iterator[tuple[str, ast.Call]]:
     for top in WALKED:
         for path in sorted((REPO / top).rglob("*.py")):
             where = path.relative_to(REPO).as_posix()
-            for node in ast.walk(ast.parse(path.read_text(), where)):
+            for node in source_tree.nodes(path):
                 if isinstance(node, ast.Call) and _name(node.func) == "wait_until":
                     yield where, node
 
