@@ -4,12 +4,19 @@ of 2,600 tests ends: held idle through the unit tests that follow, it cost more 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+from harness.kafka.dist import cache_root
 from harness.plugin import last_user
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # pytester gives each inner run a HOME of its own, and with it an empty ~/.cache/kcts: each run
+    # that prepared a target resolved Kafka's jars again (Maven, 54 MB, about 4 CPU-s). The cache is
+    # named here, for this process and every one it starts; a test that needs an empty one sets its own.
+    os.environ.setdefault("KCTS_CACHE", str(cache_root()))
     last_user.release_after_last_user(config, "cluster")
 
 
