@@ -275,6 +275,8 @@ class LocalCluster(NodeCluster):
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> LocalCluster:
         check_java()
+        for node in [self.controller, *self.brokers.values()]:
+            node.check_ports()
         ensure_cds_archive(self.dist)
         if self.links is not None:
             try:

@@ -15,6 +15,7 @@ from harness.errors import ClusterError, NodeExited
 from harness.kafka.dist import KafkaDistribution
 from harness.kafka.log4j import LOG4J1_PROPERTIES, LOG4J2_PROPERTIES
 from harness.process import jvm_launch
+from harness.process.ports import LOOPBACK, bindable
 from harness.process.service import SignalledProcess
 from harness.process.spawn import spawn
 
@@ -141,15 +142,24 @@ class KafkaNode(SignalledProcess):
             return
         self._launch(self.java_command("kafka.Kafka", str(self.config_path)), "", cwd=self.workdir)
 
+    def check_ports(self) -> None:
+        """Before any JVM starts: a listener port another process holds is named at once, not after
+        the nodes before it have started (the JVM's own bind, below, still catches a later taker)."""
+        for listener in str(self.props.get("listeners", "")).split(","):
+            host, _, port = listener.partition("://")[2].rpartition(":")
+            if port.isdigit() and not bindable(int(port)):
+                raise ClusterError(self._port_in_use(f"{host or LOOPBACK}:{port}"))
+
+    def _port_in_use(self, address: str) -> str:
+        return (f"{self.name} could not start: port {address} is in use by another process; "
+                "stop that process, or leave the ports to kcts (it picks free ones)")
+
     def check_alive(self) -> None:
         if self.proc is not None and self.proc.poll() is not None:
             tail = self.log_tail()
             busy = re.search(r"bind to ([\w.\-]+:\d+): Address already in use", tail)
             if busy:
-                raise NodeExited(
-                    f"{self.name} could not start: port {busy.group(1)} is in use by another process; "
-                    "stop that process, or leave the ports to kcts (it picks free ones)"
-                )
+                raise NodeExited(self._port_in_use(busy.group(1)))
             raise NodeExited(
                 f"{self.name} exited with code {self.proc.returncode} during start-up; "
                 f"last log lines:\n{self.log_tail()}"

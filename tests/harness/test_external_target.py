@@ -1,30 +1,24 @@
 """An external target: checks without node control run, the others skip saying why, and the run
-leaves nothing behind on a cluster that is not its own."""
+leaves nothing behind on a cluster that is not its own (the session's cluster, which the harness's
+other live tests use too: what it holds before the run is what it holds after)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from harness.clients.admin import admin_client
-from harness.cluster.local import LocalCluster, LocalClusterSpec
+from harness.cluster.base import Cluster
 
 pytestmark = pytest.mark.live
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def target() -> Iterator[LocalCluster]:
-    with LocalCluster(LocalClusterSpec()) as c:
-        yield c  # type: ignore[misc]
-
-
-def names_on(cluster: LocalCluster) -> tuple[set[str], set[str]]:
+def names_on(cluster: Cluster) -> tuple[set[str], set[str]]:
     with admin_client(cluster) as admin:
         topics = {t for t in admin.list_topics(timeout=10).topics if not t.startswith("__")}
         groups = {g.group_id for g in admin.list_consumer_groups().result(timeout=10).valid}
@@ -32,12 +26,12 @@ def names_on(cluster: LocalCluster) -> tuple[set[str], set[str]]:
 
 
 def test_external_run_moves_leaders_skips_fault_checks_and_leaves_no_topic_or_group(
-    target: LocalCluster, tmp_path: Path
+    cluster: Cluster, tmp_path: Path
 ) -> None:
-    before = names_on(target)
+    before = names_on(cluster)
     proc = subprocess.run(
         [sys.executable, "-m", "harness.cli", "run", "--backend", "external", "--bootstrap-servers",
-         target.bootstrap_servers, "-m", "smoke", "--reports-dir", str(tmp_path), "--run-id", "ext"],
+         cluster.bootstrap_servers, "-m", "smoke", "--reports-dir", str(tmp_path), "--run-id", "ext"],
         cwd=REPO, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
@@ -49,5 +43,5 @@ def test_external_run_moves_leaders_skips_fault_checks_and_leaves_no_topic_or_gr
     assert results["test_clean_leader_failover_loses_no_acknowledged_record"]["cell"] == "pass", results
     unclean = results["test_unclean_election_loses_exactly_the_truncated_range"]
     assert unclean["reason"] == "needs fault control; the target is external", unclean
-    after = names_on(target)
+    after = names_on(cluster)
     assert after == before, f"the run left behind topics {after[0] - before[0]} and groups {after[1] - before[1]}"
