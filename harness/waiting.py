@@ -87,12 +87,14 @@ def asked_again(
     """`ask()`, asked again while `again(answer)` holds, within `timeout`, with a client's `backoff`
     between: (the last answer, the earlier ones it replaced). Unlike `wait_until`, the bound passing is
     no timeout: the last answer is returned as it stands, for its caller to judge (a retriable error
-    that persisted is then the answer)."""
+    that persisted is then the answer). An answer to be asked again is asked again at least once,
+    whatever the clock says: a harness starved of the cores past the bound in its first ask must not
+    turn a retriable answer into the answer."""
     deadline = time.monotonic() + timeout
     replaced: list[T] = []
     while True:
         answer = ask()
-        if not again(answer) or time.monotonic() >= deadline:
+        if not again(answer) or (replaced and time.monotonic() >= deadline):
             return answer, tuple(replaced)
         replaced.append(answer)
         time.sleep(backoff)  # a client's retry backoff, not a wait for a state

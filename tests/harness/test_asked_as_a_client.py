@@ -89,8 +89,10 @@ class ScriptedBroker(FakeBroker):
 
 
 @pytest.fixture(autouse=True)
-def short_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(rr, "READ_RETRY_S", 0.3)
+def short_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The bound stays the client's own: a test whose answer changes ends as soon as it does, and a short
+    # bound would let the scheduler, not the client, decide how often it was asked (the gate runs these
+    # tests in the idle class).
     monkeypatch.setattr(rr, "RETRY_BACKOFF_S", 0.01)
 
 
@@ -158,11 +160,13 @@ def test_a_fetch_at_the_high_watermark_served_empty_is_the_answer(broker: Script
     assert answer["Records"] == b"" and rr.REPLACED not in answer and broker.asked[FETCH] == 1
 
 
-def test_a_persisting_answer_is_returned_as_it_stands_and_not_waited_out_twice(broker: ScriptedBroker) -> None:
+def test_a_persisting_answer_is_returned_as_it_stands_and_not_waited_out_twice(
+        broker: ScriptedBroker, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rr, "READ_RETRY_S", 0.3)  # waited out once here
     broker.scripts[LIST_OFFSETS] = [errors.NOT_LEADER_OR_FOLLOWER]
     client = target_client(broker.port)
     first = ask(client, LIST_OFFSETS)
-    assert first["ErrorCode"] == errors.NOT_LEADER_OR_FOLLOWER and len(first[rr.REPLACED]) >= 2
+    assert first["ErrorCode"] == errors.NOT_LEADER_OR_FOLLOWER and len(first[rr.REPLACED]) >= 1
     asked = broker.asked[LIST_OFFSETS]
     second = ask(client, LIST_OFFSETS)
     assert second["ErrorCode"] == errors.NOT_LEADER_OR_FOLLOWER and rr.REPLACED not in second

@@ -74,8 +74,8 @@ COORDINATOR_ERRORS = (14, 15, 16)
 
 def called_again(call: Callable[[], T]) -> tuple[T, list[str]]:
     """`call()`, made again while it raises a coordinator error or another an application retries
-    (`asked_again`), within RETRY_S; its result and the errors it raised before (reported with the
-    answer). One that persists, or any other, is raised."""
+    (`asked_again`), within RETRY_S and at least once (as harness.waiting.asked_again); its result and
+    the errors it raised before (reported with the answer). One that persists, or any other, is raised."""
     deadline = time.monotonic() + RETRY_S
     retried: list[str] = []
     while True:
@@ -84,7 +84,7 @@ def called_again(call: Callable[[], T]) -> tuple[T, list[str]]:
         except KafkaException as exc:
             err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
             if err is None or not (asked_again(err) or err.code() in COORDINATOR_ERRORS) \
-                    or time.monotonic() >= deadline:
+                    or (retried and time.monotonic() >= deadline):
                 raise
             retried.append(f"{err.name()}: {err.str()}")
         time.sleep(RETRY_BACKOFF_S)  # an application's backoff before it asks again
@@ -167,7 +167,7 @@ class ConfluentConsumers:
     def offset_for_time(self, name: str, timestamp: int) -> None:
         """offsets_for_times of the partition with a consumer of its own (assigned nothing), closed after;
         asked again, on the same consumer, while the error (raised or on the partition) is one an
-        application retries (`asked_again`), within RETRY_S. What persists is the answer: raised (the
+        application retries (`asked_again`), within RETRY_S and at least once. What persists is the answer: raised (the
         driver's command_failed, the replaced errors in its message) or reported on the partition."""
         c = self.consumer(name, "error", None)
         retried: list[str] = []
@@ -179,13 +179,13 @@ class ConfluentConsumers:
                     err = tp.error
                 except KafkaException as e:
                     err = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
-                    if not asked_again(err) or time.monotonic() >= deadline:
+                    if not asked_again(err) or (retried and time.monotonic() >= deadline):
                         if retried:  # the errors it replaced, kept in what the application is told
                             raise KafkaException(KafkaError(err.code(), f"{err.str()}, still after asking again "
                                                             f"{len(retried)} times: {retried}")) from e
                         raise
                 else:
-                    if not asked_again(err) or time.monotonic() >= deadline:
+                    if not asked_again(err) or (retried and time.monotonic() >= deadline):
                         break
                 retried.append(str(err))
                 time.sleep(RETRY_BACKOFF_S)  # an application's backoff before it asks again
