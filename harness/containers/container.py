@@ -106,13 +106,19 @@ class ContainerNode(LogFile):
         (here rather than in testcontainers' strategy, so that a JVM's start runs in that class too)."""
         self._follow(since)
         if cpu_class.runner_is_idle():
-            self.container.reload()  # the engine's answer to create holds no process yet
-            self.cpu_class = cpu_class.make_idle(self.container.attrs["State"]["Pid"])
-            if not self.cpu_class.applied:
-                _say_once(f"kcts: containers run at the normal CPU class, not the idle class of this run: "
-                          f"{self.cpu_class.why}")
+            self._into_idle_class()
         if self.ready_log:
             self._wait_log(timeout, since)
+
+    def _into_idle_class(self) -> None:
+        self.container.reload()  # the engine's answer to create holds no process yet
+        pid = self.container.attrs["State"]["Pid"]
+        if not pid:
+            return  # it has already exited: no process to class, and its exit is what gets reported
+        self.cpu_class = cpu_class.make_idle(pid)
+        if not self.cpu_class.applied:
+            _say_once(f"kcts: containers run at the normal CPU class, not the idle class of this run: "
+                      f"{self.cpu_class.why}")
 
     def _wait_log(self, timeout: float, since: float) -> None:
         """The `ready_log` line, logged from `since` on, while the container runs."""

@@ -9,8 +9,6 @@ import ast
 from functools import cache
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @cache
 def tree(path: Path) -> ast.Module:
