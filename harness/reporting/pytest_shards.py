@@ -2,9 +2,11 @@
 side, joined into the one run folder (results.json, junit.xml, allure-results/) a single process would
 have written; what `tox -e tests` runs, with N from KCTS_TEST_SHARDS (the gate's is in .ci/gate.env).
 
-Each process collects the whole selection and runs the part `--shard I/N` deals it (harness/plugin/
-shard.py), weighted by the module times of the newest earlier run of the harness's tests under the
-reports folder (or the times kcts ships). With N=1 it is pytest itself, in this process.
+Each process collects the whole selection and takes its modules from a pool the N share (`--shard I/N
+--shard-pool`, harness/plugin/shard.py), the longest first by the module times of the newest earlier
+run of the harness's tests under the reports folder (or the times kcts ships), whenever it is ready for
+the next: the processes end together however the cores are shared among them. With N=1 it is pytest
+itself, in this process.
 """
 
 from __future__ import annotations
@@ -37,12 +39,14 @@ def main(argv: list[str]) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     weights = folder / "weights.json"
     weights.write_text(json.dumps(durations(reports, None, UNDER), indent=1))
+    pool = folder / "pool"
     procs = start([[sys.executable, "-m", "pytest", *rest, "--shard", f"{i}/{n}", "--shard-weights", str(weights),
-                    "--reports-dir", str(folder), "--run-id", f"shard-{i}"] for i in range(n)], folder)
+                    "--shard-pool", str(pool), "--reports-dir", str(folder), "--run-id", f"shard-{i}"]
+                   for i in range(n)], folder)
     print(f"pytest in {n} shards side by side; their output in {folder}/shard-<i>.log, printed when all have ended",
           flush=True)
     try:
-        codes = wait_all(procs, folder)  # on Ctrl-C it gives each shard its own teardown first
+        codes = wait_all(procs, folder, pooled=True)  # on Ctrl-C it gives each shard its own teardown first
     except KeyboardInterrupt:
         print(f"interrupted; the shards' output is in {folder}", file=sys.stderr)
         return 130

@@ -98,10 +98,18 @@ def module_times(run: Path, checks: list[dict[str, Any]], under: str = "suites/"
     return out
 
 
-def deal(modules: Sequence[str], known: dict[str, float], n: int,
-         together: Sequence[Sequence[str]] = ()) -> list[Shard]:
-    """The modules dealt to `n` shards, the longest first, each to the lightest shard so far; the
-    modules of each group in `together` (those sharing a session cluster) go to one shard, as one."""
+@dataclass(frozen=True)
+class Unit:
+    """Modules that run in one process: one module, or those sharing a session cluster."""
+
+    weight: float
+    modules: tuple[str, ...]
+
+
+def units(modules: Sequence[str], known: dict[str, float],
+          together: Sequence[Sequence[str]] = ()) -> list[Unit]:
+    """The modules as units, the longest first; the modules of each group in `together` (those sharing
+    a session cluster) are one unit."""
     def key(module: str) -> str:  # results.json names a module from the repository's root
         tail = module.split("::")[0]
         for root in ("suites/", "tests/"):
@@ -111,17 +119,22 @@ def deal(modules: Sequence[str], known: dict[str, float], n: int,
 
     median = statistics.median(known.values()) if known else 1.0
     grouped = {m: i for i, group in enumerate(together) for m in group}
-    units: dict[object, list[str]] = {}
+    found: dict[object, list[str]] = {}
     for m in modules:
-        units.setdefault(("group", grouped[m]) if m in grouped else m, []).append(m)
-    weighted = sorted(((sum(known.get(key(m), median) for m in unit), unit) for unit in units.values()),
-                      key=lambda wu: -wu[0])
+        found.setdefault(("group", grouped[m]) if m in grouped else m, []).append(m)
+    weighted = [Unit(sum(known.get(key(m), median) for m in unit), tuple(unit)) for unit in found.values()]
+    return sorted(weighted, key=lambda u: -u.weight)
+
+
+def deal(modules: Sequence[str], known: dict[str, float], n: int,
+         together: Sequence[Sequence[str]] = ()) -> list[Shard]:
+    """The modules dealt to `n` shards, the longest unit first (`units`), each to the lightest shard so far."""
     loads: list[list[str]] = [[] for _ in range(n)]
     weights = [0.0] * n
-    for w, unit in weighted:
+    for unit in units(modules, known, together):
         i = weights.index(min(weights))
-        loads[i] += unit
-        weights[i] += w
+        loads[i] += unit.modules
+        weights[i] += unit.weight
     return [Shard(i, tuple(mods), weights[i]) for i, mods in enumerate(loads) if mods]
 
 
@@ -164,9 +177,10 @@ def exit_code(codes: Sequence[int]) -> int:
     return 5 if not ran else max(ran)
 
 
-def wait_all(procs: list[subprocess.Popen[bytes]], folder: Path) -> list[int]:
-    """Each shard's exit code, with a line on where they are every PROGRESS_EVERY_S; on Ctrl-C (which
-    reaches them too) each is given its own teardown."""
+def wait_all(procs: list[subprocess.Popen[bytes]], folder: Path, pooled: bool = False) -> list[int]:
+    """Each shard's exit code, with a line on where they are every PROGRESS_EVERY_S (`pooled`: the shards
+    take their tests from one pool, which each counts as collected); on Ctrl-C (which reaches them too)
+    each is given its own teardown."""
     last = time.monotonic()
     try:
         while any(p.poll() is None for p in procs):
@@ -174,6 +188,12 @@ def wait_all(procs: list[subprocess.Popen[bytes]], folder: Path) -> list[int]:
             if time.monotonic() - last >= PROGRESS_EVERY_S:
                 last = time.monotonic()
                 states = [read_progress(folder / f"shard-{i}" / "progress.jsonl") for i in range(len(procs))]
+                if pooled:
+                    whole = next((st.collected for st in states if st.collected is not None), "?")
+                    print(f"kcts: shards {sum(st.done for st in states)}/{whole} (" + "; ".join(
+                        f"{i}: {st.done}" + (" done" if p.poll() is not None else "")
+                        for i, (p, st) in enumerate(zip(procs, states, strict=True))) + ")", flush=True)
+                    continue
                 print("kcts: shards " + "; ".join(
                     f"{i}: {st.done}/{st.collected if st.collected is not None else '?'}"
                     + (" done" if p.poll() is not None else "")

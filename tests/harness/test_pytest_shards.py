@@ -1,6 +1,7 @@
 """The harness's tests in N pytest processes (harness/reporting/pytest_shards.py, harness/plugin/
 shard.py): every test runs once, in one part; the modules that share a released session fixture run in
-one part, which starts it once; the parts' reports are one run folder."""
+one part, which starts it once; the parts' reports are one run folder; a part takes the next module
+from the pool whenever it is ready, the longest first."""
 
 from __future__ import annotations
 
@@ -67,7 +68,8 @@ def test_every_test_runs_once_and_the_users_of_a_session_fixture_share_one_part(
     for i in (0, 1):
         part = json.loads((reports / "tests-x" / "shards" / f"shard-{i}" / "results.json").read_text())
         parts[i] = {c["nodeid"].split("::")[0] for c in part["checks"]}
-    assert parts[0] and parts[1] and not parts[0] & parts[1], parts
+    # Which part takes what depends on which is ready first; no module is in both.
+    assert not parts[0] & parts[1], parts
     users = {f"test_user_{n}.py" for n in "abc"}
     assert any(users <= {Path(m).name for m in p} for p in parts.values()), parts
     assert len(events.read_text().splitlines()) == 1, events.read_text()
@@ -81,3 +83,38 @@ def test_a_part_that_is_not_one_of_n_is_a_usage_error(pytester: pytest.Pytester)
                                            "--reports-dir", str(pytester.path / "reports"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--shard 2/2: give I/N with 0 <= I < N, such as 0/2*"])
+
+
+def _part(pytester: pytest.Pytester, spec: str, pool: Path, weights: Path) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("--shard", spec, "--shard-pool", str(pool), "--shard-weights", str(weights),
+                                         "-p", "no:cacheprovider", "--reports-dir", str(pytester.path / "reports"),
+                                         "--rootdir", str(pytester.path))  # from which the weights name modules
+
+
+ORDERED = '''
+import os
+
+def test_{name}():
+    with open(os.environ["EVENTS"], "a") as f:
+        f.write("{name}\\n")
+'''
+
+
+def test_a_part_takes_each_module_no_part_has_taken_the_longest_first(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first part to be ready takes every module while no other part takes any; the second, run
+    after it, finds the pool empty. Modules are taken the longest first by the weights."""
+    for name in ("a", "b", "c"):
+        pytester.makepyfile(**{f"test_{name}": ORDERED.format(name=name)})
+    weights = tmp_path / "weights.json"
+    weights.write_text(json.dumps({"test_a.py": 1.0, "test_b.py": 30.0, "test_c.py": 5.0}))
+    events, pool = tmp_path / "events", tmp_path / "pool"
+    monkeypatch.setenv("EVENTS", str(events))
+    first = _part(pytester, "1/2", pool, weights)
+    assert first.ret == pytest.ExitCode.OK, first.stdout.str()
+    assert events.read_text().split() == ["b", "c", "a"]
+    second = _part(pytester, "0/2", pool, weights)
+    assert second.ret == pytest.ExitCode.OK, second.stdout.str()
+    second.stdout.fnmatch_lines(["*3 deselected*"])
+    assert events.read_text().split() == ["b", "c", "a"]
