@@ -140,21 +140,24 @@ def deal(modules: Sequence[str], known: dict[str, float], n: int,
 
 def run_sharded(n: int, target_args: list[str], selection: list[str], run_dir: Path, reports: Path,
                 target: str | None = None) -> int:
-    """Run the selection in `n` shards side by side and join them into `run_dir` (`target`: the target's
-    label, whose earlier runs weigh the modules); pytest's exit code of the whole (0 only when every
-    shard's is 0, or 5 where a shard selected nothing)."""
+    """Run the selection in `n` shards side by side, each taking modules from a pool they share (the longest
+    first by the target's earlier runs, `target` its label; harness/plugin/shard.py), and join them into
+    `run_dir`; pytest's exit code of the whole (0 only when every shard's is 0, or 5 where none selected
+    anything)."""
     modules = modules_of(selection)
     if not modules:
         raise KctsError(f"--shards {n}: the selection {selection} names no test module")
-    shards = deal(modules, durations(reports, target), n)
     folder = run_dir / "shards"
-    for shard in shards:
-        print(f"kcts: shard {shard.index}: {len(shard.modules)} modules, about {round(shard.weight)} s of checks "
-              f"by the last run; its output in {folder / f'shard-{shard.index}.log'}", flush=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    weights = folder / "weights.json"
+    weights.write_text(json.dumps(durations(reports, target), indent=1))
+    print(f"kcts: {len(modules)} modules in {n} shards, each taking the next module when it is ready for one, "
+          f"the longest first by the last run; their output in {folder}/shard-<i>.log", flush=True)
     procs = start([[sys.executable, "-m", "harness.cli", "run", *target_args, "--reports-dir", str(folder),
-                    "--run-id", f"shard-{shard.index}", *shard.modules] for shard in shards], folder)
-    codes = wait_all(procs, folder)
-    join(run_dir, [folder / f"shard-{i}" for i in range(len(procs))])
+                    "--run-id", f"shard-{i}", "--shard", f"{i}/{n}", "--shard-weights", str(weights),
+                    "--shard-pool", str(folder / "pool"), *selection] for i in range(n)], folder)
+    codes = wait_all(procs, folder, pooled=True)
+    join(run_dir, [folder / f"shard-{i}" for i in range(n)])
     return exit_code(codes)
 
 

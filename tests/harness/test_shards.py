@@ -1,4 +1,4 @@
-"""`kcts run --shards N` (harness/reporting/shards.py): modules dealt by duration, never split, and the
+"""`kcts run --shards N` (harness/reporting/shards.py): modules weighed by duration, never split, and the
 shards' reports joined into the one run folder a serial run writes."""
 
 from __future__ import annotations
