@@ -25,9 +25,9 @@ def test_the_bench_runs_the_envs_and_environment_the_gate_runs() -> None:
 
 def test_the_serial_run_runs_each_env_in_one_process_and_the_shipped_one_as_gate_env_says() -> None:
     sel = selection(REPO)
-    assert sel.environment["KCTS_TEST_SHARDS"] == "2"
+    assert int(sel.environment["KCTS_TEST_SHARDS"]) > 1  # the gate's tests run in several processes
     shipped, serial = _child_env(sel, "s"), _child_env(sel, "s", serial=True)
-    assert shipped["KCTS_TEST_SHARDS"] == "2" and shipped["KCTS_SHARDS"] == sel.environment["KCTS_SHARDS"]
+    assert {k: shipped[k] for k in SERIAL} == {k: sel.environment[k] for k in SERIAL}
     assert {k: serial[k] for k in SERIAL} == {"KCTS_SHARDS": "1", "KCTS_TEST_SHARDS": "1"}
     tox = (REPO / "tox.ini").read_text()
     assert all(f"{{env:{k}:" in tox for k in SERIAL), "tox.ini no longer reads a variable SERIAL sets"
