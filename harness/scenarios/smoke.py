@@ -38,9 +38,13 @@ class PartitionRoundTrip:
 
 def acknowledged_reads(cluster: Cluster, topic: str, group: str, partitions: int = 3, n: int = 200) -> list[
         PartitionRoundTrip]:
-    """Produce `n` records with acks=all to each partition in turn, and read each partition back from 0."""
+    """Produce `n` records with an idempotent acks=all producer to each partition in turn, and read each
+    partition back from 0. Idempotent: a send retried after its first copy was written (a response lost
+    to a leader that was fenced, or that the machine starved past its session timeout) is not written
+    twice, so the log holds each record once at its acknowledged offset; without it, the client's retry
+    writes a second copy, which the protocol allows."""
     trips = []
-    with (confluent.producer({**cluster.client_config(), "acks": "all"}) as producer,
+    with (confluent.producer({**cluster.client_config(), "acks": "all", "enable.idempotence": True}) as producer,
           confluent.consumer(_consumer_config(cluster, group)) as consumer):
         for p in range(partitions):
             sent = values(f"p{p}", n)
