@@ -18,7 +18,7 @@ from pathlib import Path
 
 from harness.errors import KctsError
 from harness.reporting.run_names import new_run_id, point_latest
-from harness.reporting.shards import durations, exit_code, join, split_args, start, wait_all
+from harness.reporting.shards import durations, exit_code, join, new_pool, split_args, start, wait_all
 
 UNDER = "tests/"  # the harness's own tests: the suites have `kcts run --shards N`
 
@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
     folder.mkdir(parents=True, exist_ok=True)
     weights = folder / "weights.json"
     weights.write_text(json.dumps(durations(reports, None, UNDER), indent=1))
-    pool = folder / "pool"
+    pool = new_pool(folder)
     procs = start([[sys.executable, "-m", "pytest", *rest, "--shard", f"{i}/{n}", "--shard-weights", str(weights),
                     "--shard-pool", str(pool), "--reports-dir", str(folder), "--run-id", f"shard-{i}"]
                    for i in range(n)], folder)

@@ -138,6 +138,15 @@ def deal(modules: Sequence[str], known: dict[str, float], n: int,
     return [Shard(i, tuple(mods), weights[i]) for i, mods in enumerate(loads) if mods]
 
 
+def new_pool(folder: Path) -> Path:
+    """An empty pool folder for the shards of one run (harness/plugin/shard.py): one left by an earlier run
+    of the same run id holds that run's taken units, and would leave this one nothing to run."""
+    pool = folder / "pool"
+    shutil.rmtree(pool, ignore_errors=True)
+    pool.mkdir(parents=True)
+    return pool
+
+
 def run_sharded(n: int, target_args: list[str], selection: list[str], run_dir: Path, reports: Path,
                 target: str | None = None) -> int:
     """Run the selection in `n` shards side by side, each taking modules from a pool they share (the longest
@@ -155,7 +164,7 @@ def run_sharded(n: int, target_args: list[str], selection: list[str], run_dir: P
           f"the longest first by the last run; their output in {folder}/shard-<i>.log", flush=True)
     procs = start([[sys.executable, "-m", "harness.cli", "run", *target_args, "--reports-dir", str(folder),
                     "--run-id", f"shard-{i}", "--shard", f"{i}/{n}", "--shard-weights", str(weights),
-                    "--shard-pool", str(folder / "pool"), *selection] for i in range(n)], folder)
+                    "--shard-pool", str(new_pool(folder)), *selection] for i in range(n)], folder)
     codes = wait_all(procs, folder, pooled=True)
     join(run_dir, [folder / f"shard-{i}" for i in range(n)])
     return exit_code(codes)

@@ -56,14 +56,17 @@ def test_every_test_runs_once_and_the_users_of_a_session_fixture_share_one_part(
     events = tmp_path / "events"
     env = {**os.environ, "EVENTS": str(events)}
     reports = pytester.path / "reports"
-    done = subprocess.run(
-        [sys.executable, "-m", "harness.reporting.pytest_shards", "2", "-p", "no:cacheprovider", "-p", "pytester",
-         str(pytester.path), "--rootdir", str(pytester.path), "--reports-dir", str(reports), "--run-id", "tests-x"],
-        cwd=pytester.path, env=env, capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    results = json.loads((reports / "tests-x" / "results.json").read_text())
-    ran = sorted(c["nodeid"] for c in results["checks"])
-    assert len(ran) == len(set(ran)) == 15, ran
+    # Twice with one run id: the second run's shards take from a pool of their own, not the first's.
+    for _ in range(2):
+        events.unlink(missing_ok=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "harness.reporting.pytest_shards", "2", "-p", "no:cacheprovider", "-p", "pytester",
+             str(pytester.path), "--rootdir", str(pytester.path), "--reports-dir", str(reports), "--run-id", "tests-x"],
+            cwd=pytester.path, env=env, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        results = json.loads((reports / "tests-x" / "results.json").read_text())
+        ran = sorted(c["nodeid"] for c in results["checks"])
+        assert len(ran) == len(set(ran)) == 15, ran
     parts = {}
     for i in (0, 1):
         part = json.loads((reports / "tests-x" / "shards" / f"shard-{i}" / "results.json").read_text())
