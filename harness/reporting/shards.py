@@ -184,8 +184,10 @@ def start(commands: Sequence[Sequence[str]], folder: Path) -> list[subprocess.Po
 
 
 def exit_code(codes: Sequence[int]) -> int:
-    """pytest's exit code of the whole: the worst shard's, 5 only where no shard selected anything."""
-    ran = [c for c in codes if c != 5]
+    """pytest's exit code of the whole: the worst shard's, 5 only where no shard selected anything. A shard
+    ended by a signal (a negative code: its tests unrun, its results missing from the join) is the
+    shell's 128 + the signal's number, never a pass."""
+    ran = [128 - c if c < 0 else c for c in codes if c != 5]
     return 5 if not ran else max(ran)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from harness.errors import KctsError
 from harness.reporting.schema import problems
-from harness.reporting.shards import deal, durations, join, modules_of, split_args
+from harness.reporting.shards import deal, durations, exit_code, join, modules_of, split_args
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -87,3 +87,10 @@ def test_with_no_earlier_run_the_shipped_durations_weigh_every_suite_module(tmp_
     suites = {str(p.relative_to(REPO)) for p in (REPO / "suites").rglob("test_*.py")}
     assert shipped and set(shipped) <= suites
     assert len(suites - set(shipped)) <= 8, sorted(suites - set(shipped))
+
+
+def test_a_shard_ended_by_a_signal_fails_the_run() -> None:
+    """A shard killed mid-run (exit -9) leaves its tests unrun: the run's exit code is not a pass."""
+    assert exit_code([0, -9]) == 137
+    assert exit_code([1, -15]) == 143
+    assert exit_code([0, 0]) == 0 and exit_code([5, 5]) == 5 and exit_code([0, 5]) == 0 and exit_code([1, 0]) == 1
