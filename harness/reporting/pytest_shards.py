@@ -11,14 +11,13 @@ itself, in this process.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 
 from harness.errors import KctsError
 from harness.reporting.run_names import new_run_id, point_latest
-from harness.reporting.shards import durations, exit_code, join, new_pool, split_args, start, wait_all
+from harness.reporting.shards import durations, exit_code, join, pool_args, split_args, start, wait_all
 
 UNDER = "tests/"  # the harness's own tests: the suites have `kcts run --shards N`
 
@@ -37,12 +36,9 @@ def main(argv: list[str]) -> int:
     run_dir = reports / (run_id or new_run_id())
     folder = run_dir / "shards"
     folder.mkdir(parents=True, exist_ok=True)
-    weights = folder / "weights.json"
-    weights.write_text(json.dumps(durations(reports, None, UNDER), indent=1))
-    pool = new_pool(folder)
-    procs = start([[sys.executable, "-m", "pytest", *rest, "--shard", f"{i}/{n}", "--shard-weights", str(weights),
-                    "--shard-pool", str(pool), "--reports-dir", str(folder), "--run-id", f"shard-{i}"]
-                   for i in range(n)], folder)
+    pooled = pool_args(folder, durations(reports, None, UNDER), n)
+    procs = start([[sys.executable, "-m", "pytest", *rest, *args, "--reports-dir", str(folder), "--run-id",
+                    f"shard-{i}"] for i, args in enumerate(pooled)], folder)
     print(f"pytest in {n} shards side by side; their output in {folder}/shard-<i>.log, printed when all have ended",
           flush=True)
     try:

@@ -138,13 +138,17 @@ def deal(modules: Sequence[str], known: dict[str, float], n: int,
     return [Shard(i, tuple(mods), weights[i]) for i, mods in enumerate(loads) if mods]
 
 
-def new_pool(folder: Path) -> Path:
-    """An empty pool folder for the shards of one run (harness/plugin/shard.py): one left by an earlier run
-    of the same run id holds that run's taken units, and would leave this one nothing to run."""
+def pool_args(folder: Path, known: dict[str, float], n: int) -> list[list[str]]:
+    """Each of `n` shards' pytest options to take modules from one pool (harness/plugin/shard.py), weighed by
+    `known`: the weights written to `folder`, and the pool made empty there, once for all of them (a pool
+    left by an earlier run of the same run id holds that run's taken units, and would leave this one
+    nothing to run)."""
+    weights = folder / "weights.json"
+    weights.write_text(json.dumps(known, indent=1))
     pool = folder / "pool"
     shutil.rmtree(pool, ignore_errors=True)
     pool.mkdir(parents=True)
-    return pool
+    return [["--shard", f"{i}/{n}", "--shard-weights", str(weights), "--shard-pool", str(pool)] for i in range(n)]
 
 
 def run_sharded(n: int, target_args: list[str], selection: list[str], run_dir: Path, reports: Path,
@@ -158,13 +162,11 @@ def run_sharded(n: int, target_args: list[str], selection: list[str], run_dir: P
         raise KctsError(f"--shards {n}: the selection {selection} names no test module")
     folder = run_dir / "shards"
     folder.mkdir(parents=True, exist_ok=True)
-    weights = folder / "weights.json"
-    weights.write_text(json.dumps(durations(reports, target), indent=1))
+    pooled = pool_args(folder, durations(reports, target), n)
     print(f"kcts: {len(modules)} modules in {n} shards, each taking the next module when it is ready for one, "
           f"the longest first by the last run; their output in {folder}/shard-<i>.log", flush=True)
     procs = start([[sys.executable, "-m", "harness.cli", "run", *target_args, "--reports-dir", str(folder),
-                    "--run-id", f"shard-{i}", "--shard", f"{i}/{n}", "--shard-weights", str(weights),
-                    "--shard-pool", str(new_pool(folder)), *selection] for i in range(n)], folder)
+                    "--run-id", f"shard-{i}", *args, *selection] for i, args in enumerate(pooled)], folder)
     codes = wait_all(procs, folder, pooled=True)
     join(run_dir, [folder / f"shard-{i}" for i in range(n)])
     return exit_code(codes)
