@@ -28,6 +28,7 @@ from harness.protocol.types import ZERO_UUID
 try:
     from kio import index as kio_index
     from kio.schema.errors import ErrorCode
+    from kio.schema.index import api_key_map, schema_name_map
     from kio.serial import entity_reader, entity_writer
 except ImportError:  # pragma: no cover - kio is a dev dependency
     kio_index = None  # type: ignore[assignment]
@@ -81,6 +82,22 @@ def kio_class(spec: MessageSpec, version: int) -> type | None:
     except (kio_index.KioIndexError, ImportError, KeyError, AttributeError):
         return None
     return None
+
+
+def indexed(spec: MessageSpec, version: int) -> bool:
+    """Whether kio's index names this message version, read from the index alone: no schema module is
+    imported (`kio_class` imports one, which costs milliseconds each over hundreds of versions)."""
+    if kio_index is None:
+        return False
+    if spec.type == "header":
+        name = {"RequestHeader": "request_header", "ResponseHeader": "response_header"}.get(spec.name)
+        entity = kio_index.EntityType.header
+    elif spec.type in ("request", "response") and spec.api_key is not None:
+        name = api_key_map.get(spec.api_key)
+        entity = kio_index.EntityType.request if spec.type == "request" else kio_index.EntityType.response
+    else:
+        return False
+    return name is not None and entity in schema_name_map.get(name, {}).get(version, {})
 
 
 def match(spec: MessageSpec, version: int) -> StructMap:

@@ -27,6 +27,7 @@ This test is the guard for the next person: a new module gets a layer here.
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,9 +123,12 @@ def layer_of(module: str) -> tuple[str, int] | None:
     return None
 
 
-GRAPH: dict[str, list[tuple[str, int]]] = {
-    name: [(m, line) for m, line in imports(name, path) if layer_of(m) is not None] for name, path in MODULES.items()
-}
+@functools.cache
+def graph() -> dict[str, list[tuple[str, int]]]:
+    """Each module's imports inside the project, with their lines. Parsed on first use, not at import:
+    every process of a sharded run collects this module, and only the one that runs it needs the graph."""
+    return {name: [(m, line) for m, line in imports(name, path) if layer_of(m) is not None]
+            for name, path in MODULES.items()}
 
 
 def test_every_module_has_a_layer() -> None:
@@ -134,7 +138,7 @@ def test_every_module_has_a_layer() -> None:
 
 def test_no_module_imports_a_higher_layer() -> None:
     upward = []
-    for name, edges in GRAPH.items():
+    for name, edges in graph().items():
         own = layer_of(name)
         assert own is not None
         for target, line in edges:
