@@ -52,6 +52,11 @@ class ClientDriver:
         now = time.monotonic_ns()
         self.arrived_ns.append(max(now, self.arrived_ns[-1] + 1) if self.arrived_ns else now)
         self.events.append(as_event(msg))
+        if msg.get("event") == "exited":
+            # The driver is done with its input. A JVM about to exit waits about 0.3 s (longer on a
+            # loaded machine) for any thread still blocked in a native read, as the Java drivers' stdin
+            # readers are: the end of input lets them return, and the JVM exits at once.
+            self.worker.end_input()
 
     @property
     def proc(self) -> subprocess.Popen[str] | None:

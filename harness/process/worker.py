@@ -151,6 +151,10 @@ class WorkerProcess:
         for r in self._readers:
             r.join(timeout)
 
+    def end_input(self) -> None:
+        """Close the child's input: it reads end of file (a child that has said it is done with it)."""
+        self._close_stdin()
+
     def _close_stdin(self) -> None:
         if self.proc is not None and self.proc.stdin is not None and not self.proc.stdin.closed:
             try:
