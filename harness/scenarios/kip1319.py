@@ -107,6 +107,11 @@ def features(cluster: Cluster) -> Features:
         return Features(f"{client.host}:{client.port}", supported, finalized)
 
 
+def speaks_transaction_version_1(features: Features) -> bool:
+    """Whether a broker with `features` can be formatted with transaction.version=1 (KIP-890)."""
+    return (features.max_supported(TRANSACTION_VERSION) or 0) >= 1
+
+
 # -- one transactional commit -------------------------------------------------------------------
 
 def _topic_fact(name: str | None, topic_id: uuid.UUID, partitions: int, exists: bool = True,

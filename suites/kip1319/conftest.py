@@ -1,8 +1,8 @@
 """Fixtures of the KIP-1319 checks: run names, the v6 gate, and the side clusters some checks need.
 
 The side clusters (SASL + StandardAuthorizer, transaction.version=1, a broker without KIP-1319)
-are one-broker local clusters of their own, started once per module that asks for them and
-closed at the module's end. Their node logs go to the run's `nodes/<name>/` and into the
+are one-broker local clusters of their own, started ahead of the first module that asks for them
+(fixtures.side_clusters) and closed at that module's end. Their node logs go to the run's `nodes/<name>/` and into the
 evidence of failing tests.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from fixtures.cluster import Cluster
-from fixtures.side_clusters import side_cluster
+from fixtures.side_clusters import PRE_KIP, TV1, side_cluster
 from fixtures.topics import RunNames
 from harness import verdicts
 from harness.scenarios import kip1319
@@ -65,10 +65,10 @@ def acls(sasl_cluster: Cluster) -> kip1319.AclSetup:
 def tv1_cluster(request: pytest.FixtureRequest, cluster: Cluster) -> Iterator[Cluster]:
     """The target's version, formatted with transaction.version=1 (no Transaction V2)."""
     features = kip1319.features(cluster)
-    if (features.max_supported(kip1319.TRANSACTION_VERSION) or 0) < 1:
+    if not kip1319.speaks_transaction_version_1(features):
         verdicts.not_supported(f"the {kip1319.TRANSACTION_VERSION} feature (KIP-890)", features.describe(),
                                target=cluster.target, capability="transaction-version-2")
-    with side_cluster(request, cluster, "tv1", features={kip1319.TRANSACTION_VERSION: 1}) as side:
+    with side_cluster(request, cluster, TV1) as side:
         yield side
 
 
@@ -78,5 +78,5 @@ def pre_kip_cluster(request: pytest.FixtureRequest, cluster: Cluster) -> Iterato
     if cluster.target.version == kip1319.PRE_KIP_RELEASE:
         yield cluster
         return
-    with side_cluster(request, cluster, f"kafka-{kip1319.PRE_KIP_RELEASE}", version=kip1319.PRE_KIP_RELEASE) as side:
+    with side_cluster(request, cluster, PRE_KIP) as side:
         yield side
