@@ -31,7 +31,7 @@ func runProducer(args []string) int {
 		kgo.SeedBrokers(strings.Split(bootstrap, ",")...), kgo.ClientID("kcts-franz-go-producer"),
 		kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(5*time.Millisecond),
-		// A paused leader answers nothing: give up on a request after 10 s, as the other producers do.
+		// A paused leader answers nothing: give up on a request after 10 s, not the default, and retry.
 		kgo.ProduceRequestTimeout(10*time.Second), kgo.RequestTimeoutOverhead(10*time.Second),
 		kgo.MaxBufferedRecords(200), // keeps the in-flight window small and steady
 		// A Produce that timed out on a frozen leader is retried on the same broker without a metadata

@@ -49,8 +49,9 @@ public final class KctsProducer {
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.RETRIES_CONFIG, String.valueOf(Integer.MAX_VALUE));
         p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
-        // A paused leader answers nothing: give up on a request after 10 s and retry on the new leader.
-        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        // A paused leader answers nothing: give up on a request after 5 s and retry on the new leader,
+        // which the 3 s broker session timeout has elected by then.
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
         // kcts reads the written log with its own codec: uncompressed batches, as the other drivers send.
         p.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, "none");
         AtomicBoolean stop = new AtomicBoolean();

@@ -23,7 +23,7 @@ function main(args) {
     process.exit(2)
   }
   const [bootstrap, topic, prefix] = args
-  // A paused leader answers nothing: give up on a request after 10 s, as the other producers do.
+  // A paused leader answers nothing: give up on a request after 10 s, not the default, and retry.
   const producer = kafka(bootstrap, 'kcts-kafkajs-producer', { requestTimeout: 10000 })
     .producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, metadataMaxAge: 1000 })
   let stop = false

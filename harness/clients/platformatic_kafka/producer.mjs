@@ -19,7 +19,7 @@ export function main(args) {
     process.exit(2)
   }
   const [bootstrap, topic, prefix] = args
-  // A paused leader answers nothing: give up on a request after 10 s, as the other producers do.
+  // A paused leader answers nothing: give up on a request after 10 s, not the default, and retry.
   const producer = new Producer({ clientId: 'kcts-platformatic-producer', bootstrapBrokers: brokers(bootstrap),
     idempotent: true, timeout: 10000, metadataMaxAge: 1000, autocreateTopics: false })
   let stop = false

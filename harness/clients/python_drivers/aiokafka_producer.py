@@ -37,7 +37,7 @@ async def serve(bootstrap: str, topic: str, prefix: str) -> int:
     producer = AIOKafkaProducer(
         bootstrap_servers=bootstrap, client_id="kcts-aiokafka-producer", acks="all", enable_idempotence=True,
         linger_ms=5,
-        # A paused leader answers nothing: give up on a request after 10 s, as the other producers do.
+        # A paused leader answers nothing: give up on a request after 10 s, not the default, and retry.
         request_timeout_ms=10_000,
         # Leader changes are noticed through metadata; the default age (5 min) would outlast the check.
         metadata_max_age_ms=1000)

@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
     producer = KafkaProducer(
         bootstrap_servers=bootstrap.split(","), client_id="kcts-kafka-python-producer", acks="all",
         enable_idempotence=True, linger_ms=5,
-        # A paused leader answers nothing: give up on a request after 10 s, as the other producers do.
+        # A paused leader answers nothing: give up on a request after 10 s, not the default, and retry.
         request_timeout_ms=10_000,
         # Leader changes are noticed through metadata; the default age (5 min) would outlast the check.
         metadata_max_age_ms=1000, reconnect_backoff_max_ms=500)

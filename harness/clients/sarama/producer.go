@@ -34,7 +34,7 @@ func runProducer(args []string) int {
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	cfg.Producer.Return.Successes = true
 	cfg.Producer.Flush.Frequency = 5 * time.Millisecond // the others' linger
-	// A paused leader answers nothing: give up on a request after 10 s, as the other producers do, and
+	// A paused leader answers nothing: give up on a request after 10 s, not the default, and
 	// retry on the new leader. sarama's default, 3 retries 100 ms apart, would give up within a leader
 	// election; these retries span about the Java producer's 120 s delivery timeout.
 	cfg.Net.ReadTimeout = 10 * time.Second

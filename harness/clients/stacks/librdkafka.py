@@ -17,9 +17,11 @@ from harness.clients.stacks.choice import LIBRDKAFKA, PINNED_CONFLUENT_KAFKA, cu
 PRODUCER = {
     "acks": "all", "enable.idempotence": True, "linger.ms": 5,
     "queue.buffering.max.messages": 200,  # keeps the in-flight window small and steady
-    # A paused leader answers nothing: give up on it after 10 s, as the Java producer does, rather
-    # than the 60 s socket default, and retry on the new leader.
-    "socket.timeout.ms": 10000, "request.timeout.ms": 10000,
+    # A paused leader answers nothing: give up on it after 5 s, as the Java producer does, rather than
+    # the 60 s socket default, and retry on the new leader, which the 3 s broker session timeout has
+    # elected by then. A longer wait only lengthens the failover scene: its in-flight requests may
+    # wait out two timeouts, and while they wait its broker thread keeps a core busy.
+    "socket.timeout.ms": 5000, "request.timeout.ms": 5000,
     # Its idempotence state changes in its log: an epoch bump after skipped sequence numbers is the
     # signature of a duplicate it is known to write (harness/client_gaps.toml).
     "debug": "eos",
