@@ -31,6 +31,8 @@ CAPABILITIES: dict[str, Capability] = {
     "transaction-version-2": Capability(
         "the transaction.version feature up to level 2 (KIP-890 Transaction V2)", (4, 0),
         "KIP-890 part 2 shipped in Apache Kafka 4.0: brokers support transaction.version 0-2"),
+    "idempotence": Capability(
+        "the idempotent producer (KIP-98 InitProducerId)", (0, 11), "KIP-98 shipped in Apache Kafka 0.11"),
     "transactions": Capability(
         "transactions (InitProducerId, AddPartitionsToTxn, EndTxn, TxnOffsetCommit)", (0, 11),
         "KIP-98 shipped in Apache Kafka 0.11"),

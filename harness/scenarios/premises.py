@@ -11,6 +11,19 @@ from harness.cluster.reference import expected
 from harness.errors import NotSupported
 
 
+def require_idempotence(cluster: Cluster) -> None:
+    """Raise `NotSupported` where the target advertises no InitProducerId: an idempotent producer (KIP-98)
+    gets no producer id there, so every write of a scene that needs one fails before it is sent."""
+    with rr.RawConnector(cluster) as raw:
+        client = raw(cluster.state.running_brokers()[0])
+        if not client.broker_versions:
+            client.negotiate()
+        if client.specs.api("InitProducerId").key not in client.broker_versions:
+            raise NotSupported("the idempotent producer (KIP-98 InitProducerId)",
+                               f"{client.host}:{client.port} advertises no InitProducerId in ApiVersions",
+                               expected(cluster.target, "idempotence"))
+
+
 def require_transactions(cluster: Cluster) -> None:
     """Raise `NotSupported` where the target advertises no API a transaction needs."""
     with rr.RawConnector(cluster) as raw:

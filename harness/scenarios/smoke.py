@@ -15,6 +15,7 @@ from harness.cluster.base import Cluster
 from harness.nemesis.faults import LeaderFailover
 from harness.nemesis.leadership import move_leader_away
 from harness.nemesis.unclean import UncleanElection, force_unclean_election
+from harness.scenarios.premises import require_idempotence
 
 
 def values(tag: str, n: int) -> list[bytes]:
@@ -43,6 +44,7 @@ def acknowledged_reads(cluster: Cluster, topic: str, group: str, partitions: int
     to a leader that was fenced, or that the machine starved past its session timeout) is not written
     twice, so the log holds each record once at its acknowledged offset; without it, the client's retry
     writes a second copy, which the protocol allows."""
+    require_idempotence(cluster)
     trips = []
     with (confluent.producer({**cluster.client_config(), "acks": "all", "enable.idempotence": True}) as producer,
           confluent.consumer(_consumer_config(cluster, group)) as consumer):
@@ -71,6 +73,7 @@ class CleanFailover:
 def clean_failover(cluster: Cluster, topic: str, group: str, n: int = 300) -> CleanFailover:
     """An idempotent acks=all producer writes `n` records, the leader stops cleanly, it writes `n` more;
     the old leader starts again and the log is read back (`topic`: min.insync.replicas=2)."""
+    require_idempotence(cluster)
     with confluent.producer({**cluster.client_config(), "acks": "all", "enable.idempotence": True}) as producer:
         first = produce(producer, topic, values("before", n))
         if cluster.capabilities.fault_control:

@@ -21,7 +21,9 @@ def test_every_acknowledged_record_is_read_back_in_order(
 ) -> None:
     """Produce with an idempotent acks=all producer to each partition of a topic replicated on 3
     brokers; a consumer reads back exactly the acknowledged records, at the offsets the acks gave, in
-    the order they were sent (KIP-98 idempotence: a retried send is written once)."""
+    the order they were sent (KIP-98 idempotence: a retried send is written once). A target that
+    advertises no InitProducerId does not support that producer: "not supported", its ApiVersions the
+    evidence."""
     topic = topic_factory(partitions=3, replication_factor=3)
     for trip in acknowledged_reads(cluster, topic, run_names.group(request.node.name), partitions=3, n=200):
         p, sent, history, got = trip.partition, trip.sent, trip.written, trip.read
