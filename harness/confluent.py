@@ -31,6 +31,7 @@ _lock = threading.Lock()
 _open: dict[int, OpenClient] = {}
 _activity = itertools.count()  # ticks when a client is made and when it is closed
 _last_activity = 0
+_beside = threading.local()  # .on: this thread's clients belong to no check (see beside_the_checks)
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,18 @@ def left_open(since: frozenset[int]) -> list[OpenClient]:
 
 
 @contextmanager
+def beside_the_checks() -> Iterator[None]:
+    """The clients this thread makes in the block belong to no check: the harness makes them on a thread
+    of its own while checks run on the main one (a side cluster started ahead), so a check that
+    happens to be running then has not left them open. They are kept as lasting ones."""
+    _beside.on = True
+    try:
+        yield
+    finally:
+        _beside.on = False
+
+
+@contextmanager
 def _tracked(kind: str, lasting: bool) -> Iterator[None]:
     """Keep a client in the registry of open ones while the block runs, with where it was made."""
     frame = next(f for f in reversed(traceback.extract_stack()[:-1])
@@ -75,7 +88,8 @@ def _tracked(kind: str, lasting: bool) -> Iterator[None]:
     global _last_activity
     key = next(_ids)
     with _lock:
-        _open[key] = OpenClient(key, kind, f"{frame.filename}:{frame.lineno} ({frame.name})", lasting)
+        _open[key] = OpenClient(key, kind, f"{frame.filename}:{frame.lineno} ({frame.name})",
+                                lasting or getattr(_beside, "on", False))
         _last_activity = next(_activity)
     try:
         yield

@@ -30,13 +30,29 @@ def test_closes_its_producer():
 def test_a_session_admin_may_outlive_the_check():
     HELD.append(confluent.admin(UNREACHABLE, lasting=True))
     HELD[-1].__enter__()
+
+
+def test_a_client_the_harness_makes_on_a_thread_beside_the_checks_is_not_the_checks():
+    import threading
+
+    opened = []
+
+    def hold():
+        with confluent.beside_the_checks():
+            HELD.append(confluent.admin(UNREACHABLE))
+            opened.append(HELD[-1].__enter__())
+
+    made = threading.Thread(target=hold)
+    made.start()
+    made.join(10)
+    assert opened, "the thread made no client"
 '''
 
 
 def test_a_check_that_leaves_a_client_open_fails(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_leaky=CHECKS)
     result = pytester.runpytest_subprocess("--reports-dir", str(pytester.path / "reports"), "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3, errors=1)
+    result.assert_outcomes(passed=4, errors=1)
     result.stdout.fnmatch_lines([
         "*ERROR at teardown of test_leaves_a_producer_open*",
         "*the check left 1 client(s) open: Producer made at *test_leaky.py:9 (test_leaves_a_producer_open)*",
