@@ -8,13 +8,11 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fixtures import side_clusters
-from fixtures.side_clusters import LEAD_MODULES, Side, _StartedAhead, lead_item
+from fixtures.side_clusters import LEAD_MODULES, _StartedAhead, lead_item
 
 
 @dataclass
@@ -35,12 +33,12 @@ def test_a_first_user_in_the_first_modules_starts_it_with_the_run() -> None:
 
 
 @pytest.fixture
-def held(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """A stand-in side cluster: records the thread that entered and the one that left it."""
+def held() -> dict[str, Any]:
+    """A stand-in side cluster's start (`seen["start"]`): records the thread that entered and the one that left it."""
     seen: dict[str, Any] = {"fail": None}
 
     @contextmanager
-    def side_cluster(beside: object, name: str, log_dir: Path, **kw: object) -> Iterator[str]:
+    def side_cluster(name: str) -> Iterator[str]:
         seen["entered"] = threading.get_ident()
         if seen["fail"]:
             raise seen["fail"]
@@ -49,12 +47,12 @@ def held(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         finally:
             seen["left"] = threading.get_ident()
 
-    monkeypatch.setattr(side_clusters.side_clusters, "side_cluster", side_cluster)
+    seen["start"] = side_cluster
     return seen
 
 
 def test_a_cluster_started_ahead_is_started_and_closed_on_one_thread_not_the_callers(held: dict[str, Any]) -> None:
-    ahead = _StartedAhead(object(), Side("tv1"), Path("/nonexistent"))  # type: ignore[arg-type]
+    ahead = _StartedAhead(held["start"]("tv1"), "tv1")
     assert ahead.take() == "cluster tv1"
     ahead.close()
     # A child process dies with the thread that started it: start and close share one thread, which
@@ -64,7 +62,7 @@ def test_a_cluster_started_ahead_is_started_and_closed_on_one_thread_not_the_cal
 
 def test_what_starting_it_raised_is_raised_to_its_user(held: dict[str, Any]) -> None:
     held["fail"] = RuntimeError("the broker did not start")
-    ahead = _StartedAhead(object(), Side("tv1"), Path("/nonexistent"))  # type: ignore[arg-type]
+    ahead = _StartedAhead(held["start"]("tv1"), "tv1")
     with pytest.raises(RuntimeError, match="did not start"):
         ahead.take()
     ahead.close()
