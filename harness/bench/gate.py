@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import procfs
 from harness.errors import KctsError
 from harness.reporting.compare import Comparison, compare
 
@@ -48,6 +49,7 @@ class Schedule:
     stamp: str
     seconds: float
     envs: tuple[EnvRun, ...]
+    cpu: procfs.MachineCpu
 
 
 def selection(repo: Path) -> Selection:
@@ -95,18 +97,18 @@ def _start(repo: Path, env: str, child_env: dict[str, str], stamp: str,
 
 def run_serial(repo: Path, sel: Selection, stamp: str) -> Schedule:
     """Each env after the other, each in one process."""
-    t0, runs = time.monotonic(), []
+    t0, cpu0, runs = time.monotonic(), procfs.machine_cpu(), []
     for env in sel.envs:
         start = time.monotonic()
         proc, log = _start(repo, env, _child_env(sel, stamp, serial=True), stamp)
         proc.wait()
         runs.append(EnvRun(env, time.monotonic() - start, proc.returncode, log))
-    return Schedule("serial", stamp, time.monotonic() - t0, tuple(runs))
+    return Schedule("serial", stamp, time.monotonic() - t0, tuple(runs), procfs.machine_cpu().since(cpu0))
 
 
 def run_shipped(repo: Path, sel: Selection, stamp: str) -> Schedule:
     """The envs side by side, as `.ci/run` starts them."""
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), procfs.machine_cpu()
     started = [(env, *_start(repo, env, _child_env(sel, stamp), stamp, idle=env in sel.idle)) for env in sel.envs]
     ended: dict[str, float] = {}
 
@@ -121,13 +123,18 @@ def run_shipped(repo: Path, sel: Selection, stamp: str) -> Schedule:
     for w in waiters:
         w.join()
     runs = tuple(EnvRun(env, ended[env], proc.returncode, log) for env, proc, log in started)
-    return Schedule("shipped", stamp, time.monotonic() - t0, runs)
+    return Schedule("shipped", stamp, time.monotonic() - t0, runs, procfs.machine_cpu().since(cpu0))
 
 
 def verdicts(repo: Path, sel: Selection, serial: Schedule, shipped: Schedule) -> dict[str, Comparison]:
     """Per env, the serial run's verdict per node ID against the shipped run's."""
     reports = repo / "reports"
     return {env: compare(reports / f"{env}-{serial.stamp}", reports / f"{env}-{shipped.stamp}") for env in sel.envs}
+
+
+def cpu_summary(schedule: Schedule) -> dict[str, float]:
+    return {"busy_core_s": round(schedule.cpu.busy, 1), "busy_share": round(schedule.cpu.busy_share, 3),
+            "steal_core_s": round(schedule.cpu.steal, 1)}
 
 
 def run(repo: Path | None = None) -> dict[str, object]:
@@ -153,6 +160,7 @@ def run(repo: Path | None = None) -> dict[str, object]:
         "shipped_over_serial": round(shipped.seconds / serial.seconds, 3),
         "per_env_s": {r.env: {"serial": round(r.seconds, 1), "shipped_ended_at": round(s.seconds, 1)}
                       for r, s in zip(serial.envs, shipped.envs, strict=True)},
+        "cpu": {s.name: cpu_summary(s) for s in (serial, shipped)},
         "node_ids_compared": sum(c.common for c in compared.values()),
         "node_ids_with_another_verdict": [f"{env}: {n}: {a} serial, {b} shipped"
                                           for env, c in compared.items() for n, a, b in c.differ],
