@@ -13,6 +13,7 @@ from harness import confluent, progress
 from harness.cluster.base import Cluster
 from harness.confluent import QUIET
 from harness.errors import TargetRefused
+from harness.waiting import asked_again
 
 __all__ = ["QUIET", "admin_client", "create_topic", "topic_name"]
 _seq = count(1)
@@ -27,6 +28,10 @@ def topic_name(prefix: str, hint: str) -> str:
     """A unique, valid topic name that says which test made it."""
     hint = re.sub(r"[^a-zA-Z0-9._-]+", "-", hint).strip("-")[:120]
     return f"{prefix}-{hint}-{next(_seq)}"
+
+
+def _too_few_unfenced(refused: TargetRefused | None) -> bool:
+    return refused is not None and "INVALID_REPLICATION_FACTOR" in str(refused)
 
 
 def create_topic(
@@ -48,7 +53,7 @@ def create_topic(
 
     unanswered: list[float] = []
 
-    def create(client: AdminClient) -> None:
+    def attempt(client: AdminClient) -> TargetRefused | None:
         try:
             client.create_topics([topic])[name].result(timeout=timeout)
         except concurrent.futures.TimeoutError as exc:
@@ -56,10 +61,25 @@ def create_topic(
             # already exist. Its partitions appearing (waited on below) is the answer.
             unanswered.append(timeout)
             progress.step(f"CreateTopics of {name} unanswered after {timeout:.0f} s ({exc!r}); waiting for the topic")
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever the future raises is the answer, returned to be judged
             # Some of librdkafka's errors (a timeout) print as nothing: the reason is then their repr.
-            raise TargetRefused(f"the target refused to create topic {name} (rf={rf}, config={config}): "
-                                f"{str(exc) or repr(exc)}") from exc
+            refused = TargetRefused(f"the target refused to create topic {name} (rf={rf}, config={config}): "
+                                    f"{str(exc) or repr(exc)}")
+            refused.__cause__ = exc
+            return refused
+        return None
+
+    def create(client: AdminClient) -> None:
+        # Too few unfenced brokers for the replicas is INVALID_REPLICATION_FACTOR, and a broker that
+        # missed its session timeout is fenced only until its next heartbeat: on a loaded machine a
+        # side cluster's one broker was ("All brokers are currently fenced"). Asked again within
+        # `timeout`; what persists is the refusal.
+        refused, earlier = asked_again(lambda: attempt(client), _too_few_unfenced, timeout, backoff=0.5)
+        if refused is not None:
+            if earlier:
+                raise TargetRefused(f"{refused} (the same for {len(earlier) + 1} asks over at least {timeout:.0f} s)"
+                                    ) from refused.__cause__
+            raise refused
 
     why = cluster.state.no_create_topics()
     if why is not None:
