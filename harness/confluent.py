@@ -9,13 +9,16 @@ that leaves one open, naming where it was made.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import itertools
 import threading
+import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition, libversion
 from confluent_kafka.admin import AdminClient
@@ -23,6 +26,7 @@ from confluent_kafka.admin import AdminClient
 from harness.closing import closed_on_exit
 
 LIBRDKAFKA_VERSION: str = libversion()[0]  # of the librdkafka this interpreter loaded
+T = TypeVar("T")
 
 QUIET = {"log_level": 3}  # librdkafka logs only errors; checks read state, not log lines
 
@@ -142,6 +146,39 @@ def admin(config: dict[str, object], lasting: bool = False) -> Iterator[AdminCli
     """An admin client, destroyed on exit. `lasting`: a session's client, shared by many checks."""
     with AdminClient({**QUIET, **config}) as a, _tracked("AdminClient", lasting):
         yield a
+
+
+# How long an admin request waits for its answer before the client is asked for metadata (admin_result).
+LOOKUP_EVERY = 1.0
+
+
+def admin_result(admin: AdminClient, future: concurrent.futures.Future[T], timeout: float) -> T:
+    """The answer to one of `admin`'s requests, within `timeout` (TimeoutError without one), asking the
+    client for metadata each `LOOKUP_EVERY` s it waits.
+
+    librdkafka sends most admin requests (CreateTopics, DeleteTopics, the ACLs, ElectLeaders, SCRAM
+    credentials) to the controller its cached Metadata names. Apache Kafka names only unfenced brokers,
+    so a Metadata answered while every broker is fenced (a one-broker cluster's broker that missed its
+    session timeout on a loaded machine) names no controller; librdkafka looks it up again only when a
+    broker's state changes (rd_kafka_broker_controller_async), and the request waits, unsent, for its
+    whole timeout, though the broker is unfenced a second later. A Metadata request of the client's
+    own ends that wait, as a new client would. tests/harness/test_admin_controller_lookup.py."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return future.result(timeout=max(0.0, min(LOOKUP_EVERY, left)))
+        except concurrent.futures.TimeoutError:
+            if left <= LOOKUP_EVERY:
+                raise
+        with contextlib.suppress(KafkaException):  # unanswered too: the next wait asks again
+            admin.list_topics(timeout=max(0.1, min(5.0, deadline - time.monotonic())))
+
+
+def admin_results(admin: AdminClient, futures: Iterable[concurrent.futures.Future[T]], timeout: float) -> list[T]:
+    """admin_result of each of `futures` (one request's, one per item), all within `timeout`."""
+    deadline = time.monotonic() + timeout
+    return [admin_result(admin, f, max(0.0, deadline - time.monotonic())) for f in futures]
 
 
 def delete_records(admin: AdminClient, head: TopicPartition, timeout: float = 20.0, tries: int = 3) -> None:

@@ -55,7 +55,7 @@ def create_topic(
 
     def attempt(client: AdminClient) -> TargetRefused | None:
         try:
-            client.create_topics([topic])[name].result(timeout=timeout)
+            confluent.admin_result(client, client.create_topics([topic])[name], timeout)
         except concurrent.futures.TimeoutError as exc:
             # No answer yet is no refusal: under load the answer may come late, or the topic may
             # already exist. Its partitions appearing (waited on below) is the answer.

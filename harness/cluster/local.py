@@ -311,7 +311,7 @@ class LocalCluster(NodeCluster):
                            for user, password in sorted(sasl.users.items())]
                 for user, future in admin.alter_user_scram_credentials(upserts).items():
                     try:
-                        future.result(timeout=30)
+                        confluent.admin_result(admin, future, 30)
                     except Exception as exc:  # noqa: BLE001 - one message for any refusal
                         raise ClusterError(f"creating the {mechanism} credentials of {user!r} failed: {exc}") from None
         # Brokers learn credentials from the metadata log: each must know them before a client tries.

@@ -114,7 +114,8 @@ def _elect_preferred_until(
         if state.leader == target and state.leader_epoch > before.leader_epoch:
             return state
         try:
-            result = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, partition)]).result(timeout=10)
+            result = confluent.admin_result(
+                admin, admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, partition)]), 10)
             attempts.append(f"elect_leaders(PREFERRED) -> {result}")
         except KafkaException as exc:  # ELECTION_NOT_NEEDED while the reorder settles: asked again
             attempts.append(repr(exc)[:200])
@@ -135,7 +136,7 @@ def elect_preferred(cluster: Cluster, admin: AdminClient, topic: str, partition:
     if state.leader == preferred:
         return state
     cluster.state.wait_for_partition(topic, partition, lambda s: preferred in s.isr, f"{preferred} in sync")
-    admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, partition)]).result(timeout=30)
+    confluent.admin_result(admin, admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(topic, partition)]), 30)
     return cluster.state.wait_for_partition(
         topic, partition, lambda s: s.leader == preferred and s.leader_epoch > state.leader_epoch,
         f"preferred leader {preferred} above epoch {state.leader_epoch}",

@@ -109,7 +109,8 @@ def elect_unclean(
                 attempts.append("the target's own unclean election command ran")
                 return None
             try:
-                admin.elect_leaders(ElectionType.UNCLEAN, [TopicPartition(topic, partition)]).result(timeout=10)
+                confluent.admin_result(
+                    admin, admin.elect_leaders(ElectionType.UNCLEAN, [TopicPartition(topic, partition)]), 10)
                 attempts.append("elect_leaders(UNCLEAN) accepted")
             except Exception as exc:  # noqa: BLE001 - ELECTION_NOT_NEEDED etc. are retried, kept as evidence
                 attempts.append(repr(exc)[:200])

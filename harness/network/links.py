@@ -63,6 +63,11 @@ def _table_prefix(session_id: str) -> str:
     return "kcts_" + re.sub(r"\W", "_", session_id)
 
 
+def session_table(session_id: str, name: str) -> str:
+    """The name of a session's nftables table `name`: the reaper removes every one (reap)."""
+    return re.sub(r"\W", "_", f"{_table_prefix(session_id)}_{name}")
+
+
 def _nft(script: str) -> None:
     proc = subprocess.run(["nft", "-f", "-"], input=script, text=True, capture_output=True, timeout=30)
     if proc.returncode != 0:
@@ -96,7 +101,7 @@ class LinkControl:
         if reason:
             raise LinkControlUnavailable(reason)
         self.session_id = session_id
-        self.table = re.sub(r"\W", "_", f"{_table_prefix(session_id)}_{name}")
+        self.table = session_table(session_id, name)
         self.ports = {node: sorted(set(p)) for node, p in ports.items()}
         self.index = {node: i + 1 for i, node in enumerate(sorted(self.ports))}
         mount = cgroup2_mount()

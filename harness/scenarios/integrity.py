@@ -159,10 +159,10 @@ def unclean_pipeline(cluster: Cluster, victim: str, input_topic: str, other: str
     a, b, c = cluster.broker_ids[:3]
     # Only partition 0 has both replicas on brokers the recipe stops; the others keep a live leader (c).
     with confluent.admin(cluster.client_config()) as admin:
-        admin.create_topics([NewTopic(
+        confluent.admin_result(admin, admin.create_topics([NewTopic(
             victim, num_partitions=3, replication_factor=-1, replica_assignment=[[a, b], [c, a], [c, b]],
             config={"min.insync.replicas": "1", "unclean.leader.election.enable": "true"},
-        )])[victim].result(30)
+        )])[victim], 30)
     for p in range(3):
         cluster.state.wait_for_partition(victim, p, lambda s: len(s.isr) == 2, "both replicas in sync")
     # What the nemesis did and when, for the report: the election is this pipeline's only fault.

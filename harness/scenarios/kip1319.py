@@ -206,11 +206,12 @@ def commit_recreated_topic_old_id(cluster: Cluster, topic: str, unique: Unique) 
     with RawConnector(cluster) as raw, confluent.admin(cluster.client_config()) as admin:
         old = tx.topic_ids(raw(), [topic])[topic]
         replicas = len(cluster.state.partition_state(topic).replicas)
-        admin.delete_topics([topic], operation_timeout=30)[topic].result(60)
+        confluent.admin_result(admin, admin.delete_topics([topic], operation_timeout=30)[topic], 60)
 
         def recreated() -> uuid.UUID | None:
             try:
-                admin.create_topics([NewTopic(topic, 1, replicas)], operation_timeout=30)[topic].result(60)
+                made = admin.create_topics([NewTopic(topic, 1, replicas)], operation_timeout=30)[topic]
+                confluent.admin_result(admin, made, 60)
             except KafkaException as exc:
                 if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:  # still being deleted: try again
                     raise
@@ -436,11 +437,10 @@ def acl_setup(cluster: Cluster) -> AclSetup:
                                   AclOperation.ANY, AclPermissionType.ANY)
     seen: list[object] = []
     with confluent.admin(cluster.client_config()) as admin:
-        for future in admin.create_acls(bindings).values():
-            future.result(30)
+        confluent.admin_results(admin, admin.create_acls(bindings).values(), 30)
 
         def listed() -> bool:
-            seen[:] = admin.describe_acls(everything).result(10)
+            seen[:] = confluent.admin_result(admin, admin.describe_acls(everything), 10)
             return set(seen) >= set(bindings)
 
         wait_until(listed, 30, lambda: f"ACLs of {principal} listed by the broker: {seen}", owed=Owed.PREMISE)

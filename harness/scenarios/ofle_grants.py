@@ -62,7 +62,8 @@ def _listed(admin: AdminClient, principal: str, holds: Callable[[set[Acl]], bool
     seen: list[Acl] = []
 
     def took() -> bool:
-        seen[:] = sorted({_acl(b) for b in admin.describe_acls(_everything(principal)).result(10)}, key=str)
+        listed = confluent.admin_result(admin, admin.describe_acls(_everything(principal)), 10)
+        seen[:] = sorted({_acl(b) for b in listed}, key=str)
         return holds(set(seen))
 
     wait_until(took, 30, lambda: f"ACLs of {principal} {what}: listed {[str(a) for a in seen]}", owed=Owed.PREMISE)
@@ -113,15 +114,13 @@ def offsets_for_epoch_grants(cluster: Cluster) -> OffsetsForEpochGrants:
                                                      _ask(client, version, topic, replica_id, epoch)))
             return out
 
-        for future in admin.create_acls([describe]).values():
-            future.result(30)
+        confluent.admin_results(admin, admin.create_acls([describe]).values(), 30)
         mine = _acl(describe)
         acls = _listed(admin, principal, lambda s: mine in s, f"holding {mine}")
         first = GrantAnswers(f"DESCRIBE on topic {described}", acls,
                              tuple(asked(described, True) + asked(hidden, False)))
         try:
-            for future in admin.create_acls([cluster_action]).values():
-                future.result(30)
+            confluent.admin_results(admin, admin.create_acls([cluster_action]).values(), 30)
             acls = _listed(admin, principal, lambda s: granted in s, f"holding {granted}")
             every = rr.versions(raw_user(facts[hidden][0]), "OffsetForLeaderEpoch")
             second = GrantAnswers(f"CLUSTER_ACTION on the cluster {CLUSTER_NAME}", acls,
@@ -129,8 +128,7 @@ def offsets_for_epoch_grants(cluster: Cluster) -> OffsetsForEpochGrants:
         finally:
             revoke = AclBindingFilter(ResourceType.BROKER, CLUSTER_NAME, ResourcePatternType.LITERAL, principal, "*",
                                       AclOperation.CLUSTER_ACTION, allow)
-            for future in admin.delete_acls([revoke]).values():
-                future.result(30)
+            confluent.admin_results(admin, admin.delete_acls([revoke]).values(), 30)
             acls = _listed(admin, principal, lambda s: granted not in s, f"without {granted}")
         third = GrantAnswers(f"none on topic {hidden} (the cluster grant removed)", acls,
                              tuple(asked(hidden, False)))
