@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.protocol.client import MAX_RESPONSE_BYTES, read_response
-from harness.protocol.codec import decode, encode, encode_response
+from harness.protocol.codec import encode, encode_response
 from harness.protocol.exceptions import ProtocolError
 from harness.protocol.spec import SpecSet
 from harness.proxy.frames import (
@@ -28,6 +28,7 @@ from harness.proxy.frames import (
     header_length,
     parse_request_header,
     produce_expects_response,
+    request_body,
     response_correlation_id,
 )
 from harness.proxy.recorder import ANSWERED, CLOSED_BY_PROXY, LOST, NO_RESPONSE, ProxiedExchange, Recording
@@ -261,7 +262,7 @@ class Link:
         try:
             api = self.proxy.specs.api(ex.api_key)
             start = header_length(frame, api.request_header_version(ex.version) >= 2)
-            body = decode(api.request, ex.version, frame, offset=start)
+            body = request_body(api, ex.version, frame, start)
         except ProtocolError as exc:
             self.proxy.note_error(f"{self.label}: {ex.api} v{ex.version} request passed through unedited: {exc}")
             return frame

@@ -1,16 +1,20 @@
 """The few bytes of a frame the proxy reads on every exchange: the request header, and Produce's acks.
 
 Everything else in a frame stays opaque unless a rule or the rewriter asks for the whole body
-(see `harness.proxy.connection`). A request header of any version starts with the same four
-fixed fields (api key, api version, correlation id, nullable int16 client id); flexible headers
-only append tagged fields after them, so no version table is needed here.
+(see `harness.proxy.connection`), which `request_body` reads as a broker reads it. A request header
+of any version starts with the same four fixed fields (api key, api version, correlation id,
+nullable int16 client id); flexible headers only append tagged fields after them, so no version
+table is needed here.
 """
 
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Any
 
+from harness.protocol.codec import decode
+from harness.protocol.spec import ApiSpec
 from harness.protocol.types import read_uvarint
 
 SIZE = struct.Struct(">i")
@@ -88,3 +92,11 @@ def produce_expects_response(frame: bytes, header: RequestHeader) -> bool:
     if pos + 2 > len(frame):
         raise FrameError("Produce request ends before its acks field")
     return _INT16.unpack_from(frame, pos)[0] != 0
+
+
+def request_body(api: ApiSpec, version: int, frame: bytes, start: int) -> dict[str, Any]:
+    """A request's body, from `start` (after its header), read as the broker reads it: bytes left after
+    the message are not an error. librdkafka's all-topics Metadata from v9 leaves three bytes of its
+    array count's placeholder on the wire (confluentinc/librdkafka#5049), which Apache Kafka reads past;
+    a strict read made the proxy note an error, and a check that staged a Metadata rule an ERROR."""
+    return decode(api.request, version, frame, offset=start, allow_trailing=True)

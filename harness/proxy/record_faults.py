@@ -15,9 +15,10 @@ from typing import Any
 
 import crc32c
 
-from harness.protocol.codec import decode, encode
+from harness.protocol.codec import encode
 from harness.protocol.records import COMPRESSION_NONE, RecordBatch, encode_batches, parse_batches
 from harness.protocol.spec import ApiSpec
+from harness.proxy.frames import request_body
 from harness.proxy.rules import FETCH, HeldRequest, Rule
 
 PRODUCE = 0
@@ -257,7 +258,7 @@ class ProducedBatch:
 
 
 def _produce_body(api: ApiSpec, request: HeldRequest) -> dict[str, Any]:
-    return decode(api.request, request.version, request.frame, offset=request.body_start)
+    return request_body(api, request.version, request.frame, request.body_start)
 
 
 def produced_batches(api: ApiSpec, request: HeldRequest) -> list[ProducedBatch]:

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.protocol.client import api_versions_error
-from harness.protocol.codec import decode, decode_response
+from harness.protocol.codec import decode_response
 from harness.protocol.dump import dump
 from harness.protocol.exceptions import ProtocolError
 from harness.protocol.spec import SpecSet
-from harness.proxy.frames import header_length
+from harness.proxy.frames import header_length, request_body
 from harness.waiting import Owed, wait_until
 
 ANSWERED = "answered"
@@ -83,7 +83,7 @@ class ProxiedExchange:
             return None
         api = self.specs.api(self.api_key)
         start = header_length(self.request_bytes, api.request_header_version(self.version) >= 2)
-        return decode(api.request, self.version, self.request_bytes, offset=start)
+        return request_body(api, self.version, self.request_bytes, start)
 
     def _decode_response(self) -> dict[str, Any] | None:
         if self.response_bytes is None:

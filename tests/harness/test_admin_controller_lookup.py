@@ -44,7 +44,8 @@ class FencedAtFirst(FakeBroker):
         if key != METADATA:
             return super().respond(sock, frame)
         # Not decoded: librdkafka's all-topics Metadata (v9 on) leaves 3 bytes of its count's placeholder
-        # on the wire, which Apache Kafka reads past; the answer does not depend on the request.
+        # on the wire (confluentinc/librdkafka#5049), which Apache Kafka reads past; this stand-in reads
+        # strictly, and its answer does not depend on the request.
         api = self.specs.api(METADATA)
         out = encode_response(api, version, {"CorrelationId": correlation}, self._metadata())
         sock.sendall(struct.pack(">i", len(out)) + out)

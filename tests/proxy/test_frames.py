@@ -11,8 +11,13 @@ from harness.proxy.frames import (
     header_length,
     parse_request_header,
     produce_expects_response,
+    request_body,
     response_correlation_id,
 )
+
+# librdkafka 2.16.0's all-topics Metadata v12 (AdminClient.list_topics()), as it sent it: its Topics count
+# is the null varint 0 followed by three more bytes of a 4-byte placeholder (confluentinc/librdkafka#5049).
+LIBRDKAFKA_ALL_TOPICS_V12 = bytes.fromhex("0003000c00000003000772646b61666b610000000000010000")
 
 
 def _request(specs: SpecSet, api: str, version: int, body: dict[str, object], client_id: str | None = "cli") -> bytes:
@@ -70,3 +75,11 @@ def test_produce_acks_decides_whether_a_response_comes(
 def test_other_requests_always_expect_a_response(specs: SpecSet) -> None:
     frame = _request(specs, "Metadata", 12, {})
     assert produce_expects_response(frame, parse_request_header(frame))
+
+
+def test_a_request_is_read_as_the_broker_reads_it_bytes_after_the_message_included(specs: SpecSet) -> None:
+    """Apache Kafka reads past what follows the message (librdkafka's list_topics works against it), and
+    so does the proxy: its rules and its recording get the body, not an error."""
+    frame = LIBRDKAFKA_ALL_TOPICS_V12
+    body = request_body(specs.api("Metadata"), 12, frame, header_length(frame, flexible=True))
+    assert body["Topics"] is None and body["AllowAutoTopicCreation"] is False, body
