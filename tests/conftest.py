@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+from harness import session
 from harness.kafka.dist import cache_root
 from harness.plugin import last_user
 
@@ -17,6 +18,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # that prepared a target resolved Kafka's jars again (Maven, 54 MB, about 4 CPU-s). The cache is
     # named here, for this process and every one it starts; a test that needs an empty one sets its own.
     os.environ.setdefault("KCTS_CACHE", str(cache_root()))
+    # A run these tests start as a user would (`kcts run`, `pytest --collect-only suites`) writes its
+    # folder where the user's own runs are, and points reports/latest at it: 3 empty folders a gate,
+    # and `latest` no longer the user's last run. Such runs write under this session instead, removed
+    # with it; this process's own folder was named before this hook (harness.plugin.options).
+    os.environ["KCTS_REPORTS"] = str(session.current().scratch("reports"))
     last_user.release_after_last_user(config, "cluster")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
+from pathlib import Path
 
 import pytest
 
@@ -13,18 +13,19 @@ from harness.integrity.standalone import SparkStandalone
 from harness.layout import ROOT as REPO
 
 
-def _can_fail_run(master: str, run_id: str) -> dict[str, tuple[bool, frozenset[str]]]:
+def _can_fail_run(master: str, reports: Path) -> dict[str, tuple[bool, frozenset[str]]]:
     """The integrity can-fail suite with its checker on `master`: per report (each damaged output, and
     the undamaged baseline), whether it was clean and the anomaly classes it found."""
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-         "suites/integrity/test_checker_can_fail.py", "--spark-master", master, "--run-id", run_id],
+         "suites/integrity/test_checker_can_fail.py", "--spark-master", master, "--reports-dir", str(reports),
+         "--run-id", "run"],
         cwd=REPO, capture_output=True, text=True, timeout=900,
     )
     assert run.returncode == 0, f"{master}: exit {run.returncode}:\n{run.stdout[-3000:]}\n{run.stderr[-2000:]}"
     assert "2 passed" in run.stdout, run.stdout[-2000:]
     found: dict[str, tuple[bool, frozenset[str]]] = {}
-    for path in sorted((REPO / "reports" / run_id / "integrity").glob("*/report.json")):
+    for path in sorted((reports / "run" / "integrity").glob("*/report.json")):
         report = json.loads(path.read_text())
         assert report["meta"]["spark_master"] == master, f"{path}: checked on {report['meta']['spark_master']}"
         found[path.parent.name] = (report["ok"], frozenset(k for k, n in report["counts"].items() if n))
@@ -42,15 +43,14 @@ def _anomaly_checks(master: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.live
 @pytest.mark.heavy  # 150 s of Spark and two clusters: tox -e integrity runs it, not the gate
-def test_integrity_checks_give_their_verdicts_on_a_standalone_spark_master() -> None:
+def test_integrity_checks_give_their_verdicts_on_a_standalone_spark_master(tmp_path: Path) -> None:
     """`--spark-master spark://...`: the suite whose checks must flag real damage runs with its
     reads and checks on a standalone cluster's executor (the connector shipped to it by the driver),
     and gives the same findings as on local[2]: every report (the undamaged baseline and each damaged
     output) clean or not alike, with the same anomaly classes."""
-    stamp = time.strftime('%Y%m%d-%H%M%S')
-    local = _can_fail_run("local[2]", f"tests-local-{stamp}")
+    local = _can_fail_run("local[2]", tmp_path / "local")
     with SparkStandalone() as standalone:
-        remote = _can_fail_run(standalone.url, f"tests-standalone-{stamp}")
+        remote = _can_fail_run(standalone.url, tmp_path / "standalone")
         anomalies = _anomaly_checks(standalone.url)
         master, worker = standalone.log("master"), standalone.log("worker")
     assert "Registering app kcts-integrity" in master, master[-2000:]
