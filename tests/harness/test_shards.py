@@ -10,7 +10,7 @@ import pytest
 
 from harness.errors import KctsError
 from harness.reporting.schema import problems
-from harness.reporting.shards import deal, durations, exit_code, join, modules_of, split_args
+from harness.reporting.shards import deal, durations, exit_code, join, modules_of, split_args, units
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -77,7 +77,21 @@ def test_the_shards_join_into_one_run_folder(tmp_path: Path) -> None:
     assert problems(data) == []
     assert sorted(p.name for p in (run / "allure-results").iterdir()) == ["shard-0-result.json", "shard-1-result.json"]
     assert (run / "junit.xml").read_text().count("<testsuite ") == 2
-    assert durations(tmp_path, "4.4.0") == {"suites/kip320/test_a.py": 1.5, "suites/kip320/test_b.py": 1.5}
+    weights = durations(tmp_path, "4.4.0")
+    assert weights["suites/kip320/test_a.py"] == weights["suites/kip320/test_b.py"] == 1.5
+
+
+def test_a_module_the_newest_run_lacks_weighs_its_shipped_time_not_the_median(tmp_path: Path) -> None:
+    """The newest run was the gate's selection, without the integrity area: the whole suite is dealt
+    next, and its longest module must still weigh what it takes, to be taken first."""
+    _shard(tmp_path / "gate", [_check("suites/kip320/test_a.py::t1", "pass")])
+    weights = durations(tmp_path, "4.4.0")
+    shipped = durations(tmp_path / "none", "4.4.0")
+    longest = max(shipped, key=shipped.__getitem__)
+    assert weights["suites/kip320/test_a.py"] == 1.5
+    assert weights[longest] == shipped[longest] > 60, (longest, weights[longest])
+    first = units(sorted(weights), weights)[0]
+    assert first.modules == (longest,)
 
 
 def test_with_no_earlier_run_the_shipped_durations_weigh_every_suite_module(tmp_path: Path) -> None:
