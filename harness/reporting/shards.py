@@ -3,9 +3,10 @@
 
 A module's checks share its module-scoped scenes, so a module is never split; the modules are dealt
 to the shards by their durations in the newest earlier run that has them (the longest first, each to
-the shard with the least so far), unknown ones at the median. Every shard writes `shards/shard-<i>/`
-in the run folder; the run folder then gets one results.json (each check's evidence paths led into
-its shard's folder, the defects grouped again over every FAIL), one junit.xml and one allure-results/.
+the shard with the least so far), else by the durations kcts ships, else at the median. Every shard
+writes `shards/shard-<i>/` in the run folder; the run folder then gets one results.json (each check's
+evidence paths led into its shard's folder, the defects grouped again over every FAIL), one junit.xml
+and one allure-results/.
 Nothing about a verdict depends on the split: each check runs as it does serially, on a cluster of its
 own shard's (`kcts compare` against a serial run is the proof the docs give).
 """
