@@ -7,6 +7,14 @@ registers the modules below, as pytest registers a conftest's `pytest_plugins`. 
 points `reports/latest` at it.
 """
 
+import pytest
+
+# The promises are judged by plain asserts in harness.checks, and a FAIL's reason is their message, with
+# pytest's explanation where pytest rewrote the assert. It rewrote them only when it found kcts's
+# distribution beside the current folder (the egg-info of a checkout, as the shards of `kcts run
+# --shards` saw it) and not under the `kcts` script: one FAIL read two ways, sharded and serial.
+pytest.register_assert_rewrite("harness.checks")
+
 # A module comes after those it imports: pytest rewrites the asserts of a plugin module only if it
 # registers the module before anything imports it.
 pytest_plugins = [
