@@ -38,3 +38,25 @@ def test_the_checks_asserts_are_rewritten_however_pytest_finds_kcts(tmp_path: Pa
         cwd=REPO if where == "checkout" else tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "PytestAssertRewriteWarning" not in done.stdout, done.stdout[-3000:]
+
+
+HANDOVER = '''
+import sys
+
+import pytest
+
+from harness import cli
+
+seen = []
+pytest.main = lambda args, plugins=None: seen.extend(m for m in sys.modules if m.startswith("harness.checks")) or 0
+cli.main(["run", "--collect-only", "suites/smoke"])
+print("imported:", sorted(seen))
+'''
+
+
+def test_kcts_run_imports_no_check_module_before_pytest_starts() -> None:
+    """A module imported before pytest starts is never rewritten: one of harness.checks imported by
+    `kcts run` itself (harness.verdicts imported client_reactions) judged with plain asserts under the
+    `kcts` script and in a shard alike, and with pytest's explanation under a plain pytest."""
+    done = subprocess.run([sys.executable, "-c", HANDOVER], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert "imported: []" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
