@@ -100,6 +100,16 @@ def test_a_duplicate_fails(recording: Recording, client: str) -> None:
         _judged(client, sent, acks, failures, log)
 
 
+def test_the_evidence_counts_the_clients_own_records_in_a_shared_log(recording: Recording) -> None:
+    """The partition's log holds other clients' writes too: the FAIL says how many of this client's are in it."""
+    sent, acks, failures, log = _writes(recording(f"kip359-failover-writes-{CLIENTS[0]}"))
+    log.append({"offset": log[-1]["offset"] + 1, "value": log[100]["value"]})
+    log.append({"offset": log[-1]["offset"] + 1, "value": "another-client-0"})
+    ours = sum(1 for r in log if r["value"] in set(sent))
+    with pytest.raises(AssertionError, match=rf" {ours} of its records in the log of {len(log)};"):
+        _judged(CLIENTS[0], sent, acks, failures, log)
+
+
 @pytest.mark.parametrize("client", CLIENTS)
 def test_a_gap_fails(recording: Recording, client: str) -> None:
     sent, acks, failures, log = _writes(recording(f"kip359-failover-writes-{client}"))
