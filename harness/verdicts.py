@@ -21,6 +21,7 @@ Code below the pytest layer raises `harness.errors.NotSupported`, `TargetRefused
 from __future__ import annotations
 
 import functools
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,7 +135,15 @@ class ClientGap:
                 f"{self.affected}: {self.upstream}; so it is judged)"
             )
         who = f"{self.client} {self.version}" if self.version else self.client
-        client_gap_found(who, self.upstream, f"{self.summary}; seen: {seen}")
+        # The verdict's reason keeps one line; the evidence file keeps the whole of what was seen (the
+        # scene's faults, the client's own log lines) as the direct cause of the gap's verdict.
+        cause = evidence if isinstance(evidence, BaseException) else AssertionError(evidence)
+        if cause.__traceback__ is None and cause.__cause__ is None and cause.__context__ is None:
+            cause.__cause__ = sys.exc_info()[1]  # built, never raised: it keeps the assertion it was built from
+        try:
+            client_gap_found(who, self.upstream, f"{self.summary}; seen: {seen}")
+        except pytest.xfail.Exception as ended:
+            raise ended from cause
 
 
 def known_gap(gap_id: str, version: str | None) -> ClientGap:

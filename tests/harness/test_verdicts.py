@@ -223,6 +223,29 @@ def test_a_client_gap_ends_the_check_as_that_gap_with_what_was_seen() -> None:
         gap.found(AssertionError("read 30 records\n  more detail"))
 
 
+
+def test_a_client_gaps_evidence_keeps_all_it_saw_and_the_assertion_it_came_from() -> None:
+    """Only the verdict's reason is one line: the evidence file shows the whole failure the check
+    built (the failover scene adds its faults and the client's epoch bumps to the assertion's message),
+    and the assertion it was built from, as the gap's cause."""
+    from harness.verdicts import ClientGap
+
+    gap = ClientGap("librdkafka", "https://github.com/confluentinc/librdkafka/issues/4953", "writes a batch twice")
+    try:
+        try:
+            raise AssertionError("duplicate x1")
+        except AssertionError as exc:
+            gap.found(AssertionError(f"{exc}\n  faults: [stop of 2]\n  epoch bumps: ['skipped sequence numbers']"))
+    except pytest.xfail.Exception as ended:
+        assert ended.msg.endswith("seen: duplicate x1 (https://github.com/confluentinc/librdkafka/issues/4953)")
+        assert "epoch bumps: ['skipped sequence numbers']" in str(ended.__cause__)
+        assert str(ended.__cause__.__cause__) == "duplicate x1"
+    else:
+        pytest.fail("found did not end the check")
+    with pytest.raises(pytest.xfail.Exception) as plain:
+        gap.found("duplicate x2\n  faults: [pause of 1]")
+    assert str(plain.value.__cause__) == "duplicate x2\n  faults: [pause of 1]"
+
 # -- the known client gaps table (harness/client_gaps.toml) --------------------------------------
 
 
