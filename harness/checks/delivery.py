@@ -56,12 +56,16 @@ def assert_exactly_once_in_order(
     assert sent, f"{client} sent nothing"
     found = anomalies(sent, acks, failures, log)
     if len(acks) != len(sent) and "failed_send" not in found:
-        found["unacknowledged"] = [v for v in sent if v not in {a.value for a in acks}][:5]
-    # The log is the partition's, which other clients' writes may share: count this client's only.
-    ours = set(sent)
-    in_log = sum(1 for r in log if r.value in ours)
+        acked = {a.value for a in acks}
+        found["unacknowledged"] = [v for v in sent if v not in acked][:5]
     assert not found, (
-        f"{client}: {len(sent)} sent, {len(acks)} acknowledged, {in_log} of its records in the log of "
-        f"{len(log)}; anomalies: "
+        f"{client}: {len(sent)} sent, {len(acks)} acknowledged, {_records_of(sent, log)} of its records in the "
+        f"log of {len(log)}; anomalies: "
         + "; ".join(f"{name} x{len(cases)} (first {cases[:3]})" for name, cases in found.items())
     )
+
+
+def _records_of(sent: Sequence[str], log: Sequence[LogRecord]) -> int:
+    """How many records of the partition's log, which other clients' writes may share, are this client's."""
+    ours = set(sent)
+    return sum(1 for r in log if r.value in ours)

@@ -223,7 +223,6 @@ def test_a_client_gap_ends_the_check_as_that_gap_with_what_was_seen() -> None:
         gap.found(AssertionError("read 30 records\n  more detail"))
 
 
-
 def test_a_client_gaps_evidence_keeps_all_it_saw_and_the_assertion_it_came_from() -> None:
     """Only the verdict's reason is one line: the evidence file shows the whole failure the check
     built (the failover scene adds its faults and the client's epoch bumps to the assertion's message),
@@ -245,6 +244,7 @@ def test_a_client_gaps_evidence_keeps_all_it_saw_and_the_assertion_it_came_from(
     with pytest.raises(pytest.xfail.Exception) as plain:
         gap.found("duplicate x2\n  faults: [pause of 1]")
     assert str(plain.value.__cause__) == "duplicate x2\n  faults: [pause of 1]"
+
 
 # -- the known client gaps table (harness/client_gaps.toml) --------------------------------------
 
