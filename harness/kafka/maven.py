@@ -23,7 +23,9 @@ from typing import Any
 
 from harness.errors import SetupError
 
-DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
+# On a cold local repository Maven fetches the plugin's own dependencies first, one POM at a time:
+# 3.8.1 needs fewer than 3.6.1 (Kafka 4.4.0's jars with it: 331 POMs against 408, 46-51 s against 55 s).
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 
 
 @dataclass(frozen=True)
