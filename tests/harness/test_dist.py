@@ -75,3 +75,15 @@ def test_second_resolve_reads_the_cache_without_maven(monkeypatch: pytest.Monkey
     again = dist.resolve("4.4.0")
     assert again == first and again.jar("kafka-clients").name == "kafka-clients-4.4.0.jar"
     assert again.jar("kafka_2.13").exists()
+
+
+def test_a_killed_fetchs_staging_folder_is_removed_by_the_next(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fetch killed mid-way (bootstrap's background one at its bound) leaves its copy of the jars behind."""
+    monkeypatch.setenv("KCTS_CACHE", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    stale = tmp_path / "kafka" / "4.3.0" / "libs.tmp999999"
+    stale.mkdir(parents=True)
+    (stale / "kafka_2.13-4.3.0.jar").touch()
+    with pytest.raises(SetupError, match=r"mvn not found"):
+        dist.resolve("4.3.0")
+    assert not stale.exists()
