@@ -50,9 +50,6 @@ def connector_jars(version: str | None = None) -> list[Path]:
 
 
 def _resolve_into(home: Path, version: str) -> dict[str, Any]:
-    # Under the cache's lock, another staging folder is that of a fetch that was killed.
-    for stale in home.glob("jars.tmp*"):
-        shutil.rmtree(stale, ignore_errors=True)
     maven.require_maven("the Spark connector")
     group, artifact = CONNECTOR.split(":")
     staging = home / f"jars.tmp{os.getpid()}"

@@ -134,10 +134,6 @@ def _resolve_into(home: Path, version: str) -> dict[str, Any]:
     then come from the newest earlier release of the same major that has it, running on this
     version's kafka-clients (pinned), and the manifest records which tools version that was.
     """
-    # Under the cache's lock, any other staging folder is that of a fetch that was killed (bootstrap's
-    # background fetch at its time bound, an interrupted run).
-    for stale in home.glob("libs.tmp*"):
-        shutil.rmtree(stale, ignore_errors=True)
     maven.require_maven("Kafka jars")
     broker = Coordinate("org.apache.kafka", "kafka_2.13", version)
     clients = Coordinate("org.apache.kafka", "kafka-clients", version)

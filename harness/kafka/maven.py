@@ -106,7 +106,8 @@ def cached(home: Path, fmt: int, produce: Callable[[Path], dict[str, Any]]) -> d
     """The manifest of `home`, made once by `produce(home)` under a lock; stale formats are redone.
 
     `produce` fills `home` and returns the manifest; a manifest's "jars" must all exist under
-    home/libs or home/jars for it to count as made.
+    home/libs or home/jars for it to count as made. It stages in folders named `*.tmp*`, which the
+    next call removes when a `produce` was killed before it renamed them.
     """
     manifest = home / "manifest.json"
     if (data := _read(manifest, home, fmt)) is not None:
@@ -116,6 +117,10 @@ def cached(home: Path, fmt: int, produce: Callable[[Path], dict[str, Any]]) -> d
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (data := _read(manifest, home, fmt)) is not None:
             return data
+        # Under the lock, a staging folder (`<folder>.tmp<pid>`) is that of a fetch that was killed
+        # (bootstrap's background fetch at its time bound, an interrupted run): it would stay for good.
+        for stale in home.glob("*.tmp*"):
+            shutil.rmtree(stale, ignore_errors=True)
         data = {**produce(home), "format": fmt}
         manifest.write_text(json.dumps(data))
     return data
